@@ -1,0 +1,299 @@
+"""The agent interface and the epoch-batched base class every learning agent builds on.
+
+An agent is reset with a :class:`BanditSpec` (K, d, horizon, feature bound B, link) and a ``rng``.
+Its policy is fixed within an epoch, so ``act_batch`` can choose for many rounds at once while
+``rounds_until_update()`` allows; ``update`` feeds the chosen rows (one or many) to the epoch's oracle
+fit; when an epoch is full the fit's :class:`~privbandit.oracles.Estimate` joins the planner's
+history and its releases join the agent's ledger at the epoch's global round offsets.
+
+Randomness of actions: every round consumes exactly ``uniforms_per_round`` draws of
+``rng.random``, in round order, whether rounds are chosen one by one (``act``) or in a batch
+(``act_batch``); so the Gymnasium step loop and the batch path give identical actions for a seed.
+Oracle fits draw from a separate stream, spawned once per epoch.
+
+References
+----------
+Source paper, `alg:batch-cb-meta`, `alg:batch-cb-JDP` (epochs 1 = T_0 < T_1 < ... , one fresh
+oracle per epoch).
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar
+
+import numpy as np
+
+from .._validation import as_generator, check_array, check_int, check_positive, check_rows
+from ..links import Link, identity_link
+from ..oracles.base import EpochFit, Estimate, Oracle
+from ..privacy import PrivacyLedger, PrivacySpec
+
+
+@dataclass(frozen=True)
+class BanditSpec:
+    """What an agent knows about the bandit before it starts.
+
+    Parameters
+    ----------
+    n_arms : int
+        K >= 1.
+    dim : int
+        Feature dimension d >= 1.
+    horizon : int
+        T >= 1 rounds.
+    bound : float
+        Feature bound B (||phi(x, a)|| <= B).
+    link : Link
+        The reward link nu (identity for linear bandits).
+    """
+
+    n_arms: int
+    dim: int
+    horizon: int
+    bound: float = 1.0
+    link: Link = field(default_factory=identity_link)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "n_arms", check_int("n_arms", self.n_arms, low=1))
+        object.__setattr__(self, "dim", check_int("dim", self.dim, low=1))
+        object.__setattr__(self, "horizon", check_int("horizon", self.horizon, low=1))
+        object.__setattr__(self, "bound", check_positive("bound", self.bound))
+        if not isinstance(self.link, Link):
+            raise TypeError(f"link must be a privbandit Link, got {type(self.link).__name__}")
+
+
+def doubling_schedule(horizon: int) -> np.ndarray:
+    """Epoch end rounds T_j = 2^{j+1} - 1 (T_0 = 1), the last one cut at the horizon.
+
+    Returns
+    -------
+    ndarray of int
+        Cumulative epoch ends, strictly increasing, last entry = horizon (epoch j has 2^j rounds).
+    """
+    horizon = check_int("horizon", horizon, low=1)
+    ends = []
+    j = 0
+    while True:
+        t = 2 ** (j + 1) - 1
+        if t >= horizon:
+            ends.append(horizon)
+            return np.array(ends, dtype=np.int64)
+        ends.append(t)
+        j += 1
+
+
+class Agent(abc.ABC):
+    """Interface of every agent (see the module docstring).
+
+    Subclasses implement ``_reset``, ``_choose(features (m, K, d), uniforms (m, u))`` and ``_observe``,
+    and may override ``_probabilities``.
+    """
+
+    name: ClassVar[str] = ""
+    uniforms_per_round: ClassVar[int] = 1
+
+    def __init__(self) -> None:
+        self.spec: BanditSpec | None = None
+        self.t = 0
+        self.ledger = PrivacyLedger()
+
+    # -- configuration ---------------------------------------------------------------------------
+    @property
+    def privacy(self) -> PrivacySpec:
+        """The privacy spec the agent promises (non-private unless overridden)."""
+        return PrivacySpec.none()
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def reset(self, spec: BanditSpec, rng: Any = None) -> "Agent":
+        """Start a new run on a bandit described by ``spec`` with randomness ``rng``; returns self."""
+        if not isinstance(spec, BanditSpec):
+            raise TypeError(f"spec must be a BanditSpec, got {type(spec).__name__}")
+        self.spec = spec
+        self.t = 0
+        self.ledger = PrivacyLedger()
+        base = as_generator(rng)
+        self._act_rng, self._fit_rng = base.spawn(2)
+        self._reset()
+        return self
+
+    def _require_spec(self) -> BanditSpec:
+        if self.spec is None:
+            raise RuntimeError("call reset(spec, rng) before using the agent")
+        return self.spec
+
+    def _check_features(self, features: Any, batched: bool) -> np.ndarray:
+        spec = self._require_spec()
+        shape = (None, spec.n_arms, spec.dim) if batched else (spec.n_arms, spec.dim)
+        return check_array("features", features, shape=shape)
+
+    # -- acting ----------------------------------------------------------------------------------
+    def rounds_until_update(self) -> int:
+        """How many more rounds the current policy serves (act_batch may cover at most this many)."""
+        spec = self._require_spec()
+        return spec.horizon - self.t
+
+    def act(self, features: np.ndarray) -> int:
+        """Choose an arm for one round's features (K, d)."""
+        x = self._check_features(features, batched=False)
+        return int(self._act(x[None])[0])
+
+    def act_batch(self, features: np.ndarray) -> np.ndarray:
+        """Choose arms for m rounds at once, features (m, K, d); m <= rounds_until_update()."""
+        x = self._check_features(features, batched=True)
+        if x.shape[0] > self._pending_capacity():
+            raise ValueError(f"act_batch got {x.shape[0]} rounds but the policy is fixed for only "
+                             f"{self._pending_capacity()} more (rounds_until_update)")
+        return self._act(x)
+
+    def _pending_capacity(self) -> int:
+        return self.rounds_until_update()
+
+    def _act(self, x: np.ndarray) -> np.ndarray:
+        u = self._act_rng.random((x.shape[0], self.uniforms_per_round))
+        return np.asarray(self._choose(x, u), dtype=np.int64)
+
+    def action_probabilities(self, features: np.ndarray) -> np.ndarray:
+        """The current policy's action distribution: (K,) for (K, d) features, (m, K) for (m, K, d)."""
+        x = np.asarray(features, dtype=float)
+        batched = x.ndim == 3
+        x = self._check_features(x, batched=batched)
+        p = self._probabilities(x if batched else x[None])
+        return p if batched else p[0]
+
+    # -- learning --------------------------------------------------------------------------------
+    def update(self, chosen_features: np.ndarray, rewards: np.ndarray) -> None:
+        """Observe the chosen rows (d,) and reward, or (m, d) and (m,), of the rounds just played."""
+        spec = self._require_spec()
+        x, y = check_rows(chosen_features, rewards, spec.dim)
+        if x.shape[0] > self.rounds_until_update():
+            raise ValueError(f"update got {x.shape[0]} rows but only {self.rounds_until_update()} rounds remain "
+                             f"before the policy changes (feed the rows of one epoch at a time)")
+        self._observe(x, y)
+        self.t += x.shape[0]
+
+    # -- subclass hooks --------------------------------------------------------------------------
+    def _reset(self) -> None:  # noqa: B027 - optional hook
+        """Reset subclass state (spec, rngs and ledger are already set)."""
+
+    @abc.abstractmethod
+    def _choose(self, features: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
+        """Arms (m,) for features (m, K, d), using only ``uniforms`` (m, uniforms_per_round) for randomness."""
+
+    @abc.abstractmethod
+    def _probabilities(self, features: np.ndarray) -> np.ndarray:
+        """Action probabilities (m, K) of the current policy."""
+
+    def _observe(self, x: np.ndarray, y: np.ndarray) -> None:  # noqa: B027 - optional hook
+        """Consume rows (m, d) and rewards (m,) that all fall inside the current epoch."""
+
+    def describe(self) -> dict:
+        """A flat dict describing the agent (for result tables)."""
+        p = self.privacy
+        return dict(agent=self.name, privacy_model=p.model, epsilon=p.epsilon, delta=p.delta)
+
+
+def uniform_choice(probs: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Sample one index per row of ``probs`` (m, K) by inverse CDF with uniforms ``u`` (m,)."""
+    cdf = np.cumsum(probs, axis=1)
+    cdf[:, -1] = np.inf  # guard against rounding: the last arm catches u close to 1
+    return np.argmax(u[:, None] < cdf, axis=1)
+
+
+class EpochAgent(Agent):
+    """An agent whose policy changes only between epochs, learning through one oracle fit per epoch.
+
+    At each epoch end the fit's :class:`Estimate` is appended to ``estimates`` and its ledger merged
+    into the agent's at the epoch's first round. Subclasses implement ``_choose`` / ``_probabilities``
+    from ``self.estimates``, and may override ``_schedule`` and ``_on_epoch_end``.
+
+    Parameters
+    ----------
+    oracle : Oracle
+        The regression oracle (its privacy spec is the agent's).
+    """
+
+    def __init__(self, oracle: Oracle) -> None:
+        super().__init__()
+        if not isinstance(oracle, Oracle):
+            raise TypeError(f"oracle must be a privbandit Oracle, got {type(oracle).__name__}")
+        self.oracle = oracle
+
+    @property
+    def privacy(self) -> PrivacySpec:
+        """The oracle's privacy spec."""
+        return self.oracle.privacy
+
+    def _schedule(self, horizon: int) -> np.ndarray:
+        """Cumulative epoch ends (doubling by default)."""
+        return doubling_schedule(horizon)
+
+    def _reset(self) -> None:
+        spec = self._require_spec()
+        self.epoch_ends = self._schedule(spec.horizon)
+        if self.epoch_ends[-1] != spec.horizon or np.any(np.diff(self.epoch_ends) <= 0) or self.epoch_ends[0] <= 0:
+            raise ValueError("an epoch schedule must be strictly increasing, start above 0 and end at the horizon")
+        self.epoch = 0
+        self.estimates: list[Estimate] = []
+        self._start_fit()
+
+    @property
+    def epoch_start(self) -> int:
+        """First round of the current epoch."""
+        return 0 if self.epoch == 0 else int(self.epoch_ends[self.epoch - 1])
+
+    def _start_fit(self) -> None:
+        spec = self._require_spec()
+        n = int(self.epoch_ends[self.epoch]) - self.epoch_start
+        self.fit: EpochFit = self.oracle.start(n, dim=spec.dim, bound=spec.bound, link=spec.link,
+                                               rng=self._fit_rng.spawn(1)[0])
+
+    def rounds_until_update(self) -> int:
+        """Rounds left in the current epoch (0 once the horizon is reached)."""
+        spec = self._require_spec()
+        if self.t >= spec.horizon:
+            return 0
+        return int(self.epoch_ends[self.epoch]) - self.t
+
+    def _observe(self, x: np.ndarray, y: np.ndarray) -> None:
+        self.fit.add(x, y)
+        if self.t + x.shape[0] == int(self.epoch_ends[self.epoch]):
+            estimate = self.fit.result()
+            self.ledger.extend(self.fit.ledger, offset=self.epoch_start)
+            self.estimates.append(estimate)
+            self._on_epoch_end(estimate)
+            self.epoch += 1
+            if self.epoch < len(self.epoch_ends):
+                self._start_fit()
+
+    def _on_epoch_end(self, estimate: Estimate) -> None:  # noqa: B027 - optional hook
+        """React to a finished epoch (the estimate is already in ``self.estimates``)."""
+
+
+_REGISTRY: dict[str, Callable[..., Agent]] = {}
+
+
+def register_agent(name: str, factory: Callable[..., Agent], *, description: str = "") -> None:
+    """Register ``factory(**kwargs) -> Agent`` under ``name`` (for ``make_agent``)."""
+    if name in _REGISTRY:
+        raise ValueError(f"an agent named {name!r} is already registered")
+    factory.__privbandit_description__ = description  # type: ignore[attr-defined]
+    _REGISTRY[name] = factory
+
+
+def make_agent(name: str, **kwargs: Any) -> Agent:
+    """Build a registered agent by name."""
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown agent {name!r}; choose one of {agent_names()}")
+    return _REGISTRY[name](**kwargs)
+
+
+def agent_names() -> tuple[str, ...]:
+    """Names of the registered agents, sorted."""
+    return tuple(sorted(_REGISTRY))
+
+
+def agent_descriptions() -> dict[str, str]:
+    """Name -> one-line description of every registered agent."""
+    return {k: getattr(v, "__privbandit_description__", "") for k, v in sorted(_REGISTRY.items())}

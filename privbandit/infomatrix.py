@@ -1,0 +1,303 @@
+"""Information matrices of private linear regression: F_LDP, F_DP, U*, W*, price of privacy, kappa(p).
+
+The paper's central objects. For a feature distribution p (a sample with optional weights, or a
+discrete distribution given as atoms and probabilities):
+
+- F_LDP(U) = E_p[U phi phi^T U / ||U phi|| 1{phi != 0}] + lambda U, and U* solves F_LDP(U) = I
+  (`def:FLDP`); U*^{-1} is an "L1 covariance" (`lem:U-L1-covariance`).
+- F_DP(W) = E_p[W phi phi^T W / (1 + gamma ||W phi||)] + lambda W, and W* solves F_DP(W) = I
+  (`def:FJDP`); W* -> Sigma^{-1/2} as gamma, lambda -> 0.
+- Both are found by the exact spectral iteration F_k = F(U_k), U_{k+1} = sym(F_k^{-1/2} U_k) from
+  U_0 = I (`eqn:U-spectral-exact`, `eqn:W-spectral-exact`), which converges quadratically into
+  [1/2, 2] (`lem:spec-fast-converge`) and then linearly.
+
+References
+----------
+Source paper, `def:FLDP`, `def:FJDP`, `eqn:U-spectral-exact`, `eqn:W-spectral-exact`, `lem:spec-fast-converge`,
+`eq:PoP`, `def:kappa-p`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ._validation import check_array, check_int, check_positive, check_real
+
+EIG_FLOOR = 1e-12
+"""Relative eigenvalue floor used before inverse square roots of possibly noisy matrices."""
+
+
+def symmetrize(a: np.ndarray) -> np.ndarray:
+    """(A + A^T) / 2."""
+    return 0.5 * (a + np.swapaxes(a, -1, -2))
+
+
+def psd_power(a: np.ndarray, power: float, floor: float = EIG_FLOOR) -> np.ndarray:
+    """A^power for a symmetric matrix, with eigenvalues floored at ``floor * max(1, lambda_max)``.
+
+    Noisy (privatized) matrices can lose positive definiteness; flooring keeps inverse square roots
+    finite instead of crashing or returning NaN.
+    """
+    vals, vecs = np.linalg.eigh(symmetrize(a))
+    top = max(1.0, float(np.max(np.abs(vals)))) if vals.size else 1.0
+    vals = np.maximum(vals, floor * top)
+    return (vecs * vals ** power) @ vecs.T
+
+
+def psd_sqrt(a: np.ndarray, floor: float = 0.0) -> np.ndarray:
+    """Symmetric square root of a PSD matrix (negative eigenvalues floored at 0)."""
+    return psd_power(a, 0.5, floor) if floor > 0 else _psd_sqrt0(a)
+
+
+def _psd_sqrt0(a: np.ndarray) -> np.ndarray:
+    vals, vecs = np.linalg.eigh(symmetrize(a))
+    return (vecs * np.sqrt(np.maximum(vals, 0.0))) @ vecs.T
+
+
+def psd_inv_sqrt(a: np.ndarray, floor: float = EIG_FLOOR) -> np.ndarray:
+    """A^{-1/2} with floored eigenvalues (never NaN, never a crash on a noisy indefinite matrix)."""
+    return psd_power(a, -0.5, floor)
+
+
+def sym(a: np.ndarray) -> np.ndarray:
+    """sym(A) = (A^T A)^{1/2}, the PSD factor of the polar decomposition of A (paper notation)."""
+    _, s, vt = np.linalg.svd(a)
+    return (vt.T * s) @ vt
+
+
+def spectral_update(u: np.ndarray, f: np.ndarray, floor: float = EIG_FLOOR) -> np.ndarray:
+    """U_{k+1} = sym(F_k^{-1/2} U_k), symmetrised (`eqn:U-spectral-exact`)."""
+    return symmetrize(sym(psd_inv_sqrt(f, floor) @ u))
+
+
+def _weights(features: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    n = features.shape[0]
+    if weights is None:
+        return np.full(n, 1.0 / n)
+    w = check_array("weights", weights, shape=(n,))
+    if np.any(w < 0) or w.sum() <= 0:
+        raise ValueError("weights must be non-negative with a positive sum")
+    return w / w.sum()
+
+
+def _check_sample(features, weights):
+    x = check_array("features", features, ndim=2, allow_empty=False)
+    return x, _weights(x, weights)
+
+
+def f_ldp(u: np.ndarray, features: np.ndarray, weights: np.ndarray | None = None, *, lam: float) -> np.ndarray:
+    """F_LDP(U) = E[U phi phi^T U / ||U phi|| 1{phi != 0}] + lambda U on a weighted sample.
+
+    Parameters
+    ----------
+    u : ndarray (d, d)
+        Symmetric positive definite U.
+    features : ndarray (n, d)
+        Atoms (or sample rows) of p.
+    weights : ndarray (n,), optional
+        Probabilities of the atoms (normalised); uniform when omitted.
+    lam : float
+        lambda >= 0.
+
+    References
+    ----------
+    Source paper, `def:FLDP`.
+    """
+    x, w = _check_sample(features, weights)
+    ux = x @ u
+    norms = np.linalg.norm(ux, axis=1)
+    scale = np.divide(w, norms, out=np.zeros_like(w), where=norms > 0)
+    return symmetrize((ux * scale[:, None]).T @ ux) + lam * u
+
+
+def f_dp(w_mat: np.ndarray, features: np.ndarray, weights: np.ndarray | None = None, *, gamma: float,
+         lam: float) -> np.ndarray:
+    """F_DP(W) = E[W phi phi^T W / (1 + gamma ||W phi||)] + lambda W on a weighted sample.
+
+    References
+    ----------
+    Source paper, `def:FJDP`.
+    """
+    x, w = _check_sample(features, weights)
+    wx = x @ w_mat
+    scale = w / (1.0 + gamma * np.linalg.norm(wx, axis=1))
+    return symmetrize((wx * scale[:, None]).T @ wx) + lam * w_mat
+
+
+@dataclass(frozen=True)
+class SpectralResult:
+    """Output of an exact spectral iteration.
+
+    Attributes
+    ----------
+    matrix : ndarray (d, d)
+        The last iterate (U* or W* to within ``residual``).
+    residual : float
+        ||F(matrix) - I||_op.
+    iterations : int
+        Number of updates made.
+    lambda_min, lambda_max : ndarray
+        Extreme eigenvalues of F_k for k = 0..iterations (the convergence trace).
+    """
+
+    matrix: np.ndarray
+    residual: float
+    iterations: int
+    lambda_min: np.ndarray
+    lambda_max: np.ndarray
+
+    @property
+    def iterations_to_band(self) -> int:
+        """First k with F_k inside [1/2, 2] (-1 if never)."""
+        ok = np.nonzero((self.lambda_min >= 0.5) & (self.lambda_max <= 2.0))[0]
+        return int(ok[0]) if ok.size else -1
+
+    def iterations_to(self, tol: float) -> int:
+        """First k with ||F_k - I||_op <= tol (-1 if never)."""
+        res = np.maximum(np.abs(self.lambda_min - 1), np.abs(self.lambda_max - 1))
+        ok = np.nonzero(res <= tol)[0]
+        return int(ok[0]) if ok.size else -1
+
+
+def spectral_iteration(f: Callable[[np.ndarray], np.ndarray], dim: int, *, start: np.ndarray | None = None,
+                       tol: float = 1e-12, max_iter: int = 200) -> SpectralResult:
+    """Solve F(U) = I by U_{k+1} = sym(F(U_k)^{-1/2} U_k) from U_0 = I (or ``start``).
+
+    Stops when ||F(U_k) - I||_op <= tol or after ``max_iter`` updates.
+
+    References
+    ----------
+    Source paper, `eqn:U-spectral-exact`, `eqn:W-spectral-exact`, `lem:spec-fast-converge`.
+    """
+    dim = check_int("dim", dim, low=1)
+    max_iter = check_int("max_iter", max_iter, low=0)
+    u = np.eye(dim) if start is None else check_array("start", start, shape=(dim, dim))
+    lmins, lmaxs = [], []
+    for k in range(max_iter + 1):
+        fk = f(u)
+        vals = np.linalg.eigvalsh(fk)
+        lmins.append(vals[0])
+        lmaxs.append(vals[-1])
+        res = max(abs(vals[0] - 1), abs(vals[-1] - 1))
+        if res <= tol or k == max_iter:
+            return SpectralResult(u, float(res), k, np.array(lmins), np.array(lmaxs))
+        u = spectral_update(u, fk)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def u_star(features: np.ndarray, weights: np.ndarray | None = None, *, lam: float, tol: float = 1e-12,
+           max_iter: int = 200, start: np.ndarray | None = None) -> SpectralResult:
+    """U*: the solution of F_LDP(U) = I by the exact spectral iteration.
+
+    Parameters
+    ----------
+    features : ndarray (n, d)
+        Atoms or sample rows of p.
+    weights : ndarray (n,), optional
+        Probabilities of the atoms.
+    lam : float
+        lambda > 0.
+    tol, max_iter : float, int
+        Stopping rule on ||F - I||_op.
+    start : ndarray (d, d), optional
+        A positive definite start instead of I.
+
+    References
+    ----------
+    Source paper, `def:FLDP`, `eqn:U-spectral-exact`, `lem:U-L1-covariance`.
+    """
+    x, w = _check_sample(features, weights)
+    lam = check_positive("lam", lam)
+    return spectral_iteration(lambda u: f_ldp(u, x, w, lam=lam), x.shape[1], start=start, tol=tol,
+                              max_iter=max_iter)
+
+
+def w_star(features: np.ndarray, weights: np.ndarray | None = None, *, gamma: float, lam: float,
+           tol: float = 1e-12, max_iter: int = 200, start: np.ndarray | None = None) -> SpectralResult:
+    """W*: the solution of F_DP(W) = I by the exact spectral iteration.
+
+    References
+    ----------
+    Source paper, `def:FJDP`, `eqn:W-spectral-exact`, `lem:Wstar-properties`.
+    """
+    x, w = _check_sample(features, weights)
+    gamma = check_real("gamma", gamma, low=0.0)
+    lam = check_positive("lam", lam)
+    return spectral_iteration(lambda m: f_dp(m, x, w, gamma=gamma, lam=lam), x.shape[1], start=start, tol=tol,
+                              max_iter=max_iter)
+
+
+def second_moment(features: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """Sigma = E_p[phi phi^T]."""
+    x, w = _check_sample(features, weights)
+    return symmetrize((x * w[:, None]).T @ x)
+
+
+def price_of_privacy(features: np.ndarray, weights: np.ndarray | None = None, *, epsilon: float,
+                     n_samples: int, c_gamma: float = 1.0, c_lambda: float = 1.0) -> float:
+    """Price of privacy PoP ~ tr(Sigma W*^2) / d at gamma = c_gamma/(eps sqrt(T)), lambda = c_lambda/sqrt(T).
+
+    PoP compares the optimal (epsilon, delta)-DP squared Sigma-error with T samples to the non-private
+    d/T; it is O(1) once T >~ kappa(p)^2 log(1/delta) / epsilon^2. The paper fixes gamma and lambda
+    only up to constants (and factors of d and log(1/delta)); ``c_gamma`` and ``c_lambda`` expose them.
+
+    References
+    ----------
+    Source paper, `eq:PoP`, `prop:JDP-minimax-optimal`.
+    """
+    x, w = _check_sample(features, weights)
+    eps = check_positive("epsilon", epsilon)
+    t = check_int("n_samples", n_samples, low=1)
+    gamma = check_positive("c_gamma", c_gamma) / (eps * np.sqrt(t))
+    lam = check_positive("c_lambda", c_lambda) / np.sqrt(t)
+    wm = w_star(x, w, gamma=gamma, lam=lam, tol=1e-10).matrix
+    sigma = second_moment(x, w)
+    return float(np.trace(sigma @ wm @ wm) / x.shape[1])
+
+
+def kappa(features: np.ndarray, weights: np.ndarray | None = None, *, c: float = 0.5) -> float:
+    """kappa_c(p) = inf{M : E[phi phi^T 1{||phi||_{Sigma^+} <= M}] >= c Sigma} (kappa(p) = kappa_{1/2}).
+
+    Computed exactly on a weighted sample: the candidate thresholds are the atoms' Sigma^+-norms, and
+    the truncated second moment is monotone in M, so a bisection over the sorted norms finds the smallest.
+
+    References
+    ----------
+    Source paper, `def:kappa-p`, `lem:kappa-p`.
+    """
+    x, w = _check_sample(features, weights)
+    c = check_real("c", c, low=0.0, high=1.0)
+    sigma = second_moment(x, w)
+    pinv = np.linalg.pinv(sigma, rcond=1e-12, hermitian=True)
+    norms = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", x, pinv, x), 0.0))
+    order = np.argsort(norms)
+    xs, ws, ns = x[order], w[order], norms[order]
+    # Compare on the range of Sigma: A >= c Sigma iff Sigma^{+1/2} (A - c Sigma) Sigma^{+1/2} >= 0 there.
+    half = psd_power(pinv, 0.5, floor=0.0) if np.any(pinv) else pinv
+    target = c * half @ sigma @ half
+
+    def ok(i: int) -> bool:  # threshold = ns[i] includes atoms 0..i (ties included below)
+        upto = np.searchsorted(ns, ns[i], side="right")
+        part = (xs[:upto] * ws[:upto, None]).T @ xs[:upto]
+        diff = half @ part @ half - target
+        return bool(np.linalg.eigvalsh(symmetrize(diff))[0] >= -1e-10)
+
+    lo, hi = 0, len(ns) - 1
+    if not ok(hi):  # pragma: no cover - the full sum equals Sigma >= c Sigma
+        return float("inf")
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return float(ns[lo])
+
+
+def l1_covariance_norm(theta: np.ndarray, features: np.ndarray, weights: np.ndarray | None = None) -> float:
+    """E_p |<phi, theta>| (the quantity U*^{-1} approximates, `lem:U-L1-covariance`)."""
+    x, w = _check_sample(features, weights)
+    return float(np.abs(x @ np.asarray(theta, dtype=float)) @ w)

@@ -1,0 +1,27 @@
+"""Private regression oracles behind one epoch-batched interface (:mod:`.base`).
+
+Importing this package registers every oracle; ``make_oracle(name, ...)`` builds one and
+``oracle_names()`` lists them.
+"""
+
+from .base import (
+    EpochFit,
+    Estimate,
+    LocalEpochFit,
+    Oracle,
+    make_oracle,
+    oracle_class,
+    oracle_names,
+    register_oracle,
+    stage_sizes_split,
+)
+from .ridge import Ridge
+
+# --- joint/central-DP oracles (issue 4) ---
+
+# --- local-DP oracles (issue 5) ---
+
+__all__ = [
+    "EpochFit", "Estimate", "LocalEpochFit", "Oracle", "Ridge", "make_oracle", "oracle_class", "oracle_names",
+    "register_oracle", "stage_sizes_split",
+]

@@ -1,0 +1,352 @@
+"""The common epoch-batched interface of every regression oracle.
+
+An oracle is a frozen dataclass: its privacy spec and hyperparameters. Once per epoch an agent calls
+``oracle.start(n_rounds, dim=d, bound=B, link=nu, rng=...)`` and gets a fresh :class:`EpochFit`; it
+feeds the epoch's rows with ``fit.add(features, rewards)`` (one or many rows, any number of times,
+at most ``n_rounds`` in all) and ends with ``fit.result()``, an immutable :class:`Estimate`. No state
+crosses epochs: each epoch's users are disjoint, so epochs compose in parallel.
+
+Every fit owns a :class:`~privbandit.privacy.PrivacyLedger` whose record indices are the fit's rows
+(0 .. n_rounds-1); agents shift them to global rounds.
+
+Two helpers shape the fits:
+
+- :class:`EpochFit` checks rows, clips them to the bounds (features to B, rewards to [-1, 1]) and
+  hands them on in stage-aligned pieces: a fit declares ``stage_sizes`` and receives each piece through
+  ``_add_rows(stage, start, x, y)``, and ``_close_stage(stage)`` exactly once when a stage is full (or at
+  ``result()``). Streaming algorithms (spectral iterations, IW regression) keep O(d^2) running sums.
+- :class:`LocalEpochFit` (local DP) routes every row through a :class:`~privbandit.privacy.LocalRandomizer`
+  chosen from already-released outputs (``_randomizer(stage)``) and gives the aggregation step
+  (``_absorb(stage, outputs)``) only the randomized outputs. Raw rows never reach aggregation.
+
+References
+----------
+Source paper, `alg:batch-cb-meta` (one oracle per epoch), `alg:batch-cb-JDP`.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Sequence
+
+import numpy as np
+
+from .._validation import as_generator, check_array, check_int, check_positive, check_rows
+from ..links import Link, identity_link
+from ..privacy import PrivacyLedger, PrivacySpec
+from ..privacy.clipping import clip_features, clip_rewards
+from ..privacy.randomizers import LocalRandomizer
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a = np.array(a, dtype=float, copy=True)
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """An immutable fitted model: mean nu(<phi, theta>) and a confidence radius b(phi) = c ||M phi||.
+
+    Parameters
+    ----------
+    theta : ndarray (d,)
+        The estimated parameter.
+    link : Link
+        The link nu (identity for linear models).
+    width_matrix : ndarray (d, d)
+        M in the radius on the linear predictor, |<phi, theta - theta*>| <= width_scale ||M phi||
+        (e.g. lambda W for IW regression, V^{-1/2} for ridge).
+    width_scale : float
+        c >= 0 in the radius.
+    info : dict
+        Diagnostics (lambda, gamma, spectral residuals, ...), never needed to act.
+
+    Notes
+    -----
+    ``width(features)`` is the radius on the *mean reward*: L_nu * c * ||M phi|| (the link's
+    Lipschitz constant L_nu = 1 for the identity), as in `appdx:proof-JDP-gen-linear`.
+
+    References
+    ----------
+    Source paper, `alg:batch-cb-meta` (the pair (f_hat_j, b_j)), `alg:plan`.
+    """
+
+    theta: np.ndarray
+    link: Link
+    width_matrix: np.ndarray
+    width_scale: float
+    info: dict = field(default_factory=dict, compare=False)
+
+    def __post_init__(self) -> None:
+        theta = check_array("theta", self.theta, ndim=1)
+        d = theta.shape[0]
+        object.__setattr__(self, "theta", _readonly(theta))
+        object.__setattr__(self, "width_matrix", _readonly(check_array("width_matrix", self.width_matrix,
+                                                                       shape=(d, d))))
+        scale = float(self.width_scale)
+        if not (scale >= 0 and np.isfinite(scale)):
+            raise ValueError(f"width_scale must be finite and >= 0, got {self.width_scale!r}")
+        object.__setattr__(self, "width_scale", scale)
+        object.__setattr__(self, "info", dict(self.info))
+
+    @property
+    def dim(self) -> int:
+        """The feature dimension d."""
+        return self.theta.shape[0]
+
+    def predictor(self, features: np.ndarray) -> np.ndarray:
+        """<phi, theta> for features of shape (..., d)."""
+        return np.asarray(features, dtype=float) @ self.theta
+
+    def mean(self, features: np.ndarray) -> np.ndarray:
+        """Predicted mean reward nu(<phi, theta>), shape features.shape[:-1]."""
+        return self.link(self.predictor(features))
+
+    def width(self, features: np.ndarray) -> np.ndarray:
+        """Confidence radius of the mean reward, L_nu * c * ||M phi||, shape features.shape[:-1]."""
+        f = np.asarray(features, dtype=float)
+        return self.link.lipschitz * self.width_scale * np.linalg.norm(f @ self.width_matrix.T, axis=-1)
+
+    def bounds(self, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(mean - width, mean + width)."""
+        m, w = self.mean(features), self.width(features)
+        return m - w, m + w
+
+
+def stage_sizes_split(n_rounds: int, fractions: Sequence[float]) -> tuple[int, ...]:
+    """Split ``n_rounds`` into consecutive stages with the given fractions (sizes sum to n_rounds).
+
+    Every stage gets its floor share and the remainder goes to the last stage.
+    """
+    sizes = [int(np.floor(n_rounds * f)) for f in fractions[:-1]]
+    sizes.append(n_rounds - sum(sizes))
+    return tuple(sizes)
+
+
+class EpochFit(abc.ABC):
+    """One epoch's fit: rows in (``add``), an :class:`Estimate` out (``result``), releases in ``ledger``.
+
+    Subclasses set ``stage_sizes`` (consecutive row ranges; one stage of n_rounds by default) in
+    ``__init__`` and implement ``_add_rows``, ``_close_stage`` and ``_estimate``.
+
+    Parameters
+    ----------
+    oracle : Oracle
+        The configuration.
+    n_rounds : int
+        Number of rows this epoch will see at most (its users).
+    dim : int
+        Feature dimension d.
+    bound : float
+        Feature bound B: rows are clipped to ||phi|| <= B before any mechanism.
+    link : Link
+        The GLM link.
+    rng : numpy.random.Generator
+        The fit's randomness.
+    """
+
+    def __init__(self, oracle: "Oracle", n_rounds: int, dim: int, bound: float, link: Link,
+                 rng: np.random.Generator) -> None:
+        self.oracle = oracle
+        self.n_rounds = n_rounds
+        self.dim = dim
+        self.bound = bound
+        self.link = link
+        self.rng = rng
+        self.ledger = PrivacyLedger()
+        self.stage_sizes: tuple[int, ...] = (n_rounds,)
+        self.n_seen = 0
+        self._closed = 0
+        self._result: Estimate | None = None
+
+    @property
+    def stage_starts(self) -> np.ndarray:
+        """First row index of each stage, plus n_rounds at the end."""
+        return np.concatenate([[0], np.cumsum(self.stage_sizes)])
+
+    def add(self, features: np.ndarray, rewards: np.ndarray) -> None:
+        """Add one row (features (d,), reward scalar) or many (features (m, d), rewards (m,)).
+
+        Raises
+        ------
+        ValueError
+            On NaN/inf, wrong shapes, more rows than ``n_rounds``, or after ``result()``.
+        """
+        if self._result is not None:
+            raise RuntimeError("this epoch's fit is finished (result() was called); start a new one")
+        x, y = check_rows(features, rewards, self.dim)
+        m = x.shape[0]
+        if self.n_seen + m > self.n_rounds:
+            raise ValueError(f"this fit was started for n_rounds={self.n_rounds} rows; adding {m} more to "
+                             f"{self.n_seen} would exceed it")
+        if m == 0:
+            return
+        x = clip_features(x, self.bound)
+        y = clip_rewards(y)
+        starts = self.stage_starts
+        pos = 0
+        while pos < m:
+            row = self.n_seen + pos
+            stage = int(np.searchsorted(starts, row, side="right") - 1)
+            take = min(m - pos, int(starts[stage + 1]) - row)
+            self._add_rows(stage, row, x[pos:pos + take], y[pos:pos + take])
+            pos += take
+            if row + take == starts[stage + 1]:
+                self._close_through(stage)
+        self.n_seen += m
+
+    def _close_through(self, stage: int) -> None:
+        while self._closed <= stage:
+            self._close_stage(self._closed)
+            self._closed += 1
+
+    def result(self) -> Estimate:
+        """Close the remaining stages and return the epoch's :class:`Estimate` (cached; idempotent)."""
+        if self._result is None:
+            self._close_through(len(self.stage_sizes) - 1)
+            self._result = self._estimate()
+        return self._result
+
+    @abc.abstractmethod
+    def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
+        """Consume clipped rows that all belong to ``stage``; ``start`` is the index of row ``x[0]``."""
+
+    def _close_stage(self, stage: int) -> None:  # noqa: B027 - optional hook
+        """Release what ``stage`` accumulated (called once per stage, in order)."""
+
+    @abc.abstractmethod
+    def _estimate(self) -> Estimate:
+        """Build the Estimate after every stage is closed."""
+
+    def stage_range(self, stage: int) -> tuple[int, int]:
+        """Row range [start, stop) of a stage (the records its releases touch)."""
+        s = self.stage_starts
+        return int(s[stage]), int(s[stage + 1])
+
+
+class LocalEpochFit(EpochFit):
+    """A local-DP fit: each row is randomized in ``add``; aggregation sees only randomized outputs.
+
+    Subclasses implement ``_randomizer(stage)`` (built from public parameters and earlier releases
+    only) and ``_absorb(stage, outputs)``; they must not override ``_add_rows``.
+
+    References
+    ----------
+    Source paper, `def:LDP`.
+    """
+
+    def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
+        randomizer = self._randomizer(stage)
+        outputs = randomizer(x, y, self.rng)
+        self.ledger.record(start, start + x.shape[0], randomizer.ledger_entry(), kind="local",
+                           label=f"{self.oracle.name} stage {stage}")
+        self._absorb(stage, outputs)
+
+    @abc.abstractmethod
+    def _randomizer(self, stage: int) -> LocalRandomizer:
+        """The channel of ``stage``, fixed from public parameters and earlier stages' releases."""
+
+    @abc.abstractmethod
+    def _absorb(self, stage: int, outputs: np.ndarray) -> None:
+        """Aggregate randomized outputs (m, ...) of ``stage``; never sees raw rows."""
+
+
+@dataclass(frozen=True)
+class Oracle(abc.ABC):
+    """Base class of oracle configurations (frozen dataclasses).
+
+    Subclasses add their hyperparameters as fields (validated in ``__post_init__``), set ``name``,
+    ``privacy_models`` and ``fit_class``.
+
+    Parameters
+    ----------
+    privacy : PrivacySpec
+        The per-user budget and the model.
+    """
+
+    privacy: PrivacySpec = field(default_factory=PrivacySpec.none)
+
+    name: ClassVar[str] = ""
+    privacy_models: ClassVar[tuple[str, ...]] = ("none",)
+    fit_class: ClassVar[type[EpochFit]]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.privacy, PrivacySpec):
+            raise TypeError(f"privacy must be a PrivacySpec, got {type(self.privacy).__name__}")
+        if self.privacy.model not in self.privacy_models:
+            raise ValueError(f"oracle {self.name!r} supports privacy models {self.privacy_models}, "
+                             f"got {self.privacy.model!r}")
+
+    def start(self, n_rounds: int, *, dim: int, bound: float = 1.0, link: Link | None = None,
+              rng: Any = None) -> EpochFit:
+        """Begin one epoch's fit for at most ``n_rounds`` rows of dimension ``dim``.
+
+        Parameters
+        ----------
+        n_rounds : int
+            The epoch's length (>= 1): stage sizes and noise calibration depend on it.
+        dim : int
+            Feature dimension d >= 1.
+        bound : float
+            Feature bound B > 0.
+        link : Link, optional
+            The GLM link (identity by default).
+        rng : int, Generator or SeedSequence, optional
+            The fit's randomness.
+        """
+        n_rounds = check_int("n_rounds", n_rounds, low=1)
+        dim = check_int("dim", dim, low=1)
+        bound = check_positive("bound", bound)
+        return self.fit_class(self, n_rounds, dim, bound, link or identity_link(), as_generator(rng))
+
+    def fit(self, features: np.ndarray, rewards: np.ndarray, *, bound: float = 1.0, link: Link | None = None,
+            rng: Any = None) -> Estimate:
+        """Fit on a whole dataset at once: ``start(len(X))``, ``add(X, y)``, ``result()``."""
+        x, y = check_rows(features, rewards)
+        fit = self.start(x.shape[0], dim=x.shape[1], bound=bound, link=link, rng=rng)
+        fit.add(x, y)
+        return fit.result()
+
+
+_REGISTRY: dict[str, Callable[..., Oracle]] = {}
+
+
+def register_oracle(cls: type[Oracle]) -> type[Oracle]:
+    """Class decorator: make ``cls`` available as ``make_oracle(cls.name)``."""
+    if not cls.name:
+        raise ValueError(f"{cls.__name__} has no name")
+    if cls.name in _REGISTRY and _REGISTRY[cls.name] is not cls:
+        raise ValueError(f"an oracle named {cls.name!r} is already registered")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def make_oracle(name: str, **kwargs: Any) -> Oracle:
+    """Build a registered oracle by name; keyword arguments go to its dataclass.
+
+    ``epsilon``, ``delta`` and ``model`` may be given instead of a ``privacy`` spec.
+    """
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown oracle {name!r}; choose one of {oracle_names()}")
+    cls = _REGISTRY[name]
+    if "privacy" not in kwargs and any(k in kwargs for k in ("epsilon", "delta", "model")):
+        model = kwargs.pop("model", cls.privacy_models[0])
+        kwargs["privacy"] = PrivacySpec(model, kwargs.pop("epsilon", 1.0), kwargs.pop("delta", 1e-5))
+    elif "privacy" not in kwargs:
+        default_model = cls.privacy_models[0]
+        kwargs["privacy"] = PrivacySpec(default_model) if default_model != "none" else PrivacySpec.none()
+    return cls(**kwargs)
+
+
+def oracle_names() -> tuple[str, ...]:
+    """Names of the registered oracles, sorted."""
+    return tuple(sorted(_REGISTRY))
+
+
+def oracle_class(name: str) -> type[Oracle]:
+    """The class registered under ``name``."""
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown oracle {name!r}; choose one of {oracle_names()}")
+    return _REGISTRY[name]  # type: ignore[return-value]

@@ -1,0 +1,36 @@
+"""Privacy layer: specifications, calibration, mechanisms, local randomizers, input guards and the ledger.
+
+Every mechanism states its sensitivity and its calibration; inputs are clipped (or refused) before
+noise; composition is computed by :class:`PrivacyLedger`, never guessed.
+"""
+
+from .calibration import (
+    CALIBRATION_METHODS,
+    analytic_noise_multiplier,
+    compose_gaussian_multipliers,
+    gaussian_delta,
+    gaussian_epsilon,
+    gaussian_sigma,
+    paper_sigma_alpha,
+)
+from .clipping import ClippingWarning, clip_features, clip_rewards
+from .ledger import PrivacyBudgetExceeded, PrivacyLedger, Release
+from .mechanisms import (
+    GaussianMechanism,
+    L2BallChannel,
+    LaplaceMechanism,
+    LaplacePair,
+    MechanismEntry,
+    SymmetricGaussianMechanism,
+    l2_ball_channel_magnitude,
+)
+from .randomizers import LocalRandomizer, project_rows
+from .spec import MODELS, PrivacySpec
+
+__all__ = [
+    "CALIBRATION_METHODS", "MODELS", "ClippingWarning", "GaussianMechanism", "L2BallChannel", "LaplaceMechanism",
+    "LaplacePair", "LocalRandomizer", "MechanismEntry", "PrivacyBudgetExceeded", "PrivacyLedger", "PrivacySpec",
+    "Release", "SymmetricGaussianMechanism", "analytic_noise_multiplier", "clip_features", "clip_rewards",
+    "compose_gaussian_multipliers", "gaussian_delta", "gaussian_epsilon", "gaussian_sigma",
+    "l2_ball_channel_magnitude", "paper_sigma_alpha", "project_rows",
+]

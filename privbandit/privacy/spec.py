@@ -1,0 +1,67 @@
+"""The privacy specification every oracle and agent is configured with."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from .._validation import check_delta, check_epsilon
+
+PrivacyModel = Literal["none", "jdp", "ldp"]
+MODELS: tuple[str, ...] = ("none", "jdp", "ldp")
+
+
+@dataclass(frozen=True)
+class PrivacySpec:
+    """A privacy model with its (epsilon, delta) budget per user.
+
+    The paper's (alpha, beta) are (epsilon, delta). The statistical failure probability of confidence
+    widths is a separate parameter of the oracles (``confidence``), never ``delta``.
+
+    Parameters
+    ----------
+    model : {"none", "jdp", "ldp"}
+        ``"none"``: no privacy (epsilon = inf, delta = 0 are stored). ``"jdp"``: joint (central) DP, the
+        curator sees raw data and releases privatized statistics (`def:JDP`, `def:JDP-interactive`).
+        ``"ldp"``: local DP, each user's record passes through a channel chosen before it is seen (`def:LDP`).
+    epsilon : float
+        Privacy loss bound, > 0 (ignored for ``"none"``).
+    delta : float
+        Failure probability of the privacy guarantee, in (0, 1) (ignored for ``"none"``; a pure-DP
+        mechanism spends delta = 0 of it).
+
+    References
+    ----------
+    Source paper, `def:JDP`, `def:LDP`.
+    """
+
+    model: PrivacyModel = "jdp"
+    epsilon: float = 1.0
+    delta: float = 1e-5
+
+    def __post_init__(self) -> None:
+        if self.model not in MODELS:
+            raise ValueError(f"model must be one of {MODELS}, got {self.model!r}")
+        if self.model == "none":
+            object.__setattr__(self, "epsilon", math.inf)
+            object.__setattr__(self, "delta", 0.0)
+            return
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        object.__setattr__(self, "delta", check_delta(self.delta))
+
+    @property
+    def is_private(self) -> bool:
+        """Whether the spec asks for any privacy."""
+        return self.model != "none"
+
+    @classmethod
+    def none(cls) -> "PrivacySpec":
+        """The non-private spec."""
+        return cls(model="none")
+
+    def label(self) -> str:
+        """A short human-readable label, e.g. ``"jdp(eps=1, delta=1e-05)"``."""
+        if not self.is_private:
+            return "non-private"
+        return f"{self.model}(eps={self.epsilon:g}, delta={self.delta:g})"
