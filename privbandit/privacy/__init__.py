@@ -4,6 +4,7 @@ Every mechanism states its sensitivity and its calibration; inputs are clipped (
 noise; composition is computed by :class:`PrivacyLedger`, never guessed.
 """
 
+from .audit import AuditResult, audit_delta, clopper_pearson
 from .calibration import (
     CALIBRATION_METHODS,
     analytic_noise_multiplier,
@@ -28,6 +29,7 @@ from .randomizers import LocalRandomizer, project_rows
 from .spec import MODELS, PrivacySpec
 
 __all__ = [
+    "AuditResult", "audit_delta", "clopper_pearson",
     "CALIBRATION_METHODS", "MODELS", "ClippingWarning", "GaussianMechanism", "L2BallChannel", "LaplaceMechanism",
     "LaplacePair", "LocalRandomizer", "MechanismEntry", "PrivacyBudgetExceeded", "PrivacyLedger", "PrivacySpec",
     "Release", "SymmetricGaussianMechanism", "analytic_noise_multiplier", "clip_features", "clip_rewards",

@@ -140,6 +140,9 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float,
         ``"analytic"`` (default): the exact smallest sigma (Balle & Wang 2018, through dp-accounting).
         ``"paper"``: sigma_alpha * Delta with Delta = sensitivity / 2 and sigma_alpha computed for
         ``delta`` itself (the paper's channel is (epsilon, delta/2)-DP, so this is conservative).
+        The paper proves its channel only for epsilon, delta in (0, 1]; for epsilon > 1 its formula can
+        be too small (at epsilon >= ~14 it is no longer (epsilon, delta)-DP), so there the larger of the
+        paper's and the analytic sigma is returned, which equals the paper's wherever the paper's is valid.
 
     Returns
     -------
@@ -154,7 +157,10 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float,
     if method == "analytic":
         return analytic_noise_multiplier(epsilon, delta) * sensitivity
     if method == "paper":
-        return paper_sigma_alpha(epsilon, delta) * sensitivity / 2.0
+        sigma = paper_sigma_alpha(epsilon, delta) * sensitivity / 2.0
+        if epsilon > 1.0:  # outside the regime def:Guassian-channel is proved for: never below the exact minimum
+            sigma = max(sigma, analytic_noise_multiplier(epsilon, delta) * sensitivity)
+        return sigma
     raise ValueError(f"method must be one of {CALIBRATION_METHODS}, got {method!r}")
 
 

@@ -85,8 +85,11 @@ class GaussianMechanism:
         return gaussian_epsilon(self.noise_multiplier, delta)
 
     def release(self, values: np.ndarray, rng=None) -> np.ndarray:
-        """Return ``values`` plus N(0, sigma^2) on every entry (any shape; a batch is many releases)."""
-        values = np.asarray(values, dtype=float)
+        """Return ``values`` plus N(0, sigma^2) on every entry (any shape; a batch is many releases).
+
+        Raises ValueError if ``values`` holds NaN or inf (a bounded statistic never does).
+        """
+        values = check_array("values", values)
         rng = as_generator(rng)
         return values + self.sigma * rng.standard_normal(values.shape)
 
@@ -145,11 +148,20 @@ class SymmetricGaussianMechanism:
         return upper + np.swapaxes(np.triu(z, 1), -1, -2)
 
     def release(self, matrices: np.ndarray, rng=None) -> np.ndarray:
-        """Return symmetric ``matrices`` (..., d, d) plus symmetric Gaussian noise."""
-        matrices = np.asarray(matrices, dtype=float)
+        """Return symmetric ``matrices`` (..., d, d) plus symmetric Gaussian noise.
+
+        The input must be symmetric (up to rounding, which is removed by symmetrising): the noise is shared
+        by the entries (i, j) and (j, i), so an asymmetric input would publish M_ij - M_ji without noise.
+        """
+        matrices = check_array("matrices", matrices)
         if matrices.ndim < 2 or matrices.shape[-1] != matrices.shape[-2]:
             raise ValueError(f"matrices must have shape (..., d, d), got {matrices.shape}")
-        return matrices + self.noise(matrices.shape, rng)
+        transposed = np.swapaxes(matrices, -1, -2)
+        scale = max(1.0, float(np.max(np.abs(matrices)))) if matrices.size else 1.0
+        if not np.allclose(matrices, transposed, rtol=0.0, atol=1e-9 * scale):
+            raise ValueError("matrices must be symmetric: SymPriv shares the noise of (i, j) and (j, i), so an "
+                             "asymmetric input would leak M_ij - M_ji")
+        return 0.5 * (matrices + transposed) + self.noise(matrices.shape, rng)
 
     def ledger_entry(self) -> MechanismEntry:
         """This mechanism as the ledger records it."""
@@ -188,8 +200,8 @@ class LaplaceMechanism:
         return self.sensitivity / self.scale
 
     def release(self, values: np.ndarray, rng=None) -> np.ndarray:
-        """Return ``values`` plus Laplace(0, scale) on every entry."""
-        values = np.asarray(values, dtype=float)
+        """Return ``values`` plus Laplace(0, scale) on every entry (ValueError on NaN or inf)."""
+        values = check_array("values", values)
         rng = as_generator(rng)
         return values + rng.laplace(0.0, self.scale, values.shape)
 

@@ -99,6 +99,9 @@ class LocalRandomizer:
         stats = np.asarray(self.statistic(x, y), dtype=float)
         if stats.shape[0] != x.shape[0]:
             raise ValueError(f"the statistic must return one row per record, got shape {stats.shape}")
+        if not np.all(np.isfinite(stats)):
+            raise ValueError("the statistic returned NaN or inf on clipped rows; it must be finite on the whole "
+                             "input domain (e.g. define its value at phi = 0)")
         stats = project_rows(stats, self.radius)
         rng = as_generator(rng)
         if isinstance(self.channel, L2BallChannel):
