@@ -1,0 +1,251 @@
+"""Figures from tidy results: long-form DataFrame in, matplotlib Axes out (seaborn underneath).
+
+- :func:`regret_curves`: cumulative regret against t with 95% bands, linear or log-log axes;
+- :func:`regret_vs_epsilon`: regret at the horizon against epsilon (the price of privacy), non-private
+  agents as horizontal reference lines;
+- :func:`metric_vs_T` and :func:`coverage_vs_T`: regression error and confidence-width coverage against
+  the sample size T (tables of the regression benchmarks);
+- :func:`information_ellipses`: 2-D matrices (Sigma^{1/2}, U*^{-1}, W*^{-1}, ...) as the images of the
+  unit circle;
+- :func:`save_standard_figures`: the PNGs of a results folder (used by ``privbandit bench`` and ``plot``).
+
+The functions never choose a matplotlib backend; scripts and the command line use ``Agg``.
+
+Bands are normal 95% confidence intervals of the mean over seeds (``errorbar=("se", 1.96)``),
+deterministic and fast; pass ``errorbar=("ci", 95)`` for seaborn's bootstrap.
+
+References
+----------
+Source paper, `tab:comp` (regret rates), `eq:PoP` (price of privacy), `def:FLDP`, `def:FJDP`
+(information matrices).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+BAND: tuple[str, float] = ("se", 1.96)
+
+
+def _axes(ax: Any):
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 4))
+    return ax
+
+
+def _need(data: pd.DataFrame, columns: Sequence[str | None]) -> None:
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(f"data must be a long-form pandas DataFrame, got {type(data).__name__}")
+    missing = [c for c in columns if c is not None and c not in data.columns]
+    if missing:
+        raise ValueError(f"data is missing the columns {missing}; it has {list(data.columns)}")
+    if data.empty:
+        raise ValueError("data is empty: nothing to plot")
+
+
+def _privacy_label(data: pd.DataFrame) -> pd.Series:
+    eps = data["epsilon"].astype(float)
+    return pd.Series(np.where(np.isinf(eps), "non-private", "eps=" + eps.map("{:g}".format)), index=data.index)
+
+
+def regret_curves(data: pd.DataFrame, *, x: str = "t", y: str = "cum_regret", hue: str | None = "agent",
+                  style: str | None = None, loglog: bool = False, errorbar: Any = BAND, ax: Any = None,
+                  title: str | None = None):
+    """Mean regret curves over seeds with 95% bands.
+
+    Parameters
+    ----------
+    data : DataFrame
+        Long form, one row per (run, logged t) (the tables of ``privbandit.sim``).
+    x, y : str
+        Columns for the axes (default rounds t and cumulative regret).
+    hue, style : str, optional
+        Columns that split the curves (default: one colour per agent).
+    loglog : bool
+        Log-log axes (slopes read as regret exponents).
+    errorbar : seaborn errorbar spec
+        Default: normal 95% interval of the mean.
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    import seaborn as sns
+
+    _need(data, [x, y, hue, style])
+    ax = _axes(ax)
+    plot = data
+    if loglog:
+        plot = data[(data[x] > 0) & (data[y] > 0)]
+    sns.lineplot(data=plot, x=x, y=y, hue=hue, style=style, errorbar=errorbar, ax=ax)
+    if loglog:
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+    ax.set_xlabel("round t" if x == "t" else x)
+    ax.set_ylabel("cumulative regret" if y == "cum_regret" else y)
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def regret_vs_epsilon(data: pd.DataFrame, *, y: str = "cum_regret", hue: str = "agent", errorbar: Any = BAND,
+                      ax: Any = None, title: str | None = None):
+    """Regret at the horizon against epsilon (log x axis); non-private agents as dashed horizontal lines.
+
+    Parameters
+    ----------
+    data : DataFrame
+        Long form with ``t``, ``horizon``, ``epsilon`` and ``y``; the rows with t = horizon are used.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    import seaborn as sns
+
+    _need(data, ["t", "horizon", "epsilon", y, hue])
+    ax = _axes(ax)
+    final = data[data["t"] == data["horizon"]]
+    private = final[np.isfinite(final["epsilon"].astype(float))]
+    if not private.empty:
+        sns.lineplot(data=private, x="epsilon", y=y, hue=hue, marker="o", errorbar=errorbar, ax=ax)
+    for i, (label, g) in enumerate(final[~np.isfinite(final["epsilon"].astype(float))].groupby(hue, sort=True)):
+        ax.axhline(float(g[y].mean()), linestyle="--", color=f"C{(i + 5) % 10}", label=f"{label} (non-private)")
+    ax.set_xscale("log")
+    ax.set_xlabel("epsilon")
+    ax.set_ylabel("regret at the horizon" if y == "cum_regret" else y)
+    ax.legend(fontsize="small")
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def metric_vs_T(data: pd.DataFrame, metric: str, *, x: str = "T", hue: str | None = "oracle",
+                style: str | None = None, loglog: bool = True, errorbar: Any = BAND, ax: Any = None,
+                title: str | None = None):
+    """A regression metric (error, width, ...) against the sample size, with 95% bands over seeds.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    return regret_curves(data, x=x, y=metric, hue=hue, style=style, loglog=loglog, errorbar=errorbar, ax=ax,
+                         title=title)
+
+
+def coverage_vs_T(data: pd.DataFrame, *, coverage: str = "coverage", x: str = "T", hue: str | None = "oracle",
+                  style: str | None = None, nominal: float = 0.95, errorbar: Any = BAND, ax: Any = None,
+                  title: str | None = None):
+    """Coverage of the confidence widths against T (log x axis) with the nominal level dotted.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    import seaborn as sns
+
+    _need(data, [x, coverage, hue, style])
+    ax = _axes(ax)
+    sns.lineplot(data=data, x=x, y=coverage, hue=hue, style=style, errorbar=errorbar, marker="o", ax=ax)
+    ax.axhline(nominal, color="k", linestyle=":", label=f"nominal {nominal:g}")
+    ax.set_xscale("log")
+    ax.set_ylim(top=1.02)
+    ax.set_ylabel("coverage")
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def ellipse_points(matrix: np.ndarray, n: int = 200) -> np.ndarray:
+    """The image {M u : ||u|| = 1} of the unit circle under a 2x2 matrix M, as (n, 2) points."""
+    m = np.asarray(matrix, dtype=float)
+    if m.shape != (2, 2) or not np.all(np.isfinite(m)):
+        raise ValueError(f"matrix must be a finite 2x2 array, got shape {m.shape}")
+    angle = np.linspace(0.0, 2 * np.pi, n)
+    return np.column_stack([np.cos(angle), np.sin(angle)]) @ m.T
+
+
+def information_ellipses(matrices: Mapping[str, np.ndarray], *, normalize: bool = False, ax: Any = None,
+                         title: str | None = None):
+    """Draw 2x2 matrices as ellipses: the image of the unit circle under each.
+
+    For the shapes to be comparable, pass matrices of the same kind, e.g. Sigma^{1/2} (the covariance
+    ellipse), U*^{-1} and W*^{-1} (`lem:U-L1-covariance`: ||U*^{-1} theta|| ~ E|<phi, theta>|, an L1 analogue
+    of ||Sigma^{1/2} theta||).
+
+    Parameters
+    ----------
+    matrices : mapping
+        Label -> 2x2 matrix.
+    normalize : bool
+        Scale each ellipse to a largest semi-axis of 1 (compare shapes only).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    References
+    ----------
+    Source paper, `def:FLDP`, `def:FJDP`, `lem:U-L1-covariance`.
+    """
+    if not matrices:
+        raise ValueError("matrices must map at least one label to a 2x2 matrix")
+    ax = _axes(ax)
+    for i, (label, m) in enumerate(matrices.items()):
+        pts = ellipse_points(m)
+        if normalize:
+            pts = pts / max(float(np.abs(np.linalg.eigvalsh((np.asarray(m) + np.asarray(m).T) / 2)).max()), 1e-300)
+        ax.plot(pts[:, 0], pts[:, 1], color=f"C{i}", label=label)
+    ax.set_aspect("equal", adjustable="datalim")
+    ax.axhline(0, color="0.8", linewidth=0.5)
+    ax.axvline(0, color="0.8", linewidth=0.5)
+    ax.legend(fontsize="small")
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def save_standard_figures(data: pd.DataFrame, out: str | Path, *, dpi: int = 90) -> list[Path]:
+    """Write the figures of a results table to ``out``: per env, regret curves (linear and log-log) and,
+    when private agents ran, regret at the horizon against epsilon. Returns the PNG paths."""
+    import matplotlib.pyplot as plt
+
+    _need(data, ["env", "agent", "epsilon", "t", "horizon", "cum_regret"])
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for env, g in data.groupby("env", sort=True):
+        g = g.assign(curve=g["agent"] + np.where(np.isinf(g["epsilon"].astype(float)), "",
+                                                 " " + _privacy_label(g)))
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+        regret_curves(g, hue="curve", ax=axes[0], title=f"{env}: cumulative regret")
+        regret_curves(g, hue="curve", loglog=True, ax=axes[1], title=f"{env}: log-log")
+        for ax in axes:
+            ax.legend(fontsize="x-small")
+        fig.tight_layout()
+        paths.append(out / f"regret_{_safe(env)}.png")
+        fig.savefig(paths[-1], dpi=dpi)
+        plt.close(fig)
+        if np.isfinite(g["epsilon"].astype(float)).any():
+            fig, ax = plt.subplots(figsize=(6, 4))
+            regret_vs_epsilon(g, ax=ax, title=f"{env}: price of privacy")
+            fig.tight_layout()
+            paths.append(out / f"epsilon_{_safe(env)}.png")
+            fig.savefig(paths[-1], dpi=dpi)
+            plt.close(fig)
+    return paths
+
+
+def _safe(text: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in str(text))
+
+
+__all__ = ["coverage_vs_T", "ellipse_points", "information_ellipses", "metric_vs_T", "regret_curves",
+           "regret_vs_epsilon", "save_standard_figures"]

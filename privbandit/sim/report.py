@@ -1,0 +1,216 @@
+"""Summaries of a results table: final regret with 95% CIs, log-log slopes, price of privacy, ledgers.
+
+Every function takes the tidy table of :func:`~privbandit.sim.runner.run` (or of a sweep: many runs
+stacked) and returns a small DataFrame; :func:`write_report` puts them into ``report.md``.
+
+A *run* is one (env, agent, privacy_model, epsilon, delta, horizon, seed). Confidence intervals are
+Student-t 95% intervals of the mean over seeds (one value per seed, so runs are independent).
+
+References
+----------
+Source paper, `tab:comp` (regret rates whose exponents the log-log slopes estimate), `eq:PoP` (the price
+of privacy).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+RUN_KEYS: tuple[str, ...] = ("env", "agent", "privacy_model", "epsilon", "delta", "horizon", "seed")
+GROUP_KEYS: tuple[str, ...] = ("env", "agent", "privacy_model", "epsilon", "delta", "horizon")
+
+
+def _check(df: pd.DataFrame, needed: Iterable[str]) -> None:
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"data must be a pandas DataFrame, got {type(df).__name__}")
+    missing = [c for c in needed if c not in df.columns]
+    if missing:
+        raise ValueError(f"data is missing the columns {missing} (a table from privbandit.sim.run or a sweep)")
+
+
+def mean_ci(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
+    """Mean and Student-t confidence interval (low, high) of independent values (NaN width for n < 2)."""
+    v = np.asarray(values, dtype=float)
+    m = float(v.mean())
+    if v.size < 2:
+        return m, math.nan, math.nan
+    half = float(stats.t.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
+    return m, m - half, m + half
+
+
+def final_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The last logged round (t = horizon) of every run."""
+    _check(df, RUN_KEYS + ("t", "cum_regret"))
+    return df[df["t"] == df["horizon"]]
+
+
+def _summarize(values: pd.DataFrame, column: str) -> pd.DataFrame:
+    rows = []
+    for key, g in values.groupby(list(GROUP_KEYS), sort=False, dropna=False):
+        m, lo, hi = mean_ci(g[column].to_numpy())
+        rows.append(dict(zip(GROUP_KEYS, key), n_seeds=len(g), mean=m, ci_low=lo, ci_high=hi))
+    return pd.DataFrame(rows, columns=list(GROUP_KEYS) + ["n_seeds", "mean", "ci_low", "ci_high"])
+
+
+def final_regret(df: pd.DataFrame) -> pd.DataFrame:
+    """Mean cumulative regret at the horizon with its 95% CI, one row per (env, agent, privacy level, T)."""
+    return _summarize(final_rows(df), "cum_regret")
+
+
+def loglog_slopes(df: pd.DataFrame, t_min: int | None = None, t_max: int | None = None) -> pd.DataFrame:
+    """Slope of log(cumulative regret) against log(t) per run, then its mean and 95% CI over seeds.
+
+    Parameters
+    ----------
+    t_min, t_max : int, optional
+        The fitting window (default [T/64, T] of each run; logged rounds inside it with positive regret).
+        A slope of 1/2 is sqrt(T) regret, 1 is linear regret.
+    """
+    _check(df, RUN_KEYS + ("t", "cum_regret"))
+    rows = []
+    for key, g in df.groupby(list(RUN_KEYS), sort=False, dropna=False):
+        horizon = int(key[RUN_KEYS.index("horizon")])
+        lo = t_min if t_min is not None else max(1, horizon // 64)
+        hi = t_max if t_max is not None else horizon
+        w = g[(g["t"] >= lo) & (g["t"] <= hi) & (g["cum_regret"] > 0)]
+        slope = math.nan
+        if len(w) >= 2 and w["t"].nunique() >= 2:
+            slope = float(np.polyfit(np.log(w["t"].to_numpy(float)), np.log(w["cum_regret"].to_numpy(float)), 1)[0])
+        rows.append(dict(zip(RUN_KEYS, key), slope=slope))
+    per_run = pd.DataFrame(rows, columns=list(RUN_KEYS) + ["slope"]).dropna(subset=["slope"])
+    return _summarize(per_run, "slope")
+
+
+def price_of_privacy(final: pd.DataFrame, references: Mapping[str, str]) -> pd.DataFrame:
+    """Final regret of each private agent over that of its non-private reference on the same env and T.
+
+    Parameters
+    ----------
+    final : DataFrame
+        :func:`final_regret`'s table.
+    references : mapping
+        Agent label -> label of its non-private counterpart (e.g. ``{"iw-elim-jdp": "elim-nonprivate"}``).
+
+    Returns
+    -------
+    DataFrame
+        env, agent, reference, privacy_model, epsilon, horizon, regret, reference_regret, ratio.
+    """
+    cols = ["env", "agent", "reference", "privacy_model", "epsilon", "horizon", "regret", "reference_regret", "ratio"]
+    rows = []
+    for _, r in final.iterrows():
+        ref = references.get(r["agent"])
+        if ref is None:
+            continue
+        base = final[(final["agent"] == ref) & (final["env"] == r["env"]) & (final["horizon"] == r["horizon"])]
+        if base.empty:
+            continue
+        b = float(base["mean"].iloc[0])
+        rows.append(dict(env=r["env"], agent=r["agent"], reference=ref, privacy_model=r["privacy_model"],
+                         epsilon=r["epsilon"], horizon=r["horizon"], regret=r["mean"], reference_regret=b,
+                         ratio=r["mean"] / b if b > 0 else math.inf))
+    return pd.DataFrame(rows, columns=cols)
+
+
+def ledger_guarantees(df: pd.DataFrame) -> pd.DataFrame:
+    """Worst user's composed epsilon (from the agents' ledgers) per agent and privacy level, against the spec."""
+    _check(df, RUN_KEYS + ("epsilon_spent",))
+    keys = ["agent", "privacy_model", "epsilon", "delta"]
+    runs = df.drop_duplicates(list(RUN_KEYS))
+    g = runs.groupby(keys, sort=False, dropna=False).agg(runs=("seed", "size"), epsilon_spent=("epsilon_spent", "max"))
+    g = g.reset_index()
+    g["within_budget"] = g["epsilon_spent"] <= g["epsilon"] * (1 + 1e-9)
+    return g
+
+
+def _fmt(v: object) -> str:
+    if isinstance(v, (float, np.floating)):
+        if math.isnan(v):
+            return ""
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return f"{v:.4g}" if abs(v) < 1e4 else f"{v:.0f}"
+    return str(v)
+
+
+def markdown_table(df: pd.DataFrame, columns: Sequence[str] | None = None) -> str:
+    """A GitHub markdown table of ``df`` (numbers to 4 significant digits)."""
+    cols = list(columns or df.columns)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for _, r in df[cols].iterrows():
+        lines.append("| " + " | ".join(_fmt(r[c]) for c in cols) + " |")
+    return "\n".join(lines)
+
+
+def headline_table(final: pd.DataFrame) -> pd.DataFrame:
+    """Final regret as ``mean [low, high]`` strings, one row per (env, agent, privacy level)."""
+    out = final.copy()
+    out["regret (95% CI)"] = [f"{m:.4g} [{lo:.4g}, {hi:.4g}]" if not math.isnan(lo) else f"{m:.4g}"
+                              for m, lo, hi in zip(out["mean"], out["ci_low"], out["ci_high"])]
+    return out[["env", "agent", "privacy_model", "epsilon", "horizon", "n_seeds", "regret (95% CI)"]]
+
+
+def write_report(df: pd.DataFrame, out: str | os.PathLike, *, title: str = "privbandit benchmark",
+                 references: Mapping[str, str] | None = None, figures: Sequence[str | os.PathLike] = (),
+                 notes: Sequence[str] = (), slope_window: tuple[int | None, int | None] = (None, None)) -> Path:
+    """Write ``report.md`` (final regret with CIs, log-log slopes, price of privacy, ledgers, figures).
+
+    Parameters
+    ----------
+    df : DataFrame
+        The results table.
+    out : path
+        Folder of the report; figure paths are written relative to it.
+    references : mapping, optional
+        Agent label -> non-private reference label (for the price of privacy).
+    figures : sequence of paths
+        PNG files to embed.
+    notes : sequence of str
+        Lines for the top of the report (command, wall time, ...).
+    slope_window : (t_min, t_max)
+        Window of the log-log slopes (default [T/64, T]).
+
+    Returns
+    -------
+    Path
+        The report's path.
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    final = final_regret(df)
+    slopes = loglog_slopes(df, *slope_window)
+    window = "[T/64, T]" if slope_window == (None, None) else f"[{slope_window[0]}, {slope_window[1]}]"
+    parts = [f"# {title}", ""]
+    parts += [f"- {n}" for n in notes]
+    parts += ["", "## Final regret", "",
+              "Cumulative pseudo-regret at the horizon: mean over seeds and Student-t 95% confidence interval.", "",
+              markdown_table(headline_table(final)), "",
+              "## Log-log slopes", "",
+              f"Slope of log cumulative regret against log t over t in {window}, per seed, then mean and 95% CI "
+              "(1/2 is sqrt(T) regret, 1 is linear).", "",
+              markdown_table(slopes.rename(columns={"mean": "slope"}),
+                             ["env", "agent", "privacy_model", "epsilon", "horizon", "n_seeds", "slope", "ci_low",
+                              "ci_high"]), ""]
+    pop = price_of_privacy(final, references or {})
+    parts += ["## Price of privacy", "",
+              "Final regret of each private agent over that of its non-private counterpart (same env, same T).", ""]
+    parts += [markdown_table(pop) if not pop.empty else "No private agent with a non-private reference in this run.", ""]
+    parts += ["## Privacy ledgers", "",
+              "Worst user's composed epsilon (at the spec's delta) over all runs, from each agent's per-record ledger; "
+              "every run also checked it against the spec when it ended.", "",
+              markdown_table(ledger_guarantees(df)), ""]
+    if figures:
+        parts += ["## Figures", ""]
+        for f in figures:
+            rel = os.path.relpath(Path(f), out)
+            parts += [f"![{Path(f).stem}]({rel})", ""]
+    path = out / "report.md"
+    path.write_text("\n".join(parts))
+    return path

@@ -1,0 +1,232 @@
+"""Run one agent on one environment for one seed: the batch path and the plain Gymnasium step loop.
+
+Both paths play the same rounds and give byte-identical tables for a seed:
+
+- ``mode="loop"`` is the loop a user writes in RL code: ``obs, info = env.reset(seed=...)``, then per
+  round ``a = agent.act(obs)``, ``obs, r, ..., info = env.step(a)``, ``agent.update(obs_before[a], r)``.
+- ``mode="batch"`` serves the rounds in chunks while the agent's policy is fixed
+  (``agent.rounds_until_update()``): ``env.unwrapped.sample_batch(m)`` draws the next m rounds exactly as
+  m ``step`` calls would, ``agent.act_batch`` chooses all m arms at once, and ``agent.update`` gets the m
+  chosen rows. Chunks are also cut at ``max_chunk`` rounds to bound memory (m x K x d floats).
+
+Seeds
+-----
+One ``seed`` (an int or a :class:`numpy.random.SeedSequence`) is turned into a SeedSequence ``ss`` and
+spawned once: ``env_ss, agent_ss = ss.spawn(2)``. The env is reset with the int seed
+``env_seed(ss)`` (128 bits of ``env_ss.generate_state``, folded into one Python int) and the agent with
+``rng = numpy.random.default_rng(agent_ss)``. Nothing is seeded globally. The same seed therefore gives
+the same contexts, rewards and actions in both modes, in any process.
+
+Regret
+------
+The instantaneous pseudo-regret of round t is max_a nu(<phi_t(a), theta*>) - nu(<phi_t(a_t), theta*>)
+computed from the env's expected rewards of all K arms (``info["expected_reward"]`` in the loop,
+``RoundBatch.expected_rewards`` in the batch path); the cumulative regret is its running sum.
+
+References
+----------
+Source paper, `alg:batch-cb-meta` (the policy is fixed within an epoch, which is what makes the batch
+path exact), `def:JDP-interactive` (the privacy guarantee checked at the end of every run).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_int
+from ..agents.base import Agent
+
+COLUMNS: tuple[str, ...] = (
+    "agent", "env", "family", "privacy_model", "epsilon", "delta", "seed", "n_arms", "dim", "horizon",
+    "t", "epoch", "regret", "cum_regret", "epsilon_spent",
+)
+"""The columns of a run's table, in order (one row per logged round)."""
+
+MODES: tuple[str, ...] = ("batch", "loop")
+
+
+def as_seed_sequence(seed: Any) -> np.random.SeedSequence:
+    """A :class:`numpy.random.SeedSequence` from a non-negative int or a SeedSequence."""
+    if isinstance(seed, np.random.SeedSequence):
+        return seed
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"seed must be a non-negative int or a numpy SeedSequence, got {type(seed).__name__}")
+    if seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed}")
+    return np.random.SeedSequence(int(seed))
+
+
+def split_seed(seed: Any) -> tuple[int, np.random.Generator]:
+    """The env's reset seed and the agent's Generator derived from one seed (see the module docstring).
+
+    Returns
+    -------
+    env_seed : int
+        A 128-bit int for ``env.reset(seed=env_seed)``.
+    agent_rng : numpy.random.Generator
+        ``default_rng(agent_ss)`` for ``agent.reset(spec, rng=agent_rng)``.
+    """
+    env_ss, agent_ss = as_seed_sequence(seed).spawn(2)
+    words = env_ss.generate_state(4, dtype=np.uint32)
+    env_seed = int(sum(int(w) << (32 * i) for i, w in enumerate(words)))
+    return env_seed, np.random.default_rng(agent_ss)
+
+
+def geometric_grid(horizon: int, points_per_octave: int = 8) -> np.ndarray:
+    """Rounds 1 <= t <= horizon logged by a run: about ``points_per_octave`` per doubling of t, plus t = horizon.
+
+    Every t up to ``points_per_octave`` is kept, so short runs are logged densely; T = 2^24 gives about
+    ``24 * points_per_octave`` rows.
+    """
+    horizon = check_int("horizon", horizon, low=1)
+    ppo = check_int("points_per_octave", points_per_octave, low=1)
+    n = int(math.ceil(math.log2(horizon) * ppo)) + 1 if horizon > 1 else 1
+    grid = np.unique(np.round(np.geomspace(1, horizon, n)).astype(np.int64))
+    dense = np.arange(1, min(ppo, horizon) + 1, dtype=np.int64)
+    return np.union1d(np.union1d(grid, dense), [horizon])
+
+
+def _spec_for(env: Any, horizon: int | None):
+    unwrapped = env.unwrapped
+    if not hasattr(unwrapped, "bandit_spec") or not hasattr(unwrapped, "sample_batch"):
+        raise TypeError("env must be a privbandit bandit env (env.unwrapped needs bandit_spec() and sample_batch()), "
+                        f"got {type(unwrapped).__name__}")
+    spec = unwrapped.bandit_spec()
+    if horizon is None:
+        return spec
+    horizon = check_int("horizon", horizon, low=1)
+    if horizon > spec.horizon:
+        raise ValueError(f"horizon must be in [1, {spec.horizon}] (the env's episode length), got {horizon}; "
+                         f"make the env with horizon={horizon}")
+    return dataclasses.replace(spec, horizon=horizon)
+
+
+def _env_labels(env: Any) -> tuple[str, str]:
+    env_id = env.spec.id if getattr(env, "spec", None) is not None else type(env.unwrapped).__name__
+    u = env.unwrapped
+    family = getattr(u, "family", None)
+    name = getattr(family, "name", family)
+    return str(env_id), "" if name is None else str(name)
+
+
+def _epoch(agent: Agent) -> int:
+    return int(getattr(agent, "epoch", 0))
+
+
+def _play_batch(agent: Agent, env: Any, horizon: int, max_chunk: int) -> tuple[np.ndarray, np.ndarray]:
+    regret = np.empty(horizon)
+    epoch = np.empty(horizon, dtype=np.int64)
+    sampler = env.unwrapped.sample_batch
+    t = 0
+    while t < horizon:
+        m = min(agent.rounds_until_update(), horizon - t, max_chunk)
+        if m <= 0:
+            raise RuntimeError(f"{type(agent).__name__}.rounds_until_update() returned {m} at round {t}")
+        batch = sampler(m)
+        arms = np.asarray(agent.act_batch(batch.features), dtype=np.int64)
+        rows = np.arange(m)
+        expected = np.asarray(batch.expected_rewards, dtype=float)
+        regret[t:t + m] = expected.max(axis=1) - expected[rows, arms]
+        epoch[t:t + m] = _epoch(agent)
+        agent.update(batch.features[rows, arms], np.asarray(batch.rewards)[rows, arms])
+        t += m
+    return regret, epoch
+
+
+def _play_loop(agent: Agent, env: Any, obs: np.ndarray, horizon: int) -> tuple[np.ndarray, np.ndarray]:
+    regret = np.empty(horizon)
+    epoch = np.empty(horizon, dtype=np.int64)
+    for t in range(horizon):
+        epoch[t] = _epoch(agent)
+        arm = agent.act(obs)
+        chosen = np.array(obs[arm], dtype=float)
+        obs, reward, _terminated, _truncated, info = env.step(arm)
+        expected = np.asarray(info["expected_reward"], dtype=float)
+        regret[t] = expected.max() - expected[arm]
+        agent.update(chosen, reward)
+    return regret, epoch
+
+
+def run(agent: Agent, env: Any, horizon: int | None = None, seed: Any = 0, *, mode: str = "batch",
+        log: str = "geometric", points_per_octave: int = 8, max_chunk: int = 1 << 14,
+        labels: dict[str, Any] | None = None) -> pd.DataFrame:
+    """Play ``agent`` on ``env`` for ``horizon`` rounds and return the tidy table of its regret.
+
+    Parameters
+    ----------
+    agent : Agent
+        Any privbandit agent; it is reset here with the env's :class:`BanditSpec` and the seed's agent rng.
+    env : gymnasium.Env
+        A privbandit bandit env (``gym.make("PrivLinCB-v0", ...)``), reset here.
+    horizon : int, optional
+        Rounds to play, at most the env's episode length (default: that length).
+    seed : int or numpy.random.SeedSequence
+        The one seed of the run (see the module docstring for how it is split).
+    mode : {"batch", "loop"}
+        The chunked batch path or the plain Gymnasium step loop; both give identical tables.
+    log : {"geometric", "all"}
+        Log the rounds of :func:`geometric_grid` (plus the last one) or every round.
+    points_per_octave : int
+        Density of the geometric grid.
+    max_chunk : int
+        At most this many rounds per ``sample_batch`` call in the batch path (memory bound).
+    labels : dict, optional
+        Override the descriptive columns (e.g. ``{"agent": "iw-elim", "env": "heavy-tailed-d10"}``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per logged round with the columns :data:`COLUMNS`: ``regret`` is the instantaneous
+        pseudo-regret of round t, ``cum_regret`` the sum up to t, ``epoch`` the agent's epoch at round t
+        (0 for agents without epochs), ``epsilon_spent`` the worst user's composed epsilon at the spec's
+        delta from the agent's ledger (the same on every row).
+
+    Raises
+    ------
+    privbandit.privacy.ledger.PrivacyBudgetExceeded
+        If the agent's ledger shows a user who spent more than the agent's privacy spec.
+
+    References
+    ----------
+    Source paper, `alg:batch-cb-meta`, `def:JDP-interactive`.
+    """
+    if not isinstance(agent, Agent):
+        raise TypeError(f"agent must be a privbandit Agent, got {type(agent).__name__}")
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    if log not in ("geometric", "all"):
+        raise ValueError(f"log must be 'geometric' or 'all', got {log!r}")
+    max_chunk = check_int("max_chunk", max_chunk, low=1)
+    spec = _spec_for(env, horizon)
+    env_seed, agent_rng = split_seed(seed)
+    obs, _info = env.reset(seed=env_seed)
+    agent.reset(spec, rng=agent_rng)
+    if mode == "batch":
+        regret, epoch = _play_batch(agent, env, spec.horizon, max_chunk)
+    else:
+        regret, epoch = _play_loop(agent, env, obs, spec.horizon)
+    spent = float(agent.ledger.check(agent.privacy))
+
+    t = np.arange(1, spec.horizon + 1) if log == "all" else geometric_grid(spec.horizon, points_per_octave)
+    cum = np.cumsum(regret)
+    env_id, family = _env_labels(env)
+    privacy = agent.privacy
+    meta = dict(agent=agent.name or type(agent).__name__, env=env_id, family=family, privacy_model=privacy.model,
+                epsilon=float(privacy.epsilon), delta=float(privacy.delta),
+                seed=int(seed) if not isinstance(seed, np.random.SeedSequence) else -1,
+                n_arms=spec.n_arms, dim=spec.dim, horizon=spec.horizon)
+    unknown = set(labels or {}) - set(meta)
+    if unknown:
+        raise ValueError(f"labels may only override {sorted(meta)}, got {sorted(unknown)}")
+    meta.update(labels or {})
+    n = t.shape[0]
+    table: dict[str, Any] = {k: [v] * n for k, v in meta.items()}
+    table.update(t=t, epoch=epoch[t - 1], regret=regret[t - 1], cum_regret=cum[t - 1],
+                 epsilon_spent=np.full(n, spent))
+    return pd.DataFrame({c: table[c] for c in COLUMNS})

@@ -1,0 +1,166 @@
+"""The named benchmark suites: ``quick`` (the README's main job, minutes on a laptop) and ``paper``.
+
+A suite is a list of :class:`~privbandit.sim.sweep.Grid` s (agents x envs x epsilons x seeds at one
+horizon). The agents are plain data (tuples of :class:`~privbandit.sim.sweep.AgentEntry`): to add an
+agent to a suite, append an entry to :data:`JDP_AGENTS` or :data:`LDP_AGENTS`. Entries whose agent (or
+oracle) is not registered in this install are left out when the suite's cells are built, and listed
+in :meth:`Suite.missing`.
+
+- ``quick``: d = 5, K = 5, T = 2^13, 4 seeds, epsilon in {0.3, 1}, the heavy-tailed-norm and
+  rare-direction families; finishes in under 5 minutes on 2 cores.
+- ``paper``: the suite of the agent issue: joint DP at d = 10, K = 10 and local DP at d = 5, K = 5, on the
+  heavy-tailed-norm, rare-direction and spiky families and one GLM instance, epsilon in {0.1, 0.3, 1},
+  T = 2^20, 10 seeds (log-log slopes over t in [2^14, 2^20]). Hours on a laptop; use ``--jobs`` or a cluster.
+
+References
+----------
+Source paper, `tab:comp`, `alg:batch-cb-JDP`, `appdx:regret-upper-LDP`, `alg:square-cb`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from .sweep import DEFAULT_ENTROPY, AgentEntry, Cell, EnvEntry, Grid
+
+JDP_AGENTS: tuple[AgentEntry, ...] = (
+    AgentEntry("uniform", private=False),
+    AgentEntry("epsilon-greedy", private=False),
+    AgentEntry("linucb", private=False),
+    AgentEntry("elim-nonprivate", private=False),
+    AgentEntry("elim-jdp", private=True, reference="elim-nonprivate"),
+    AgentEntry("elim-ssp", private=True, reference="elim-nonprivate"),
+    AgentEntry("linucb-jdp", private=True, reference="linucb"),
+    AgentEntry("squarecb-nonprivate", private=False),
+    AgentEntry("squarecb-dpsgd", private=True, reference="squarecb-nonprivate"),
+)
+"""Agents of the joint-DP blocks (and the non-private references); extend by appending."""
+
+LDP_AGENTS: tuple[AgentEntry, ...] = (
+    AgentEntry("uniform", private=False),
+    AgentEntry("elim-nonprivate", private=False),
+    AgentEntry("elim-ldp", private=True, reference="elim-nonprivate"),
+    AgentEntry("elim-ldp-ssp", private=True, reference="elim-nonprivate"),
+    AgentEntry("ldp-ucb", private=True, reference="linucb"),
+    AgentEntry("linucb", private=False),
+    AgentEntry("squarecb-ldp-sgd", private=True, reference="squarecb-nonprivate"),
+)
+"""Agents of the local-DP blocks; extend by appending."""
+
+GLM_JDP_AGENTS: tuple[AgentEntry, ...] = (
+    AgentEntry("uniform", private=False),
+    AgentEntry("elim-nonprivate", private=False),
+    AgentEntry("elim-glm-jdp", private=True, reference="elim-nonprivate"),
+    AgentEntry("elim-jdp", private=True, reference="elim-nonprivate"),
+)
+"""Agents of the GLM block."""
+
+
+def lin_env(family: str, dim: int, n_arms: int, **kwargs) -> EnvEntry:
+    """A ``PrivLinCB-v0`` entry labelled ``family-d{dim}k{n_arms}``."""
+    return EnvEntry(f"{family}-d{dim}k{n_arms}", "PrivLinCB-v0", dict(family=family, dim=dim, n_arms=n_arms, **kwargs))
+
+
+def glm_env(family: str, dim: int, n_arms: int, **kwargs) -> EnvEntry:
+    """A ``PrivGLMCB-v0`` entry labelled ``glm-family-d{dim}k{n_arms}``."""
+    return EnvEntry(f"glm-{family}-d{dim}k{n_arms}", "PrivGLMCB-v0",
+                    dict(family=family, dim=dim, n_arms=n_arms, **kwargs))
+
+
+def agent_available(entry: AgentEntry) -> bool:
+    """Whether the entry's agent (and its oracle) can be built in this install."""
+    from ..agents import agent_names
+
+    if entry.name not in agent_names():
+        return False
+    try:
+        entry.build(1.0, 1e-5) if entry.is_private() else entry.build()
+    except (ValueError, TypeError, KeyError):
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A named benchmark: grids of agents x envs x epsilons x seeds.
+
+    Parameters
+    ----------
+    name : str
+    description : str
+    grids : tuple of Grid
+    slope_window : (int, int) or (None, None)
+        The window of the log-log slopes in the report (default [T/64, T]).
+    """
+
+    name: str
+    description: str
+    grids: tuple
+    slope_window: tuple = (None, None)
+
+    def available_grids(self) -> list[Grid]:
+        """The grids with only the agents this install can build (grids left empty are dropped)."""
+        out = []
+        for g in self.grids:
+            agents = tuple(a for a in g.agents if agent_available(a))
+            if agents:
+                out.append(replace(g, agents=agents))
+        return out
+
+    def missing(self) -> list[str]:
+        """Labels of the suite's agents this install cannot build (not landed yet, or a missing oracle)."""
+        labels = {a.label for g in self.grids for a in g.agents if not agent_available(a)}
+        return sorted(labels)
+
+    def cells(self, entropy: int = DEFAULT_ENTROPY) -> list[Cell]:
+        """The cells of the available grids, duplicates (same key) kept once."""
+        seen, out = set(), []
+        for g in self.available_grids():
+            for c in g.cells(entropy):
+                if c.key not in seen:
+                    seen.add(c.key)
+                    out.append(c)
+        return out
+
+    def references(self) -> dict[str, str]:
+        """Agent label -> non-private reference label (for the price of privacy)."""
+        return {a.label: a.reference for g in self.grids for a in g.agents if a.reference}
+
+
+QUICK = Suite(
+    name="quick",
+    description="d=5, K=5, T=2^13, 4 seeds, epsilon in {0.3, 1}: heavy-tailed-norm and rare-direction families "
+                "(joint and local DP); under 5 minutes on 2 cores",
+    grids=(
+        Grid(JDP_AGENTS, (lin_env("heavy-tailed", 5, 5), lin_env("rare-direction", 5, 5)), epsilons=(0.3, 1.0),
+             seeds=4, horizon=2 ** 13, delta=1e-5),
+        Grid(tuple(a for a in LDP_AGENTS if a.private), (lin_env("heavy-tailed", 5, 5),), epsilons=(1.0,),
+             seeds=4, horizon=2 ** 13, delta=1e-5),
+    ),
+)
+
+_PAPER_T = 2 ** 20
+PAPER = Suite(
+    name="paper",
+    description="the agent issue's suite: joint DP d=10, K=10 and local DP d=5, K=5; heavy-tailed-norm, "
+                "rare-direction, spiky and a GLM instance; epsilon in {0.1, 0.3, 1}; T=2^20; 10 seeds",
+    grids=(
+        Grid(JDP_AGENTS, tuple(lin_env(f, 10, 10) for f in ("heavy-tailed", "rare-direction", "spiky")),
+             epsilons=(0.1, 0.3, 1.0), seeds=10, horizon=_PAPER_T, delta=1e-6),
+        Grid(GLM_JDP_AGENTS, (glm_env("heavy-tailed", 10, 10),), epsilons=(0.1, 0.3, 1.0), seeds=10,
+             horizon=_PAPER_T, delta=1e-6),
+        Grid(LDP_AGENTS, tuple(lin_env(f, 5, 5) for f in ("heavy-tailed", "rare-direction", "spiky")),
+             epsilons=(0.1, 0.3, 1.0), seeds=10, horizon=_PAPER_T, delta=1e-6),
+    ),
+    slope_window=(2 ** 14, 2 ** 20),
+)
+
+SUITES: dict[str, Suite] = {s.name: s for s in (QUICK, PAPER)}
+"""The named suites."""
+
+
+def get_suite(name: str) -> Suite:
+    """A suite by name (``"quick"`` or ``"paper"``)."""
+    if name not in SUITES:
+        raise ValueError(f"suite must be one of {sorted(SUITES)}, got {name!r}")
+    return SUITES[name]

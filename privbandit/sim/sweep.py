@@ -1,0 +1,467 @@
+"""Sweeps over agents x envs x seeds x privacy levels, persisted cell by cell and resumable.
+
+A sweep is a list of :class:`Cell` s (one agent, one env, one epsilon, one seed, one horizon). Each
+cell runs :func:`~privbandit.sim.runner.run` in a worker and writes its table at once to
+``<out>/cells/<cell.key>.csv`` through a temporary file and an atomic :func:`os.replace`, so a file
+that exists is complete. A rerun skips every cell whose file exists; a killed sweep loses at most the
+cells that were running. When all cells are done, ``<out>/results.csv`` is their concatenation in the
+order of the cell list (so serial and parallel sweeps give identical tables).
+
+Seeds
+-----
+A cell's randomness comes from ``SeedSequence(entropy, spawn_key=(env_hash, seed))``: ``entropy`` is the
+sweep's root entropy (:data:`DEFAULT_ENTROPY` unless given), ``env_hash`` a stable 64-bit hash of the
+env's id and keyword arguments, ``seed`` the cell's seed index. It does not depend on the cell's
+position in the sweep or on the process that runs it; and every agent and privacy level of the same
+(env, seed) meets the same contexts and rewards (common random numbers).
+
+Parallelism
+-----------
+joblib runs the cells: ``backend="loky"`` (local processes, the default), ``"dask"`` or ``"ray"`` (a
+cluster; the optional extra ``pip install "privbandit[dist]"``) through ``joblib.parallel_config``.
+BLAS threads are limited to one per worker: loky's ``inner_max_num_threads=1`` sets the thread
+variables in its workers, dask workers we start get them through ``distributed.nanny.pre-spawn-environ``,
+ray workers through ``runtime_env``, and every cell also runs under ``threadpoolctl.threadpool_limits(1)``
+when threadpoolctl is installed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_delta, check_epsilon, check_int
+from .runner import COLUMNS, run
+
+DEFAULT_ENTROPY = 20_251_125
+"""Root entropy of every sweep unless a sweep is given its own."""
+
+BACKENDS: tuple[str, ...] = ("loky", "dask", "ray")
+
+THREAD_ENV: dict[str, str] = {k: "1" for k in (
+    "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS")}
+"""Environment variables that limit BLAS and OpenMP to one thread in a worker."""
+
+
+class BackendUnavailable(ImportError):
+    """Raised when the dask or ray backend is asked for but its package is not installed."""
+
+
+def _freeze(kwargs: Mapping[str, Any] | Iterable[tuple[str, Any]] | None) -> tuple[tuple[str, Any], ...]:
+    items = dict(kwargs or {})
+    for k, v in items.items():
+        if isinstance(v, np.ndarray):
+            items[k] = tuple(np.asarray(v).ravel().tolist()) if v.ndim <= 1 else tuple(map(tuple, v.tolist()))
+    return tuple(sorted(items.items()))
+
+
+def _canonical(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, default=repr, separators=(",", ":"))
+
+
+def stable_hash(obj: Any, bits: int = 64) -> int:
+    """A hash of a JSON-able object that is the same in every process and Python version."""
+    digest = hashlib.sha256(_canonical(obj).encode()).digest()
+    return int.from_bytes(digest[: bits // 8], "little")
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.+-]+", "-", text).strip("-")
+
+
+@dataclass(frozen=True)
+class AgentEntry:
+    """One agent of a sweep: a registered agent name, its keyword arguments and how to label it.
+
+    Parameters
+    ----------
+    name : str
+        A name from :func:`privbandit.agents.agent_names`.
+    kwargs : mapping
+        Keyword arguments of ``make_agent(name, ...)`` besides the privacy level.
+    label : str, optional
+        The ``agent`` column of the results (default ``name``).
+    private : bool, optional
+        Whether the agent takes a privacy level (``epsilon=``, ``delta=`` keywords of ``make_agent``).
+        Default: decided by building the agent once with its defaults and asking ``agent.privacy``.
+    reference : str, optional
+        Label of the non-private counterpart, for the price of privacy in reports.
+    """
+
+    name: str
+    kwargs: Any = ()
+    label: str | None = None
+    private: bool | None = None
+    reference: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"name must be a non-empty agent name, got {self.name!r}")
+        object.__setattr__(self, "kwargs", _freeze(self.kwargs))
+        if self.label is None:
+            object.__setattr__(self, "label", self.name)
+
+    def is_private(self) -> bool:
+        """Whether the agent takes a privacy level (see ``private``)."""
+        if self.private is not None:
+            return bool(self.private)
+        from ..agents import make_agent
+
+        return make_agent(self.name, **dict(self.kwargs)).privacy.is_private
+
+    def build(self, epsilon: float | None = None, delta: float | None = None):
+        """The agent, at privacy level (epsilon, delta) if it is private."""
+        from ..agents import make_agent
+
+        kw = dict(self.kwargs)
+        if epsilon is not None:
+            kw.update(epsilon=epsilon, delta=delta)
+        return make_agent(self.name, **kw)
+
+
+@dataclass(frozen=True)
+class EnvEntry:
+    """One environment of a sweep: a Gymnasium id, its keyword arguments and a label.
+
+    Parameters
+    ----------
+    label : str
+        The ``env`` column of the results, e.g. ``"heavy-tailed-d10"``.
+    env_id : str
+        A registered id, e.g. ``"PrivLinCB-v0"``.
+    kwargs : mapping
+        Keyword arguments of ``gymnasium.make`` (family, dim, n_arms, ...); the sweep adds the horizon.
+    """
+
+    label: str
+    env_id: str = "PrivLinCB-v0"
+    kwargs: Any = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.label, str) or not self.label:
+            raise ValueError(f"label must be a non-empty string, got {self.label!r}")
+        object.__setattr__(self, "kwargs", _freeze(self.kwargs))
+
+    def identity(self) -> dict:
+        """What defines the env instance (its seed stream depends only on this)."""
+        return dict(env_id=self.env_id, kwargs=[list(kv) for kv in self.kwargs])
+
+    def make(self, horizon: int):
+        """``gymnasium.make(env_id, horizon=horizon, **kwargs)``."""
+        import gymnasium as gym
+
+        import privbandit  # noqa: F401 - registers the envs
+
+        return gym.make(self.env_id, **{**dict(self.kwargs), "horizon": horizon})
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run of a sweep: an agent at a privacy level on an env for one seed and horizon."""
+
+    agent: AgentEntry
+    env: EnvEntry
+    epsilon: float | None
+    seed: int
+    horizon: int
+    delta: float | None = None
+    entropy: int = DEFAULT_ENTROPY
+    points_per_octave: int = 8
+
+    def __post_init__(self) -> None:
+        if self.epsilon is not None:
+            object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+            object.__setattr__(self, "delta", check_delta(self.delta if self.delta is not None else 1e-5))
+        else:
+            object.__setattr__(self, "delta", None)
+        object.__setattr__(self, "seed", check_int("seed", self.seed, low=0))
+        object.__setattr__(self, "horizon", check_int("horizon", self.horizon, low=1))
+        object.__setattr__(self, "entropy", check_int("entropy", self.entropy, low=0))
+
+    def identity(self) -> dict:
+        """Everything that defines the cell's result."""
+        return dict(agent=[self.agent.name, [list(kv) for kv in self.agent.kwargs], self.agent.label],
+                    env=[self.env.label, self.env.identity()], epsilon=self.epsilon, delta=self.delta,
+                    seed=self.seed, horizon=self.horizon, entropy=self.entropy, ppo=self.points_per_octave)
+
+    @property
+    def key(self) -> str:
+        """A file name that says what ran (``env__agent__eps__T__seed``) plus a short hash of the identity."""
+        eps = "nonprivate" if self.epsilon is None else f"eps{self.epsilon:g}"
+        name = f"{self.env.label}__{self.agent.label}__{eps}__T{self.horizon}__seed{self.seed}"
+        return f"{_slug(name)}__{stable_hash(self.identity(), 32):08x}"
+
+    def seed_sequence(self) -> np.random.SeedSequence:
+        """``SeedSequence(entropy, spawn_key=(env_hash, seed))`` (see the module docstring)."""
+        return np.random.SeedSequence(self.entropy, spawn_key=(stable_hash(self.env.identity()), self.seed))
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A product of agents x envs x epsilons x seeds at one horizon.
+
+    Non-private agents get one cell per (env, seed) whatever the epsilons.
+
+    Parameters
+    ----------
+    agents, envs : sequence of AgentEntry, EnvEntry
+    epsilons : sequence of float
+        Privacy levels of the private agents, each > 0.
+    seeds : int
+        Number of seeds (0 .. seeds-1), >= 1.
+    horizon : int
+        T >= 1.
+    delta : float
+        The privacy delta of every private agent, in (0, 1).
+    points_per_octave : int
+        Logging density of the runs.
+    """
+
+    agents: tuple
+    envs: tuple
+    epsilons: tuple = (1.0,)
+    seeds: int = 1
+    horizon: int = 1024
+    delta: float = 1e-5
+    points_per_octave: int = 8
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "agents", tuple(self.agents))
+        object.__setattr__(self, "envs", tuple(self.envs))
+        if not self.agents or not all(isinstance(a, AgentEntry) for a in self.agents):
+            raise ValueError("agents must be a non-empty sequence of AgentEntry")
+        if not self.envs or not all(isinstance(e, EnvEntry) for e in self.envs):
+            raise ValueError("envs must be a non-empty sequence of EnvEntry")
+        object.__setattr__(self, "epsilons", tuple(check_epsilon(e) for e in self.epsilons))
+        if not self.epsilons:
+            raise ValueError("epsilons must contain at least one privacy level > 0")
+        object.__setattr__(self, "seeds", check_int("seeds", self.seeds, low=1))
+        object.__setattr__(self, "horizon", check_int("horizon", self.horizon, low=1))
+        object.__setattr__(self, "delta", check_delta(self.delta))
+        object.__setattr__(self, "points_per_octave", check_int("points_per_octave", self.points_per_octave, low=1))
+
+    def cells(self, entropy: int = DEFAULT_ENTROPY) -> list[Cell]:
+        """The grid's cells in a fixed order (env, agent, epsilon, seed)."""
+        out = []
+        for env in self.envs:
+            for agent in self.agents:
+                levels: Sequence[float | None] = self.epsilons if agent.is_private() else (None,)
+                for eps in levels:
+                    for seed in range(self.seeds):
+                        out.append(Cell(agent, env, eps, seed, self.horizon, self.delta if eps is not None else None,
+                                        entropy, self.points_per_octave))
+        return out
+
+
+def _limit_blas():
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - depends on the install
+        return contextlib.nullcontext()
+    return threadpool_limits(1)
+
+
+def cell_path(cells_dir: Path, cell: Cell) -> Path:
+    """Where a cell's table is stored."""
+    return Path(cells_dir) / f"{cell.key}.csv"
+
+
+def run_cell(cell: Cell, cells_dir: str | os.PathLike) -> tuple[str, bool]:
+    """Run one cell unless its file exists; write the table atomically. Returns (key, ran)."""
+    path = cell_path(Path(cells_dir), cell)
+    if path.exists():
+        return cell.key, False
+    with _limit_blas():
+        agent = cell.agent.build(cell.epsilon, cell.delta)
+        env = cell.env.make(cell.horizon)
+        try:
+            table = run(agent, env, cell.horizon, cell.seed_sequence(), points_per_octave=cell.points_per_octave,
+                        labels=dict(agent=cell.agent.label, env=cell.env.label, seed=cell.seed))
+        finally:
+            env.close()
+    fd, tmp = tempfile.mkstemp(prefix=f".{cell.key}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", newline="") as fh:
+            table.to_csv(fh, index=False)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    return cell.key, True
+
+
+def read_cell(path: str | os.PathLike) -> pd.DataFrame:
+    """Read a cell's (or a results) table back exactly (floats round-trip)."""
+    return pd.read_csv(path, float_precision="round_trip", keep_default_na=False,
+                       dtype={"agent": str, "env": str, "family": str, "privacy_model": str})
+
+
+@contextlib.contextmanager
+def backend_context(backend: str, jobs: int, address: str | None = None) -> Iterator[None]:
+    """joblib's ``parallel_config`` for ``backend`` with one BLAS thread per worker.
+
+    ``"dask"`` connects to ``address`` (a scheduler) or the current client, or starts a local cluster
+    of ``jobs`` single-threaded worker processes; ``"ray"`` connects to ``address`` or starts ray locally.
+
+    Raises
+    ------
+    BackendUnavailable
+        If the backend's package is missing (``pip install "privbandit[dist]"``).
+    """
+    from joblib import parallel_config
+
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    if backend == "loky":
+        with parallel_config(backend="loky", n_jobs=jobs, inner_max_num_threads=1):
+            yield
+        return
+    if backend == "dask":
+        try:
+            import dask
+            from dask.distributed import Client, LocalCluster, get_client
+        except ImportError as exc:
+            raise BackendUnavailable('backend "dask" needs dask and distributed: pip install "privbandit[dist]" '
+                                     f"({exc})") from None
+        with contextlib.ExitStack() as stack:
+            if address is not None:
+                stack.enter_context(Client(address))
+            else:
+                try:
+                    get_client()
+                except ValueError:
+                    with dask.config.set({"distributed.nanny.pre-spawn-environ": THREAD_ENV}):
+                        cluster = stack.enter_context(LocalCluster(n_workers=jobs, threads_per_worker=1,
+                                                                   processes=True, dashboard_address=None))
+                    stack.enter_context(Client(cluster))
+            with parallel_config(backend="dask"):
+                yield
+        return
+    try:
+        import ray
+        from ray.util.joblib import register_ray
+    except ImportError as exc:
+        raise BackendUnavailable(f'backend "ray" needs ray: pip install "privbandit[dist]" ({exc})') from None
+    register_ray()
+    started = False
+    if not ray.is_initialized():
+        ray.init(address=address, runtime_env={"env_vars": THREAD_ENV}, include_dashboard=False)
+        started = True
+    try:
+        with parallel_config(backend="ray", n_jobs=jobs):
+            yield
+    finally:
+        if started:
+            ray.shutdown()
+
+
+@dataclass
+class SweepResult:
+    """What a sweep did: the combined table and which cells ran now or were found finished."""
+
+    table: pd.DataFrame
+    ran: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    out: Path | None = None
+
+
+def sweep(cells: Sequence[Cell], out: str | os.PathLike, *, jobs: int = 1, backend: str = "loky",
+          address: str | None = None, progress: bool = False) -> SweepResult:
+    """Run every cell not finished yet in ``out`` and return the combined table.
+
+    Parameters
+    ----------
+    cells : sequence of Cell
+        The sweep (e.g. ``Grid(...).cells()`` or a suite's cells); keys must be unique.
+    out : path
+        The results folder: ``cells/`` gets one CSV per cell, ``results.csv`` the combined table.
+    jobs : int
+        Parallel workers (>= 1; -1 for all cores).
+    backend : {"loky", "dask", "ray"}
+        joblib backend (see the module docstring).
+    address : str, optional
+        Scheduler address of a dask or ray cluster (default: start one locally).
+    progress : bool
+        Show a tqdm progress bar.
+
+    Returns
+    -------
+    SweepResult
+    """
+    from joblib import Parallel, delayed
+    from tqdm.auto import tqdm
+
+    cells = list(cells)
+    if not all(isinstance(c, Cell) for c in cells):
+        raise TypeError("cells must be a sequence of Cell")
+    keys = [c.key for c in cells]
+    if len(set(keys)) != len(keys):
+        raise ValueError("cells must be distinct (two cells share a key)")
+    jobs = check_int("jobs", jobs, low=-1)
+    if jobs == 0:
+        raise ValueError("jobs must be -1 (all cores) or an integer >= 1, got 0")
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    out = Path(out)
+    cells_dir = out / "cells"
+    cells_dir.mkdir(parents=True, exist_ok=True)
+    for stale in cells_dir.glob(".*.tmp"):  # left by a killed sweep: never complete, never read
+        with contextlib.suppress(FileNotFoundError):
+            stale.unlink()
+
+    todo = [c for c in cells if not cell_path(cells_dir, c).exists()]
+    skipped = [c.key for c in cells if cell_path(cells_dir, c).exists()]
+    ran: list[str] = []
+    if todo:
+        n_jobs = min(jobs if jobs > 0 else os.cpu_count() or 1, len(todo))
+        bar = tqdm(total=len(todo), desc="cells", unit="cell", disable=not progress, dynamic_ncols=True)
+        try:
+            if n_jobs == 1 and backend == "loky":
+                results: Iterable[tuple[str, bool]] = (run_cell(c, cells_dir) for c in todo)
+                for key, did in results:
+                    (ran if did else skipped).append(key)
+                    bar.update()
+            else:
+                with backend_context(backend, n_jobs, address):
+                    gen = Parallel(return_as="generator_unordered")(delayed(run_cell)(c, str(cells_dir))
+                                                                   for c in todo)
+                    for key, did in gen:
+                        (ran if did else skipped).append(key)
+                        bar.update()
+        finally:
+            bar.close()
+    table = combine(cells, out)
+    return SweepResult(table=table, ran=ran, skipped=skipped, out=out)
+
+
+def combine(cells: Sequence[Cell], out: str | os.PathLike) -> pd.DataFrame:
+    """Concatenate the cells' tables in the order of ``cells`` and write ``<out>/results.csv`` atomically."""
+    out = Path(out)
+    frames = [read_cell(cell_path(out / "cells", c)) for c in cells]
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMNS))
+    fd, tmp = tempfile.mkstemp(prefix=".results.", suffix=".tmp", dir=out)
+    with os.fdopen(fd, "w", newline="") as fh:
+        table.to_csv(fh, index=False)
+    os.replace(tmp, out / "results.csv")
+    return table
+
+
+def horizon_label(horizon: int) -> str:
+    """``"2^k"`` for powers of two, else the number."""
+    k = math.log2(horizon)
+    return f"2^{int(k)}" if k.is_integer() else str(horizon)
