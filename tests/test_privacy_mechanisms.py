@@ -1,0 +1,202 @@
+"""Mechanisms: shapes, vectorisation, noise laws, the L2-ball channel's unbiasedness and covariance.
+
+Statistical checks use tolerances from the central limit theorem: an estimate of a mean from n draws
+with per-draw standard deviation s is asserted within 5 s / sqrt(n) (a false alarm has probability
+< 1e-6 per check), with fixed seeds.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import special
+
+from privbandit.privacy import (
+    GaussianMechanism,
+    L2BallChannel,
+    LaplaceMechanism,
+    LaplacePair,
+    LocalRandomizer,
+    SymmetricGaussianMechanism,
+    gaussian_sigma,
+    l2_ball_channel_magnitude,
+    project_rows,
+)
+
+Z = 5.0  # CLT tolerance in standard errors
+
+
+def test_gaussian_shapes_reproducibility_and_noise_law():
+    mech = GaussianMechanism.calibrated(1.0, 1e-5, sensitivity=0.5)
+    assert mech.sigma == pytest.approx(gaussian_sigma(1.0, 1e-5, 0.5))
+    assert mech.noise_multiplier == pytest.approx(mech.sigma / 0.5)
+    assert mech.epsilon(1e-5) == pytest.approx(1.0, rel=1e-6)
+    entry = mech.ledger_entry()
+    assert entry.family == "gaussian" and entry.parameter == pytest.approx(mech.noise_multiplier)
+    for shape in [(), (7,), (50, 3), (4, 3, 3)]:
+        assert mech.release(np.zeros(shape), rng=1).shape == shape
+    a = mech.release(np.ones((20000, 5)), rng=7)
+    b = mech.release(np.ones((20000, 5)), rng=7)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a[0], a[1])  # each row gets its own noise
+    noise = (a - 1.0).ravel()
+    n = noise.size
+    assert abs(noise.mean()) <= Z * mech.sigma / math.sqrt(n)
+    # Var of the sample variance of a Gaussian is 2 sigma^4 / n.
+    assert abs(noise.var() - mech.sigma ** 2) <= Z * math.sqrt(2 / n) * mech.sigma ** 2
+    corr = np.corrcoef(a[:, 0], a[:, 1])[0, 1]
+    assert abs(corr) <= Z / math.sqrt(a.shape[0])
+
+
+def test_symmetric_gaussian_is_symmetric_with_iid_upper_triangle():
+    d, m = 4, 40000
+    mech = SymmetricGaussianMechanism.calibrated(0.5, 1e-6, sensitivity=0.2)
+    assert mech.ledger_entry().family == "gaussian"
+    base = np.eye(d) * 0.3 + 0.1
+    out = mech.release(np.broadcast_to(base, (m, d, d)), rng=3)
+    assert out.shape == (m, d, d)
+    np.testing.assert_array_equal(out, np.swapaxes(out, -1, -2))  # exactly symmetric
+    iu = np.triu_indices(d)
+    upper = (out - base)[:, iu[0], iu[1]]  # (m, d(d+1)/2): diagonal and off-diagonal entries
+    s = mech.sigma
+    np.testing.assert_array_less(np.abs(upper.mean(axis=0)), Z * s / math.sqrt(m))
+    np.testing.assert_array_less(np.abs(upper.var(axis=0) - s ** 2), Z * math.sqrt(2 / m) * s ** 2)
+    corr = np.corrcoef(upper.T)
+    off = corr[~np.eye(corr.shape[0], dtype=bool)]
+    assert np.max(np.abs(off)) <= Z / math.sqrt(m)
+    # A single matrix works too and is symmetric.
+    one = mech.release(base, rng=0)
+    np.testing.assert_array_equal(one, one.T)
+
+
+def test_laplace_mechanism_scale_and_variance():
+    mech = LaplaceMechanism.calibrated(0.5, sensitivity=2.0)
+    assert mech.scale == pytest.approx(4.0) and mech.pure_epsilon == pytest.approx(0.5)
+    assert mech.ledger_entry().parameter == pytest.approx(2.0)  # scale / sensitivity = 1 / epsilon
+    noise = mech.release(np.zeros((100000,)), rng=5)
+    # Laplace(b): mean 0, variance 2 b^2, E|X| = b; Var|X| = b^2.
+    assert abs(noise.mean()) <= Z * math.sqrt(2) * 4.0 / math.sqrt(noise.size)
+    assert abs(np.abs(noise).mean() - 4.0) <= Z * 4.0 / math.sqrt(noise.size)
+
+
+def test_laplace_pair_is_unbiased_with_scale_three_over_epsilon():
+    eps = 0.8
+    pair = LaplacePair(eps)
+    assert pair.mechanism.scale == pytest.approx(3.0 / eps)
+    assert pair.ledger_entry().parameter == pytest.approx(1 / eps)
+    m = 100000
+    x = np.tile([-0.7, 0.0, 0.4, 1.0], m // 4)
+    y = np.tile([0.5, 1.0, -1.0, -0.2], m // 4)
+    psi, cap_psi = pair.release(x, y, rng=11)
+    assert psi.shape == cap_psi.shape == (m,)
+    sd = math.sqrt(2) * 3.0 / eps
+    for k, (xi, yi) in enumerate(zip([-0.7, 0.0, 0.4, 1.0], [0.5, 1.0, -1.0, -0.2])):
+        tol = Z * sd / math.sqrt(m // 4)
+        assert abs(psi[k::4].mean() - np.sign(xi) * yi) <= tol
+        assert abs(cap_psi[k::4].mean() - abs(xi)) <= tol
+    # The two coordinates carry independent noise.
+    assert abs(np.corrcoef(psi, cap_psi)[0, 1]) <= Z / math.sqrt(m)
+
+
+def test_l2_ball_magnitude_closed_forms():
+    # d = 1: sqrt(pi) Gamma(1) / Gamma(1/2) = 1, so M = r (e^eps + 1) / (e^eps - 1).
+    for eps in (0.1, 1.0, 3.0):
+        assert l2_ball_channel_magnitude(eps, 1, 2.0) == pytest.approx(2.0 * (math.exp(eps) + 1) / (math.exp(eps) - 1))
+    # General d: M tanh(eps/2) E|z_1| = r for z uniform on the unit sphere (E|z_1| = Gamma(d/2)/(sqrt(pi) Gamma((d+1)/2))).
+    for d in (2, 3, 10, 200):
+        e_abs = math.exp(special.gammaln(d / 2) - special.gammaln((d + 1) / 2)) / math.sqrt(math.pi)
+        assert l2_ball_channel_magnitude(0.7, d) * math.tanh(0.35) * e_abs == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("d, eps, radius", [(1, 1.0, 1.0), (3, 0.5, 1.0), (6, 2.0, 0.5)])
+def test_l2_ball_channel_unbiased_with_second_moment_m2_over_d(d, eps, radius):
+    chan = L2BallChannel(eps, d, radius)
+    assert chan.ledger_entry().family == "pure" and chan.ledger_entry().parameter == eps
+    big_m = chan.magnitude
+    rng = np.random.default_rng(2024 + d)
+    inputs = [np.zeros(d), 0.5 * radius * np.eye(d)[0], radius * rng.normal(size=d)]
+    inputs[2] *= radius / np.linalg.norm(inputs[2])
+    n = 200000
+    for v in inputs:
+        z = chan.release(np.broadcast_to(v, (n, d)), rng=rng)
+        assert z.shape == (n, d)
+        np.testing.assert_allclose(np.linalg.norm(z, axis=1), big_m, rtol=1e-12)
+        # Unbiased: each coordinate has variance <= E[Z_i^2] = M^2 / d.
+        np.testing.assert_array_less(np.abs(z.mean(axis=0) - v), Z * big_m / math.sqrt(d * n))
+        # E[Z Z^T] = (M^2/d) I exactly; Var(Z_i Z_j) <= M^4 E[u_i^2 u_j^2] <= 3 M^4 / (d (d + 2)).
+        second = z.T @ z / n
+        tol = Z * big_m ** 2 * math.sqrt(3 / (d * (d + 2)) / n)
+        np.testing.assert_array_less(np.abs(second - big_m ** 2 / d * np.eye(d)), tol)
+        # Hence Cov(Z) = (M^2/d) I - v v^T <= (M^2/d) I (the covariance bound).
+
+
+def test_l2_ball_channel_hemisphere_probability_is_the_privacy_ratio():
+    # For ||v|| = r, P(<Z, v> > 0) = e^eps / (1 + e^eps) and for -v it is 1 / (1 + e^eps): ratio e^eps.
+    eps, d, n = 1.3, 4, 200000
+    chan = L2BallChannel(eps, d)
+    v = np.array([0.0, 0.6, 0.0, 0.8])
+    p_plus = np.mean(chan.release(np.broadcast_to(v, (n, d)), rng=1) @ v > 0)
+    p_minus = np.mean(chan.release(np.broadcast_to(-v, (n, d)), rng=2) @ v > 0)
+    pi = math.exp(eps) / (1 + math.exp(eps))
+    tol = Z * math.sqrt(0.25 / n)
+    assert abs(p_plus - pi) <= tol and abs(p_minus - (1 - pi)) <= tol
+    # An interior input: P = (1/2 + ||v||/2r) pi + (1/2 - ||v||/2r)(1 - pi).
+    w = 0.25 * v
+    p_w = np.mean(chan.release(np.broadcast_to(w, (n, d)), rng=3) @ v > 0)
+    assert abs(p_w - (0.625 * pi + 0.375 * (1 - pi))) <= tol
+
+
+def test_project_rows_projects_onto_the_ball_and_keeps_inside_rows():
+    stats = np.array([[3.0, 4.0], [0.3, 0.4], [0.0, 0.0]])
+    with pytest.warns(Warning, match="projected"):
+        out = project_rows(stats, 1.0)
+    np.testing.assert_allclose(out, [[0.6, 0.8], [0.3, 0.4], [0.0, 0.0]])
+    mats = np.stack([np.eye(2) * 5, np.eye(2) * 0.1])
+    with pytest.warns(Warning, match="projected"):
+        out = project_rows(mats, 1.0)
+    np.testing.assert_allclose(np.linalg.norm(out.reshape(2, -1), axis=1), [1.0, math.sqrt(0.02)])
+
+
+def test_local_randomizer_gaussian_calibration_and_refusals():
+    def stat(f, r):
+        return f * r[:, None]
+
+    rand = LocalRandomizer.gaussian(stat, 1.5, 0.5, 1e-6, feature_bound=1.5)
+    assert rand.channel.sensitivity == pytest.approx(3.0)
+    assert rand.channel.sigma == pytest.approx(gaussian_sigma(0.5, 1e-6, 3.0))
+    assert rand.ledger_entry() == rand.channel.ledger_entry()
+    sym = LocalRandomizer.gaussian(lambda f, r: np.einsum("ni,nj->nij", f, f), 1.0, 1.0, 1e-5, symmetric=True)
+    out = sym(np.full((5, 3), 0.2), np.zeros(5), rng=0)
+    assert out.shape == (5, 3, 3)
+    np.testing.assert_array_equal(out, np.swapaxes(out, 1, 2))
+    # Under-calibrated channels are refused: sensitivity below 2R, or an L2-ball of smaller radius.
+    with pytest.raises(ValueError, match="not be private"):
+        LocalRandomizer(stat, 1.0, GaussianMechanism(sensitivity=1.9, sigma=10.0))
+    with pytest.raises(ValueError, match="not be private"):
+        LocalRandomizer(stat, 1.0, SymmetricGaussianMechanism(sensitivity=1.0, sigma=10.0))
+    with pytest.raises(ValueError, match="radius"):
+        LocalRandomizer(stat, 1.0, L2BallChannel(1.0, 3, radius=0.5))
+    LocalRandomizer(stat, 1.0, GaussianMechanism(sensitivity=2.0, sigma=10.0))  # exactly 2R is fine
+
+
+def test_local_randomizer_rows_are_independent_and_centred():
+    rand = LocalRandomizer.gaussian(lambda f, r: f * r[:, None], 1.0, 1.0, 1e-5)
+    m = 50000
+    x = np.tile([0.6, -0.8], (m, 1))
+    y = np.full(m, 0.5)
+    out = rand(x, y, rng=9)
+    s = rand.channel.sigma
+    np.testing.assert_array_less(np.abs(out.mean(axis=0) - [0.3, -0.4]), Z * s / math.sqrt(m))
+    assert abs(np.corrcoef(out[:-1, 0], out[1:, 0])[0, 1]) <= Z / math.sqrt(m)
+
+
+def test_local_randomizer_with_l2_ball_channel_is_unbiased():
+    d, n = 3, 100000
+    chan = L2BallChannel(1.0, d, radius=1.0)
+    rand = LocalRandomizer(lambda f, r: f * r[:, None], 1.0, chan)
+    x = np.tile([0.0, 0.6, 0.8], (n, 1))
+    out = rand(x, np.full(n, -0.5), rng=4)
+    np.testing.assert_allclose(np.linalg.norm(out, axis=1), chan.magnitude)
+    np.testing.assert_array_less(np.abs(out.mean(axis=0) - [0.0, -0.3, -0.4]), Z * chan.magnitude / math.sqrt(d * n))
