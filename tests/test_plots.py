@@ -1,0 +1,110 @@
+"""privbandit.plots: long-form DataFrame in, Axes out; the drawn data is the data given."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+
+from privbandit import plots  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def _results(seeds: int = 3) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    rows = []
+    t = np.array([1, 2, 4, 8, 16, 32, 64])
+    for agent, eps, slope in (("elim-jdp", 0.3, 0.7), ("elim-jdp", 1.0, 0.6), ("elim-nonprivate", np.inf, 0.5),
+                              ("uniform", np.inf, 1.0)):
+        for seed in range(seeds):
+            cum = t ** slope * (1 + 0.05 * rng.standard_normal(t.size))
+            for ti, c in zip(t, cum):
+                rows.append(dict(env="heavy-tailed-d5k5", agent=agent, epsilon=eps, seed=seed, t=ti, horizon=64,
+                                 cum_regret=c))
+    return pd.DataFrame(rows)
+
+
+def test_regret_curves_returns_axes_with_one_line_per_agent_and_log_axes():
+    df = _results()
+    ax = plots.regret_curves(df, loglog=True)
+    assert isinstance(ax, Axes)
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    labels = {t.get_text() for t in ax.get_legend().get_texts()}
+    assert labels == {"elim-jdp", "elim-nonprivate", "uniform"}
+    ax2 = plots.regret_curves(df, hue="agent")
+    assert ax2.get_xscale() == "linear"
+
+
+def test_regret_curves_band_contains_the_mean():
+    df = _results(seeds=5)
+    ax = plots.regret_curves(df[df["agent"] == "uniform"], hue=None)
+    line = ax.get_lines()[0]
+    x, y = line.get_xdata(), line.get_ydata()
+    expected = df[df["agent"] == "uniform"].groupby("t")["cum_regret"].mean()
+    np.testing.assert_allclose(y, expected.loc[x].to_numpy())
+    band = ax.collections[0].get_paths()[0].vertices
+    assert band[:, 1].min() < y.min() + 1e-9 and band[:, 1].max() >= y.max()
+
+
+def test_regret_vs_epsilon_draws_private_points_and_nonprivate_lines():
+    ax = plots.regret_vs_epsilon(_results())
+    assert isinstance(ax, Axes) and ax.get_xscale() == "log"
+    hlines = [ln for ln in ax.get_lines() if ln.get_linestyle() == "--"]
+    assert len(hlines) == 2  # elim-nonprivate and uniform
+    final = _results()
+    final = final[(final.t == 64) & (final.agent == "uniform")]["cum_regret"].mean()
+    assert any(np.isclose(ln.get_ydata()[0], final) for ln in hlines)
+
+
+def test_metric_and_coverage_vs_T():
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame([dict(oracle=o, T=T, seed=s, error=1 / np.sqrt(T) * (1 + 0.1 * rng.random()),
+                            coverage=min(1.0, 0.9 + 0.1 * rng.random()))
+                       for o in ("ssp", "iw") for T in (2 ** 10, 2 ** 12, 2 ** 14) for s in range(3)])
+    ax = plots.metric_vs_T(df, "error")
+    assert isinstance(ax, Axes) and ax.get_yscale() == "log"
+    ax = plots.coverage_vs_T(df, nominal=0.95)
+    assert isinstance(ax, Axes)
+    assert any(np.allclose(ln.get_ydata(), 0.95) for ln in ax.get_lines())
+
+
+def test_information_ellipses_semi_axes_are_the_eigenvalues():
+    m = np.array([[2.0, 0.0], [0.0, 0.5]])
+    pts = plots.ellipse_points(m, n=401)
+    assert np.isclose(np.abs(pts[:, 0]).max(), 2.0) and np.isclose(np.abs(pts[:, 1]).max(), 0.5)
+    ax = plots.information_ellipses({"Sigma^1/2": m, "U*^-1": np.eye(2)}, normalize=True)
+    assert isinstance(ax, Axes)
+    first = ax.get_lines()[0]
+    assert np.isclose(np.abs(first.get_xdata()).max(), 1.0)  # normalized to a largest semi-axis of 1
+
+
+def test_bad_inputs_raise_clear_errors(tmp_path):
+    with pytest.raises(ValueError, match="missing the columns"):
+        plots.regret_curves(pd.DataFrame({"t": [1]}))
+    with pytest.raises(ValueError, match="empty"):
+        plots.regret_curves(_results().iloc[:0])
+    with pytest.raises(TypeError, match="DataFrame"):
+        plots.regret_curves([1, 2, 3])
+    with pytest.raises(ValueError, match="2x2"):
+        plots.ellipse_points(np.eye(3))
+    with pytest.raises(ValueError, match="at least one"):
+        plots.information_ellipses({})
+
+
+def test_save_standard_figures_writes_pngs(tmp_path):
+    paths = plots.save_standard_figures(_results(), tmp_path)
+    names = sorted(p.name for p in paths)
+    assert names == ["epsilon_heavy-tailed-d5k5.png", "regret_heavy-tailed-d5k5.png"]
+    for p in paths:
+        assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
