@@ -14,9 +14,15 @@ from .base import (
     register_agent,
     uniform_choice,
 )
-from .simple import UniformAgent
+from .elimination import EliminationAgent, surviving_actions
+from .linucb import LDPUCBAgent, LinUCBAgent, SSLinUCBAgent
+from .simple import EpsilonGreedyAgent, UniformAgent
+from .spanner import barycentric_spanner
+from .squarecb import SquareCBAgent, inverse_gap_weighting
 
 __all__ = [
-    "Agent", "BanditSpec", "EpochAgent", "UniformAgent", "agent_descriptions", "agent_names", "doubling_schedule",
-    "make_agent", "register_agent", "uniform_choice",
+    "Agent", "BanditSpec", "EliminationAgent", "EpochAgent", "EpsilonGreedyAgent", "LDPUCBAgent", "LinUCBAgent",
+    "SSLinUCBAgent", "SquareCBAgent", "UniformAgent", "agent_descriptions", "agent_names", "barycentric_spanner",
+    "doubling_schedule", "inverse_gap_weighting", "make_agent", "register_agent", "surviving_actions",
+    "uniform_choice",
 ]

@@ -1,0 +1,169 @@
+"""Approximate barycentric spanners of action sets, vectorised over many contexts at once.
+
+A subset A' of a set of feature vectors {phi_a : a in A_1} is a C-spanner when every phi_a is a
+combination sum_{a' in A'} gamma_{a'} phi_{a'} with every |gamma_{a'}| <= C (`def:spanner`). A
+1-spanner of size dim(span) exists (`lem:bary-spanner`); Awerbuch & Kleinberg (2008) compute a
+C-spanner (C > 1) in polynomial time:
+
+1. Start from the basis X = I (columns e_1..e_d). For each position i, put in column i the vector
+   phi_a maximizing |det X_{i <- a}| (keep e_i when every candidate gives 0: the set spans fewer
+   than d dimensions);
+2. while some phi_a and a position i holding an action give |det X_{i <- a}| > C |det X|, swap.
+
+Every swap multiplies |det X| by more than C, so step 2 ends after O(d log_C d) swaps. By Cramer's
+rule the coefficients of phi_a in the basis X are c_i = det X_{i <- a} / det X, so the whole
+algorithm runs on the coefficient tensor Cf = X^{-1} Phi^T (one Gauss-Jordan pivot per replacement,
+no determinant or inverse is ever formed). The retained unit vectors e_i only pin down coordinates
+outside the set's span, so at the end every surviving phi_a has coefficients in [-C, C] on the
+chosen actions and zero on the retained e_i: a C-spanner of size dim(span).
+
+References
+----------
+Source paper, `def:spanner`, `lem:bary-spanner`, `appdx:spanner`, `alg:plan`;
+Awerbuch & Kleinberg (2008), "Online linear optimization and adaptive routing", Prop. 2.2-2.4.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import check_array, check_real
+
+_RANK_TOL = 1e-9
+_CHUNK = 8192
+
+
+def _pivot(coef: np.ndarray, pos: np.ndarray, arm: np.ndarray, do: np.ndarray) -> None:
+    """Gauss-Jordan pivot, in place: in the rows where ``do``, replace basis column ``pos`` by ``arm``.
+
+    ``coef`` (m, d, K) holds X^{-1} Phi^T; afterwards it holds X'^{-1} Phi^T for the new basis. Rows
+    with ``do`` False get the identity pivot (incoming coordinates e_pos), which leaves them unchanged.
+    """
+    r = np.arange(coef.shape[0])
+    c = coef[r, :, arm]                                    # (m, d): coordinates of the incoming arm
+    c[~do] = 0.0
+    c[~do, pos[~do]] = 1.0
+    piv_row = coef[r, pos, :] / c[r, pos][:, None]         # (m, K)
+    coef -= c[:, :, None] * piv_row[:, None, :]
+    coef[r, pos, :] = piv_row
+
+
+def barycentric_spanner(features: np.ndarray, mask: np.ndarray | None = None, *, constant: float = 2.0,
+                        max_swaps: int | None = None) -> np.ndarray:
+    """A C-approximate barycentric spanner of the masked actions of every context.
+
+    Parameters
+    ----------
+    features : ndarray (m, K, d)
+        phi(x, a) for m contexts and K actions.
+    mask : ndarray of bool (m, K), optional
+        The candidate set A_1 of each context (all actions by default). Every row needs at least one
+        True entry.
+    constant : float
+        C > 1: every candidate is a combination of the spanner's vectors with coefficients in [-C, C]
+        (C = 2 in the source paper).
+    max_swaps : int, optional
+        Safety cap on step 2's swaps per context (default: a bound far above d log_C d; never binds
+        in exact arithmetic).
+
+    Returns
+    -------
+    ndarray of bool (m, K)
+        The spanner of each context: a subset of ``mask`` with at most min(d, K) actions (exactly
+        dim span{phi_a : a in A_1} of them, or one action when all candidates are 0). Ties are broken
+        towards the lowest action index, so the result is deterministic.
+
+    References
+    ----------
+    Source paper, `def:spanner`, `lem:bary-spanner`; Awerbuch & Kleinberg (2008).
+    """
+    phi = check_array("features", features, ndim=3)
+    m, k, d = phi.shape
+    constant = check_real("constant", constant, low=1.0, low_open=True)
+    if mask is None:
+        mask = np.ones((m, k), dtype=bool)
+    else:
+        mask = np.asarray(mask)
+        if mask.shape != (m, k) or mask.dtype != bool:
+            raise ValueError(f"mask must be a boolean array of shape ({m}, {k}), got {mask.dtype} {mask.shape}")
+        if m and not np.all(mask.any(axis=1)):
+            raise ValueError("mask must keep at least one action in every context")
+    if max_swaps is None:
+        max_swaps = 4 * d * (1 + int(np.ceil(np.log(max(d, 2)) / np.log(constant)))) + 8
+    if m == 0:
+        return np.zeros((0, k), dtype=bool)
+    out = np.zeros((m, k), dtype=bool)
+    for lo in range(0, m, _CHUNK):
+        hi = min(m, lo + _CHUNK)
+        out[lo:hi] = _spanner_chunk(phi[lo:hi], mask[lo:hi], constant, max_swaps)
+    return out
+
+
+def _spanner_chunk(phi: np.ndarray, mask: np.ndarray, constant: float, max_swaps: int) -> np.ndarray:
+    m, k, d = phi.shape
+    coef = np.swapaxes(phi, 1, 2).copy()                   # X = I: coefficients are the features themselves
+    scale = np.abs(np.where(mask[:, None, :], coef, 0.0)).max(axis=(1, 2))
+    tol = _RANK_TOL * np.where(scale > 0, scale, 1.0)
+    holder = np.full((m, d), -1, dtype=np.int64)           # arm held by each basis position (-1: e_i)
+    rows_all = np.arange(m)
+
+    # step 1: fill the positions one by one with the arm of largest |coefficient| (largest determinant)
+    for i in range(d):
+        cand = np.where(mask, np.abs(coef[:, i, :]), -1.0)
+        best = np.argmax(cand, axis=1)
+        ok = cand[rows_all, best] > tol
+        if np.any(ok):
+            _pivot(coef, np.full(m, i), best, ok)
+            holder[ok, i] = best[ok]
+
+    # step 2: swap while some candidate has a coefficient above C on a position holding an arm
+    active = np.nonzero((holder >= 0).sum(axis=1) > 1)[0]  # a single held arm already spans alone
+    allowed = (holder >= 0)[:, :, None] & mask[:, None, :]
+    for _ in range(max_swaps):
+        if active.size == 0:
+            break
+        sub = np.where(allowed[active], np.abs(coef[active]), 0.0).reshape(active.size, -1)
+        best = np.argmax(sub, axis=1)
+        improve = sub[np.arange(active.size), best] > constant
+        active, best = active[improve], best[improve]
+        if active.size == 0:
+            break
+        pos, arm = np.divmod(best, k)
+        part = coef[active]
+        _pivot(part, pos, arm, np.ones(active.size, dtype=bool))
+        coef[active] = part
+        holder[active, pos] = arm
+
+    out = np.zeros((m, k), dtype=bool)
+    r, c = np.nonzero(holder >= 0)
+    out[r, holder[r, c]] = True
+    empty = ~out.any(axis=1)                                  # every candidate is the zero vector
+    if np.any(empty):
+        out[empty, np.argmax(mask[empty], axis=1)] = True
+    return out
+
+
+def spanner_coefficients(features: np.ndarray, spanner: np.ndarray, candidates: np.ndarray) -> tuple[np.ndarray, float]:
+    """Least-squares coefficients of each candidate on one context's spanner (for checks and tests).
+
+    Parameters
+    ----------
+    features : ndarray (K, d)
+        One context's features.
+    spanner : ndarray of bool (K,)
+        The spanner.
+    candidates : ndarray of bool (K,)
+        The set the spanner should span.
+
+    Returns
+    -------
+    coefficients : ndarray (n_candidates, n_spanner)
+    residual : float
+        max over candidates of ||phi_a - sum gamma phi_{a'}||.
+    """
+    phi = check_array("features", features, ndim=2)
+    basis = phi[np.asarray(spanner, dtype=bool)]
+    target = phi[np.asarray(candidates, dtype=bool)]
+    coefs, *_ = np.linalg.lstsq(basis.T, target.T, rcond=None)
+    resid = np.linalg.norm(basis.T @ coefs - target.T, axis=0)
+    return coefs.T, float(resid.max(initial=0.0))

@@ -1,0 +1,82 @@
+"""Approximate barycentric spanners (`def:spanner`, `lem:bary-spanner`)."""
+
+import numpy as np
+import pytest
+
+from privbandit.agents.spanner import barycentric_spanner, spanner_coefficients
+
+
+def _contexts(rng, m, k, d):
+    """Random contexts with rank-deficient, duplicated, zero and rank-one cases mixed in."""
+    phi = rng.standard_normal((m, k, d))
+    q = m // 6
+    phi[:q, :, d // 2:] = 0.0                                                  # rank d/2
+    phi[q:2 * q] = np.repeat(phi[q:2 * q, :2], (k + 1) // 2, axis=1)[:, :k]   # duplicates, rank 2
+    phi[2 * q:3 * q] = rng.standard_normal((q, k, 1)) * rng.standard_normal((q, 1, d))  # rank 1
+    phi[3 * q:3 * q + 3] = 0.0                                                  # all zero
+    phi[3 * q + 3:4 * q] *= rng.uniform(1e-3, 1e3, (q - 3, 1, 1))               # scales
+    return phi
+
+
+@pytest.mark.parametrize("k,d,c", [(10, 10, 2.0), (30, 3, 2.0), (12, 5, 1.2), (4, 8, 2.0)])
+def test_every_candidate_is_a_bounded_combination_of_the_spanner(k, d, c):
+    rng = np.random.default_rng(k * 100 + d)
+    m = 600
+    phi = _contexts(rng, m, k, d)
+    mask = rng.random((m, k)) < 0.6
+    mask[np.arange(m), rng.integers(0, k, m)] = True
+    span = barycentric_spanner(phi, mask, constant=c)
+    assert span.shape == (m, k) and span.dtype == bool
+    assert not np.any(span & ~mask), "the spanner must be a subset of the candidates"
+    for i in range(m):
+        cand = phi[i][mask[i]]
+        rank = np.linalg.matrix_rank(cand, tol=1e-9 * max(np.abs(cand).max(), 1e-300))
+        assert span[i].sum() == max(rank, 1)
+        coefs, resid = spanner_coefficients(phi[i], span[i], mask[i])
+        scale = max(np.abs(cand).max(), 1e-300)
+        assert resid <= 1e-8 * scale
+        if rank > 0:
+            assert np.abs(coefs).max() <= c + 1e-9
+
+
+def test_the_swap_phase_is_needed_and_works():
+    # many arms in low dimension: the greedy fill alone leaves coefficients above C, the swaps remove them
+    rng = np.random.default_rng(7)
+    m, k, d = 400, 40, 3
+    phi = rng.standard_normal((m, k, d)) * rng.uniform(0.1, 1.0, (m, k, 1))
+    no_swap = barycentric_spanner(phi, constant=1.1, max_swaps=0)
+    full = barycentric_spanner(phi, constant=1.1)
+    worst_no_swap = max(np.abs(spanner_coefficients(phi[i], no_swap[i], np.ones(k, bool))[0]).max() for i in range(m))
+    worst_full = max(np.abs(spanner_coefficients(phi[i], full[i], np.ones(k, bool))[0]).max() for i in range(m))
+    assert worst_no_swap > 1.1 + 1e-6
+    assert worst_full <= 1.1 + 1e-9
+
+
+def test_independent_candidates_are_their_own_spanner_and_result_is_deterministic():
+    rng = np.random.default_rng(3)
+    phi = rng.standard_normal((50, 6, 6))
+    mask = rng.random((50, 6)) < 0.5
+    mask[:, 0] = True
+    a = barycentric_spanner(phi, mask)
+    np.testing.assert_array_equal(a, mask)
+    np.testing.assert_array_equal(a, barycentric_spanner(phi.copy(), mask.copy()))
+
+
+def test_ties_go_to_the_lowest_index():
+    e = np.eye(2)
+    phi = np.stack([e[0], e[0], e[1], e[1]])[None]     # duplicates: arms 0 and 2 must be chosen
+    np.testing.assert_array_equal(barycentric_spanner(phi)[0], [True, False, True, False])
+    zero = np.zeros((1, 3, 2))
+    np.testing.assert_array_equal(barycentric_spanner(zero, np.array([[False, True, True]]))[0], [False, True, False])
+
+
+def test_bad_input():
+    phi = np.zeros((2, 3, 2))
+    with pytest.raises(ValueError, match="constant"):
+        barycentric_spanner(phi, constant=1.0)
+    with pytest.raises(ValueError, match="mask"):
+        barycentric_spanner(phi, np.zeros((2, 3), dtype=bool))
+    with pytest.raises(ValueError, match="mask"):
+        barycentric_spanner(phi, np.ones((2, 4), dtype=bool))
+    with pytest.raises(ValueError, match="features"):
+        barycentric_spanner(np.full((2, 3, 2), np.nan))
