@@ -1,0 +1,579 @@
+"""Information-weighted (IW) linear regression under joint (central) differential privacy.
+
+In words: a curator first learns, privately, a weighting matrix W with F_DP(W) ~ I, where
+F_DP(W) = E[W phi phi^T W / (1 + gamma ||W phi||)] + lambda W (`def:FJDP`). Each user's row then enters
+the regression with weight 1 / (1 + gamma ||W phi||): a row's influence on any statistic is at most
+1/gamma, whatever its norm, so the privacy noise is calibrated to 1/gamma instead of to the largest
+possible ||phi|| = B. The estimate solves the information-weighted normal equations and carries the
+confidence radius c * lambda * ||W phi||.
+
+Three oracles live here:
+
+- ``"spectral-dp"``, Spectral-Iteration-DP (`alg:W-JDP`): K stages of disjoint users; stage k streams its
+  rows through W_k, H_k = mean W_k^{1/2} phi phi^T W_k^{1/2} / (1 + gamma ||W_k phi||) is released with
+  SymPriv, F_k = W_k^{1/2} H~_k W_k^{1/2} + lambda W_k and W_{k+1} = sym(F_k^{-1/2} W_k). Memory O(d^2).
+  Its Estimate has theta = 0 and width matrix W (a diagnostic oracle: tests and W* studies).
+- ``"iw-regression-dp"``, IW-Regression-DP (`alg:JDP-linear-regression`): half the users learn W as above,
+  the other half give psi = mean W phi y / (1 + gamma ||W phi||) and Psi = mean W phi phi^T / (...),
+  released as ONE joint Gaussian on the concatenation (B psi, vec Psi); theta_hat = (Psi~ + lambda I)^{-1} psi~.
+- ``"iw-fixed-p-dp"``, distribution-specific IW (`alg:JDP-linear-regression-fixed-p`): W is computed from
+  the known distribution (or public samples) by the exact spectral iteration, all users give psi, and
+  theta_hat = W psi~.
+
+Privacy. Every stage uses disjoint users and releases one Gaussian at the full (epsilon, delta) (parallel
+composition; `appdx:JDP-verify`, `lem:DP-composition`); every release is recorded in ``fit.ledger`` with
+its row range. Sensitivities are L2 (Frobenius for matrices) under replacement of one row:
+
+- H_k: each term has Frobenius norm phi^T W phi / (1 + gamma ||W phi||) <= B ||W phi|| / (1 + gamma ||W phi||)
+  < B / gamma, so the mean over N rows has sensitivity 2B/(gamma N) (the paper's Delta = B/(gamma N)).
+- (B psi, vec Psi): each term is ||W phi|| / (1 + gamma ||W phi||) * (B y, phi) in norm <= sqrt(2) B / gamma,
+  so the mean over n rows has sensitivity 2 sqrt(2) B / (gamma n). (The paper releases psi at Delta =
+  2/(gamma T) and Psi at 2B/(gamma T) separately, each at the full budget, which composes to more than
+  (epsilon, delta); weighting psi by B gives the two the same ratio of noise to sensitivity.)
+- psi alone (fixed p): sensitivity 2 / (gamma T).
+
+The noise multiplier sigma / sensitivity comes from the privacy spec only (``calibration``: the exact
+analytic Gaussian, or the paper's sigma_alpha); the constants choice moves lambda and gamma, hence the
+sensitivity, never the multiplier.
+
+References
+----------
+Source paper, `def:FJDP`, `alg:W-JDP`, `prop:JDP-W`, `alg:JDP-linear-regression`,
+`thm:JDP-linear-regression-full`, `lem:hth-JDP-property`, `lem:JDP-cb-logA`,
+`alg:JDP-linear-regression-fixed-p`, `prop:JDP-linear-regression-fixed-p`, `def:Guassian-channel`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy import special
+
+from .._validation import check_array, check_int, check_positive, check_real
+from ..infomatrix import f_dp, psd_sqrt, spectral_update, symmetrize, w_star
+from ..privacy import GaussianMechanism, PrivacySpec, SymmetricGaussianMechanism
+from ..privacy.calibration import CALIBRATION_METHODS, analytic_noise_multiplier, gaussian_sigma
+from .base import EpochFit, Estimate, Oracle, register_oracle, stage_sizes_split
+
+CONSTANTS = ("practical", "theory")
+"""The two parameter regimes of every IW oracle."""
+
+# Defaults of the absolute constants, per regime. "theory" follows the source (see iw_parameters);
+# "practical" was calibrated with scripts/bench_regression.py (coverage >= 95% in every cell).
+THEORY = dict(c_lambda=8.0, c_gamma=8.0, c_width=10.0)
+PRACTICAL = dict(c_lambda=1.0, c_gamma=2.0, c_width=3.0)
+
+
+@lru_cache(maxsize=1024)
+def release_multiplier(epsilon: float, delta: float, method: str = "analytic", n_releases: int = 1) -> float:
+    """Noise multiplier sigma / sensitivity of each of ``n_releases`` Gaussians on the same records.
+
+    Together the releases are (epsilon, delta)-DP: with ``"analytic"`` each gets sqrt(k) times the single
+    analytic multiplier z*, and k Gaussians with multiplier sqrt(k) z* compose exactly into one with z*;
+    with ``"paper"`` each gets the paper's calibration at (epsilon/k, delta/k) (basic composition).
+
+    References
+    ----------
+    Source paper, `def:Guassian-channel`; PAPER.md ("split the budget or release one joint vector").
+    """
+    n_releases = check_int("n_releases", n_releases, low=1)
+    if method == "analytic":
+        return analytic_noise_multiplier(epsilon, delta) * math.sqrt(n_releases)
+    if method == "paper":
+        return gaussian_sigma(epsilon / n_releases, delta / n_releases, 1.0, "paper")
+    raise ValueError(f"calibration must be one of {CALIBRATION_METHODS}, got {method!r}")
+
+
+@dataclass(frozen=True)
+class IWParameters:
+    """The resolved parameters of one IW fit.
+
+    Attributes
+    ----------
+    lam, gamma : float
+        lambda and gamma of F_DP.
+    n_stages : int
+        K, the number of spectral stages.
+    c_width : float
+        The width is c_width * lambda * ||W phi||.
+    """
+
+    lam: float
+    gamma: float
+    n_stages: int
+    c_width: float
+
+
+def iw_parameters(n_rounds: int, dim: int, bound: float, multiplier: float, *, constants: str, confidence: float,
+                  w_fraction: float = 0.5, c_lambda: float | None = None, c_gamma: float | None = None,
+                  c_width: float | None = None, n_stages: int | None = None, mu: float = 1.0,
+                  sens_scale: float | None = None) -> IWParameters:
+    """lambda, gamma, K and the width constant of an IW oracle fitted on ``n_rounds`` rows.
+
+    ``constants="theory"`` (`thm:JDP-linear-regression-full`, `eq:JDP-linear-regression-parameters`,
+    `lem:JDP-cb-logA`, `thm:JDP-L1-regression`), with sigma_alpha = 2 * multiplier (the paper's noise scale
+    per unit of Delta = sensitivity/2), delta_c = ``confidence`` and T = n_rounds::
+
+        K      = max(ceil(log log T), 4)
+        lambda = c_lambda * sqrt(d log(2/delta_c) / T) / mu           (c_lambda = 8: 8 lambda dominates the
+                                                                       16 sqrt(d log(2/delta_c)/T) term of
+                                                                       lem:hth-JDP-property (3), so 10 lambda covers)
+        gamma  = c_gamma * K * (sigma_alpha * B' * sqrt(d + log(K/delta_c)) + log(K/delta_c)) / (lambda T)
+        width  = c_width * lambda * ||W phi||,  c_width = 10 (lem:JDP-cb-logA; 8 L_nu for GLMs)
+
+    with B' = B (linear) or B + 1/mu (GLM, ``sens_scale``). The source leaves C "a large absolute constant";
+    c_gamma = 8 is privbandit's reading.
+
+    ``constants="practical"``: K = 4, lambda = c_lambda sqrt(d/T) / mu and gamma chosen so that the SymPriv
+    noise of one stage has operator norm about lambda / c_gamma' ... precisely
+    gamma = c_gamma * multiplier * B' * sqrt(d) / (lambda N), N = w_fraction T / K the stage size; the width
+    constant is calibrated with the benchmark.
+    """
+    if constants not in CONSTANTS:
+        raise ValueError(f"constants must be one of {CONSTANTS}, got {constants!r}")
+    table = THEORY if constants == "theory" else PRACTICAL
+    c_lambda = table["c_lambda"] if c_lambda is None else c_lambda
+    c_gamma = table["c_gamma"] if c_gamma is None else c_gamma
+    c_width = table["c_width"] if c_width is None else c_width
+    b_eff = bound if sens_scale is None else sens_scale
+    t = max(int(n_rounds), 1)
+    if constants == "theory":
+        k = max(math.ceil(math.log(max(math.log(max(t, 3)), 1.0))), 4) if n_stages is None else n_stages
+        lam = c_lambda * math.sqrt(dim * math.log(2.0 / confidence) / t) / mu
+        log_k = math.log(k / confidence)
+        gamma = c_gamma * k * (2.0 * multiplier * b_eff * math.sqrt(dim + log_k) + log_k) / (lam * t)
+    else:
+        k = 4 if n_stages is None else n_stages
+        lam = c_lambda * math.sqrt(dim / t) / mu
+        n_stage = max(w_fraction * t / k, 1.0)
+        gamma = c_gamma * multiplier * b_eff * math.sqrt(dim) / (lam * n_stage)
+    gamma = max(gamma, 1e-12)
+    return IWParameters(lam=float(lam), gamma=float(gamma), n_stages=int(k), c_width=float(c_width))
+
+
+def iw_weights(wx: np.ndarray, gamma: float) -> np.ndarray:
+    """The information weights 1 / (1 + gamma ||W phi||) of rows ``wx`` = (W phi_t)_t, shape (m,)."""
+    return 1.0 / (1.0 + gamma * np.linalg.norm(wx, axis=1))
+
+
+@dataclass(frozen=True)
+class _IWConfig(Oracle):
+    """Shared fields of the IW oracles (documented on each oracle)."""
+
+    privacy: PrivacySpec = field(default_factory=PrivacySpec)
+    constants: str = "practical"
+    confidence: float = 0.05
+    calibration: str = "analytic"
+    c_lambda: float | None = None
+    c_gamma: float | None = None
+    c_width: float | None = None
+    n_stages: int | None = None
+    lam: float | None = None
+    gamma: float | None = None
+
+    privacy_models: ClassVar[tuple[str, ...]] = ("jdp",)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.constants not in CONSTANTS:
+            raise ValueError(f"constants must be one of {CONSTANTS}, got {self.constants!r}")
+        if self.calibration not in CALIBRATION_METHODS:
+            raise ValueError(f"calibration must be one of {CALIBRATION_METHODS}, got {self.calibration!r}")
+        check_real("confidence", self.confidence, low=0.0, high=1.0, low_open=True, high_open=True)
+        for name in ("c_lambda", "c_gamma", "c_width", "lam", "gamma"):
+            if getattr(self, name) is not None:
+                check_positive(name, getattr(self, name))
+        if self.n_stages is not None:
+            check_int("n_stages", self.n_stages, low=1)
+
+    def multiplier(self, n_releases: int = 1) -> float:
+        """sigma / sensitivity of each release when ``n_releases`` releases touch the same rows."""
+        return release_multiplier(self.privacy.epsilon, self.privacy.delta, self.calibration, n_releases)
+
+    def parameters(self, n_rounds: int, dim: int, bound: float, *, w_fraction: float = 0.5, mu: float = 1.0,
+                   sens_scale: float | None = None, n_releases: int = 1, c_gamma: float | None = None
+                   ) -> IWParameters:
+        """lambda, gamma, K, c_width for a fit on ``n_rounds`` rows (explicit ``lam``/``gamma`` win;
+        ``c_gamma`` is a subclass default used when the user gave none)."""
+        p = iw_parameters(n_rounds, dim, bound, self.multiplier(n_releases), constants=self.constants,
+                          confidence=self.confidence, w_fraction=w_fraction, c_lambda=self.c_lambda,
+                          c_gamma=self.c_gamma if self.c_gamma is not None else c_gamma, c_width=self.c_width,
+                          n_stages=self.n_stages, mu=mu, sens_scale=sens_scale)
+        lam = p.lam if self.lam is None else float(self.lam)
+        gamma = p.gamma if self.gamma is None else float(self.gamma)
+        return IWParameters(lam=lam, gamma=gamma, n_stages=p.n_stages, c_width=p.c_width)
+
+
+class SpectralStagesFit(EpochFit):
+    """A fit whose first ``n_stages`` stages run the private spectral iteration of `alg:W-JDP`.
+
+    Subclasses call :meth:`_init_spectral` in ``__init__`` and route stages >= n_w_stages themselves.
+    Per stage k the fit keeps W_k, W_k^{1/2} and the running sum of H_k: O(d^2) memory.
+    """
+
+    def _init_spectral(self, params: IWParameters, n_w_stages: int, multiplier: float) -> None:
+        self.params = params
+        self.n_w_stages = n_w_stages
+        self._mult_h = multiplier
+        self.w = np.eye(self.dim)
+        self._w_half = np.eye(self.dim)
+        self._h_sum = np.zeros((self.dim, self.dim))
+        self.trace: list[dict[str, float]] = []
+
+    def _add_w_rows(self, x: np.ndarray) -> None:
+        wx = x @ self.w
+        half = x @ self._w_half
+        weights = iw_weights(wx, self.params.gamma)
+        self._h_sum += (half * weights[:, None]).T @ half
+
+    def _close_w_stage(self, stage: int) -> None:
+        start, stop = self.stage_range(stage)
+        n = stop - start
+        if n == 0:  # an empty stage releases nothing and leaves W unchanged
+            return
+        lam, gamma = self.params.lam, self.params.gamma
+        sens = 2.0 * self.bound / (gamma * n)
+        mech = SymmetricGaussianMechanism(sensitivity=sens, sigma=self._mult_h * sens)
+        h_noisy = mech.release(symmetrize(self._h_sum / n), self.rng)
+        self.ledger.record(start, stop, mech.ledger_entry(), label=f"{self.oracle.name} H stage {stage}")
+        f = symmetrize(self._w_half @ h_noisy @ self._w_half + lam * self.w)
+        vals = np.linalg.eigvalsh(f)
+        self.trace.append(dict(stage=stage, f_min=float(vals[0]), f_max=float(vals[-1]), noise_sd=mech.sigma))
+        self.w = spectral_update(self.w, f)
+        self._w_half = psd_sqrt(self.w)
+        self._h_sum = np.zeros((self.dim, self.dim))
+
+
+# --------------------------------------------------------------------------------------------------
+# Spectral-Iteration-DP
+
+
+class SpectralDPFit(SpectralStagesFit):
+    """All rows go to the K stages of `alg:W-JDP`."""
+
+    oracle: "SpectralDP"
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        cfg = self.oracle
+        params = cfg.parameters(self.n_rounds, self.dim, self.bound, w_fraction=1.0)
+        self._init_spectral(params, params.n_stages, cfg.multiplier())
+        self.stage_sizes = stage_sizes_split(self.n_rounds, [1.0 / params.n_stages] * params.n_stages)
+
+    def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
+        self._add_w_rows(x)
+
+    def _close_stage(self, stage: int) -> None:
+        self._close_w_stage(stage)
+
+    def _estimate(self) -> Estimate:
+        p = self.params
+        return Estimate(np.zeros(self.dim), self.link, self.w, 1.0,
+                        info=dict(lam=p.lam, gamma=p.gamma, n_stages=p.n_stages, trace=list(self.trace)))
+
+
+@register_oracle
+@dataclass(frozen=True)
+class SpectralDP(_IWConfig):
+    """Spectral-Iteration-DP: learn W with F_DP(W) ~ I privately (`alg:W-JDP`); theta = 0, width matrix W.
+
+    Parameters
+    ----------
+    privacy : PrivacySpec
+        Joint DP budget per user (each stage's users spend it once).
+    constants : {"practical", "theory"}
+        Parameter regime of :func:`iw_parameters` (all rows count as W rows: w_fraction = 1).
+    confidence : float
+        Statistical failure probability used by the theory constants (not a privacy parameter).
+    calibration : {"analytic", "paper"}
+        Gaussian calibration of the noise multiplier.
+    c_lambda, c_gamma, c_width : float, optional
+        Override the regime's absolute constants.
+    n_stages : int, optional
+        K (default: the regime's).
+    lam, gamma : float, optional
+        Override lambda and gamma directly.
+
+    Notes
+    -----
+    SymPriv at Frobenius sensitivity 2B/(gamma N) per stage of N users (the paper's Delta = B/(gamma N)).
+
+    References
+    ----------
+    Source paper, `alg:W-JDP`, `prop:JDP-W`, `prop:spec-converge-JDP`, `appdx:JDP-verify`.
+    """
+
+    name: ClassVar[str] = "spectral-dp"
+    fit_class: ClassVar[type[EpochFit]] = SpectralDPFit
+
+
+# --------------------------------------------------------------------------------------------------
+# IW-Regression-DP
+
+
+class IWRegressionDPFit(SpectralStagesFit):
+    """Stages 0..K-1 learn W; stage K streams psi and Psi (O(d^2) memory)."""
+
+    oracle: "IWRegressionDP"
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        cfg = self.oracle
+        params = cfg.parameters(self.n_rounds, self.dim, self.bound, w_fraction=cfg.w_fraction)
+        k = params.n_stages
+        self._init_spectral(params, k, cfg.multiplier())
+        self.stage_sizes = stage_sizes_split(self.n_rounds, [cfg.w_fraction / k] * k + [1.0 - cfg.w_fraction])
+        self._psi = np.zeros(self.dim)
+        self._psi_mat = np.zeros((self.dim, self.dim))
+        self._released: tuple[np.ndarray, np.ndarray] | None = None
+
+    def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
+        if stage < self.n_w_stages:
+            self._add_w_rows(x)
+            return
+        wx = x @ self.w
+        u = wx * iw_weights(wx, self.params.gamma)[:, None]
+        self._psi += u.T @ y
+        self._psi_mat += u.T @ x
+
+    def _close_stage(self, stage: int) -> None:
+        if stage < self.n_w_stages:
+            self._close_w_stage(stage)
+            return
+        start, stop = self.stage_range(stage)
+        n = stop - start
+        if n == 0:
+            return
+        d, b = self.dim, self.bound
+        sens = 2.0 * math.sqrt(2.0) * b / (self.params.gamma * n)
+        mech = GaussianMechanism(sensitivity=sens, sigma=self.oracle.multiplier() * sens)
+        joint = np.concatenate([b * self._psi / n, (self._psi_mat / n).ravel()])
+        out = mech.release(joint, self.rng)
+        self.ledger.record(start, stop, mech.ledger_entry(), label=f"{self.oracle.name} (psi, Psi)")
+        self._released = (out[:d] / b, out[d:].reshape(d, d))
+        self._noise = (mech.sigma / b, mech.sigma)
+
+    def _estimate(self) -> Estimate:
+        p = self.params
+        info = dict(lam=p.lam, gamma=p.gamma, n_stages=p.n_stages, trace=list(self.trace), w=self.w.copy())
+        if self._released is None:  # no regression users (tiny epoch): theta = 0 and the trivial radius ||phi||
+            return Estimate(np.zeros(self.dim), self.link, np.eye(self.dim), 1.0 / self.link.mu,
+                            info=dict(info, fallback="no regression rows"))
+        psi, psi_mat = self._released
+        theta = solve_regularized(psi_mat, psi, p.lam)
+        info.update(noise_sd_psi=self._noise[0], noise_sd_Psi=self._noise[1])
+        return Estimate(theta, self.link, self.w, p.c_width * p.lam / self.link.mu, info=info)
+
+
+def solve_regularized(mat: np.ndarray, vec: np.ndarray, lam: float) -> np.ndarray:
+    """(mat + lam I)^{-1} vec; least squares if the noisy system is singular (never NaN)."""
+    a = mat + lam * np.eye(mat.shape[0])
+    try:
+        out = np.linalg.solve(a, vec)
+    except np.linalg.LinAlgError:
+        out = np.linalg.lstsq(a, vec, rcond=None)[0]
+    if not np.all(np.isfinite(out)):
+        out = np.linalg.lstsq(a, vec, rcond=None)[0]
+    return out
+
+
+@register_oracle
+@dataclass(frozen=True)
+class IWRegressionDP(_IWConfig):
+    """IW-Regression-DP: private W on half the users, private (psi, Psi) on the other half.
+
+    theta_hat = (Psi~ + lambda I)^{-1} psi~, width c * lambda * ||W phi|| (divided by mu_nu for a GLM link,
+    where this linear oracle is a misspecified fit).
+
+    Parameters
+    ----------
+    privacy : PrivacySpec
+        Joint DP budget per user.
+    constants : {"practical", "theory"}
+        Parameter regime (:func:`iw_parameters`); the noise multiplier does not depend on it.
+    confidence : float
+        Statistical failure probability of the theory constants (not a privacy parameter).
+    calibration : {"analytic", "paper"}
+        Gaussian calibration.
+    c_lambda, c_gamma, c_width, n_stages, lam, gamma : optional
+        Overrides of the regime's constants and parameters.
+    w_fraction : float
+        Share of the epoch's users that learn W (the paper's 1/2).
+
+    Notes
+    -----
+    Privacy: W stages as in :class:`SpectralDP`; the regression users' (B psi, vec Psi) is ONE Gaussian at L2
+    sensitivity 2 sqrt(2) B / (gamma n). Every user is in exactly one release, at the full (epsilon, delta).
+
+    References
+    ----------
+    Source paper, `alg:JDP-linear-regression`, `thm:JDP-linear-regression-full`, `lem:hth-JDP-property`,
+    `lem:JDP-cb-logA` (width 10 lambda ||W phi||).
+    """
+
+    w_fraction: float = 0.5
+
+    name: ClassVar[str] = "iw-regression-dp"
+    fit_class: ClassVar[type[EpochFit]] = IWRegressionDPFit
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_real("w_fraction", self.w_fraction, low=0.0, high=1.0, low_open=True, high_open=True)
+
+
+# --------------------------------------------------------------------------------------------------
+# Distribution-specific IW-Regression-DP
+
+
+class IWFixedPFit(EpochFit):
+    """One stage: psi streamed with the public W."""
+
+    oracle: "IWFixedPDP"
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        cfg = self.oracle
+        if cfg.features.shape[1] != self.dim:
+            raise ValueError(f"the oracle's distribution has dimension {cfg.features.shape[1]}, "
+                             f"the fit was started with dim={self.dim}")
+        self.lam, self.gamma = cfg.lam_gamma(self.n_rounds)
+        self.w, self.f_residual = cfg.weighting(self.n_rounds)
+        self._psi = np.zeros(self.dim)
+        self._noise_sd = 0.0
+
+    def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
+        wx = x @ self.w
+        self._psi += (wx * iw_weights(wx, self.gamma)[:, None]).T @ y
+
+    def _close_stage(self, stage: int) -> None:
+        start, stop = self.stage_range(stage)
+        n = stop - start
+        sens = 2.0 / (self.gamma * n)
+        mech = GaussianMechanism(sensitivity=sens, sigma=self.oracle.multiplier() * sens)
+        self._psi = mech.release(self._psi / n, self.rng)
+        self._noise_sd = mech.sigma
+        self.ledger.record(start, stop, mech.ledger_entry(), label=f"{self.oracle.name} psi")
+
+    def _estimate(self) -> Estimate:
+        cfg = self.oracle
+        theta = self.w @ self._psi
+        scale = cfg.width_scale(self.n_rounds, self.lam, self.gamma, self._noise_sd, self.f_residual,
+                                float(np.linalg.eigvalsh(self.w)[0]))
+        return Estimate(theta, self.link, self.w, scale / self.link.mu,
+                        info=dict(lam=self.lam, gamma=self.gamma, f_residual=self.f_residual,
+                                  noise_sd_psi=self._noise_sd))
+
+
+@register_oracle
+@dataclass(frozen=True)
+class IWFixedPDP(_IWConfig):
+    """Distribution-specific IW-Regression-DP: W from the known p (or public samples), theta_hat = W psi~.
+
+    Parameters
+    ----------
+    privacy : PrivacySpec
+        Joint DP budget per user.
+    features : ndarray (n, d)
+        Atoms of the known feature distribution p, or public samples from it (rows clipped to no bound:
+        they are public). Default: a single atom at 0 is useless, so the default is the standard basis
+        vectors e_1..e_8 with equal mass (an isotropic spiky p in d = 8), only meant for smoke tests;
+        pass the real distribution.
+    weights : ndarray (n,), optional
+        Probabilities of the atoms (uniform when omitted).
+    constants : {"practical", "theory"}
+        ``"theory"``: lambda = 1/sqrt(T), gamma = sqrt(log(1/delta)/(epsilon^2 T)) (the algorithm's line 1) and the
+        rigorous Bernstein + Gaussian radius below; ``"practical"``: the same lambda, gamma = c_gamma z / sqrt(T)
+        with z the noise multiplier (c_gamma = 0.5 by default), and Gaussian quantiles in the radius.
+    confidence : float
+        Failure probability of the radius for one fixed phi (not a privacy parameter).
+    norm_bound : float
+        S >= ||theta*||.
+    tol : float
+        ||F_DP(W) - I||_op tolerance of the exact spectral iteration (the algorithm asks for
+        min(lambda lambda_min(W), 1)).
+
+    Notes
+    -----
+    Privacy: psi has L2 sensitivity 2/(gamma T) (the paper's Delta = 1/(gamma T)); one Gaussian release.
+    Width: theta_hat - theta* = W (psi~ - E psi) + (W E psi - theta*), and with F = F_DP(W),
+    W E psi - theta* = W (F - I) W^{-1} theta* - lambda W theta*. For a fixed phi, Bernstein (terms bounded by
+    ||W phi||/gamma, variance <= ||W phi||^2 / T since E[w w^T] <= F - lambda W <= I) and the Gaussian tail give
+    |<phi, theta_hat - theta*>| <= c ||W phi|| with
+    c = S (lambda + ||F - I|| / lambda_min(W)) + sqrt(2 log(4/conf) / T) + 4 log(4/conf) / (3 gamma T)
+    + sigma sqrt(2 log(4/conf)) (theory), or with the Gaussian quantile q = Phi^{-1}(1 - conf/2)
+    c = S (lambda + ||F - I|| / lambda_min(W)) + q sqrt(1/T + sigma^2) (practical).
+
+    References
+    ----------
+    Source paper, `alg:JDP-linear-regression-fixed-p`, `prop:JDP-linear-regression-fixed-p`.
+    """
+
+    features: np.ndarray = field(default_factory=lambda: np.eye(8), compare=False, repr=False)
+    weights: np.ndarray | None = field(default=None, compare=False, repr=False)
+    norm_bound: float = 1.0
+    tol: float = 1e-9
+
+    name: ClassVar[str] = "iw-fixed-p-dp"
+    fit_class: ClassVar[type[EpochFit]] = IWFixedPFit
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        x = check_array("features", self.features, ndim=2, allow_empty=False)
+        x = np.array(x, dtype=float)
+        x.setflags(write=False)
+        object.__setattr__(self, "features", x)
+        if self.weights is not None:
+            w = check_array("weights", self.weights, shape=(x.shape[0],))
+            if np.any(w < 0) or not w.sum() > 0:
+                raise ValueError("weights must be non-negative with a positive sum")
+            w = np.array(w / w.sum())
+            w.setflags(write=False)
+            object.__setattr__(self, "weights", w)
+        check_positive("norm_bound", self.norm_bound)
+        check_positive("tol", self.tol)
+        object.__setattr__(self, "_cache", {})
+
+    def lam_gamma(self, n_rounds: int) -> tuple[float, float]:
+        """(lambda, gamma) for an epoch of ``n_rounds`` users."""
+        t = max(n_rounds, 1)
+        lam = (self.c_lambda or 1.0) / math.sqrt(t) if self.lam is None else self.lam
+        if self.gamma is not None:
+            return float(lam), float(self.gamma)
+        if self.constants == "theory":
+            gamma = (self.c_gamma or 1.0) * math.sqrt(math.log(1.0 / self.privacy.delta)
+                                                       / (self.privacy.epsilon ** 2 * t))
+        else:
+            gamma = (self.c_gamma or 0.5) * self.multiplier() / math.sqrt(t)
+        return float(lam), float(max(gamma, 1e-12))
+
+    def weighting(self, n_rounds: int) -> tuple[np.ndarray, float]:
+        """(W, ||F_DP(W) - I||_op) for ``n_rounds`` users (cached: it depends only on public quantities)."""
+        lam, gamma = self.lam_gamma(n_rounds)
+        key = (lam, gamma)
+        cache = self.__dict__["_cache"]
+        if key not in cache:
+            res = w_star(self.features, self.weights, gamma=gamma, lam=lam, tol=self.tol, max_iter=500)
+            w = res.matrix
+            resid = float(np.max(np.abs(np.linalg.eigvalsh(
+                f_dp(w, self.features, self.weights, gamma=gamma, lam=lam) - np.eye(w.shape[0])))))
+            if len(cache) > 64:
+                cache.clear()
+            cache[key] = (w, resid)
+        w, resid = cache[key]
+        return w.copy(), resid
+
+    def width_scale(self, n_rounds: int, lam: float, gamma: float, noise_sd: float, f_residual: float,
+                    w_min: float) -> float:
+        """The radius constant c of |<phi, theta_hat - theta*>| <= c ||W phi|| (see Notes)."""
+        t = max(n_rounds, 1)
+        conf = self.confidence
+        bias = self.norm_bound * (lam + f_residual / max(w_min, 1e-300))
+        if self.constants == "theory":
+            lg = math.log(4.0 / conf)
+            return bias + math.sqrt(2 * lg / t) + 4 * lg / (3 * gamma * t) + noise_sd * math.sqrt(2 * lg)
+        q = float(special.ndtri(1.0 - conf / 2.0))
+        return (self.c_width or 1.0) * (bias + q * math.sqrt(1.0 / t + noise_sd ** 2))
