@@ -18,10 +18,16 @@ from .base import (
 from .ridge import Ridge
 
 # --- joint/central-DP oracles (issue 4) ---
+from .dp_sgd import DPSGD
+from .glm_jdp import IWGLMDP
+from .iw_jdp import IWFixedPDP, IWRegressionDP, SpectralDP
+from .ssp import SSP
 
 # --- local-DP oracles (issue 5) ---
 
 __all__ = [
     "EpochFit", "Estimate", "LocalEpochFit", "Oracle", "Ridge", "make_oracle", "oracle_class", "oracle_names",
     "register_oracle", "stage_sizes_split",
+    # joint/central-DP oracles (issue 4)
+    "DPSGD", "IWFixedPDP", "IWGLMDP", "IWRegressionDP", "SSP", "SpectralDP",
 ]
