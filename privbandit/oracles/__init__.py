@@ -24,10 +24,17 @@ from .iw_jdp import IWFixedPDP, IWRegressionDP, SpectralDP
 from .ssp import SSP
 
 # --- local-DP oracles (issue 5) ---
+from .glm_ldp import IWGLMLDP
+from .iw_ldp import IWFixedPLDP, IWRegressionLDP, learn_u_ldp
+from .ldp_sgd import LDPClippedSGD
+from .simple_ldp import SimpleLDP
+from .ssp_local import SSPLocal
 
 __all__ = [
     "EpochFit", "Estimate", "LocalEpochFit", "Oracle", "Ridge", "make_oracle", "oracle_class", "oracle_names",
     "register_oracle", "stage_sizes_split",
     # joint/central-DP oracles (issue 4)
     "DPSGD", "IWFixedPDP", "IWGLMDP", "IWRegressionDP", "SSP", "SpectralDP",
+    # local-DP oracles (issue 5)
+    "IWFixedPLDP", "IWGLMLDP", "IWRegressionLDP", "LDPClippedSGD", "SSPLocal", "SimpleLDP", "learn_u_ldp",
 ]
