@@ -18,6 +18,30 @@ class ClippingWarning(UserWarning):
     """Raised (as a warning) when clipping changed a feature or a reward before a mechanism."""
 
 
+def scale_to_ball(rows: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
+    """Scale each row (last axis) of ``rows`` down to L2 norm at most ``radius``, without overflow.
+
+    Norms are computed on rows divided by their largest absolute entry, so rows with entries near the
+    float maximum are projected correctly (not turned into zeros by an infinite norm).
+
+    Returns
+    -------
+    out : ndarray
+        The projected rows (rows inside the ball unchanged).
+    over : ndarray of bool, shape rows.shape[:-1]
+        Which rows were changed.
+    """
+    rows = np.asarray(rows, dtype=float)
+    top = np.max(np.abs(rows), axis=-1, keepdims=True) if rows.shape[-1] else np.zeros(rows.shape[:-1] + (1,))
+    safe_top = np.where(top > 0, top, 1.0)
+    unit = rows / safe_top
+    unit_norm = np.linalg.norm(unit, axis=-1, keepdims=True)  # in [1, sqrt(d)] for nonzero rows
+    over = (top > 0) & (unit_norm > radius / safe_top)
+    safe_norm = np.where(over, unit_norm, 1.0)
+    out = np.where(over, unit / safe_norm * radius, rows)
+    return out, over[..., 0]
+
+
 def clip_features(features: np.ndarray, bound: float) -> np.ndarray:
     """Scale each row of ``features`` (..., d) down to L2 norm at most ``bound``.
 
@@ -34,14 +58,12 @@ def clip_features(features: np.ndarray, bound: float) -> np.ndarray:
         A new array whose rows have norm <= bound; rows already inside are unchanged.
     """
     bound = check_positive("bound", bound)
-    norms = np.linalg.norm(features, axis=-1, keepdims=True)
-    over = norms > bound
+    out, over = scale_to_ball(features, bound)
     if not np.any(over):
         return np.array(features, dtype=float, copy=True)
     warnings.warn(f"{int(over.sum())} feature vector(s) had norm above the bound B={bound:g} and were "
                   f"scaled down before a privacy mechanism", ClippingWarning, stacklevel=2)
-    scale = np.where(over, bound / np.where(over, norms, 1.0), 1.0)
-    return features * scale
+    return out
 
 
 def clip_rewards(rewards: np.ndarray, bound: float = 1.0) -> np.ndarray:

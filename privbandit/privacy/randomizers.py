@@ -25,7 +25,7 @@ import numpy as np
 
 from .._validation import as_generator, check_positive, check_rows
 from .calibration import CalibrationMethod
-from .clipping import ClippingWarning, clip_features, clip_rewards
+from .clipping import ClippingWarning, clip_features, clip_rewards, scale_to_ball
 from .mechanisms import GaussianMechanism, L2BallChannel, MechanismEntry, SymmetricGaussianMechanism
 
 Statistic = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -35,14 +35,12 @@ Statistic = Callable[[np.ndarray, np.ndarray], np.ndarray]
 def project_rows(stats: np.ndarray, radius: float) -> np.ndarray:
     """Project each row (flattened over trailing axes) of ``stats`` onto the L2 ball of ``radius``."""
     flat = stats.reshape(stats.shape[0], -1)
-    norms = np.linalg.norm(flat, axis=1)
-    over = norms > radius
+    out, over = scale_to_ball(flat, radius)
     if not np.any(over):
         return stats
     warnings.warn(f"{int(over.sum())} local statistic(s) exceeded the declared radius {radius:g} and were "
                   f"projected before the channel", ClippingWarning, stacklevel=3)
-    scale = np.where(over, radius / np.where(over, norms, 1.0), 1.0)
-    return (flat * scale[:, None]).reshape(stats.shape)
+    return out.reshape(stats.shape)
 
 
 @dataclass(frozen=True)
