@@ -61,8 +61,15 @@ def clip_features(features: np.ndarray, bound: float) -> np.ndarray:
     out, over = scale_to_ball(features, bound)
     if not np.any(over):
         return np.array(features, dtype=float, copy=True)
-    warnings.warn(f"{int(over.sum())} feature vector(s) had norm above the bound B={bound:g} and were "
-                  f"scaled down before a privacy mechanism", ClippingWarning, stacklevel=2)
+    # Rows over B by rounding only (norm <= B (1 + 1e-12), e.g. unit vectors scaled to B) are projected
+    # silently: the projection is still applied, but the data did not really change.
+    rows = np.asarray(features, dtype=float)[over]
+    top = np.max(np.abs(rows), axis=-1)
+    norms = top * np.linalg.norm(rows / top[:, None], axis=-1)
+    real = int(np.sum(norms > bound * (1 + 1e-12)))
+    if real:
+        warnings.warn(f"{real} feature vector(s) had norm above the bound B={bound:g} and were "
+                      f"scaled down before a privacy mechanism", ClippingWarning, stacklevel=2)
     return out
 
 
