@@ -1,0 +1,321 @@
+"""The Gymnasium environments PrivLinCB-v0 and PrivGLMCB-v0: (generalized) linear contextual bandits
+over context families chosen to make private learning easy or hard.
+
+References
+----------
+Source paper, `sec:intro-cb`, `def:GLM`, `example:ill-condition-p`, `prop:lower-perturbed-p`, `ssec:OLS`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.error import ResetNeeded
+
+from .. import infomatrix
+from .._validation import as_generator, check_int
+from .core import BanditInstance, RoundBatch, RoundStream, build_instance, check_action
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..agents.base import BanditSpec
+
+__all__ = ["DEFAULT_HORIZON", "PrivBanditEnv", "PrivGLMCBEnv", "PrivLinCBEnv"]
+
+DEFAULT_HORIZON = 2 ** 16
+"""Default horizon T (also the registered ``max_episode_steps``)."""
+
+
+class PrivBanditEnv(gym.Env[np.ndarray, np.int64]):
+    """Shared machinery of :class:`PrivLinCBEnv` and :class:`PrivGLMCBEnv` (read their env card)."""
+
+    metadata: dict[str, Any] = {"render_modes": []}
+
+    def __init__(self, *, n_arms: int = 10, dim: int = 10, horizon: int = DEFAULT_HORIZON,
+                 family: Any = "heavy-tailed", conditioning: float | None = None,
+                 family_kwargs: dict | None = None, feature_map: Any = "shared", theta: Any = None,
+                 instance_seed: int | None = 0, bound: float = 1.0, link: Any = "identity",
+                 link_kwargs: dict | None = None, noise: Any = "rademacher", noise_scale: float = 0.5,
+                 render_mode: str | None = None) -> None:
+        if render_mode is not None:
+            raise ValueError(f"render_mode must be None (this env does not render), got {render_mode!r}")
+        self.render_mode = render_mode
+        self.horizon = check_int("horizon", horizon, low=1)
+        self.instance: BanditInstance = build_instance(
+            n_arms=n_arms, dim=dim, family=family, conditioning=conditioning, family_kwargs=family_kwargs,
+            feature_map=feature_map, theta=theta, instance_seed=instance_seed, bound=bound, link=link,
+            link_kwargs=link_kwargs, noise=noise, noise_scale=noise_scale)
+        k, d, b = self.instance.n_arms, self.instance.dim, self.instance.bound
+        self.observation_space = spaces.Box(-b, b, shape=(k, d), dtype=np.float64)
+        self.action_space = spaces.Discrete(k)
+        self._stream: RoundStream | None = None
+        self._t = 0
+
+    # -- the instance ----------------------------------------------------------------------------
+    @property
+    def n_arms(self) -> int:
+        """K."""
+        return self.instance.n_arms
+
+    @property
+    def dim(self) -> int:
+        """d."""
+        return self.instance.dim
+
+    @property
+    def bound(self) -> float:
+        """Feature bound B."""
+        return self.instance.bound
+
+    @property
+    def theta(self) -> np.ndarray:
+        """theta* (a copy)."""
+        return self.instance.theta.copy()
+
+    @property
+    def t(self) -> int:
+        """Rounds played in the current episode."""
+        return self._t
+
+    def bandit_spec(self) -> "BanditSpec":
+        """What an agent may know before it starts: K, d, horizon T, bound B, link (a BanditSpec)."""
+        from ..agents.base import BanditSpec  # lazy: the envs do not depend on the agent stack
+
+        return BanditSpec(self.n_arms, self.dim, self.horizon, self.bound, self.instance.link)
+
+    # -- Gymnasium API ---------------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
+              ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Start an episode; observation = the first round's features (K, d).
+
+        ``seed`` reseeds ``np_random`` and restarts the stream of rounds; without a seed the stream
+        continues, dropping the round that was shown but not played.
+        """
+        super().reset(seed=seed)
+        if seed is not None or self._stream is None:
+            self._stream = RoundStream(self.instance, self.np_random)
+        else:
+            self._stream.skip()
+        self._t = 0
+        return self._stream.current_features(), {"t": 0}
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """Play ``action`` in the current round; observation = the next round's features."""
+        if self._stream is None:
+            raise ResetNeeded("call reset() before step()")
+        if self._t >= self.horizon:
+            raise ResetNeeded(f"the episode ended at the horizon T = {self.horizon}; call reset()")
+        a = check_action(action, self.instance.n_arms)
+        reward, means, best_arm, regret = self._stream.play(a)
+        self._t += 1
+        info = {"expected_reward": means, "optimal_action": best_arm, "regret": regret, "t": self._t}
+        return self._stream.current_features(), reward, False, self._t >= self.horizon, info
+
+    # -- fast path -------------------------------------------------------------------------------
+    def sample_batch(self, n: int) -> RoundBatch:
+        """The next n rounds exactly as n ``step`` calls would see them, advancing the env by n rounds.
+
+        The first round is the one whose features the last ``reset``/``step`` returned. Rewards are
+        given for all arms (the agent's choice does not change the draws), so an agent can play the
+        batch with ``RoundBatch.rewards_of(actions)`` and ``RoundBatch.regret(actions)``.
+
+        Parameters
+        ----------
+        n : int
+            Rounds, in [0, horizon - t].
+        """
+        if self._stream is None:
+            raise ResetNeeded("call reset() before sample_batch()")
+        left = self.horizon - self._t
+        n = check_int("n", n, low=0)
+        if n > left:
+            raise ValueError(f"n must be at most the {left} rounds left before the horizon T = {self.horizon}, "
+                             f"got {n}")
+        batch = self._stream.take(n)
+        self._t += n
+        return batch
+
+    # -- diagnostics -----------------------------------------------------------------------------
+    def uniform_policy_features(self, n_rounds: int = 2 ** 14, rng: Any = 0) -> np.ndarray:
+        """Features of every arm over ``n_rounds`` fresh rounds, shape (n_rounds * K, d).
+
+        Equal weights on these rows are the feature distribution under the uniform policy. Uses its own
+        ``rng`` (never ``np_random``), so diagnostics do not disturb the episode.
+        """
+        n_rounds = check_int("n_rounds", n_rounds, low=1)
+        inst = self.instance
+        contexts = np.asarray(inst.family.sample(n_rounds, as_generator(rng)), dtype=np.float64)
+        return inst.feature_map.features(contexts).reshape(-1, inst.dim)
+
+    def uniform_policy_atoms(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Exact (atoms (m, d), probabilities (m,)) of the uniform-policy feature law, if it is discrete."""
+        atoms = getattr(self.instance.family, "atoms", None)
+        got = atoms() if callable(atoms) else None
+        return None if got is None else self.instance.feature_map.atoms(*got)
+
+    def feature_second_moment(self, n_rounds: int | None = None, rng: Any = 0) -> np.ndarray:
+        """E[phi phi^T] under the uniform policy (d, d): exact when the family knows it and ``n_rounds``
+        is None, else an average over ``n_rounds`` (default 2^14) sampled rounds."""
+        moment = getattr(self.instance.family, "second_moment", None)
+        if n_rounds is None and callable(moment):
+            return self.instance.feature_map.second_moment(moment())
+        x = self.uniform_policy_features(2 ** 14 if n_rounds is None else n_rounds, rng)
+        return infomatrix.second_moment(x)
+
+    def feature_lambda_min(self, n_rounds: int | None = None, rng: Any = 0) -> float:
+        """lambda_min of :meth:`feature_second_moment` (the explorability of the uniform policy)."""
+        return float(np.linalg.eigvalsh(self.feature_second_moment(n_rounds, rng))[0])
+
+    def _law(self, n_rounds: int | None, rng: Any) -> tuple[np.ndarray, np.ndarray | None]:
+        atoms = self.uniform_policy_atoms() if n_rounds is None else None
+        if atoms is not None:
+            return atoms
+        return self.uniform_policy_features(2 ** 14 if n_rounds is None else n_rounds, rng), None
+
+    def u_star(self, lam: float, *, n_rounds: int | None = None, rng: Any = 0,
+               **kwargs: Any) -> infomatrix.SpectralResult:
+        """U* (F_LDP(U*) = I) of the uniform-policy feature law, via :func:`privbandit.infomatrix.u_star`.
+
+        Exact on the atoms of a discrete family; otherwise on ``n_rounds`` (default 2^14) sampled rounds
+        (all K arms each). ``kwargs`` go to ``u_star`` (tol, max_iter).
+
+        References
+        ----------
+        Source paper, `def:FLDP`, `eqn:U-spectral-exact`.
+        """
+        x, w = self._law(n_rounds, rng)
+        return infomatrix.u_star(x, w, lam=lam, **kwargs)
+
+    def w_star(self, gamma: float, lam: float, *, n_rounds: int | None = None, rng: Any = 0,
+               **kwargs: Any) -> infomatrix.SpectralResult:
+        """W* (F_DP(W*) = I) of the uniform-policy feature law, via :func:`privbandit.infomatrix.w_star`.
+
+        References
+        ----------
+        Source paper, `def:FJDP`, `eqn:W-spectral-exact`.
+        """
+        x, w = self._law(n_rounds, rng)
+        return infomatrix.w_star(x, w, gamma=gamma, lam=lam, **kwargs)
+
+
+class PrivLinCBEnv(PrivBanditEnv):
+    """Linear contextual bandit over an ill-conditioned context family (``PrivLinCB-v0``).
+
+    Each round t the context family draws the features Phi_t = (phi(x_t, a))_a of the K arms; the
+    agent picks an arm a_t and receives r_t in [-1, 1] with E[r_t | x_t, a_t] = <phi(x_t, a_t), theta*>.
+    The rewards of all arms are drawn every round (common random numbers), and ``info`` reports the
+    expected rewards, the optimal arm and the pseudo-regret. The families set how hard private
+    learning is: covariance alone does not decide it (see ``privbandit.envs.contexts``).
+
+    ## Action Space
+    ``Discrete(K)``: the index of the arm to play.
+
+    ## Observation Space
+    ``Box(-B, B, (K, d), float64)``: row a is the feature vector phi(x_t, a), with ||phi|| <= B.
+
+    ## Rewards
+    The chosen arm's drawn reward, a float in [-1, 1] with mean m_a = <phi(x_t, a), theta*>:
+    ``noise="rademacher"`` gives r in {-1, 1} (P(r = 1) = (1 + m) / 2, as in the paper);
+    ``noise="gaussian"`` gives m + sigma z clipped symmetrically to [m - (1 - |m|), m + (1 - |m|)],
+    which keeps the mean exactly m. ``info`` = {``expected_reward`` (K,), ``optimal_action``,
+    ``regret`` (max_a m_a - m_{a_t}), ``t`` (rounds played, 1..T)}; reset info = {``t``: 0}.
+
+    ## Starting State
+    ``reset(seed=...)`` seeds ``np_random``, the only source of randomness; the observation is the
+    first round's features. Randomness is drawn in blocks of 1024 rounds, so ``step`` and
+    :meth:`sample_batch` see identical rounds for a seed.
+
+    ## Episode End
+    No termination; truncation after ``horizon`` rounds (the registered ``max_episode_steps`` is
+    2^16: for a larger horizon pass ``max_episode_steps=horizon`` to ``gym.make`` as well).
+
+    ## Arguments
+    - ``n_arms`` (K, default 10), ``dim`` (d, default 10), ``horizon`` (T, default 2^16).
+    - ``family`` (default ``"heavy-tailed"``): ``"isotropic"``, ``"spiky"``, ``"rare-direction"``,
+      ``"heavy-tailed"``, ``"heavy-tailed-direction"``, ``"low-rank"``, or an object with
+      ``sample(n, rng) -> (n, K, d)`` (e.g. a :class:`~privbandit.envs.ContextFamily`).
+    - ``conditioning`` (default None = the family's default): the family's dial -- spiky
+      ``condition``, rare-direction ``rho``, heavy-tailed(-direction) ``scale``, low-rank
+      ``noise_level``. ``family_kwargs``: the family's other parameters.
+    - ``feature_map`` (default ``"shared"``): ``"shared"`` (one theta*, per-arm features) or
+      ``"disjoint"`` (phi(x, a) = e_a (x) x with x in R^{d/K}; d must be a multiple of K).
+    - ``theta`` (default None): theta* in the unit ball with B ||theta*|| <= 1; when None it is drawn
+      from ``instance_seed`` (default 0) with norm min(1, 1/B) along the family's hard direction.
+    - ``bound`` (B, default 1.0), ``noise`` (default ``"rademacher"``), ``noise_scale`` (sigma of the
+      ``"gaussian"`` noise, default 0.5).
+
+    Defaults: ``gym.make("PrivLinCB-v0")`` is d = K = 10, B = 1, T = 2^16 on the heavy-tailed family
+    (tail 2, scale 0.05): E||phi||^2 = 0.0175 against B E||phi|| = 0.0975, lambda_min(Sigma) = 0.00175,
+    so privacy noise calibrated to B is wasteful; a run of 2^16 rounds takes seconds on the batch path.
+
+    ## Version History
+    - v0: initial version.
+
+    References
+    ----------
+    Source paper, `sec:intro-cb`, `example:ill-condition-p`, `prop:lower-perturbed-p`, `ssec:OLS`, `def:lmin`.
+    """
+
+    def __init__(self, *, n_arms: int = 10, dim: int = 10, horizon: int = DEFAULT_HORIZON,
+                 family: Any = "heavy-tailed", conditioning: float | None = None,
+                 family_kwargs: dict | None = None, feature_map: Any = "shared", theta: Any = None,
+                 instance_seed: int | None = 0, bound: float = 1.0, noise: Any = "rademacher",
+                 noise_scale: float = 0.5, render_mode: str | None = None) -> None:
+        super().__init__(n_arms=n_arms, dim=dim, horizon=horizon, family=family, conditioning=conditioning,
+                         family_kwargs=family_kwargs, feature_map=feature_map, theta=theta,
+                         instance_seed=instance_seed, bound=bound, link="identity", noise=noise,
+                         noise_scale=noise_scale, render_mode=render_mode)
+
+
+class PrivGLMCBEnv(PrivBanditEnv):
+    """Generalized linear contextual bandit over an ill-conditioned context family (``PrivGLMCB-v0``).
+
+    As :class:`PrivLinCBEnv`, but the mean reward of arm a is nu(<phi(x_t, a), theta*>) for a link nu
+    with mu_nu <= nu' <= L_nu on the predictor range |z| <= B ||theta*||.
+
+    ## Action Space
+    ``Discrete(K)``.
+
+    ## Observation Space
+    ``Box(-B, B, (K, d), float64)``: the K feature vectors of the round.
+
+    ## Rewards
+    The chosen arm's reward in [-1, 1] with mean nu(<phi(x_t, a_t), theta*>) (Rademacher or
+    symmetrically clipped Gaussian noise); ``info`` as in :class:`PrivLinCBEnv`.
+
+    ## Starting State
+    ``reset(seed=...)`` seeds ``np_random``; the observation is the first round's features.
+
+    ## Episode End
+    Truncation after ``horizon`` rounds (registered ``max_episode_steps`` = 2^16).
+
+    ## Arguments
+    All arguments of :class:`PrivLinCBEnv`, plus
+    - ``link`` (default ``"logistic"``): ``"logistic"`` (nu(z) = 2 sigmoid(s z) - 1 = tanh(s z / 2),
+      slope ``link_kwargs={"scale": s}``, default s = 2), ``"identity"``, or any
+      :class:`privbandit.Link` (a user callable nu with its derivative and the bounds mu, lipschitz;
+      checked on the predictor range to map into [-1, 1] with mu <= nu' <= lipschitz).
+    - ``link_kwargs``: parameters of a named link.
+
+    Defaults: as ``PrivLinCB-v0`` with the logistic link of slope 2 (mu = 1 - tanh(1)^2 ~ 0.42).
+
+    ## Version History
+    - v0: initial version.
+
+    References
+    ----------
+    Source paper, `def:GLM`, `appdx:proof-JDP-gen-linear`, `sec:intro-cb`.
+    """
+
+    def __init__(self, *, n_arms: int = 10, dim: int = 10, horizon: int = DEFAULT_HORIZON,
+                 family: Any = "heavy-tailed", conditioning: float | None = None,
+                 family_kwargs: dict | None = None, feature_map: Any = "shared", theta: Any = None,
+                 instance_seed: int | None = 0, bound: float = 1.0, link: Any = "logistic",
+                 link_kwargs: dict | None = None, noise: Any = "rademacher", noise_scale: float = 0.5,
+                 render_mode: str | None = None) -> None:
+        super().__init__(n_arms=n_arms, dim=dim, horizon=horizon, family=family, conditioning=conditioning,
+                         family_kwargs=family_kwargs, feature_map=feature_map, theta=theta,
+                         instance_seed=instance_seed, bound=bound, link=link, link_kwargs=link_kwargs,
+                         noise=noise, noise_scale=noise_scale, render_mode=render_mode)

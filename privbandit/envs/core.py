@@ -1,0 +1,352 @@
+"""Plain functions and data shared by the Env and its vector twin: the instance, blocks of rounds, regret.
+
+One round: contexts x ~ p (a context family), features Phi = phi(x, .) (K, d), expected rewards
+m_a = nu(<phi(x, a), theta*>), drawn rewards r_a in [-1, 1] with E r_a = m_a for ALL arms (common
+random numbers), the best arm a* = argmax_a m_a and the pseudo-regret m_{a*} - m_a of an action.
+
+Randomness is drawn in fixed-size blocks of rounds (:data:`BLOCK_SIZE`) from the env's generator:
+first the block's contexts (``family.sample``), then its rewards (``noise.sample``). A
+:class:`RoundStream` serves rounds from the current block, so how a consumer splits the rounds
+(``step`` one by one, ``sample_batch`` in chunks of any size) never changes the numbers.
+
+References
+----------
+Source paper, `sec:intro-cb` (regret, f*(x, a) = nu(<phi(x, a), theta*>)), `def:GLM`, `def:linear-model`.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .._validation import check_array, check_int, check_positive
+from ..links import Link, identity_link, make_link
+from .contexts import FAMILIES, ContextFamily, Isotropic, make_family
+from .features import FeatureMap, make_feature_map
+from .noise import RewardNoise, make_noise
+
+__all__ = [
+    "BLOCK_SIZE", "BanditInstance", "Block", "RoundBatch", "RoundStream", "build_instance", "check_action",
+    "draw_block", "expected_rewards", "optimal_actions", "pseudo_regret",
+]
+
+BLOCK_SIZE = 1024
+"""Rounds drawn per block from the env's generator (fixes the random stream; not a tuning knob)."""
+
+_NORM_SLACK = 1e-9
+
+
+class RoundBatch(NamedTuple):
+    """n consecutive rounds of a bandit.
+
+    Attributes
+    ----------
+    features : ndarray (n, K, d)
+        The features of every arm (the observations).
+    rewards : ndarray (n, K)
+        The drawn reward of every arm, in [-1, 1].
+    expected_rewards : ndarray (n, K)
+        nu(<phi, theta*>) of every arm.
+    """
+
+    features: np.ndarray
+    rewards: np.ndarray
+    expected_rewards: np.ndarray
+
+    @property
+    def optimal_actions(self) -> np.ndarray:
+        """argmax_a of the expected rewards, shape (n,) (first index on ties)."""
+        return optimal_actions(self.expected_rewards)
+
+    def regret(self, actions: Any) -> np.ndarray:
+        """Pseudo-regret max_a m_a - m_{a_t} of the actions (n,), shape (n,)."""
+        return pseudo_regret(self.expected_rewards, np.asarray(actions))
+
+    def rewards_of(self, actions: Any) -> np.ndarray:
+        """The drawn rewards of the chosen actions (n,)."""
+        acts = np.asarray(actions)
+        return self.rewards[np.arange(self.rewards.shape[0]), acts]
+
+
+class Block(NamedTuple):
+    """A block of rounds with the per-round best value and optimal action precomputed."""
+
+    features: np.ndarray
+    rewards: np.ndarray
+    expected_rewards: np.ndarray
+    best: np.ndarray
+    optimal: np.ndarray
+
+
+def optimal_actions(expected: np.ndarray) -> np.ndarray:
+    """argmax over arms (last axis) of the expected rewards (first index on ties)."""
+    return np.argmax(expected, axis=-1)
+
+
+def pseudo_regret(expected: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    """max_a m_a - m_{action} per round; expected (n, K), actions (n,)."""
+    rows = np.arange(expected.shape[0])
+    return expected.max(axis=-1) - expected[rows, actions]
+
+
+@dataclass(frozen=True, eq=False)
+class BanditInstance:
+    """Everything fixed about a bandit instance (built by :func:`build_instance`).
+
+    Attributes
+    ----------
+    family : ContextFamily or object with ``sample(n, rng)``
+        Draws contexts of shape (n, *feature_map.context_shape).
+    feature_map : FeatureMap
+        Contexts -> features (n, K, d).
+    theta : ndarray (d,)
+        theta*, with ||theta*|| <= 1.
+    link : Link
+        nu (identity for linear rewards).
+    noise : RewardNoise
+        Reward noise.
+    bound : float
+        Feature bound B.
+    """
+
+    family: Any
+    feature_map: FeatureMap
+    theta: np.ndarray
+    link: Link
+    noise: RewardNoise
+    bound: float
+
+    @property
+    def n_arms(self) -> int:
+        """K."""
+        return self.feature_map.n_arms
+
+    @property
+    def dim(self) -> int:
+        """d."""
+        return self.feature_map.dim
+
+    @property
+    def predictor_bound(self) -> float:
+        """sup |<phi, theta*>| over features of norm <= B."""
+        return self.feature_map.predictor_bound(self.theta, self.bound)
+
+
+def expected_rewards(instance: BanditInstance, contexts: np.ndarray) -> np.ndarray:
+    """nu(<phi(x, a), theta*>) of every round and arm, shape (n, K)."""
+    z = instance.feature_map.predictor(contexts, instance.theta)
+    return z if instance.link.is_identity else np.asarray(instance.link(z), dtype=np.float64)
+
+
+def _check_contexts(instance: BanditInstance, contexts: Any, n: int) -> np.ndarray:
+    """Check a foreign family's output: shape, finiteness, norms <= B; returns a private float64 copy."""
+    shape = (n, *instance.feature_map.context_shape)
+    x = np.array(contexts, dtype=np.float64)
+    if x.shape != shape:
+        raise ValueError(f"family.sample({n}, rng) must return an array of shape {shape}, got {x.shape}")
+    sq = np.einsum("...i,...i->...", x, x)
+    if not np.all(sq <= (instance.bound * (1 + _NORM_SLACK)) ** 2):  # also catches NaN
+        raise ValueError(f"family.sample returned features with norm > bound B = {instance.bound:g} (or NaN)")
+    return np.clip(x, -instance.bound, instance.bound, out=x)
+
+
+def draw_block(instance: BanditInstance, n: int, rng: np.random.Generator) -> Block:
+    """Draw n rounds: contexts first, then the rewards of all arms, from ``rng``.
+
+    A built-in :class:`~privbandit.envs.ContextFamily` guarantees ||phi|| <= B (hence every coordinate
+    in [-B, B]) by construction; any other family's output is checked and clipped coordinate-wise.
+    """
+    contexts = instance.family.sample(n, rng)
+    if not isinstance(instance.family, ContextFamily):
+        contexts = _check_contexts(instance, contexts, n)
+    feats = instance.feature_map.features(contexts)
+    means = expected_rewards(instance, contexts)
+    rewards = instance.noise.sample(means, rng)
+    opt = optimal_actions(means)
+    best = np.take_along_axis(means, opt[:, None], axis=1)[:, 0]
+    return Block(feats, rewards, means, best, opt)
+
+
+def check_action(action: Any, n_arms: int) -> int:
+    """An action as an int in [0, K), or a clear error (TypeError for non-integers)."""
+    if type(action) is int:
+        a = action
+    elif isinstance(action, numbers.Integral) and not isinstance(action, (bool, np.bool_)):
+        a = int(action)
+    elif isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
+        a = int(action)
+    else:
+        raise TypeError(f"action must be an integer arm index in [0, {n_arms - 1}], got {action!r} "
+                        f"({type(action).__name__})")
+    if not 0 <= a < n_arms:
+        raise ValueError(f"action must be an arm index in [0, {n_arms - 1}], got {a}")
+    return a
+
+
+class RoundStream:
+    """Rounds served from fixed-size blocks drawn from one generator (see the module docstring).
+
+    Parameters
+    ----------
+    instance : BanditInstance
+        The bandit.
+    rng : numpy.random.Generator
+        The env's generator (``np_random``); consumed one block at a time.
+    block_size : int
+        Rounds per block.
+    """
+
+    def __init__(self, instance: BanditInstance, rng: np.random.Generator, block_size: int = BLOCK_SIZE) -> None:
+        self.instance = instance
+        self.rng = rng
+        self.block_size = check_int("block_size", block_size, low=1)
+        self.block = draw_block(instance, self.block_size, rng)
+        self.pos = 0
+
+    def _ensure(self) -> None:
+        if self.pos >= self.block_size:
+            self.block = draw_block(self.instance, self.block_size, self.rng)
+            self.pos = 0
+
+    def current_features(self) -> np.ndarray:
+        """A copy of the current round's features (K, d)."""
+        self._ensure()
+        return self.block.features[self.pos].copy()
+
+    def play(self, action: int) -> tuple[float, np.ndarray, int, float]:
+        """Consume the current round: (reward of action, expected rewards (K,), optimal action, regret)."""
+        self._ensure()
+        i, blk = self.pos, self.block
+        means = blk.expected_rewards[i]
+        out = (float(blk.rewards[i, action]), means.copy(), int(blk.optimal[i]), float(blk.best[i] - means[action]))
+        self.pos = i + 1
+        return out
+
+    def skip(self) -> None:
+        """Drop the current round."""
+        self._ensure()
+        self.pos += 1
+
+    def take(self, n: int) -> RoundBatch:
+        """Consume the next n rounds (starting with the current one) as copies."""
+        inst = self.instance
+        feats = np.empty((n, inst.n_arms, inst.dim))
+        rewards = np.empty((n, inst.n_arms))
+        means = np.empty((n, inst.n_arms))
+        done = 0
+        while done < n:
+            self._ensure()
+            m = min(n - done, self.block_size - self.pos)
+            sl = slice(self.pos, self.pos + m)
+            feats[done:done + m] = self.block.features[sl]
+            rewards[done:done + m] = self.block.rewards[sl]
+            means[done:done + m] = self.block.expected_rewards[sl]
+            done += m
+            self.pos += m
+        return RoundBatch(feats, rewards, means)
+
+
+def _check_link(link: Link, zmax: float) -> None:
+    """Check on a grid of predictors |z| <= zmax that nu maps into [-1, 1] with mu <= nu' <= L."""
+    z = np.linspace(-zmax, zmax, 257)
+    vals = np.asarray(link(z), dtype=float)
+    der = np.asarray(link.derivative(z), dtype=float)
+    if vals.shape != z.shape or der.shape != z.shape:
+        raise ValueError("link.fn and link.derivative must be vectorised (same shape out as in)")
+    if not np.all(np.isfinite(vals)) or np.any(np.abs(vals) > 1 + 1e-12):
+        raise ValueError(f"link {link.name!r} must map the predictors |z| <= {zmax:g} into [-1, 1] "
+                         f"(got values in [{np.nanmin(vals):g}, {np.nanmax(vals):g}]); shrink theta or the bound")
+    tol = 1e-9
+    if np.any(der < link.mu * (1 - tol)) or np.any(der > link.lipschitz * (1 + tol)):
+        raise ValueError(f"link {link.name!r}: its derivative on |z| <= {zmax:g} ranges over "
+                         f"[{der.min():g}, {der.max():g}], outside the declared [mu, lipschitz] = "
+                         f"[{link.mu:g}, {link.lipschitz:g}]")
+
+
+def build_instance(*, n_arms: int, dim: int, family: Any, conditioning: Any, family_kwargs: Any,
+                   feature_map: Any, theta: Any, instance_seed: Any, bound: Any, link: Any, link_kwargs: Any,
+                   noise: Any, noise_scale: Any) -> BanditInstance:
+    """Validate the env's constructor arguments and build the instance (see the env card for each one).
+
+    theta* is taken from ``theta`` (||theta|| <= 1) or drawn with ``numpy.random.default_rng(instance_seed)``
+    in the family's suggested direction with norm min(1, 1/B). For the identity link theta* must satisfy
+    sup |<phi, theta*>| <= 1 over ||phi|| <= B (B ||theta*|| <= 1 for shared features) so that mean rewards
+    lie in [-1, 1]; any link is checked to map the predictor range into [-1, 1] with mu <= nu' <= L.
+    """
+    n_arms = check_int("n_arms", n_arms, low=1)
+    dim = check_int("dim", dim, low=1)
+    bound = check_positive("bound", bound)
+    fmap = make_feature_map(feature_map, n_arms=n_arms, dim=dim)
+    ctx_arms, ctx_dim = fmap.context_shape
+
+    # -- context family --------------------------------------------------------------------------
+    if isinstance(family, str):
+        if family not in FAMILIES:
+            raise ValueError(f"family must be one of {tuple(FAMILIES)} or a context family object, got {family!r}")
+        if not isinstance(family_kwargs, (dict, type(None))):
+            raise TypeError(f"family_kwargs must be a dict or None, got {type(family_kwargs).__name__}")
+        params = {} if family_kwargs is None else dict(family_kwargs)
+        if conditioning is not None:
+            dial = FAMILIES[family].dial
+            if dial is None:
+                raise ValueError(f"family {family!r} has no conditioning parameter; pass conditioning=None")
+            if dial in params:
+                raise ValueError(f"pass the {family!r} dial {dial!r} either as conditioning or in family_kwargs, "
+                                 "not both")
+            params[dial] = conditioning
+        fam = make_family(family, dim=ctx_dim, n_arms=ctx_arms, bound=bound, **params)
+    else:
+        if not callable(getattr(family, "sample", None)):
+            raise TypeError(f"family must be a name in {tuple(FAMILIES)} or an object with sample(n, rng), "
+                            f"got {type(family).__name__}")
+        if conditioning is not None or family_kwargs:
+            raise ValueError("conditioning and family_kwargs apply to named families only; configure the family "
+                             "object itself")
+        for attr, want in (("dim", ctx_dim), ("n_arms", ctx_arms)):
+            have = getattr(family, attr, want)
+            if have != want:
+                raise ValueError(f"family.{attr} = {have} but the {fmap.name!r} feature map needs {want} "
+                                 f"(contexts of shape (n, {ctx_arms}, {ctx_dim}))")
+        fam_bound = getattr(family, "bound", bound)
+        if fam_bound > bound * (1 + _NORM_SLACK):
+            raise ValueError(f"family.bound = {fam_bound:g} exceeds the env's feature bound B = {bound:g}")
+        fam = family
+
+    # -- theta* ------------------------------------------------------------------------------------
+    if theta is None:
+        seed = check_int("instance_seed", instance_seed, low=0) if instance_seed is not None else None
+        source = fam if callable(getattr(fam, "theta_direction", None)) else Isotropic(ctx_dim, ctx_arms, bound)
+        th = fmap.draw_theta(source, np.random.default_rng(seed), min(1.0, 1.0 / bound))
+    else:
+        th = check_array("theta", theta, shape=(dim,))
+        if float(np.linalg.norm(th)) > 1 + 1e-12:
+            raise ValueError(f"theta must lie in the unit ball (||theta|| <= 1), got norm {np.linalg.norm(th):g}")
+
+    zmax = fmap.predictor_bound(th, bound)
+
+    # -- link and noise ----------------------------------------------------------------------------
+    if isinstance(link, Link):
+        if link_kwargs:
+            raise ValueError("link_kwargs apply to a named link only; configure the Link object itself")
+        lk = link
+    elif link == "identity":
+        if link_kwargs:
+            raise ValueError("the identity link takes no link_kwargs")
+        lk = identity_link()
+    elif link == "logistic":
+        kw = {} if link_kwargs is None else dict(link_kwargs)
+        kw.setdefault("bound", max(zmax, 1e-9))
+        lk = make_link("logistic", **kw)
+    else:
+        raise ValueError(f"link must be 'identity', 'logistic' or a privbandit Link (a callable nu with its "
+                         f"derivative and bounds mu, lipschitz), got {link!r}")
+    if lk.is_identity and zmax > 1 + 1e-12:
+        raise ValueError(f"with the identity link the mean reward <phi, theta> must stay in [-1, 1]: "
+                         f"sup |<phi, theta>| = {zmax:g} > 1 (need B ||theta|| <= 1; B = {bound:g})")
+    _check_link(lk, zmax)
+    nz = make_noise(noise, scale=check_positive("noise_scale", noise_scale))
+    return BanditInstance(fam, fmap, th, lk, nz, bound)
+

@@ -1,0 +1,182 @@
+"""A numpy-native Gymnasium VectorEnv for PrivLinCB-v0 and PrivGLMCB-v0 (``vector_entry_point``).
+
+Sub-env i behaves exactly as a single env reset with seed ``seed + i`` (Gymnasium's convention), so
+``vectorization_mode="vector_entry_point"`` and ``"sync"`` give identical observations, rewards and
+infos. Each sub-env has its own generator and its own blocks of rounds (:func:`.core.draw_block`);
+the blocks are stacked so a step gathers all sub-envs' rounds with one indexing operation.
+Autoreset follows ``AutoresetMode.NEXT_STEP``: the step after a truncation resets that sub-env
+(reward 0, no regret info) and ignores its action.
+
+References
+----------
+Source paper, `sec:intro-cb`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.error import ResetNeeded
+from gymnasium.utils import seeding
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from .._validation import check_int
+from .bandit_env import DEFAULT_HORIZON
+from .core import BLOCK_SIZE, BanditInstance, build_instance, draw_block
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..agents.base import BanditSpec
+
+__all__ = ["PrivBanditVectorEnv", "PrivGLMCBVectorEnv", "PrivLinCBVectorEnv"]
+
+
+class PrivBanditVectorEnv(VectorEnv):
+    """``num_envs`` independent copies of one bandit instance, stepped together with numpy.
+
+    Parameters
+    ----------
+    num_envs : int
+        Number of sub-envs.
+    max_episode_steps : int, optional
+        Truncation after min(horizon, max_episode_steps) rounds (``gym.make_vec`` passes the registered
+        value, as the TimeLimit wrapper does in the single env).
+    **kwargs
+        The single env's arguments (see :class:`~privbandit.envs.PrivLinCBEnv`).
+    """
+
+    metadata: dict[str, Any] = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(self, num_envs: int = 1, *, max_episode_steps: int | None = None, n_arms: int = 10,
+                 dim: int = 10, horizon: int = DEFAULT_HORIZON, family: Any = "heavy-tailed",
+                 conditioning: float | None = None, family_kwargs: dict | None = None, feature_map: Any = "shared",
+                 theta: Any = None, instance_seed: int | None = 0, bound: float = 1.0, link: Any = "identity",
+                 link_kwargs: dict | None = None, noise: Any = "rademacher", noise_scale: float = 0.5,
+                 render_mode: str | None = None) -> None:
+        if render_mode is not None:
+            raise ValueError(f"render_mode must be None (this env does not render), got {render_mode!r}")
+        self.render_mode = render_mode
+        self.num_envs = check_int("num_envs", num_envs, low=1)
+        horizon = check_int("horizon", horizon, low=1)
+        if max_episode_steps is not None:
+            horizon = min(horizon, check_int("max_episode_steps", max_episode_steps, low=1))
+        self.horizon = horizon
+        self.instance: BanditInstance = build_instance(
+            n_arms=n_arms, dim=dim, family=family, conditioning=conditioning, family_kwargs=family_kwargs,
+            feature_map=feature_map, theta=theta, instance_seed=instance_seed, bound=bound, link=link,
+            link_kwargs=link_kwargs, noise=noise, noise_scale=noise_scale)
+        k, d, b = self.instance.n_arms, self.instance.dim, self.instance.bound
+        self.single_observation_space = spaces.Box(-b, b, shape=(k, d), dtype=np.float64)
+        self.single_action_space = spaces.Discrete(k)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._rngs: list[np.random.Generator] | None = None
+        self._t = np.zeros(self.num_envs, dtype=np.int64)
+        self._done = np.zeros(self.num_envs, dtype=bool)
+
+    def bandit_spec(self) -> "BanditSpec":
+        """K, d, horizon, B and link of every sub-env (a BanditSpec)."""
+        from ..agents.base import BanditSpec  # lazy: the envs do not depend on the agent stack
+
+        inst = self.instance
+        return BanditSpec(inst.n_arms, inst.dim, self.horizon, inst.bound, inst.link)
+
+    # -- stacked blocks --------------------------------------------------------------------------
+    def _refill(self, envs: np.ndarray) -> None:
+        for i in envs:
+            blk = draw_block(self.instance, BLOCK_SIZE, self._rngs[i])
+            for buf, arr in zip(self._bufs, blk):
+                buf[i] = arr
+            self._pos[i] = 0
+
+    def _start(self, seeds: Sequence[int | None]) -> None:
+        self._rngs = [seeding.np_random(s)[0] for s in seeds]
+        n, k, d = self.num_envs, self.instance.n_arms, self.instance.dim
+        self._bufs = (np.empty((n, BLOCK_SIZE, k, d)), np.empty((n, BLOCK_SIZE, k)), np.empty((n, BLOCK_SIZE, k)),
+                      np.empty((n, BLOCK_SIZE)), np.empty((n, BLOCK_SIZE), dtype=np.int64))
+        self._pos = np.zeros(n, dtype=np.int64)
+        self._refill(np.arange(n))
+
+    def _advance(self, envs: np.ndarray) -> None:
+        self._pos[envs] += 1
+        full = envs[self._pos[envs] >= BLOCK_SIZE]
+        if full.size:
+            self._refill(full)
+
+    def _observe(self) -> np.ndarray:
+        return self._bufs[0][np.arange(self.num_envs), self._pos]
+
+    # -- Gymnasium API ---------------------------------------------------------------------------
+    def reset(self, *, seed: int | Sequence[int] | None = None, options: dict[str, Any] | None = None
+              ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Reset every sub-env: an int seeds sub-env i with ``seed + i``, a list gives one seed each."""
+        if seed is None:
+            if self._rngs is None:
+                self._start([None] * self.num_envs)
+            else:
+                self._advance(np.arange(self.num_envs))
+        else:
+            seeds = [seed + i for i in range(self.num_envs)] if isinstance(seed, int) else list(seed)
+            if len(seeds) != self.num_envs:
+                raise ValueError(f"seed must be an int or a list of {self.num_envs} seeds, got {len(seeds)}")
+            if self._rngs is None or all(s is not None for s in seeds):
+                self._start(seeds)
+            else:  # a list mixing seeds and None: reseed those given, continue the others
+                keep = [i for i, s in enumerate(seeds) if s is None]
+                self._advance(np.array(keep, dtype=np.int64))
+                for i, s in enumerate(seeds):
+                    if s is not None:
+                        self._rngs[i] = seeding.np_random(s)[0]
+                        self._refill(np.array([i]))
+        self._t[:] = 0
+        self._done[:] = False
+        n = self.num_envs
+        return self._observe(), {"t": np.zeros(n, dtype=np.int64), "_t": np.ones(n, dtype=bool)}
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Play one action per sub-env; sub-envs truncated at the previous step are reset instead."""
+        if self._rngs is None:
+            raise ResetNeeded("call reset() before step()")
+        n, k = self.num_envs, self.instance.n_arms
+        acts = np.asarray(actions)
+        if acts.shape != (n,) or not np.issubdtype(acts.dtype, np.integer):
+            raise ValueError(f"actions must be an integer array of shape ({n},) (one arm index per sub-env), "
+                             f"got {acts.dtype} array of shape {acts.shape}")
+        play = ~self._done
+        if np.any((acts[play] < 0) | (acts[play] >= k)):
+            raise ValueError(f"actions must be arm indices in [0, {k - 1}], got {acts.tolist()}")
+        rows, pos = np.arange(n), self._pos
+        feats, rew, means, best, opt = self._bufs
+        safe = np.where(play, acts, 0)
+        m = means[rows, pos]
+        reward = np.where(play, rew[rows, pos, safe], 0.0)
+        regret = np.where(play, best[rows, pos] - m[rows, safe], 0.0)
+        infos: dict[str, Any] = {}
+        if play.any():  # as SyncVectorEnv: a key appears when some sub-env reports it, masked per sub-env
+            infos = {"expected_reward": np.where(play[:, None], m, 0.0), "_expected_reward": play.copy(),
+                     "optimal_action": np.where(play, opt[rows, pos], 0), "_optimal_action": play.copy(),
+                     "regret": regret, "_regret": play.copy()}
+        self._t = np.where(play, self._t + 1, 0)
+        infos["t"], infos["_t"] = self._t.copy(), np.ones(n, dtype=bool)
+        self._advance(rows)
+        truncated = play & (self._t >= self.horizon)
+        self._done = truncated.copy()
+        return self._observe(), reward, np.zeros(n, dtype=bool), truncated, infos
+
+
+class PrivLinCBVectorEnv(PrivBanditVectorEnv):
+    """Vector twin of :class:`~privbandit.envs.PrivLinCBEnv` (identity link)."""
+
+    def __init__(self, num_envs: int = 1, **kwargs: Any) -> None:
+        if "link" in kwargs or "link_kwargs" in kwargs:
+            raise TypeError("PrivLinCB-v0 has the identity link; use PrivGLMCB-v0 for another link")
+        super().__init__(num_envs, **kwargs)
+
+
+class PrivGLMCBVectorEnv(PrivBanditVectorEnv):
+    """Vector twin of :class:`~privbandit.envs.PrivGLMCBEnv` (logistic link by default)."""
+
+    def __init__(self, num_envs: int = 1, *, link: Any = "logistic", **kwargs: Any) -> None:
+        super().__init__(num_envs, link=link, **kwargs)
