@@ -9,7 +9,6 @@ Source paper, `def:GLM` (links with nu' >= mu_nu > 0), `appdx:proof-JDP-gen-line
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -86,8 +85,13 @@ class _ScaledLogisticDerivative:
     scale: float
 
     def __call__(self, z: np.ndarray) -> np.ndarray:
-        t = np.tanh(0.5 * self.scale * np.asarray(z, dtype=float))
-        return 0.5 * self.scale * (1.0 - t * t)
+        return 0.5 * self.scale * _sech2(0.5 * self.scale * np.asarray(z, dtype=float))
+
+
+def _sech2(a: np.ndarray) -> np.ndarray:
+    """1 - tanh(a)^2 = 4 e^{-2|a|} / (1 + e^{-2|a|})^2, accurate in the tails (no cancellation, no overflow)."""
+    e = np.exp(-2.0 * np.abs(a))
+    return 4.0 * e / (1.0 + e) ** 2
 
 
 def logistic_link(scale: float = 2.0, bound: float = 1.0) -> Link:
@@ -102,7 +106,10 @@ def logistic_link(scale: float = 2.0, bound: float = 1.0) -> Link:
     """
     scale = check_positive("scale", scale)
     bound = check_positive("bound", bound)
-    mu = 0.5 * scale * (1.0 - math.tanh(0.5 * scale * bound) ** 2)
+    mu = float(0.5 * scale * _sech2(np.float64(0.5 * scale * bound)))
+    if not mu > 0:
+        raise ValueError(f"scale * bound must be small enough that nu'(bound) > 0 in floating point (mu_nu > 0, "
+                         f"def:GLM), got scale={scale:g}, bound={bound:g}")
     return Link("logistic", _ScaledLogistic(scale), _ScaledLogisticDerivative(scale), mu, 0.5 * scale)
 
 
