@@ -236,6 +236,21 @@ def test_w_star_tends_to_inverse_sqrt_covariance():
     np.testing.assert_allclose(ws, target, rtol=1e-3, atol=1e-3 * opnorm(target))
 
 
+def test_closed_forms_on_the_diagonal_simple_distribution():
+    """p_{Sigma,B} with phi = B e_j w.p. rho_j / B^2: F_LDP(U) = diag((rho_j/B + lambda) u_j), so
+    U*_jj = 1 / (rho_j/B + lambda); F_DP(W)_jj = rho_j w^2 / (1 + gamma B w) + lambda w = 1 is a quadratic."""
+    bound, lam, gamma = 2.0, 1e-3, 0.05
+    rho = np.array([0.9, 1e-2, 1e-5])
+    atoms = np.vstack([bound * np.eye(3), np.zeros((1, 3))])
+    probs = np.append(rho / bound ** 2, 1 - rho.sum() / bound ** 2)
+    u = im.u_star(atoms, probs, lam=lam).matrix
+    np.testing.assert_allclose(u, np.diag(1 / (rho / bound + lam)), rtol=1e-10, atol=1e-12)
+    a, b = rho + lam * gamma * bound, lam - gamma * bound
+    w_diag = (-b + np.sqrt(b * b + 4 * a)) / (2 * a)
+    np.testing.assert_allclose(im.w_star(atoms, probs, gamma=gamma, lam=lam).matrix, np.diag(w_diag), rtol=1e-10,
+                               atol=1e-12)
+
+
 # --- kappa and the price of privacy -----------------------------------------------------------------------
 
 def brute_force_kappa(x, w, c=0.5):
