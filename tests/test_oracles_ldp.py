@@ -241,7 +241,6 @@ def test_ldp_sgd_epoch_count_follows_the_cube_root():
     k1 = ldp_sgd_epochs(2 ** 12, 1.0, 1e-5, "practical", 0.05)
     k2 = ldp_sgd_epochs(2 ** 15, 1.0, 1e-5, "practical", 0.05)
     assert k2 == pytest.approx(2 * k1, abs=1)
-    assert ldp_sgd_epochs(2 ** 15, 1.0, 1e-5, "theory", 0.05) < k2
 
 
 # --- statistical checks (small) --------------------------------------------------------------------------

@@ -10,9 +10,9 @@ for every phi whatever d is: the error is O((log(T)/(epsilon^2 T))^{1/6}) in Sig
 
 Constants. The source takes eta = 1, R = 2 and K = c (T / (sigma_alpha^2 log(T/delta)))^{1/3} with an
 absolute constant c; ``constants="theory"`` sets c = 1 with sigma_alpha the channel's multiplier per
-unit of half-diameter (the paper's sigma_alpha) and the statistical ``confidence`` in place of delta,
-``"practical"`` (default) c = 2 without the log factor (more, smaller-batch steps: the noise of a step
-is averaged over fewer users but there are more steps to average it).
+unit of half-diameter (the paper's sigma_alpha) and the statistical ``confidence`` in place of delta;
+``"practical"`` (default) uses the actual noise std 2 z B (R + 1) of a gradient in place of sigma_alpha
+and no log factor (:func:`ldp_sgd_epochs`).
 
 Width. The oracle has no pointwise confidence ellipsoid (dimension-free guarantees are in Sigma-norm
 only), so the Estimate carries the trivial valid radius |<phi, theta_hat - theta*>| <= (||theta_hat|| + 1) ||phi||
@@ -52,19 +52,23 @@ class ClippedGradientStatistic:
         return x * (pred - y)[:, None]
 
 
-def ldp_sgd_epochs(n_users: int, epsilon: float, delta: float, constants: str, confidence: float) -> int:
-    """K of `thm:improper-LDP`: c (T / (sigma_alpha^2 L))^{1/3}, at least 1 and at most T.
+def ldp_sgd_epochs(n_users: int, epsilon: float, delta: float, constants: str, confidence: float,
+                   bound: float = 1.0, clip: float = 2.0) -> int:
+    """K of `thm:improper-LDP`: (T / (sigma^2 L))^{1/3}, at least 1 and at most T.
 
-    theory: c = 1, L = log(T / confidence); practical: c = 2, L = 1. sigma_alpha = 2 z with z the
-    analytic multiplier (noise std per unit of L2 sensitivity; the paper's sigma_alpha is per unit of
-    half-diameter).
+    theory: sigma = sigma_alpha = 2 z (z the analytic multiplier, so 2 z is the noise std per unit of
+    half-diameter, the paper's sigma_alpha) and L = log(T / confidence); practical: sigma = the actual
+    per-coordinate noise std 2 z B (R + 1) of a user's gradient and L = 1 (fewer, larger batches: each
+    step's noise is averaged over more users).
     """
     t = max(int(n_users), 1)
-    sig = 2.0 * noise_multiplier(epsilon, delta)
+    z = noise_multiplier(epsilon, delta)
     if constants == "theory":
+        sig = 2.0 * z
         k = (t / (sig * sig * math.log(max(t, 2) / confidence))) ** (1.0 / 3.0)
     else:
-        k = 2.0 * (t / (sig * sig)) ** (1.0 / 3.0)
+        sig = 2.0 * z * bound * (clip + 1.0)
+        k = (t / (sig * sig)) ** (1.0 / 3.0)
     return int(min(max(1, round(k)), t))
 
 
@@ -77,7 +81,8 @@ class LDPSGDFit(LocalEpochFit):
         super().__init__(*args)
         cfg = self.oracle
         k = cfg.epochs if cfg.epochs is not None else ldp_sgd_epochs(
-            self.n_rounds, cfg.privacy.epsilon, cfg.privacy.delta, cfg.constants, cfg.confidence)
+            self.n_rounds, cfg.privacy.epsilon, cfg.privacy.delta, cfg.constants, cfg.confidence, self.bound,
+            cfg.clip)
         k = min(k, self.n_rounds)
         self.stage_sizes = stage_sizes_split(self.n_rounds, [1.0 / k] * k)
         self.theta = np.zeros(self.dim)

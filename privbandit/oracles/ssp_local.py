@@ -30,7 +30,7 @@ from .._validation import check_real
 from ..infomatrix import symmetrize
 from ..privacy import GaussianMechanism, LocalRandomizer
 from .base import Estimate, LocalEpochFit, Oracle, register_oracle
-from .iw_ldp import noise_multiplier, padded
+from .iw_ldp import ball_least_squares, noise_multiplier, padded, psd_part
 from .ssp import ssp_estimate
 
 
@@ -71,6 +71,12 @@ class SSPLocalFit(LocalEpochFit):
         aug[:d, :d] = symmetrize(self._sum[d:].reshape(d, d))
         aug[:d, d] = aug[d, :d] = self._sum[:d]
         noise_sd = self._randomizer_.channel.sigma * math.sqrt(max(self._count, 1))
+        if not cfg.shift:
+            n = max(self._count, 1)
+            gram = psd_part(aug[:d, :d] / n) + cfg.lam / n * np.eye(d)
+            theta = ball_least_squares(gram, aug[:d, d] / n) if self._count else np.zeros(d)
+            return Estimate(theta, self.link, np.eye(d), 2.0 * cfg.width_multiplier,
+                            info=dict(users=self._count, shift=False))
         return ssp_estimate(aug, noise_sd, link=self.link, lam=cfg.lam, confidence=cfg.confidence,
                             width_multiplier=cfg.width_multiplier, info=dict(users=self._count))
 
@@ -88,6 +94,11 @@ class SSPLocal(Oracle):
         Ridge lambda on top of the noise shift of :func:`~privbandit.oracles.ssp.ssp_estimate`.
     width_multiplier : float
         Multiplies the width.
+    shift : bool
+        True (default): the central SSP's noise-shifted ridge and confidence ellipsoid. False: the plain
+        solve of the noisy normal equations, argmin_{||theta|| <= 1} ||(PSD(G_hat) + (lam/n) I) theta - b_hat||
+        (in d = 1, clip_1(b_hat / G_hat): the natural smooth estimator of `prop:OLS-fail-local-gen`), with
+        only the trivial width 2 ||phi||.
     confidence : float
         Statistical failure probability in the width.
 
@@ -99,6 +110,7 @@ class SSPLocal(Oracle):
     lam: float = 1.0
     width_multiplier: float = 1.0
     confidence: float = 0.05
+    shift: bool = True
 
     name: ClassVar[str] = "ssp-local"
     privacy_models: ClassVar[tuple[str, ...]] = ("ldp",)
