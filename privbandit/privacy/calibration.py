@@ -17,6 +17,7 @@ one Gaussian mechanism with multiplier (sum z_i^-2)^(-1/2).
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Literal
 
@@ -114,10 +115,15 @@ def analytic_noise_multiplier(epsilon: float, delta: float) -> float:
     ----------
     Source paper, `def:Guassian-channel`.
     """
+    return _analytic_noise_multiplier(check_epsilon(epsilon), check_delta(delta))
+
+
+@functools.lru_cache(maxsize=4096)
+def _analytic_noise_multiplier(epsilon: float, delta: float) -> float:
+    # Memoised: agents and oracles ask for the same (epsilon, delta) at every reset and every epoch, and
+    # one dp-accounting root search costs milliseconds.
     import dp_accounting
 
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
     z = float(dp_accounting.get_sigma_gaussian(epsilon, delta))
     while gaussian_delta(epsilon, z) > delta:
         z *= 1.0 + 1e-9
