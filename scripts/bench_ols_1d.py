@@ -99,7 +99,7 @@ def figure(df: pd.DataFrame, path: Path) -> None:
     sns.lineplot(sub, x="second_moment", y="error", hue="estimator", style="epsilon", marker="o", ax=axes[0],
                  errorbar=("ci", 95))
     axes[0].set(xscale="log", yscale="log", xlabel="E[x^2] (E|x| fixed)", ylabel="|theta_hat - theta*|",
-                title=f"T = 2^{int(math.log2(tmax))}: SSP grows like 1/E[x^2]")
+                title=f"T = 2^{int(math.log2(tmax))}: SSP error rises as E[x^2] falls")
     ldp = df[df["estimator"] == "ldp-1d"]
     sns.lineplot(ldp, x="second_moment", y="normalised", hue="T", style="epsilon", marker="o", ax=axes[1],
                  palette="viridis", errorbar=("ci", 95))
