@@ -62,8 +62,9 @@ def surviving_actions(estimates: Sequence[Estimate], features: np.ndarray, *, wi
     Returns
     -------
     ndarray of bool (m, K)
-        The survivors A_{j-1}(x) of every context; never empty (an arm maximising f_tau + b_tau
-        always satisfies the test, and survivors are tested against the max over all of A).
+        The survivors A_{j-1}(x) of every context, never empty: when the intervals are valid the
+        optimal arm always survives; when an epoch's test would remove every survivor (possible only
+        if some confidence interval failed) that epoch is skipped for that context.
 
     References
     ----------
@@ -80,7 +81,10 @@ def surviving_actions(estimates: Sequence[Estimate], features: np.ndarray, *, wi
         width = est.link.lipschitz * est.width_scale * np.sqrt(np.einsum("ij,ij->i", proj, proj)).reshape(m, k)
         width = np.minimum(width, width_cap)
         lcb_max = np.max(mean - width, axis=1, keepdims=True)
-        alive &= mean + width >= lcb_max - tolerance
+        kept = alive & (mean + width >= lcb_max - tolerance)
+        # only inconsistent intervals (some past confidence bound failed) can empty the set; then this
+        # epoch's test is skipped for that context rather than leaving nothing to play
+        alive = np.where(kept.any(axis=1, keepdims=True), kept, alive)
     return alive
 
 

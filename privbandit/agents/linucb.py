@@ -159,8 +159,7 @@ class LinUCBAgent(_UCBAgent):
     def _refresh(self, t: int) -> None:
         self.v_inv = 0.5 * (self.v_inv + self.v_inv.T)
         self.theta_ = self.v_inv @ self.xty
-        w, q = np.linalg.eigh(self.v_inv)
-        self.v_inv_sqrt_ = (q * np.sqrt(np.maximum(w, 0.0))) @ q.T
+        self.v_inv_sqrt_ = None                # formed lazily, only for multi-context batches
         self.beta_ = self.width_multiplier * (
             self.noise_scale * math.sqrt(2 * math.log(1 / self.confidence) + max(self.logdet, 0.0))
             + math.sqrt(self.lam) * self.norm_bound)
@@ -170,6 +169,9 @@ class LinUCBAgent(_UCBAgent):
             x = features[0]
             w = np.einsum("kd,de,ke->k", x, self.v_inv, x)
             return (x @ self.theta_ + self.beta_ * np.sqrt(np.maximum(w, 0.0)))[None]
+        if self.v_inv_sqrt_ is None:
+            w, q = np.linalg.eigh(self.v_inv)
+            self.v_inv_sqrt_ = (q * np.sqrt(np.maximum(w, 0.0))) @ q.T
         return super()._scores(features)
 
 
@@ -267,19 +269,18 @@ class SSLinUCBAgent(_NoisyGramUCB):
             m = xs.shape[0]
             csum = np.concatenate([np.zeros((1,) + self._open.shape[1:]),
                                    np.cumsum(self._augment(xs, ys), axis=0)])
-            for lev in range(self.levels):
-                size = 1 << lev
-                last = ((t0 + m) // size) * size               # last node boundary <= t0 + m
-                if last > t0:                                  # a level-`lev` node completed in this chunk
-                    first = last - size
-                    node = csum[last - t0] - csum[max(first, t0) - t0]
-                    if first < t0:
-                        node = node + self._open[lev]
-                    self._done[lev] = node
-                    self._done_id[lev] = last // size - 1
-                    self._open[lev] = csum[m] - csum[last - t0]
-                else:
-                    self._open[lev] += csum[m]
+            sizes = np.left_shift(1, np.arange(self.levels))
+            lasts = ((t0 + m) // sizes) * sizes                # last node boundary <= t0 + m, per level
+            self._open[lasts <= t0] += csum[m]                 # levels where no node completed
+            for lev in np.nonzero(lasts > t0)[0]:              # a level-`lev` node completed in this chunk
+                size, last = int(sizes[lev]), int(lasts[lev])
+                first = last - size
+                node = csum[last - t0] - csum[max(first, t0) - t0]
+                if first < t0:
+                    node = node + self._open[lev]
+                self._done[lev] = node
+                self._done_id[lev] = last // size - 1
+                self._open[lev] = csum[m] - csum[last - t0]
 
     def _noisy_sum(self, t: int) -> np.ndarray:
         size = self._open.shape[1]

@@ -38,8 +38,9 @@ class EpsilonGreedyAgent(Agent):
     With probability eps_j play an arm uniformly at random, otherwise the arm maximising the ridge
     prediction <phi_a, theta_hat> (ties to the lowest index). The ridge fit uses every past row and
     is refreshed at the doubling epoch ends T_j = 2^{j+1} - 1, so the policy is fixed within an epoch;
-    the exploration rate of epoch j is eps_j = min(1, explore_scale (d / T_j)^{1/3}) (the classical
-    T^{2/3} trade-off), or the constant ``explore_scale`` with ``schedule="constant"``.
+    the exploration rate of epoch j >= 1 is eps_j = min(1, explore_scale (d / T_{j-1})^{1/3}) with
+    T_{j-1} the rounds seen so far (eps_0 = 1; the classical T^{2/3} trade-off), or the constant
+    ``explore_scale`` with ``schedule="constant"``.
 
     Parameters
     ----------
@@ -85,6 +86,8 @@ class EpsilonGreedyAgent(Agent):
         """Exploration rate of an epoch that starts after ``seen`` rounds."""
         if self.schedule == "constant":
             return self.explore_scale
+        if seen == 0:                             # nothing seen yet: play uniformly
+            return 1.0
         spec = self._require_spec()
         return min(1.0, self.explore_scale * (spec.dim / max(seen, 1)) ** (1 / 3))
 

@@ -1,0 +1,169 @@
+"""The planners: elimination (`alg:plan`) and SquareCB's inverse-gap weighting (`alg:square-cb`)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from privbandit.agents import BanditSpec, make_agent
+from privbandit.agents.elimination import EliminationAgent, surviving_actions, uniform_over
+from privbandit.agents.squarecb import SquareCBAgent, inverse_gap_weighting, l2_rate
+from privbandit.links import identity_link, logistic_link
+from privbandit.oracles import Estimate, Ridge
+
+
+def _estimate(rng, d, scale, link=None):
+    a = rng.standard_normal((d, d))
+    return Estimate(rng.standard_normal(d), link or identity_link(), a, scale)
+
+
+def _brute_force_survivors(estimates, phi, cap):
+    m, k, _ = phi.shape
+    out = np.zeros((m, k), dtype=bool)
+    for i in range(m):
+        alive = set(range(k))
+        for est in estimates:
+            f = [float(est.mean(phi[i, a])) for a in range(k)]
+            b = [min(float(est.width(phi[i, a])), cap) for a in range(k)]
+            best_lcb = max(f[a] - b[a] for a in range(k))          # max over all of A, not the survivors
+            kept = {a for a in alive if f[a] + b[a] >= best_lcb}
+            alive = kept or alive                                     # an empty test is skipped
+        out[i, sorted(alive)] = True
+    return out
+
+
+@pytest.mark.parametrize("link", [identity_link(), logistic_link()])
+def test_elimination_matches_the_definition(link):
+    rng = np.random.default_rng(0)
+    m, k, d = 200, 7, 4
+    phi = rng.standard_normal((m, k, d)) * 0.5
+    ests = [_estimate(rng, d, s, link) for s in (0.3, 0.1, 0.05)]
+    got = surviving_actions(ests, phi, width_cap=0.8)
+    want = _brute_force_survivors(ests, phi, 0.8)
+    np.testing.assert_array_equal(got, want)
+    assert got.any(axis=1).all()
+    assert (~got).any(), "the instance must eliminate something, or the test has no power"
+    single = [surviving_actions([e], phi, width_cap=0.8) for e in ests]
+    assert any((~s.any(axis=1)).any() for s in [single[0] & single[1] & single[2]]), \
+        "inconsistent intervals must occur here, or the empty-set rule is untested"
+
+
+def test_valid_confidence_intervals_never_eliminate_the_optimal_arm():
+    rng = np.random.default_rng(1)
+    m, k, d = 500, 10, 5
+    theta = rng.standard_normal(d) / math.sqrt(d)
+    phi = rng.standard_normal((m, k, d)) / math.sqrt(d)
+    ests = []
+    for scale in (0.5, 0.2, 0.05):     # ||theta_hat - theta|| <= scale with M = I: the intervals are valid
+        err = rng.standard_normal(d)
+        ests.append(Estimate(theta + 0.99 * scale * err / np.linalg.norm(err), identity_link(), np.eye(d), scale))
+    alive = surviving_actions(ests, phi)
+    best = np.argmax(phi @ theta, axis=1)
+    assert alive[np.arange(m), best].all()
+    assert alive.sum(axis=1).mean() < k / 2
+
+
+def test_width_cap_stops_elimination_by_wide_intervals():
+    phi = np.array([[[1.0, 0.0], [-1.0, 0.0]]])
+    est = Estimate(np.array([0.5, 0.0]), identity_link(), np.eye(2), 0.4)
+    np.testing.assert_array_equal(surviving_actions([est], phi), [[True, False]])
+    est_wide = Estimate(np.array([0.5, 0.0]), identity_link(), np.eye(2), 5.0)
+    np.testing.assert_array_equal(surviving_actions([est_wide], phi, width_cap=2.0), [[True, True]])
+    np.testing.assert_array_equal(surviving_actions([est_wide], phi, width_cap=0.4), [[True, False]])
+
+
+def test_uniform_over_is_exactly_uniform_on_a_grid():
+    mask = np.array([[True, False, True, True, False]] * 300)
+    u = (np.arange(300) + 0.5) / 300
+    counts = np.bincount(uniform_over(mask, u), minlength=5)
+    np.testing.assert_array_equal(counts, [100, 0, 100, 100, 0])
+
+
+def test_elimination_agent_plays_uniformly_on_the_spanner():
+    rng = np.random.default_rng(2)
+    agent = EliminationAgent(Ridge())
+    agent.reset(BanditSpec(n_arms=6, dim=3, horizon=64), rng=0)
+    phi = rng.standard_normal((20, 6, 3))
+    p = agent.action_probabilities(phi)
+    np.testing.assert_allclose(p.sum(axis=1), 1.0)
+    np.testing.assert_allclose(np.count_nonzero(p, axis=1), 3)      # a spanner of R^3: three arms
+    nz = p[p > 0]
+    np.testing.assert_allclose(nz, 1 / 3)
+    all_arms = EliminationAgent(Ridge(), spanner=False).reset(BanditSpec(6, 3, 64), rng=0)
+    np.testing.assert_allclose(all_arms.action_probabilities(phi), 1 / 6)
+
+
+def _vw_squarecb_pmf(rewards, gamma):
+    """A line-by-line transcription of VW's cb_explore_adf_squarecb predict (costs = -rewards)."""
+    costs = [-r for r in rewards]
+    k = len(costs)
+    a_min, min_cost = 0, costs[0]
+    for a in range(k):
+        if costs[a] < min_cost:
+            a_min, min_cost = a, costs[a]
+    pmf = [0.0] * k
+    total = 0.0
+    for a in range(k):
+        if a == a_min:
+            continue
+        pa = 1.0 / (k + gamma * (costs[a] - min_cost))
+        pmf[a] = pa
+        total += pa
+    pmf[a_min] = 1.0 - total
+    return pmf
+
+
+@pytest.mark.parametrize("gamma", [0.0, 1.0, 10.0, 1e4])
+def test_inverse_gap_weighting_is_vw_squarecb(gamma):
+    rng = np.random.default_rng(int(gamma) + 1)
+    f = np.round(rng.uniform(-1, 1, (300, 6)), 1)     # rounded: many ties, which VW breaks to the lowest index
+    got = inverse_gap_weighting(f, gamma)
+    want = np.array([_vw_squarecb_pmf(row, gamma) for row in f])
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+    assert (got >= 0).all()
+    np.testing.assert_allclose(got.sum(axis=1), 1.0)
+    if gamma == 0.0:
+        np.testing.assert_allclose(got, 1 / 6)
+
+
+def test_inverse_gap_weighting_rejects_bad_gamma():
+    with pytest.raises(ValueError, match="gamma"):
+        inverse_gap_weighting(np.zeros((2, 3)), -1.0)
+    with pytest.raises(ValueError, match="predictions"):
+        inverse_gap_weighting(np.zeros(3), 1.0)
+
+
+def test_squarecb_learning_rates_follow_the_theorem():
+    n, d = 1024, 5
+    conf = 0.01
+    assert l2_rate("none", n, dim=d) == pytest.approx(math.sqrt(d / n))
+    sig = 4 * math.sqrt(math.log(2.5 / 1e-5)) / 0.5
+    want = (math.log(n) * math.log(1 / conf) / n) ** 0.25 + (sig * math.log(1 / conf) / n) ** (1 / 3)
+    assert l2_rate("jdp", n, dim=d, epsilon=0.5, delta=1e-5, confidence=conf) == pytest.approx(want)
+    want = (sig ** 2 * math.log(n / conf) / n) ** (1 / 6)
+    assert l2_rate("ldp", n, dim=d, epsilon=0.5, delta=1e-5, confidence=conf) == pytest.approx(want)
+    # the agent: gamma_0 = 1, then gamma_j = scale sqrt(K) / E(N_{j-1})
+    agent = SquareCBAgent(Ridge(), gamma_scale=2.0).reset(BanditSpec(4, d, 63), rng=0)
+    assert agent.gamma == 1.0
+    rng = np.random.default_rng(0)
+    agent.update(rng.standard_normal((1, d)) * 0.1, [0.0])
+    assert agent.gamma == pytest.approx(2.0 * 2 / math.sqrt(d / 2))      # N_0 = 1 row, rate floored at n = 2
+    agent.update(rng.standard_normal((2, d)) * 0.1, [0.0, 0.0])
+    assert agent.gamma == pytest.approx(2.0 * 2 / math.sqrt(d / 2))
+    agent.update(rng.standard_normal((4, d)) * 0.1, np.zeros(4))
+    assert agent.gamma == pytest.approx(2.0 * 2 / math.sqrt(d / 4))
+    vw = make_agent("squarecb-nonprivate", gamma_schedule="vw", gamma_scale=10.0)
+    vw.reset(BanditSpec(4, d, 63), rng=0)
+    vw.update(np.zeros((1, d)), [0.0])
+    vw.update(np.zeros((2, d)), [0.0, 0.0])
+    assert vw.gamma == pytest.approx(10.0 * math.sqrt(3))
+
+
+def test_squarecb_probabilities_use_the_latest_estimate():
+    agent = SquareCBAgent(Ridge(lam=1e-6)).reset(BanditSpec(3, 2, 7), rng=0)
+    phi = np.array([[[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]]])
+    np.testing.assert_allclose(agent.action_probabilities(phi), np.full((1, 3), 1 / 3))  # f_0 = 0
+    agent.update(np.array([[1.0, 0.0]]), [1.0])
+    f = agent.estimates[-1].mean(phi)
+    np.testing.assert_allclose(agent.action_probabilities(phi), inverse_gap_weighting(f, agent.gamma))
+    assert agent.action_probabilities(phi)[0, 0] > 0.5
