@@ -1,0 +1,168 @@
+"""End-to-end joint-DP audit of whole agents: the actions of all OTHER users on neighbouring streams.
+
+`def:JDP-interactive`: an agent is (epsilon, delta)-JDP if, for any two streams of users that differ in
+one user i (context and reward vector), the joint law of the actions given to every user j != i changes
+by at most (epsilon, delta). The audit below runs an agent many times on two such streams, keeps the
+actions of every user but the neighbour, reduces them to one statistic and estimates, with
+:func:`privbandit.privacy.audit_delta` (hockey-stick over half-lines, Clopper-Pearson error bars, 95%),
+
+- ``delta_lower`` at the spec's epsilon (a violation iff ``delta_lower > delta``), and
+- ``epsilon_lower``: the largest epsilon on a grid at which the audit still refutes (epsilon, delta)-DP,
+  a 95% lower confidence bound on the privacy loss the statistic reveals (0 when nothing is refuted).
+
+The streams are built for power. The neighbour is user 0, the only user of epoch 0, so epoch 1's policy
+depends on nothing but the neighbour's (private) release; every other user has reward 0 on every arm,
+and the neighbour's rewards are (+1, -1) in D and (-1, +1) in D' (the largest change a reward can make).
+The arms' features are +e_1 and -e_1, so whichever arm the neighbour plays, its row (+-e_1, +-1) says
+theta_1 > 0 in D and theta_1 < 0 in D'. The agents run with public hyperparameters that make them greedy
+(``width_cap`` ~ 0 for elimination, ``width_multiplier = 0`` for LinUCB), so the next users' actions are
+the sign of the released estimate: post-processing, hence covered by the guarantee, but the sharpest
+view of the release the actions allow.
+
+Planted bugs: the same agents with the Gaussian noise of their releases divided by 1000 *behind the
+ledger's back* (the ledger still records the calibrated multiplier, so the run's ledger check passes).
+The audit must refute them; the real agents must pass.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+import privbandit.agents.linucb as linucb_module
+import privbandit.oracles.iw_jdp as iw_jdp_module
+from privbandit.agents import Agent, BanditSpec, make_agent
+from privbandit.privacy import GaussianMechanism, SymmetricGaussianMechanism, audit_delta
+
+pytestmark = pytest.mark.slow
+
+EPS, DELTA = 1.0, 1e-5
+N_DRAWS = 1000          # runs per stream (the audit's minimum is 1000)
+PLANT = 1000.0          # the planted bug divides sigma by this
+EPS_GRID = np.round(np.arange(0.05, 8.0001, 0.05), 2)
+
+
+def neighbouring_streams(horizon: int, dim: int = 2) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """Two streams (features (T, 2, d), rewards (T, 2)) that differ only in user 0's reward vector."""
+    feats = np.zeros((horizon, 2, dim))
+    feats[:, 0, 0], feats[:, 1, 0] = 1.0, -1.0
+    rewards = np.zeros((horizon, 2))
+    rewards[0] = (1.0, -1.0)  # arm 0 is the good arm whichever arm user 0 plays: its row says theta_1 > 0
+    rewards_prime = rewards.copy()
+    rewards_prime[0] = (-1.0, 1.0)
+    return (feats, rewards), (feats.copy(), rewards_prime)
+
+
+def play(agent: Agent, feats: np.ndarray, rewards: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One run of ``agent`` on a fixed stream through the batch interface; the actions (T,)."""
+    horizon, k, d = feats.shape
+    agent.reset(BanditSpec(n_arms=k, dim=d, horizon=horizon), rng=rng)
+    actions = np.empty(horizon, dtype=np.int64)
+    t = 0
+    while t < horizon:
+        m = agent.rounds_until_update()
+        a = agent.act_batch(feats[t:t + m])
+        actions[t:t + m] = a
+        rows = np.arange(m)
+        agent.update(feats[t:t + m][rows, a], rewards[t:t + m][rows, a])
+        t += m
+    assert agent.ledger.check(agent.privacy) <= EPS * (1 + 1e-9)  # the ledger is satisfied either way
+    return actions
+
+
+def others_actions(agent: Agent, stream, n: int, seed: int, neighbour: int = 0) -> np.ndarray:
+    """Actions of every user but ``neighbour`` over ``n`` independent runs: (n, T - 1)."""
+    feats, rewards = stream
+    runs = np.random.SeedSequence(seed).spawn(n)
+    acts = np.array([play(agent, feats, rewards, np.random.default_rng(s)) for s in runs])
+    return np.delete(acts, neighbour, axis=1)
+
+
+def arm0_count(outputs: np.ndarray) -> np.ndarray:
+    """The test statistic: how many of the other users were given arm 0."""
+    return (np.asarray(outputs) == 0).sum(axis=1).astype(float)
+
+
+@dataclass(frozen=True)
+class JDPAudit:
+    delta_lower: float
+    delta_upper: float
+    epsilon_lower: float
+    p_arm0: tuple[float, float]
+
+
+def audit(agent_factory, horizon: int, seed: int) -> JDPAudit:
+    """Run the audit on cached runs (the same draws serve every epsilon of the grid)."""
+    s, s_prime = neighbouring_streams(horizon)
+    out_p = others_actions(agent_factory(), s, N_DRAWS, seed)
+    out_q = others_actions(agent_factory(), s_prime, N_DRAWS, seed + 1)
+
+    def run(k, _rng, out):
+        assert k == N_DRAWS
+        return out
+
+    def at(eps):
+        return audit_delta(lambda k, g: run(k, g, out_p), lambda k, g: run(k, g, out_q), eps, n_draws=N_DRAWS,
+                           rng=seed, project=arm0_count)
+
+    at_spec = at(EPS)
+    refuted = [e for e in EPS_GRID if at(float(e)).violates(DELTA)]
+    return JDPAudit(at_spec.delta_lower, at_spec.delta_upper, float(max(refuted, default=0.0)),
+                    (float((out_p == 0).mean()), float((out_q == 0).mean())))
+
+
+# -- the planted bugs: noise divided by PLANT, ledger entry unchanged ---------------------------------
+
+class UndernoisedGaussian(GaussianMechanism):
+    def release(self, values, rng=None):
+        return GaussianMechanism(self.sensitivity, self.sigma / PLANT).release(values, rng)
+
+
+class UndernoisedSymmetric(SymmetricGaussianMechanism):
+    def release(self, values, rng=None):
+        return SymmetricGaussianMechanism(self.sensitivity, self.sigma / PLANT).release(values, rng)
+
+
+AGENTS = {
+    # epochs of elimination: [0], [1, 2]: users 1 and 2 act on the neighbour's epoch-0 release alone
+    "elim-jdp": (dict(width_cap=1e-9, spanner=False), 3, "GaussianMechanism", iw_jdp_module, 11),
+    # the tree: user 1 acts on node [0, 1), user 2 on node [0, 2); both contain the neighbour
+    "linucb-jdp": (dict(width_multiplier=0.0), 3, "SymmetricGaussianMechanism", linucb_module, 21),
+}
+PLANTED = {"GaussianMechanism": UndernoisedGaussian, "SymmetricGaussianMechanism": UndernoisedSymmetric}
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_joint_dp_agent_passes_the_audit(name):
+    kwargs, horizon, _, _, seed = AGENTS[name]
+    res = audit(lambda: make_agent(name, epsilon=EPS, delta=DELTA, **kwargs), horizon, seed)
+    print(f"{name}: delta_lower={res.delta_lower:.4f} epsilon_lower={res.epsilon_lower:.2f} (spec {EPS}) "
+          f"P[arm 0] D={res.p_arm0[0]:.3f} D'={res.p_arm0[1]:.3f}")
+    assert res.delta_lower <= DELTA
+    assert res.epsilon_lower <= EPS
+    # the true ratio of the two laws is bounded by e^eps up to delta: the observed frequencies agree
+    p, q = res.p_arm0
+    assert abs(math.log(p / q)) <= EPS + 0.25 and abs(math.log((1 - p) / (1 - q))) <= EPS + 0.25
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_audit_flags_a_planted_noise_bug(name, monkeypatch):
+    kwargs, horizon, mech_name, module, seed = AGENTS[name]
+    monkeypatch.setattr(module, mech_name, PLANTED[mech_name])
+    res = audit(lambda: make_agent(name, epsilon=EPS, delta=DELTA, **kwargs), horizon, seed)
+    print(f"{name} (sigma / {PLANT:g}): delta_lower={res.delta_lower:.4f} epsilon_lower={res.epsilon_lower:.2f}")
+    assert res.delta_lower > DELTA
+    assert res.epsilon_lower > 2 * EPS
+
+
+def test_the_neighbour_is_the_only_difference_and_the_statistic_sees_the_release():
+    """Sanity of the set-up: with no noise at all the other users' actions follow the neighbour's reward."""
+    (f, r), (f2, r2) = neighbouring_streams(3)
+    assert np.array_equal(f, f2) and np.array_equal(r[1:], r2[1:]) and not np.array_equal(r[0], r2[0])
+    agent = make_agent("elim-nonprivate", width_cap=1e-9, spanner=False)
+    a = play(agent, f, r, np.random.default_rng(0))
+    b = play(agent, f2, r2, np.random.default_rng(0))
+    assert np.all(a[1:] == 0) and np.all(b[1:] == 1)
