@@ -48,13 +48,14 @@ from .iw_ldp import Constants, SpectralLDPFit, _check_common, _spectral_plan, no
 PRACTICAL_SGD_STEPS = 256
 
 
-def project_ellipsoid(v: np.ndarray, u: np.ndarray) -> np.ndarray:
+def project_ellipsoid(v: np.ndarray, u: np.ndarray,
+                      eig: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """Euclidean projection of ``v`` onto {w : ||U w|| <= 1} for a symmetric positive definite U.
 
     In U's eigenbasis the projection is w_i = v_i / (1 + mu u_i^2) with the mu >= 0 that puts w on the
-    boundary (mu = 0 when v is already inside).
+    boundary (mu = 0 when v is already inside). ``eig`` = ``np.linalg.eigh(u)`` may be passed to reuse it.
     """
-    vals, vecs = np.linalg.eigh(u)
+    vals, vecs = eig if eig is not None else np.linalg.eigh(u)
     c = vecs.T @ v
     vals = np.maximum(vals, 0.0)
     if np.linalg.norm(vals * c) <= 1.0:
@@ -115,6 +116,7 @@ class IWGLMLDPFit(SpectralLDPFit):
         self._g_count = 0
         self._step = 0
         self._iterates: list[np.ndarray] = []
+        self._u_eig: tuple[np.ndarray, np.ndarray] | None = None
 
     def _later_randomizer(self, stage: int) -> LocalRandomizer:
         return LocalRandomizer(GLMGradientStatistic(self.u.copy(), self.w.copy(), self.link), self._grad_radius,
@@ -131,7 +133,9 @@ class IWGLMLDPFit(SpectralLDPFit):
         g = self._g_sum / self._g_count + self.lam * mu * (self.u @ self.w)
         self._step += 1
         eta = (2.0 if self.oracle.constants == "theory" else 1.0) / (mu * self._step)
-        self.w = project_ellipsoid(self.w - eta * g, self.u)
+        if self._u_eig is None:  # U is fixed once the spectral stages are over
+            self._u_eig = np.linalg.eigh(self.u)
+        self.w = project_ellipsoid(self.w - eta * g, self.u, self._u_eig)
         self._iterates.append(self.w)
         self._g_sum = np.zeros(self.dim)
         self._g_count = 0
