@@ -410,5 +410,6 @@ def test_vector_env_errors_and_limits():
     assert out[-1].tolist() == [True, True]
     single = PrivLinCBEnv()
     obs, _ = single.reset(seed=8)
+    assert np.array_equal(vec.reset(seed=np.int64(7))[0][1], obs)  # int seed s: sub-env i gets s + i
     vec.reset(seed=[4, 8])
     assert np.array_equal(vec.step(np.array([0, 5]))[1][1], single.step(5)[1])

@@ -14,6 +14,7 @@ Source paper, `sec:intro-cb`.
 
 from __future__ import annotations
 
+import numbers
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
@@ -118,7 +119,8 @@ class PrivBanditVectorEnv(VectorEnv):
             else:
                 self._advance(np.arange(self.num_envs))
         else:
-            seeds = [seed + i for i in range(self.num_envs)] if isinstance(seed, int) else list(seed)
+            seeds = ([int(seed) + i for i in range(self.num_envs)] if isinstance(seed, numbers.Integral)
+                     else list(seed))
             if len(seeds) != self.num_envs:
                 raise ValueError(f"seed must be an int or a list of {self.num_envs} seeds, got {len(seeds)}")
             if self._rngs is None or all(s is not None for s in seeds):
