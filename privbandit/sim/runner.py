@@ -111,6 +111,8 @@ def _env_labels(env: Any) -> tuple[str, str]:
     env_id = env.spec.id if getattr(env, "spec", None) is not None else type(env.unwrapped).__name__
     u = env.unwrapped
     family = getattr(u, "family", None)
+    if family is None:
+        family = getattr(getattr(u, "instance", None), "family", None)
     name = getattr(family, "name", family)
     return str(env_id), "" if name is None else str(name)
 

@@ -44,6 +44,8 @@ import pandas as pd
 from .._validation import check_delta, check_epsilon, check_int
 from .runner import COLUMNS, run
 
+_PANDAS_MAJOR = int(pd.__version__.split(".")[0])
+
 DEFAULT_ENTROPY = 20_251_125
 """Root entropy of every sweep unless a sweep is given its own."""
 
@@ -307,8 +309,9 @@ def run_cell(cell: Cell, cells_dir: str | os.PathLike) -> tuple[str, bool]:
 
 def read_cell(path: str | os.PathLike) -> pd.DataFrame:
     """Read a cell's (or a results) table back exactly (floats round-trip)."""
-    return pd.read_csv(path, float_precision="round_trip", keep_default_na=False,
-                       dtype={"agent": str, "env": str, "family": str, "privacy_model": str})
+    extra = {} if _PANDAS_MAJOR >= 3 else {"float_precision": "round_trip"}  # pandas 3 round-trips by default
+    return pd.read_csv(path, keep_default_na=False, dtype={"agent": str, "env": str, "family": str,
+                                                           "privacy_model": str}, **extra)
 
 
 @contextlib.contextmanager
