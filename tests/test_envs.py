@@ -18,6 +18,7 @@ from privbandit import infomatrix
 from privbandit.agents import BanditSpec
 from privbandit.envs import (
     BLOCK_SIZE,
+    Isotropic,
     PrivGLMCBEnv,
     PrivLinCBEnv,
     RoundBatch,
@@ -331,6 +332,13 @@ def test_family_objects():
         PrivLinCBEnv(family=_Corner(shape=(3, 2, 2)), n_arms=2, dim=2).reset(seed=0)
     with pytest.raises(TypeError, match="family must be"):
         PrivLinCBEnv(family=3)
+    with pytest.raises(ValueError, match="norm > bound"):  # subclasses of the built-ins are checked too
+        PrivLinCBEnv(family=_TooLong(dim=2, n_arms=2), n_arms=2, dim=2).reset(seed=0)
+
+
+class _TooLong(Isotropic):
+    def _sample_rows(self, m, rng):
+        return 2.0 * super()._sample_rows(m, rng)
 
 
 # -- diagnostics ----------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ import numpy as np
 
 from .._validation import check_array, check_int, check_positive
 from ..links import Link, identity_link, make_link
-from .contexts import FAMILIES, ContextFamily, Isotropic, make_family
+from .contexts import FAMILIES, Isotropic, make_family
 from .features import FeatureMap, make_feature_map
 from .noise import RewardNoise, make_noise
 
@@ -37,6 +37,7 @@ BLOCK_SIZE = 1024
 """Rounds drawn per block from the env's generator (fixes the random stream; not a tuning knob)."""
 
 _NORM_SLACK = 1e-9
+_BUILT_IN = frozenset(FAMILIES.values())
 
 
 class RoundBatch(NamedTuple):
@@ -156,11 +157,11 @@ def _check_contexts(instance: BanditInstance, contexts: Any, n: int) -> np.ndarr
 def draw_block(instance: BanditInstance, n: int, rng: np.random.Generator) -> Block:
     """Draw n rounds: contexts first, then the rewards of all arms, from ``rng``.
 
-    A built-in :class:`~privbandit.envs.ContextFamily` guarantees ||phi|| <= B (hence every coordinate
-    in [-B, B]) by construction; any other family's output is checked and clipped coordinate-wise.
+    The six built-in families guarantee ||phi|| <= B (hence every coordinate in [-B, B]) by
+    construction; any other family's output (subclasses included) is checked and clipped coordinate-wise.
     """
     contexts = instance.family.sample(n, rng)
-    if not isinstance(instance.family, ContextFamily):
+    if type(instance.family) not in _BUILT_IN:
         contexts = _check_contexts(instance, contexts, n)
     feats = instance.feature_map.features(contexts)
     means = expected_rewards(instance, contexts)
