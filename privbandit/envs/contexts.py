@@ -34,7 +34,7 @@ from .._validation import as_generator, check_array, check_int, check_positive, 
 
 __all__ = [
     "FAMILIES", "ContextFamily", "HeavyTailed", "HeavyTailedDirection", "Isotropic", "LowRank", "RareDirection",
-    "Spiky", "family_names", "make_family",
+    "Spiky", "clipped_pareto_moment", "family_names", "make_family",
 ]
 
 
@@ -267,10 +267,6 @@ class Spiky(ContextFamily):
         probs = np.append(self.spectrum / b2, max(0.0, 1.0 - self.spectrum.sum() / b2))
         keep = probs > 0
         return pts[keep], probs[keep]
-
-    def theta_direction(self, rng: Any = None) -> np.ndarray:
-        """Uniform on the sphere, so the rarely seen directions carry real weight too."""
-        return super().theta_direction(rng)
 
 
 @dataclass(frozen=True, eq=False)
