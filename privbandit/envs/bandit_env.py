@@ -242,13 +242,15 @@ class PrivLinCBEnv(PrivBanditEnv):
     - ``feature_map`` (default ``"shared"``): ``"shared"`` (one theta*, per-arm features) or
       ``"disjoint"`` (phi(x, a) = e_a (x) x with x in R^{d/K}; d must be a multiple of K).
     - ``theta`` (default None): theta* in the unit ball with B ||theta*|| <= 1; when None it is drawn
-      from ``instance_seed`` (default 0) with norm min(1, 1/B) along the family's hard direction.
+      from ``instance_seed`` (default 0) with norm min(1, 1/B): a uniform direction, or half its
+      squared norm on the rare/short direction e of ``rare-direction`` and ``heavy-tailed-direction``.
     - ``bound`` (B, default 1.0), ``noise`` (default ``"rademacher"``), ``noise_scale`` (sigma of the
       ``"gaussian"`` noise, default 0.5).
 
     Defaults: ``gym.make("PrivLinCB-v0")`` is d = K = 10, B = 1, T = 2^16 on the heavy-tailed family
     (tail 2, scale 0.05): E||phi||^2 = 0.0175 against B E||phi|| = 0.0975, lambda_min(Sigma) = 0.00175,
-    so privacy noise calibrated to B is wasteful; a run of 2^16 rounds takes seconds on the batch path.
+    so privacy noise calibrated to B is wasteful; ``sample_batch`` draws all 2^16 rounds in well under a
+    second, so a learner's run is bounded by the learner.
 
     ## Version History
     - v0: initial version.
