@@ -29,6 +29,7 @@ from .._validation import as_generator, check_array, check_int, check_positive, 
 from ..links import Link, identity_link
 from ..oracles.base import EpochFit, Estimate, Oracle
 from ..privacy import PrivacyLedger, PrivacySpec
+from ..privacy.clipping import clip_features, clip_rewards
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,9 @@ class Agent(abc.ABC):
     def _check_features(self, features: Any, batched: bool) -> np.ndarray:
         spec = self._require_spec()
         shape = (None, spec.n_arms, spec.dim) if batched else (spec.n_arms, spec.dim)
-        return check_array("features", features, shape=shape)
+        # ||phi|| <= B is the model (BanditSpec); rows above it are projected with a ClippingWarning so a
+        # huge row can never overflow the planners (no silent inf/NaN scores)
+        return clip_features(check_array("features", features, shape=shape), spec.bound)
 
     # -- acting ----------------------------------------------------------------------------------
     def rounds_until_update(self) -> int:
@@ -135,7 +138,7 @@ class Agent(abc.ABC):
         return spec.horizon - self.t
 
     def act(self, features: np.ndarray) -> int:
-        """Choose an arm for one round's features (K, d)."""
+        """Choose an arm for one round's features (K, d) (rows above the bound B are clipped to it)."""
         x = self._check_features(features, batched=False)
         return int(self._act(x[None])[0])
 
@@ -164,9 +167,16 @@ class Agent(abc.ABC):
 
     # -- learning --------------------------------------------------------------------------------
     def update(self, chosen_features: np.ndarray, rewards: np.ndarray) -> None:
-        """Observe the chosen rows (d,) and reward, or (m, d) and (m,), of the rounds just played."""
+        """Observe the chosen rows (d,) and reward, or (m, d) and (m,), of the rounds just played.
+
+        Features are clipped to ||phi|| <= B and rewards to [-1, 1] first (a ClippingWarning when that
+        changes data); NaN, inf and wrong shapes raise ValueError.
+        """
         spec = self._require_spec()
         x, y = check_rows(chosen_features, rewards, spec.dim)
+        # every agent (private or not) learns from bounded rows: features clipped to ||phi|| <= B and
+        # rewards to [-1, 1], with a ClippingWarning when that changes data (no overflow, no silent NaN)
+        x, y = clip_features(x, spec.bound), clip_rewards(y)
         if x.shape[0] > self.rounds_until_update():
             raise ValueError(f"update got {x.shape[0]} rows but only {self.rounds_until_update()} rounds remain "
                              f"before the policy changes (feed the rows of one epoch at a time)")

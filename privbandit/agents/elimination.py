@@ -40,7 +40,7 @@ from ._oracle_arg import resolve_oracle
 from .base import EpochAgent, register_agent
 from .spanner import barycentric_spanner
 
-_PLAN_CHUNK = 16384
+_PLAN_CHUNK = 4096
 
 
 def surviving_actions(estimates: Sequence[Estimate], features: np.ndarray, *, width_cap: float = 2.0,
@@ -73,13 +73,19 @@ def surviving_actions(estimates: Sequence[Estimate], features: np.ndarray, *, wi
     x = np.asarray(features, dtype=float)
     m, k, d = x.shape
     alive = np.ones((m, k), dtype=bool)
-    flat = x.reshape(m * k, d)
-    for est in estimates:
-        mean = est.mean(flat).reshape(m, k)
-        # widths L c ||M phi||: one (mK, d) x (d, d) product
-        proj = flat @ est.width_matrix.T
-        width = est.link.lipschitz * est.width_scale * np.sqrt(np.einsum("ij,ij->i", proj, proj)).reshape(m, k)
-        width = np.minimum(width, width_cap)
+    n_est = len(estimates)
+    if n_est == 0 or m == 0:
+        return alive
+    # one (mK, d) x (d, J (d + 1)) product gives every epoch's predictor <phi, theta_tau> and M_tau phi
+    basis = np.concatenate([np.stack([e.theta for e in estimates], axis=1)]
+                           + [e.width_matrix.T for e in estimates], axis=1)
+    proj = x.reshape(m * k, d) @ basis
+    pred = proj[:, :n_est]
+    mphi = proj[:, n_est:].reshape(m * k, n_est, d)
+    rad = np.sqrt(np.einsum("njd,njd->nj", mphi, mphi))
+    for j, est in enumerate(estimates):
+        mean = est.link(pred[:, j]).reshape(m, k)
+        width = np.minimum(est.link.lipschitz * est.width_scale * rad[:, j].reshape(m, k), width_cap)
         lcb_max = np.max(mean - width, axis=1, keepdims=True)
         kept = alive & (mean + width >= lcb_max - tolerance)
         # only inconsistent intervals (some past confidence bound failed) can empty the set; then this

@@ -21,7 +21,8 @@ lowest index); these agents draw no action uniforms.
 For both private agents, with rho_min = Upsilon, rho_max = 3 Upsilon and gamma the bound on the noise
 of the X^T y block, the radius is (Shariff & Sheffet 2018, Prop. 4 / Thm 5)
 
-    beta_t = R sqrt(2 log(2/delta_c) + d log(rho_max/rho_min + t B^2 / (d rho_min))) + S sqrt(rho_max) + gamma / sqrt(rho_min).
+    beta_t = R sqrt(2 log(2/delta_c) + d log(rho_max/rho_min + t B^2 / (d rho_min)))
+             + S sqrt(rho_max) + gamma / sqrt(rho_min).
 
 Privacy, stated exactly.
 
@@ -370,6 +371,7 @@ class LDPUCBAgent(_NoisyGramUCB):
 register_agent("linucb", LinUCBAgent, description="non-private LinUCB / OFUL (Abbasi-Yadkori et al. 2011)")
 register_agent("linucb-jdp", SSLinUCBAgent,
                description="joint-DP LinUCB with tree-based aggregation (Shariff & Sheffet 2018)")
-register_agent("ldp-ucb", LDPUCBAgent, description="local-DP LinUCB, users privatise (phi phi^T, phi y) (Zheng et al. 2020)")
+register_agent("ldp-ucb", LDPUCBAgent,
+               description="local-DP LinUCB, users privatise (phi phi^T, phi y) (Zheng et al. 2020)")
 
 __all__ = ["LDPUCBAgent", "LinUCBAgent", "SSLinUCBAgent"]

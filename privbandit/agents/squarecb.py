@@ -13,7 +13,8 @@ index of the lowest cost, pmf = 1/(K + gamma (cost_a - min cost)), the rest on t
 The learning rate. `thm:square-cb` takes gamma_0 = 1 and gamma_j = sqrt(K) / E_{delta'}(N_{j-1}) with
 E the oracle's L2 rate on the N_{j-1} rows that produced f_j and delta' = delta_conf / (2 J^2):
 
-- DP-SGD (`alg:JDP-improper-GD`, joint DP): E(N) = (log N log(1/delta') / N)^{1/4} + (sigma_alpha log(1/delta') / N)^{1/3};
+- DP-SGD (`alg:JDP-improper-GD`, joint DP):
+  E(N) = (log N log(1/delta') / N)^{1/4} + (sigma_alpha log(1/delta') / N)^{1/3};
 - LDP clipped SGD (`alg:LDP-improper-GD`): E(N) = (sigma_alpha^2 log(N/delta') / N)^{1/6};
 - a non-private oracle: E(N) = sqrt(d / N) (least squares);
 
