@@ -42,6 +42,24 @@ def test_exact_second_moment_matches_the_sample(name):
     assert np.all(np.abs(emp - exact) <= 6 * se + 1e-9), np.abs(emp - exact).max()
 
 
+_Q = np.linalg.qr(np.random.default_rng(0).standard_normal((5, 5)))[0]
+
+
+@pytest.mark.parametrize("name, params", [
+    ("rare-direction", {"direction": [1.0, 1.0, 0.0, 0.0, 2.0], "rho": 0.2}),
+    ("heavy-tailed-direction", {"direction": [0.0, 3.0, 0.0, 4.0, 0.0]}),
+    ("low-rank", {"rank": 2, "basis": _Q[:, :2], "noise_level": 0.3}),
+    ("spiky", {"basis": _Q, "mass": 0.7}),
+])
+def test_rotated_families_keep_exact_moments_and_bounds(name, params):
+    fam = make_family(name, dim=5, n_arms=2, bound=1.5, **params)
+    x = fam.sample(40_000, 9).reshape(-1, 5)
+    assert np.linalg.norm(x, axis=1).max() <= 1.5
+    prods = x[:, :, None] * x[:, None, :]
+    se = prods.std(axis=0) / np.sqrt(len(x))
+    assert np.all(np.abs(prods.mean(axis=0) - fam.second_moment()) <= 6 * se + 1e-9)
+
+
 def test_second_moment_check_has_power():
     # a family whose claimed moment is off by 10% on one entry must fail the same comparison
     fam = make_family("isotropic", dim=5, n_arms=2, bound=1.5)

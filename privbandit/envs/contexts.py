@@ -57,12 +57,39 @@ def _sphere(m: int, dim: int, rng: np.random.Generator, radii: "np.ndarray | flo
     return _scale_rows(rng.standard_normal((m, dim)), radii)
 
 
-def _sphere_perp(m: int, basis: np.ndarray, rng: np.random.Generator, radii: "np.ndarray | float" = 1.0
-                 ) -> np.ndarray:
-    """m points uniform on the sphere (radius ``radii``) of the orthogonal complement of span(basis) (d, r)."""
-    g = rng.standard_normal((m, basis.shape[0]))
-    g -= (g @ basis) @ basis.T
-    return _scale_rows(g, radii)
+def _axes(frame: np.ndarray) -> np.ndarray | None:
+    """Column indices if every column of ``frame`` is a standard basis vector, else None."""
+    if np.all((frame == 0.0) | (frame == 1.0)) and np.all(frame.sum(axis=0) == 1.0):
+        return np.argmax(frame, axis=0)
+    return None
+
+
+def _complement(basis: np.ndarray) -> np.ndarray:
+    """An orthonormal basis (d, d - r) of the orthogonal complement of span(basis) (basis: (d, r))."""
+    axes = _axes(basis)
+    if axes is not None:  # keep coordinate frames coordinate frames (sampling is then a scatter)
+        return np.eye(basis.shape[0])[:, np.setdiff1d(np.arange(basis.shape[0]), axes)]
+    u, _, _ = np.linalg.svd(basis, full_matrices=True)
+    return np.ascontiguousarray(u[:, basis.shape[1]:])
+
+
+def _sphere_in(m: int, frame: np.ndarray, rng: np.random.Generator, radii: "np.ndarray | float" = 1.0
+               ) -> np.ndarray:
+    """m points uniform on the sphere (radius ``radii``) of span(frame), frame (d, k) orthonormal: (m, d).
+
+    Draws k Gaussians per point and maps them by the isometry ``frame`` (a scatter into coordinates
+    when ``frame`` is a set of axes, which is much faster than a thin matrix product).
+    """
+    g = _scale_rows(rng.standard_normal((m, frame.shape[1])), radii)
+    axes = _axes(frame)
+    if axes is None:
+        return g @ frame.T
+    out = np.zeros((m, frame.shape[0]))
+    if np.all(np.diff(axes) == 1):
+        out[:, axes[0]:axes[-1] + 1] = g  # a slice copies faster than a fancy-index scatter
+    else:
+        out[:, axes] = g
+    return out
 
 
 def _unit(name: str, value: Any, dim: int) -> np.ndarray:
@@ -301,9 +328,10 @@ class RareDirection(ContextFamily):
         object.__setattr__(self, "rho", check_real("rho", self.rho, low=0.0, high=1.0, low_open=True, high_open=True))
         e = np.eye(self.dim)[-1] if self.direction is None else _unit("direction", self.direction, self.dim)
         object.__setattr__(self, "direction", e)
+        object.__setattr__(self, "_perp", _complement(e[:, None]))
 
     def _sample_rows(self, m: int, rng: np.random.Generator) -> np.ndarray:
-        rows = _sphere_perp(m, self.direction[:, None], rng, self.bound)
+        rows = _sphere_in(m, self._perp, rng, self.bound)
         rare = rng.random(m) < self.rho
         rows[rare] = (self.bound * _SHRINK) * self.direction
         return rows
@@ -314,7 +342,7 @@ class RareDirection(ContextFamily):
         return (1 - self.rho) * b2 / (self.dim - 1) * (np.eye(self.dim) - ee) + self.rho * b2 * ee
 
     def theta_direction(self, rng: Any = None) -> np.ndarray:
-        u = _sphere_perp(1, self.direction[:, None], as_generator(rng))[0]
+        u = _sphere_in(1, self._perp, as_generator(rng))[0]
         return math.sqrt(0.5) * (self.direction + u)
 
 
@@ -417,13 +445,14 @@ class HeavyTailedDirection(ContextFamily):
                                                    high_open=True))
         e = np.eye(self.dim)[-1] if self.direction is None else _unit("direction", self.direction, self.dim)
         object.__setattr__(self, "direction", e)
+        object.__setattr__(self, "_perp", _complement(e[:, None]))
 
     def radius_moment(self, k: float) -> float:
         """E[s^k] of the e-features' norm fraction s, exactly."""
         return clipped_pareto_moment(k, self.tail, self.scale)
 
     def _sample_rows(self, m: int, rng: np.random.Generator) -> np.ndarray:
-        rows = _sphere_perp(m, self.direction[:, None], rng, self.bound)
+        rows = _sphere_in(m, self._perp, rng, self.bound)
         u = rng.random(m)
         on_e = u < self.mix
         sign = np.where(u < 0.5 * self.mix, -1.0, 1.0)  # given on_e, each sign has probability 1/2
@@ -438,7 +467,7 @@ class HeavyTailedDirection(ContextFamily):
                 + self.mix * b2 * self.radius_moment(2) * ee)
 
     def theta_direction(self, rng: Any = None) -> np.ndarray:
-        u = _sphere_perp(1, self.direction[:, None], as_generator(rng))[0]
+        u = _sphere_in(1, self._perp, as_generator(rng))[0]
         return math.sqrt(0.5) * (self.direction + u)
 
 
@@ -479,11 +508,12 @@ class LowRank(ContextFamily):
                                                            high_open=True))
         a = np.eye(self.dim)[:, :r] if self.basis is None else _orthonormal_columns("basis", self.basis, self.dim, r)
         object.__setattr__(self, "basis", a)
+        object.__setattr__(self, "_perp", _complement(a))
 
     def _sample_rows(self, m: int, rng: np.random.Generator) -> np.ndarray:
         eta = self.noise_level
-        inside = _sphere(m, self.rank, rng, self.bound * math.sqrt(1.0 - eta ** 2)) @ self.basis.T
-        inside += _sphere_perp(m, self.basis, rng, self.bound * eta)
+        inside = _sphere_in(m, self.basis, rng, self.bound * math.sqrt(1.0 - eta ** 2))
+        inside += _sphere_in(m, self._perp, rng, self.bound * eta)
         return inside
 
     def second_moment(self) -> np.ndarray:
