@@ -180,7 +180,7 @@ def test_learning_agents_beat_uniform_random(name):
 def test_linucb_sherman_morrison_matches_the_direct_inverse():
     rng = np.random.default_rng(0)
     agent = LinUCBAgent(lam=0.5).reset(BanditSpec(3, 4, 50), rng=0)
-    x = rng.standard_normal((20, 4)) * 0.4
+    x = rng.standard_normal((20, 4)) * 0.2  # rows inside the bound B = 1 (agents clip rows above it)
     y = rng.uniform(-1, 1, 20)
     for i in range(10):
         agent.update(x[i], y[i])
