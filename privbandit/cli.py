@@ -82,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="run a benchmark suite: results, figures and report.md")
     b.add_argument("--suite", choices=sorted(SUITES), default="quick", help="the suite (default: quick)")
     b.add_argument("--out", type=Path, default=None, help="results folder (default: results/SUITE)")
-    b.add_argument("--jobs", type=_jobs, default=1, help="parallel workers (-1: all cores; default 1)")
+    b.add_argument("--jobs", type=_jobs, default=-1, help="parallel workers (default -1: all cores)")
     b.add_argument("--backend", choices=BACKENDS, default="loky", help="joblib backend (dask/ray: the dist extra)")
     b.add_argument("--address", default=None, help="dask or ray scheduler address (default: a local cluster)")
     b.add_argument("--seeds", type=_positive_int, default=None, help="override the suite's number of seeds")

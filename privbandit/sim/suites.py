@@ -6,8 +6,10 @@ agent to a suite, append an entry to :data:`JDP_AGENTS` or :data:`LDP_AGENTS`. E
 oracle) is not registered in this install are left out when the suite's cells are built, and listed
 in :meth:`Suite.missing`.
 
-- ``quick``: d = 5, K = 5, T = 2^13, 4 seeds, epsilon in {0.3, 1}, the heavy-tailed-norm and
-  rare-direction families; finishes in under 5 minutes on 2 cores.
+- ``quick``: d = 5, K = 5, T = 2^13, 4 seeds; the joint-DP agents at epsilon in {0.3, 1} on the
+  heavy-tailed-norm and rare-direction families; the local-DP agents and the baselines whose policy
+  changes every round (:data:`PER_ROUND_BASELINES`) at epsilon = 1 on heavy-tailed-norm only. Finishes
+  in under 5 minutes on 2 cores.
 - ``paper``: the suite of the agent issue: joint DP at d = 10, K = 10 and local DP at d = 5, K = 5, on the
   heavy-tailed-norm, rare-direction and spiky families and one GLM instance, epsilon in {0.1, 0.3, 1},
   T = 2^20, 10 seeds (log-log slopes over t in [2^14, 2^20]). Hours on a laptop; use ``--jobs`` or a cluster.
@@ -127,15 +129,26 @@ class Suite:
         return {a.label: a.reference for g in self.grids for a in g.agents if a.reference}
 
 
+PER_ROUND_BASELINES: frozenset[str] = frozenset({"linucb-jdp", "ldp-ucb"})
+"""Baselines whose policy changes every round (no batch speed-up): the quick suite runs them at one epsilon
+and on one env only."""
+
+
+def _only(agents: tuple[AgentEntry, ...], *, slow: bool, private: bool | None = None) -> tuple[AgentEntry, ...]:
+    return tuple(a for a in agents if (a.label in PER_ROUND_BASELINES) == slow
+                 and (private is None or a.private == private))
+
+
+_QUICK_T = 2 ** 13
+_QUICK_ENVS = (lin_env("heavy-tailed", 5, 5), lin_env("rare-direction", 5, 5))
 QUICK = Suite(
     name="quick",
-    description="d=5, K=5, T=2^13, 4 seeds, epsilon in {0.3, 1}: heavy-tailed-norm and rare-direction families "
-                "(joint and local DP); under 5 minutes on 2 cores",
+    description="d=5, K=5, T=2^13, 4 seeds: joint DP at epsilon in {0.3, 1} on the heavy-tailed-norm and "
+                "rare-direction families, local DP and the per-round UCB baselines at epsilon = 1 on heavy-tailed",
     grids=(
-        Grid(JDP_AGENTS, (lin_env("heavy-tailed", 5, 5), lin_env("rare-direction", 5, 5)), epsilons=(0.3, 1.0),
-             seeds=4, horizon=2 ** 13, delta=1e-5),
-        Grid(tuple(a for a in LDP_AGENTS if a.private), (lin_env("heavy-tailed", 5, 5),), epsilons=(1.0,),
-             seeds=4, horizon=2 ** 13, delta=1e-5),
+        Grid(_only(JDP_AGENTS, slow=False), _QUICK_ENVS, epsilons=(0.3, 1.0), seeds=4, horizon=_QUICK_T, delta=1e-5),
+        Grid(_only(JDP_AGENTS, slow=True) + _only(LDP_AGENTS, slow=True) + _only(LDP_AGENTS, slow=False, private=True),
+             _QUICK_ENVS[:1], epsilons=(1.0,), seeds=4, horizon=_QUICK_T, delta=1e-5),
     ),
 )
 
