@@ -118,9 +118,17 @@ def _oracle(name: str, epsilon: float, delta: float, constants: str, public: np.
     kwargs = {}
     if "constants" in fields:
         kwargs["constants"] = constants
-    for key in ("features", "public_features"):
+    atoms = public if isinstance(public, tuple) else None
+    for key, wkey in (("features", "weights"), ("public_features", "public_weights")):
         if key in fields:
-            kwargs[key] = public
+            if atoms is not None:  # the distribution is known exactly
+                kwargs[key] = atoms[0]
+                if wkey in fields:
+                    kwargs[wkey] = atoms[1]
+                else:  # the oracle takes samples only: give it a large sample of p
+                    kwargs[key] = atoms[2]
+            else:
+                kwargs[key] = public
     return make_oracle(name, epsilon=epsilon, delta=delta, **kwargs)
 
 
@@ -138,6 +146,9 @@ def run_cell(name: str, family_name: str, dim: int, log2_t: int, epsilon: float,
     mean = np.clip(x @ theta, -1.0, 1.0)
     y = np.where(r_y.random(t) < 0.5 * (1.0 + mean), 1.0, -1.0)
     public = fam.sample(2 ** 14, r_pub)[:, 0, :]
+    known = fam.atoms() if hasattr(fam, "atoms") else None
+    if known is not None:  # discrete family: the fixed-p oracles get p itself (atoms, probabilities)
+        public = (np.asarray(known[0], dtype=float), np.asarray(known[1], dtype=float), public)
     oracle = _oracle(name, epsilon, 1.0 / t, constants, public)
     start = time.perf_counter()
     est = oracle.fit(x, y, rng=r_fit)
@@ -254,7 +265,11 @@ def main(argv: list[str] | None = None) -> int:
 
         rows = Parallel(n_jobs=args.jobs)(delayed(run_cell)(*g, args.n_fresh) for g in grid)
     else:
-        rows = [run_cell(*g, args.n_fresh) for g in grid]
+        rows = []
+        for i, g in enumerate(grid):
+            rows.append(run_cell(*g, args.n_fresh))
+            if (i + 1) % 50 == 0:
+                print(f"  {i + 1}/{len(grid)} cells", file=sys.stderr, flush=True)
     df = pd.DataFrame(rows)
     df.to_csv(out / "bench_regression.csv", index=False)
     plot(df, out)

@@ -164,6 +164,10 @@ def psd_project(a: np.ndarray) -> np.ndarray:
     return (vecs * np.maximum(vals, 0.0)) @ vecs.T
 
 
+def _op_norm(a: np.ndarray) -> float:
+    return float(np.max(np.abs(np.linalg.eigvalsh(symmetrize(a)))))
+
+
 def iw_weights(wx: np.ndarray, gamma: float) -> np.ndarray:
     """The information weights 1 / (1 + gamma ||W phi||) of rows ``wx`` = (W phi_t)_t, shape (m,)."""
     return 1.0 / (1.0 + gamma * np.linalg.norm(wx, axis=1))
@@ -490,9 +494,8 @@ class IWFixedPDP(_IWConfig):
     privacy : PrivacySpec
         Joint DP budget per user.
     features : ndarray (n, d)
-        Atoms of the known feature distribution p, or public samples from it (rows clipped to no bound:
-        they are public). Default: a single atom at 0 is useless, so the default is the standard basis
-        vectors e_1..e_8 with equal mass (an isotropic spiky p in d = 8), only meant for smoke tests;
+        Atoms of the known feature distribution p, or public samples from it (public: no privacy cost).
+        The default, the 8 standard basis vectors with equal mass (so d = 8), is for smoke tests only:
         pass the real distribution.
     weights : ndarray (n,), optional
         Probabilities of the atoms (uniform when omitted).
@@ -507,6 +510,10 @@ class IWFixedPDP(_IWConfig):
     tol : float
         ||F_DP(W) - I||_op tolerance of the exact spectral iteration (the algorithm asks for
         min(lambda lambda_min(W), 1)).
+
+    With public samples (``weights`` omitted) the residual ||F - I|| in the radius also carries the
+    sample's estimated sampling error (half the distance between the F of its even and odd rows), since
+    F under p itself is not available.
 
     Notes
     -----
@@ -570,8 +577,14 @@ class IWFixedPDP(_IWConfig):
         if key not in cache:
             res = w_star(self.features, self.weights, gamma=gamma, lam=lam, tol=self.tol, max_iter=500)
             w = res.matrix
-            resid = float(np.max(np.abs(np.linalg.eigvalsh(
-                f_dp(w, self.features, self.weights, gamma=gamma, lam=lam) - np.eye(w.shape[0])))))
+            resid = _op_norm(f_dp(w, self.features, self.weights, gamma=gamma, lam=lam) - np.eye(w.shape[0]))
+            if self.weights is None and self.features.shape[0] >= 4:
+                # Public samples, not p itself: F_DP(W) under p differs from the sample's by its sampling
+                # error, estimated from the two halves (each half deviates from the whole by about half
+                # their difference, and the whole from p by about as much again).
+                f_even = f_dp(w, self.features[0::2], gamma=gamma, lam=lam)
+                f_odd = f_dp(w, self.features[1::2], gamma=gamma, lam=lam)
+                resid += _op_norm(f_even - f_odd) / 2.0
             if len(cache) > 64:
                 cache.clear()
             cache[key] = (w, resid)
