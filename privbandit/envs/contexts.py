@@ -77,19 +77,17 @@ def _sphere_in(m: int, frame: np.ndarray, rng: np.random.Generator, radii: "np.n
                ) -> np.ndarray:
     """m points uniform on the sphere (radius ``radii``) of span(frame), frame (d, k) orthonormal: (m, d).
 
-    Draws k Gaussians per point and maps them by the isometry ``frame`` (a scatter into coordinates
-    when ``frame`` is a set of axes, which is much faster than a thin matrix product).
+    A coordinate frame draws d Gaussians per point and zeroes the d - k coordinates outside it (cheaper
+    than allocating and scattering); any other frame maps k Gaussians by the isometry ``frame``.
     """
-    g = _scale_rows(rng.standard_normal((m, frame.shape[1])), radii)
+    d, k = frame.shape
     axes = _axes(frame)
     if axes is None:
-        return g @ frame.T
-    out = np.zeros((m, frame.shape[0]))
-    if np.all(np.diff(axes) == 1):
-        out[:, axes[0]:axes[-1] + 1] = g  # a slice copies faster than a fancy-index scatter
-    else:
-        out[:, axes] = g
-    return out
+        return _scale_rows(rng.standard_normal((m, k)), radii) @ frame.T
+    g = rng.standard_normal((m, d))
+    for j in np.setdiff1d(np.arange(d), axes):
+        g[:, j] = 0.0
+    return _scale_rows(g, radii)
 
 
 def _unit(name: str, value: Any, dim: int) -> np.ndarray:
@@ -457,7 +455,13 @@ class HeavyTailedDirection(ContextFamily):
         on_e = u < self.mix
         sign = np.where(u < 0.5 * self.mix, -1.0, 1.0)  # given on_e, each sign has probability 1/2
         s = _clipped_pareto(m, self.tail, self.scale, rng)
-        rows[on_e] = ((self.bound * _SHRINK) * sign * s)[on_e, None] * self.direction
+        coef = np.where(on_e, (self.bound * _SHRINK) * sign * s, 0.0)
+        rows *= (~on_e).astype(np.float64)[:, None]  # in-place passes beat a boolean-mask scatter here
+        axis = _axes(self.direction[:, None])
+        if axis is None:
+            rows += np.multiply.outer(coef, self.direction)
+        else:  # e is a coordinate axis, where every e-perp row is exactly 0
+            rows[:, axis[0]] = coef
         return rows
 
     def second_moment(self) -> np.ndarray:
@@ -508,13 +512,17 @@ class LowRank(ContextFamily):
                                                            high_open=True))
         a = np.eye(self.dim)[:, :r] if self.basis is None else _orthonormal_columns("basis", self.basis, self.dim, r)
         object.__setattr__(self, "basis", a)
-        object.__setattr__(self, "_perp", _complement(a))
+        frame = np.hstack([a, _complement(a)])
+        object.__setattr__(self, "_frame", None if np.array_equal(frame, np.eye(self.dim)) else frame)
 
     def _sample_rows(self, m: int, rng: np.random.Generator) -> np.ndarray:
-        eta = self.noise_level
-        inside = _sphere_in(m, self.basis, rng, self.bound * math.sqrt(1.0 - eta ** 2))
-        inside += _sphere_in(m, self._perp, rng, self.bound * eta)
-        return inside
+        # one Gaussian per coordinate of the frame [A | A_perp]: the first r scaled to a sphere of radius
+        # B sqrt(1 - eta^2) in range(A), the rest to a sphere of radius B eta in its complement
+        eta, r = self.noise_level, self.rank
+        g = rng.standard_normal((m, self.dim))
+        _scale_rows(g[:, :r], self.bound * math.sqrt(1.0 - eta ** 2))
+        _scale_rows(g[:, r:], self.bound * eta)
+        return g if self._frame is None else g @ self._frame.T
 
     def second_moment(self) -> np.ndarray:
         eta, b2, r, d = self.noise_level, self.bound ** 2, self.rank, self.dim
