@@ -4,10 +4,11 @@ Both paths play the same rounds and give byte-identical tables for a seed:
 
 - ``mode="loop"`` is the loop a user writes in RL code: ``obs, info = env.reset(seed=...)``, then per
   round ``a = agent.act(obs)``, ``obs, r, ..., info = env.step(a)``, ``agent.update(obs_before[a], r)``.
-- ``mode="batch"`` serves the rounds in chunks while the agent's policy is fixed
-  (``agent.rounds_until_update()``): ``env.unwrapped.sample_batch(m)`` draws the next m rounds exactly as
-  m ``step`` calls would, ``agent.act_batch`` chooses all m arms at once, and ``agent.update`` gets the m
-  chosen rows. Chunks are also cut at ``max_chunk`` rounds to bound memory (m x K x d floats).
+- ``mode="batch"`` draws rounds in blocks, ``env.unwrapped.sample_batch(n)`` (the next n rounds exactly as
+  n ``step`` calls would; the draws do not depend on the actions, all arms' rewards are drawn), and serves
+  each block in chunks while the agent's policy is fixed (``agent.rounds_until_update()``):
+  ``agent.act_batch`` chooses the chunk's m arms at once and ``agent.update`` gets the m chosen rows.
+  Blocks have at most ``max_chunk`` rounds to bound memory (max_chunk x K x d floats).
 
 Seeds
 -----
@@ -127,17 +128,27 @@ def _play_batch(agent: Agent, env: Any, horizon: int, max_chunk: int) -> tuple[n
     sampler = env.unwrapped.sample_batch
     t = 0
     while t < horizon:
-        m = min(agent.rounds_until_update(), horizon - t, max_chunk)
-        if m <= 0:
-            raise RuntimeError(f"{type(agent).__name__}.rounds_until_update() returned {m} at round {t}")
-        batch = sampler(m)
-        arms = np.asarray(agent.act_batch(batch.features), dtype=np.int64)
-        rows = np.arange(m)
+        # The env's rounds do not depend on the actions (all arms' rewards are drawn every round), so one
+        # sample_batch serves several policy chunks: agents that update every round pay no env overhead.
+        n = min(max_chunk, horizon - t)
+        batch = sampler(n)
+        features = np.asarray(batch.features, dtype=float)
+        rewards = np.asarray(batch.rewards, dtype=float)
         expected = np.asarray(batch.expected_rewards, dtype=float)
-        regret[t:t + m] = expected.max(axis=1) - expected[rows, arms]
-        epoch[t:t + m] = _epoch(agent)
-        agent.update(batch.features[rows, arms], np.asarray(batch.rewards)[rows, arms])
-        t += m
+        best = expected.max(axis=1)
+        lo = 0
+        while lo < n:
+            m = min(agent.rounds_until_update(), n - lo)
+            if m <= 0:
+                raise RuntimeError(f"{type(agent).__name__}.rounds_until_update() returned {m} at round {t + lo}")
+            hi = lo + m
+            arms = np.asarray(agent.act_batch(features[lo:hi]), dtype=np.int64)
+            rows = np.arange(lo, hi)
+            regret[t + lo:t + hi] = best[lo:hi] - expected[rows, arms]
+            epoch[t + lo:t + hi] = _epoch(agent)
+            agent.update(features[rows, arms], rewards[rows, arms])
+            lo = hi
+        t += n
     return regret, epoch
 
 
@@ -177,7 +188,8 @@ def run(agent: Agent, env: Any, horizon: int | None = None, seed: Any = 0, *, mo
     points_per_octave : int
         Density of the geometric grid.
     max_chunk : int
-        At most this many rounds per ``sample_batch`` call in the batch path (memory bound).
+        At most this many rounds per ``sample_batch`` call in the batch path (memory bound); it does not
+        change the results.
     labels : dict, optional
         Override the descriptive columns (e.g. ``{"agent": "iw-elim", "env": "heavy-tailed-d10"}``).
 

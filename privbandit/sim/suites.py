@@ -6,10 +6,10 @@ agent to a suite, append an entry to :data:`JDP_AGENTS` or :data:`LDP_AGENTS`. E
 oracle) is not registered in this install are left out when the suite's cells are built, and listed
 in :meth:`Suite.missing`.
 
-- ``quick``: d = 5, K = 5, T = 2^13, 4 seeds; the joint-DP agents at epsilon in {0.3, 1} on the
-  heavy-tailed-norm and rare-direction families; the local-DP agents and the baselines whose policy
-  changes every round (:data:`PER_ROUND_BASELINES`) at epsilon = 1 on heavy-tailed-norm only. Finishes
-  in under 5 minutes on 2 cores.
+- ``quick``: d = 5, K = 5 on the rare-direction and heavy-tailed-norm families; the epoch-batched agents
+  at T = 2^16 with 4 seeds (joint DP at epsilon in {0.3, 1}, local DP at epsilon = 1); the baselines whose
+  policy changes every round (:data:`PER_ROUND_BASELINES`, ~0.3-1 ms a round) at T = 2^14 with 2 seeds,
+  epsilon = 1, on rare-direction only. Finishes in under 5 minutes on 2 cores.
 - ``paper``: the suite of the agent issue: joint DP at d = 10, K = 10 and local DP at d = 5, K = 5, on the
   heavy-tailed-norm, rare-direction and spiky families and one GLM instance, epsilon in {0.1, 0.3, 1},
   T = 2^20, 10 seeds (log-log slopes over t in [2^14, 2^20]). Hours on a laptop; use ``--jobs`` or a cluster.
@@ -129,26 +129,29 @@ class Suite:
         return {a.label: a.reference for g in self.grids for a in g.agents if a.reference}
 
 
-PER_ROUND_BASELINES: frozenset[str] = frozenset({"linucb-jdp", "ldp-ucb"})
-"""Baselines whose policy changes every round (no batch speed-up): the quick suite runs them at one epsilon
-and on one env only."""
+PER_ROUND_BASELINES: frozenset[str] = frozenset({"linucb", "linucb-jdp", "ldp-ucb"})
+"""Baselines whose policy changes every round (no batch speed-up, ~0.3-1 ms per round): the quick suite runs
+them at a shorter horizon, one epsilon, one env and two seeds."""
 
 
-def _only(agents: tuple[AgentEntry, ...], *, slow: bool, private: bool | None = None) -> tuple[AgentEntry, ...]:
-    return tuple(a for a in agents if (a.label in PER_ROUND_BASELINES) == slow
+def _pick(agents: tuple[AgentEntry, ...], *, per_round: bool, private: bool | None = None) -> tuple[AgentEntry, ...]:
+    return tuple(a for a in agents if (a.label in PER_ROUND_BASELINES) == per_round
                  and (private is None or a.private == private))
 
 
-_QUICK_T = 2 ** 13
-_QUICK_ENVS = (lin_env("heavy-tailed", 5, 5), lin_env("rare-direction", 5, 5))
+_QUICK_ENVS = (lin_env("rare-direction", 5, 5), lin_env("heavy-tailed", 5, 5))
 QUICK = Suite(
     name="quick",
-    description="d=5, K=5, T=2^13, 4 seeds: joint DP at epsilon in {0.3, 1} on the heavy-tailed-norm and "
-                "rare-direction families, local DP and the per-round UCB baselines at epsilon = 1 on heavy-tailed",
+    description="d=5, K=5 on the rare-direction and heavy-tailed-norm families: the epoch-batched agents at "
+                "T=2^16 with 4 seeds (joint DP at epsilon in {0.3, 1}, local DP at epsilon = 1); the per-round "
+                "UCB baselines at T=2^14 with 2 seeds, epsilon = 1, rare-direction only",
     grids=(
-        Grid(_only(JDP_AGENTS, slow=False), _QUICK_ENVS, epsilons=(0.3, 1.0), seeds=4, horizon=_QUICK_T, delta=1e-5),
-        Grid(_only(JDP_AGENTS, slow=True) + _only(LDP_AGENTS, slow=True) + _only(LDP_AGENTS, slow=False, private=True),
-             _QUICK_ENVS[:1], epsilons=(1.0,), seeds=4, horizon=_QUICK_T, delta=1e-5),
+        Grid(_pick(JDP_AGENTS, per_round=False), _QUICK_ENVS, epsilons=(0.3, 1.0), seeds=4, horizon=2 ** 16,
+             delta=1e-5),
+        Grid(_pick(LDP_AGENTS, per_round=False, private=True), _QUICK_ENVS, epsilons=(1.0,), seeds=4,
+             horizon=2 ** 16, delta=1e-5),
+        Grid(_pick(JDP_AGENTS, per_round=True) + _pick(LDP_AGENTS, per_round=True, private=True), _QUICK_ENVS[:1],
+             epsilons=(1.0,), seeds=2, horizon=2 ** 14, delta=1e-5),
     ),
 )
 
