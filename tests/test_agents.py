@@ -69,7 +69,7 @@ def batch_path(agent, env, horizon, seed):
 
 @pytest.mark.parametrize("name", sorted(agent_names()))
 def test_step_loop_and_batch_path_agree_and_the_ledger_holds(name):
-    horizon = 200
+    horizon = 150
     a1, r1 = step_loop(_make(name), _env(name, horizon), horizon, seed=3)
     agent = _make(name)
     a2, r2 = batch_path(agent, _env(name, horizon), horizon, seed=3)
@@ -163,7 +163,7 @@ PER_ROUND = {"linucb", "linucb-jdp", "ldp-ucb"}
 
 @pytest.mark.parametrize("name", LEARNERS)
 def test_learning_agents_beat_uniform_random(name):
-    horizon = 2 ** 10 if name in PER_ROUND else 2 ** 15
+    horizon = 2 ** 9 if name in PER_ROUND else 2 ** 15 if name in {"elim-ldp", "elim-glm-ldp"} else 2 ** 14
 
     def env():
         env_id = "PrivGLMCB-v0" if name in GLM else "PrivLinCB-v0"

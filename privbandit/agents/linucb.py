@@ -150,7 +150,7 @@ class LinUCBAgent(_UCBAgent):
         if x.shape[0] == 1:                    # Sherman-Morrison: O(d^2)
             vx = self.v_inv @ x[0]
             q = float(x[0] @ vx)
-            self.v_inv -= np.outer(vx, vx) / (1.0 + q)
+            self.v_inv -= vx[:, None] * (vx / (1.0 + q))[None, :]
             self.logdet += math.log1p(q)
         else:                                  # many rows: rebuild V and invert it once (d x d)
             v = np.linalg.inv(self.v_inv) + x.T @ x
@@ -168,7 +168,7 @@ class LinUCBAgent(_UCBAgent):
     def _scores(self, features: np.ndarray) -> np.ndarray:
         if features.shape[0] == 1:             # the step loop: one context, no einsum overhead
             x = features[0]
-            w = np.einsum("kd,de,ke->k", x, self.v_inv, x)
+            w = ((x @ self.v_inv) * x).sum(axis=1)
             return (x @ self.theta_ + self.beta_ * np.sqrt(np.maximum(w, 0.0)))[None]
         if self.v_inv_sqrt_ is None:
             w, q = np.linalg.eigh(self.v_inv)
