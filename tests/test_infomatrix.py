@@ -198,7 +198,13 @@ def test_spectral_iteration_converges_as_lem_spec_fast_converge_says(kind, seed)
                 assert np.all(lo >= np.exp(-math.log(1 / lam) / 2.0 ** k) * (1 - tol))
                 assert np.all(hi <= np.exp(lam / 2.0 ** k) * (1 + tol))
                 # Into [1/2, 2] once exp(-log(1/lambda)/2^k) >= 1/2, i.e. k >= log2(log2(1/lambda)).
-                assert r.iterations_to_band <= math.ceil(math.log2(math.log2(1 / lam)))
+                band = r.iterations_to_band
+                assert band <= math.ceil(math.log2(math.log2(1 / lam)))
+                # From there the residual ||F_k - I|| at least roughly halves per step (until rounding).
+                res = np.maximum(np.abs(lo - 1), np.abs(hi - 1))
+                live = np.arange(band, res.size - 1)
+                live = live[res[live] > 1e-10]
+                assert live.size > 10 and np.all(res[live + 1] <= 0.6 * res[live])
             r = im.w_star(x, w, gamma=0.5, lam=lam, tol=1e-13, max_iter=80, start=start)
             lo, hi = r.lambda_min, r.lambda_max
             assert np.all(lo[1:] >= np.minimum(np.sqrt(lo[:-1]), 1.0) * (1 - tol))

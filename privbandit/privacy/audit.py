@@ -68,6 +68,10 @@ class AuditResult:
         S = {t > tau} or {t <= tau}.
     order : {"D,D'", "D',D"}
         Which dataset plays P in P(S) - e^eps Q(S).
+
+    References
+    ----------
+    Source paper, `def:JDP`, `def:LDP` (the (epsilon, delta) inequality being tested).
     """
 
     epsilon: float
@@ -92,6 +96,10 @@ def clopper_pearson(k: np.ndarray, n: int, alpha: float) -> tuple[np.ndarray, np
     -------
     lower, upper : ndarray
         P[p < lower] <= alpha and P[p > upper] <= alpha.
+
+    References
+    ----------
+    Clopper & Pearson (1934); used by :func:`audit_delta` to bound the probabilities in `def:JDP`.
     """
     k = np.asarray(k, dtype=float)
     lower = np.where(k > 0, stats.beta.ppf(alpha, np.maximum(k, 1e-300), n - k + 1), 0.0)
