@@ -114,6 +114,12 @@ def test_gaussian_delta_monotone_and_limits():
         assert np.all(np.diff(d) <= 1e-15)
         # epsilon = 0: delta is the total variation 2 Phi(1/(2z)) - 1.
         assert d[0] == pytest.approx(math.erf(1 / (2 * z) / math.sqrt(2)), rel=1e-12)
+    assert gaussian_delta(math.inf, 0.5) == 0.0
+    for bad in (-0.1, math.nan):
+        with pytest.raises(ValueError, match="epsilon"):
+            gaussian_delta(bad, 1.0)
+    with pytest.raises(ValueError, match="noise_multiplier"):
+        gaussian_delta(1.0, 0.0)
     zs = [0.2, 0.5, 1.0, 3.0]
     ds = [gaussian_delta(1.0, z) for z in zs]
     assert all(a > b for a, b in zip(ds, ds[1:]))  # more noise, less delta

@@ -66,7 +66,9 @@ def gaussian_delta(epsilon: float, noise_multiplier: float) -> float:
     z = check_positive("noise_multiplier", noise_multiplier)
     eps = float(epsilon)
     if not eps >= 0 or math.isnan(eps):
-        raise ValueError(f"epsilon must be in [0, inf), got {epsilon!r}")
+        raise ValueError(f"epsilon must be in [0, inf], got {epsilon!r}")
+    if math.isinf(eps):
+        return 0.0
     a = 1.0 / (2.0 * z) - eps * z
     b = -1.0 / (2.0 * z) - eps * z
     # Phi(a) - e^eps Phi(b), computed in log space for accuracy at small deltas.
