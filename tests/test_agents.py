@@ -248,7 +248,7 @@ def test_ldp_ucb_randomizer_is_calibrated_on_the_joint_statistic():
 
 def test_epsilon_greedy_probabilities_and_schedule():
     agent = EpsilonGreedyAgent(explore_scale=0.5).reset(BanditSpec(4, 2, 100), rng=0)
-    phi = np.random.default_rng(0).standard_normal((5, 4, 2))
+    phi = 0.3 * np.random.default_rng(0).standard_normal((5, 4, 2))  # norms <= B = 1 (rows above B are clipped)
     np.testing.assert_allclose(agent.action_probabilities(phi), 0.25)   # eps_0 = 1: uniform
     agent.update(np.array([[1.0, 0.0]]), [1.0])
     assert agent.explore_ == pytest.approx(0.5 * (2 / 1) ** (1 / 3))
