@@ -84,6 +84,7 @@ def test_elimination_agent_plays_uniformly_on_the_spanner():
     agent = EliminationAgent(Ridge())
     agent.reset(BanditSpec(n_arms=6, dim=3, horizon=64), rng=0)
     phi = rng.standard_normal((20, 6, 3))
+    phi /= 2 * np.linalg.norm(phi, axis=2, keepdims=True)       # inside the feature bound B = 1
     p = agent.action_probabilities(phi)
     np.testing.assert_allclose(p.sum(axis=1), 1.0)
     np.testing.assert_allclose(np.count_nonzero(p, axis=1), 3)      # a spanner of R^3: three arms
