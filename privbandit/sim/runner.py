@@ -122,9 +122,37 @@ def _epoch(agent: Agent) -> int:
     return int(getattr(agent, "epoch", 0))
 
 
-def _play_batch(agent: Agent, env: Any, horizon: int, max_chunk: int) -> tuple[np.ndarray, np.ndarray]:
-    regret = np.empty(horizon)
-    epoch = np.empty(horizon, dtype=np.int64)
+class _RegretLog:
+    """The logged rounds' regret, cumulative regret and epoch, filled chunk by chunk in O(#logged) memory.
+
+    The cumulative regret is carried as a running total with a sequential ``np.cumsum`` per chunk, which
+    adds in the same order as one cumsum over all rounds: the numbers are bitwise those of the whole-array
+    computation, whatever the chunking (one round at a time in the step loop).
+    """
+
+    def __init__(self, rounds: np.ndarray) -> None:
+        self.rounds = rounds                    # 1-based logged rounds, increasing
+        n = rounds.shape[0]
+        self.regret = np.empty(n)
+        self.cum = np.empty(n)
+        self.epoch = np.empty(n, dtype=np.int64)
+        self.total = 0.0
+        self.done = 0
+
+    def add(self, regret: np.ndarray, epoch: int) -> None:
+        m = regret.shape[0]
+        cum = np.cumsum(np.concatenate(([self.total], regret)))[1:]
+        lo = int(np.searchsorted(self.rounds, self.done + 1, side="left"))
+        hi = int(np.searchsorted(self.rounds, self.done + m, side="right"))
+        idx = self.rounds[lo:hi] - 1 - self.done
+        self.regret[lo:hi] = regret[idx]
+        self.cum[lo:hi] = cum[idx]
+        self.epoch[lo:hi] = epoch
+        self.total = cum[-1]
+        self.done += m
+
+
+def _play_batch(agent: Agent, env: Any, horizon: int, max_chunk: int, log: _RegretLog) -> None:
     sampler = env.unwrapped.sample_batch
     t = 0
     while t < horizon:
@@ -144,26 +172,21 @@ def _play_batch(agent: Agent, env: Any, horizon: int, max_chunk: int) -> tuple[n
             hi = lo + m
             arms = np.asarray(agent.act_batch(features[lo:hi]), dtype=np.int64)
             rows = np.arange(lo, hi)
-            regret[t + lo:t + hi] = best[lo:hi] - expected[rows, arms]
-            epoch[t + lo:t + hi] = _epoch(agent)
+            log.add(best[lo:hi] - expected[rows, arms], _epoch(agent))
             agent.update(features[rows, arms], rewards[rows, arms])
             lo = hi
         t += n
-    return regret, epoch
 
 
-def _play_loop(agent: Agent, env: Any, obs: np.ndarray, horizon: int) -> tuple[np.ndarray, np.ndarray]:
-    regret = np.empty(horizon)
-    epoch = np.empty(horizon, dtype=np.int64)
-    for t in range(horizon):
-        epoch[t] = _epoch(agent)
+def _play_loop(agent: Agent, env: Any, obs: np.ndarray, horizon: int, log: _RegretLog) -> None:
+    for _t in range(horizon):
+        epoch = _epoch(agent)
         arm = agent.act(obs)
         chosen = np.array(obs[arm], dtype=float)
         obs, reward, _terminated, _truncated, info = env.step(arm)
         expected = np.asarray(info["expected_reward"], dtype=float)
-        regret[t] = expected.max() - expected[arm]
+        log.add(np.array([expected.max() - expected[arm]]), epoch)
         agent.update(chosen, reward)
-    return regret, epoch
 
 
 def run(agent: Agent, env: Any, horizon: int | None = None, seed: Any = 0, *, mode: str = "batch",
@@ -221,14 +244,14 @@ def run(agent: Agent, env: Any, horizon: int | None = None, seed: Any = 0, *, mo
     env_seed, agent_rng = split_seed(seed)
     obs, _info = env.reset(seed=env_seed)
     agent.reset(spec, rng=agent_rng)
+    t = np.arange(1, spec.horizon + 1) if log == "all" else geometric_grid(spec.horizon, points_per_octave)
+    logged = _RegretLog(t)                      # memory O(#logged rounds), not O(horizon)
     if mode == "batch":
-        regret, epoch = _play_batch(agent, env, spec.horizon, max_chunk)
+        _play_batch(agent, env, spec.horizon, max_chunk, logged)
     else:
-        regret, epoch = _play_loop(agent, env, obs, spec.horizon)
+        _play_loop(agent, env, obs, spec.horizon, logged)
     spent = float(agent.ledger.check(agent.privacy))
 
-    t = np.arange(1, spec.horizon + 1) if log == "all" else geometric_grid(spec.horizon, points_per_octave)
-    cum = np.cumsum(regret)
     env_id, family = _env_labels(env)
     privacy = agent.privacy
     meta = dict(agent=agent.name or type(agent).__name__, env=env_id, family=family, privacy_model=privacy.model,
@@ -241,6 +264,6 @@ def run(agent: Agent, env: Any, horizon: int | None = None, seed: Any = 0, *, mo
     meta.update(labels or {})
     n = t.shape[0]
     table: dict[str, Any] = {k: [v] * n for k, v in meta.items()}
-    table.update(t=t, epoch=epoch[t - 1], regret=regret[t - 1], cum_regret=cum[t - 1],
+    table.update(t=t, epoch=logged.epoch, regret=logged.regret, cum_regret=logged.cum,
                  epsilon_spent=np.full(n, spent))
     return pd.DataFrame({c: table[c] for c in COLUMNS})
