@@ -56,7 +56,7 @@ def _privacy_label(data: pd.DataFrame) -> pd.Series:
 
 def regret_curves(data: pd.DataFrame, *, x: str = "t", y: str = "cum_regret", hue: str | None = "agent",
                   style: str | None = None, loglog: bool = False, errorbar: Any = BAND, ax: Any = None,
-                  title: str | None = None):
+                  title: str | None = None, x_min: float | None = None, **kwargs: Any):
     """Mean regret curves over seeds with 95% bands.
 
     Parameters
@@ -72,6 +72,10 @@ def regret_curves(data: pd.DataFrame, *, x: str = "t", y: str = "cum_regret", hu
     errorbar : seaborn errorbar spec
         Default: normal 95% interval of the mean.
     ax : matplotlib Axes, optional
+    x_min : float, optional
+        Drop rows with x below this (e.g. the first rounds, whose bands are wide on log axes).
+    **kwargs
+        Passed to :func:`seaborn.lineplot` (palette, hue_order, ...).
 
     Returns
     -------
@@ -82,9 +86,13 @@ def regret_curves(data: pd.DataFrame, *, x: str = "t", y: str = "cum_regret", hu
     _need(data, [x, y, hue, style])
     ax = _axes(ax)
     plot = data
+    if x_min is not None:
+        plot = plot[plot[x] >= x_min]
     if loglog:
-        plot = data[(data[x] > 0) & (data[y] > 0)]
-    sns.lineplot(data=plot, x=x, y=y, hue=hue, style=style, errorbar=errorbar, ax=ax)
+        plot = plot[(plot[x] > 0) & (plot[y] > 0)]
+    if plot.empty:
+        raise ValueError("no rows left to plot (x_min, or non-positive values on log axes)")
+    sns.lineplot(data=plot, x=x, y=y, hue=hue, style=style, errorbar=errorbar, ax=ax, **kwargs)
     if loglog:
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -96,13 +104,15 @@ def regret_curves(data: pd.DataFrame, *, x: str = "t", y: str = "cum_regret", hu
 
 
 def regret_vs_epsilon(data: pd.DataFrame, *, y: str = "cum_regret", hue: str = "agent", errorbar: Any = BAND,
-                      ax: Any = None, title: str | None = None):
+                      ax: Any = None, title: str | None = None, palette: Any = None):
     """Regret at the horizon against epsilon (log x axis); non-private agents as dashed horizontal lines.
 
     Parameters
     ----------
     data : DataFrame
         Long form with ``t``, ``horizon``, ``epsilon`` and ``y``; the rows with t = horizon are used.
+    palette : dict or seaborn palette, optional
+        Colours by ``hue`` (a dict also colours the non-private lines).
 
     Returns
     -------
@@ -115,10 +125,17 @@ def regret_vs_epsilon(data: pd.DataFrame, *, y: str = "cum_regret", hue: str = "
     final = data[data["t"] == data["horizon"]]
     private = final[np.isfinite(final["epsilon"].astype(float))]
     if not private.empty:
-        sns.lineplot(data=private, x="epsilon", y=y, hue=hue, marker="o", errorbar=errorbar, ax=ax)
+        sns.lineplot(data=private, x="epsilon", y=y, hue=hue, marker="o", errorbar=errorbar, ax=ax, palette=palette)
     for i, (label, g) in enumerate(final[~np.isfinite(final["epsilon"].astype(float))].groupby(hue, sort=True)):
-        ax.axhline(float(g[y].mean()), linestyle="--", color=f"C{(i + 5) % 10}", label=f"{label} (non-private)")
+        color = palette[label] if isinstance(palette, dict) and label in palette else f"C{(i + 5) % 10}"
+        ax.axhline(float(g[y].mean()), linestyle="--", color=color, label=f"{label} (non-private)")
     ax.set_xscale("log")
+    levels = np.unique(private["epsilon"].astype(float))
+    if levels.size:
+        from matplotlib.ticker import NullFormatter
+
+        ax.set_xticks(levels, [f"{e:g}" for e in levels])
+        ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("epsilon")
     ax.set_ylabel("regret at the horizon" if y == "cum_regret" else y)
     ax.legend(fontsize="small")
@@ -216,26 +233,33 @@ def save_standard_figures(data: pd.DataFrame, out: str | Path, *, dpi: int = 90)
     """Write the figures of a results table to ``out``: per env, regret curves (linear and log-log) and,
     when private agents ran, regret at the horizon against epsilon. Returns the PNG paths."""
     import matplotlib.pyplot as plt
+    import seaborn as sns
 
     _need(data, ["env", "agent", "epsilon", "t", "horizon", "cum_regret"])
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     for env, g in data.groupby("env", sort=True):
-        g = g.assign(curve=g["agent"] + np.where(np.isinf(g["epsilon"].astype(float)), "",
-                                                 " " + _privacy_label(g)))
-        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-        regret_curves(g, hue="curve", ax=axes[0], title=f"{env}: cumulative regret")
-        regret_curves(g, hue="curve", loglog=True, ax=axes[1], title=f"{env}: log-log")
-        for ax in axes:
-            ax.legend(fontsize="x-small")
+        g = g.assign(privacy=_privacy_label(g))
+        agents = list(dict.fromkeys(g["agent"]))
+        palette = dict(zip(agents, sns.color_palette("tab20" if len(agents) > 10 else "tab10", len(agents))))
+        styles = sorted(g["privacy"].unique(), key=lambda s: (s != "non-private", s))
+        common = dict(hue="agent", style="privacy", palette=palette, hue_order=agents, style_order=styles)
+        fig, axes = plt.subplots(1, 2, figsize=(12.5, 4.2))
+        regret_curves(g, ax=axes[0], title=f"{env}: cumulative regret", **common)
+        regret_curves(g, loglog=True, x_min=16, ax=axes[1], title=f"{env}: log-log (t >= 16)", **common)
+        axes[0].get_legend().remove()
+        sns.move_legend(axes[1], "upper left", bbox_to_anchor=(1.02, 1.0), fontsize="x-small", frameon=False)
         fig.tight_layout()
         paths.append(out / f"regret_{_safe(env)}.png")
         fig.savefig(paths[-1], dpi=dpi)
         plt.close(fig)
-        if np.isfinite(g["epsilon"].astype(float)).any():
-            fig, ax = plt.subplots(figsize=(6, 4))
-            regret_vs_epsilon(g, ax=ax, title=f"{env}: price of privacy")
+        top = g[g["horizon"] == g["horizon"].max()]  # one horizon per figure: final regrets are comparable
+        if np.isfinite(top["epsilon"].astype(float)).any():
+            fig, ax = plt.subplots(figsize=(7.5, 4.2))
+            regret_vs_epsilon(top, ax=ax, palette=palette,
+                              title=f"{env}: regret at T = {int(top['horizon'].iloc[0])} vs epsilon")
+            sns.move_legend(ax, "upper left", bbox_to_anchor=(1.02, 1.0), fontsize="x-small", frameon=False)
             fig.tight_layout()
             paths.append(out / f"epsilon_{_safe(env)}.png")
             fig.savefig(paths[-1], dpi=dpi)

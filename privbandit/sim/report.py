@@ -152,7 +152,7 @@ def markdown_table(df: pd.DataFrame, columns: Sequence[str] | None = None) -> st
 def headline_table(final: pd.DataFrame) -> pd.DataFrame:
     """Final regret as ``mean [low, high]`` strings, one row per (env, agent, privacy level)."""
     out = final.copy()
-    out["regret (95% CI)"] = [f"{m:.4g} [{lo:.4g}, {hi:.4g}]" if not math.isnan(lo) else f"{m:.4g}"
+    out["regret (95% CI)"] = [f"{_fmt(m)} [{_fmt(lo)}, {_fmt(hi)}]" if not math.isnan(lo) else _fmt(m)
                               for m, lo, hi in zip(out["mean"], out["ci_low"], out["ci_high"])]
     return out[["env", "agent", "privacy_model", "epsilon", "horizon", "n_seeds", "regret (95% CI)"]]
 
