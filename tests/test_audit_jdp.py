@@ -10,14 +10,15 @@ actions of every user but the neighbour, reduces them to one statistic and estim
 - ``epsilon_lower``: the largest epsilon on a grid at which the audit still refutes (epsilon, delta)-DP,
   a 95% lower confidence bound on the privacy loss the statistic reveals (0 when nothing is refuted).
 
-The streams are built for power. The neighbour is user 0, the only user of epoch 0, so epoch 1's policy
-depends on nothing but the neighbour's (private) release; every other user has reward 0 on every arm,
-and the neighbour's rewards are (+1, -1) in D and (-1, +1) in D' (the largest change a reward can make).
-The arms' features are +e_1 and -e_1, so whichever arm the neighbour plays, its row (+-e_1, +-1) says
-theta_1 > 0 in D and theta_1 < 0 in D'. The agents run with public hyperparameters that make them greedy
-(``width_cap`` ~ 0 for elimination, ``width_multiplier = 0`` for LinUCB), so the next users' actions are
-the sign of the released estimate: post-processing, hence covered by the guarantee, but the sharpest
-view of the release the actions allow.
+The streams are built for power. The neighbour is user 0, the only user of epoch 0, so epoch 1's
+policy depends on nothing but the neighbour's (private) release (for SquareCB with DP-SGD the neighbour
+is user 1, see AGENTS); every other user has reward 0 on every arm, and the neighbour's rewards are
+(+1, -1) in D and (-1, +1) in D' (the largest change a reward can make). The arms' features are +e_1
+and -e_1, so whichever arm the neighbour plays, its row (+-e_1, +-1) says theta_1 > 0 in D and
+theta_1 < 0 in D'. The agents run with public hyperparameters that make them greedy (``width_cap`` ~ 0
+for elimination, ``width_multiplier = 0`` for LinUCB, ``gamma_scale = 1e6`` for SquareCB), so the
+watched users' actions (the epoch after the neighbour's) are the sign of the released estimate:
+post-processing, hence covered by the guarantee, but the sharpest view of the release the actions allow.
 
 Planted bugs: the same agents with the Gaussian noise of their releases divided by 1000 *behind the
 ledger's back* (the ledger still records the calibrated multiplier, so the run's ledger check passes).
@@ -33,7 +34,9 @@ import numpy as np
 import pytest
 
 import privbandit.agents.linucb as linucb_module
+import privbandit.oracles.dp_sgd as dp_sgd_module
 import privbandit.oracles.iw_jdp as iw_jdp_module
+import privbandit.oracles.ssp as ssp_module
 from privbandit.agents import Agent, BanditSpec, make_agent
 from privbandit.privacy import GaussianMechanism, SymmetricGaussianMechanism, audit_delta
 
@@ -45,14 +48,15 @@ PLANT = 1000.0          # the planted bug divides sigma by this
 EPS_GRID = np.round(np.arange(0.05, 8.0001, 0.05), 2)
 
 
-def neighbouring_streams(horizon: int, dim: int = 2) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-    """Two streams (features (T, 2, d), rewards (T, 2)) that differ only in user 0's reward vector."""
+def neighbouring_streams(horizon: int, neighbour: int = 0, dim: int = 2
+                         ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """Two streams (features (T, 2, d), rewards (T, 2)) that differ only in one user's reward vector."""
     feats = np.zeros((horizon, 2, dim))
     feats[:, 0, 0], feats[:, 1, 0] = 1.0, -1.0
     rewards = np.zeros((horizon, 2))
-    rewards[0] = (1.0, -1.0)  # arm 0 is the good arm whichever arm user 0 plays: its row says theta_1 > 0
+    rewards[neighbour] = (1.0, -1.0)  # arm 0 is good whichever arm the neighbour plays: its row says theta_1 > 0
     rewards_prime = rewards.copy()
-    rewards_prime[0] = (-1.0, 1.0)
+    rewards_prime[neighbour] = (-1.0, 1.0)
     return (feats, rewards), (feats.copy(), rewards_prime)
 
 
@@ -81,9 +85,9 @@ def others_actions(agent: Agent, stream, n: int, seed: int, neighbour: int = 0) 
     return np.delete(acts, neighbour, axis=1)
 
 
-def arm0_count(outputs: np.ndarray) -> np.ndarray:
-    """The test statistic: how many of the other users were given arm 0."""
-    return (np.asarray(outputs) == 0).sum(axis=1).astype(float)
+def arm0_count(columns: np.ndarray):
+    """The test statistic: how many of the users in ``columns`` (of the other users' actions) got arm 0."""
+    return lambda outputs: (np.asarray(outputs)[:, columns] == 0).sum(axis=1).astype(float)
 
 
 @dataclass(frozen=True)
@@ -94,11 +98,16 @@ class JDPAudit:
     p_arm0: tuple[float, float]
 
 
-def audit(agent_factory, horizon: int, seed: int) -> JDPAudit:
-    """Run the audit on cached runs (the same draws serve every epsilon of the grid)."""
-    s, s_prime = neighbouring_streams(horizon)
-    out_p = others_actions(agent_factory(), s, N_DRAWS, seed)
-    out_q = others_actions(agent_factory(), s_prime, N_DRAWS, seed + 1)
+def audit(agent_factory, horizon: int, seed: int, neighbour: int = 0, watch: tuple[int, ...] = (1, 2)) -> JDPAudit:
+    """Run the audit on cached runs (the same draws serve every epsilon of the grid).
+
+    ``watch``: the rounds (users) whose actions the statistic counts, e.g. the epoch after the neighbour's.
+    """
+    s, s_prime = neighbouring_streams(horizon, neighbour)
+    out_p = others_actions(agent_factory(), s, N_DRAWS, seed, neighbour)
+    out_q = others_actions(agent_factory(), s_prime, N_DRAWS, seed + 1, neighbour)
+    others = [r for r in range(horizon) if r != neighbour]
+    columns = np.array([others.index(r) for r in watch])
 
     def run(k, _rng, out):
         assert k == N_DRAWS
@@ -106,12 +115,12 @@ def audit(agent_factory, horizon: int, seed: int) -> JDPAudit:
 
     def at(eps):
         return audit_delta(lambda k, g: run(k, g, out_p), lambda k, g: run(k, g, out_q), eps, n_draws=N_DRAWS,
-                           rng=seed, project=arm0_count)
+                           rng=seed, project=arm0_count(columns))
 
     at_spec = at(EPS)
     refuted = [e for e in EPS_GRID if at(float(e)).violates(DELTA)]
     return JDPAudit(at_spec.delta_lower, at_spec.delta_upper, float(max(refuted, default=0.0)),
-                    (float((out_p == 0).mean()), float((out_q == 0).mean())))
+                    (float((out_p[:, columns] == 0).mean()), float((out_q[:, columns] == 0).mean())))
 
 
 # -- the planted bugs: noise divided by PLANT, ledger entry unchanged ---------------------------------
@@ -126,33 +135,39 @@ class UndernoisedSymmetric(SymmetricGaussianMechanism):
         return SymmetricGaussianMechanism(self.sensitivity, self.sigma / PLANT).release(values, rng)
 
 
+# name: (agent kwargs, T, neighbour, watched rounds, mechanism class to plant, its module, seed)
 AGENTS = {
     # epochs of elimination: [0], [1, 2]: users 1 and 2 act on the neighbour's epoch-0 release alone
-    "elim-jdp": (dict(width_cap=1e-9, spanner=False), 3, "GaussianMechanism", iw_jdp_module, 11),
+    "elim-jdp": (dict(width_cap=1e-9, spanner=False), 3, 0, (1, 2), "GaussianMechanism", iw_jdp_module, 11),
+    "elim-ssp": (dict(width_cap=1e-9, spanner=False), 3, 0, (1, 2), "SymmetricGaussianMechanism", ssp_module, 31),
     # the tree: user 1 acts on node [0, 1), user 2 on node [0, 2); both contain the neighbour
-    "linucb-jdp": (dict(width_multiplier=0.0), 3, "SymmetricGaussianMechanism", linucb_module, 21),
+    "linucb-jdp": (dict(width_multiplier=0.0), 3, 0, (1, 2), "SymmetricGaussianMechanism", linucb_module, 21),
+    # SquareCB acts on the last epoch's estimate only; DP-SGD averages theta_1..theta_n (theta_1 = 0), so a
+    # one-user epoch releases pure noise: the neighbour is user 1 (epoch [1, 2]) and users 3..6 are watched
+    "squarecb-dpsgd": (dict(gamma_scale=1e6), 7, 1, (3, 4, 5, 6), "GaussianMechanism", dp_sgd_module, 41),
 }
 PLANTED = {"GaussianMechanism": UndernoisedGaussian, "SymmetricGaussianMechanism": UndernoisedSymmetric}
 
 
 @pytest.mark.parametrize("name", sorted(AGENTS))
 def test_joint_dp_agent_passes_the_audit(name):
-    kwargs, horizon, _, _, seed = AGENTS[name]
-    res = audit(lambda: make_agent(name, epsilon=EPS, delta=DELTA, **kwargs), horizon, seed)
+    kwargs, horizon, neighbour, watch, _, _, seed = AGENTS[name]
+    res = audit(lambda: make_agent(name, epsilon=EPS, delta=DELTA, **kwargs), horizon, seed, neighbour, watch)
+    p, q = res.p_arm0
+    eps_hat = max(abs(math.log(p / q)), abs(math.log((1 - p) / (1 - q))))
     print(f"{name}: delta_lower={res.delta_lower:.4f} epsilon_lower={res.epsilon_lower:.2f} (spec {EPS}) "
-          f"P[arm 0] D={res.p_arm0[0]:.3f} D'={res.p_arm0[1]:.3f}")
+          f"P[arm 0] D={p:.3f} D'={q:.3f} plug-in epsilon={eps_hat:.2f}")
     assert res.delta_lower <= DELTA
     assert res.epsilon_lower <= EPS
     # the true ratio of the two laws is bounded by e^eps up to delta: the observed frequencies agree
-    p, q = res.p_arm0
     assert abs(math.log(p / q)) <= EPS + 0.25 and abs(math.log((1 - p) / (1 - q))) <= EPS + 0.25
 
 
 @pytest.mark.parametrize("name", sorted(AGENTS))
 def test_audit_flags_a_planted_noise_bug(name, monkeypatch):
-    kwargs, horizon, mech_name, module, seed = AGENTS[name]
+    kwargs, horizon, neighbour, watch, mech_name, module, seed = AGENTS[name]
     monkeypatch.setattr(module, mech_name, PLANTED[mech_name])
-    res = audit(lambda: make_agent(name, epsilon=EPS, delta=DELTA, **kwargs), horizon, seed)
+    res = audit(lambda: make_agent(name, epsilon=EPS, delta=DELTA, **kwargs), horizon, seed, neighbour, watch)
     print(f"{name} (sigma / {PLANT:g}): delta_lower={res.delta_lower:.4f} epsilon_lower={res.epsilon_lower:.2f}")
     assert res.delta_lower > DELTA
     assert res.epsilon_lower > 2 * EPS
