@@ -1,16 +1,20 @@
 """Teaching demo: the price of privacy. Joint DP is almost free; local DP costs ~ 1/epsilon.
 
-Action elimination (`alg:batch-cb-meta`) runs on the same heavy-tailed-norm bandit (d = 5, K = 5) with
+Action elimination (`alg:batch-cb-meta`) runs on the same rare-direction bandit (d = 5, K = 5) with
 three oracles: non-private ridge, IW-Regression-DP (joint DP, `alg:batch-cb-JDP`) and IW-Regression-LDP
 (local DP, `appdx:regret-upper-LDP`), for several epsilons and seeds. The paper's rates (`tab:comp`):
 the joint-DP price is an additive term that fades as epsilon sqrt(T) grows, the local-DP regret carries
 a 1/epsilon factor.
 
-Writes ``price_of_privacy.png`` (regret at the horizon against epsilon) and prints the table, the ratio
-of joint-DP to non-private regret, and the log-log slope of regret against epsilon for each model
-(0 = free, -1 = ~1/epsilon; flattening at small epsilon where regret saturates at uniform play).
+A second panel fits the two regression oracles behind these agents, IW-Regression-DP (`alg:JDP-linear-regression`)
+and IW-Regression-LDP (`alg:LDP-linear-regression`), on T rows of the same contexts, and shows their
+Sigma-norm error against epsilon.
 
-Run: ``python scripts/demo_price_of_privacy.py [--horizon 8192] [--seeds 3] [--jobs 2] [--out DIR]``
+Writes ``price_of_privacy.png`` and prints the tables, the ratio of joint-DP to non-private regret, and
+the log-log slopes against epsilon (0 = free, -1 = ~1/epsilon; flattening where regret saturates at
+uniform play or the error at the regularisation bias).
+
+Run: ``python scripts/demo_price_of_privacy.py [--horizon 65536] [--seeds 3] [--jobs 2] [--out DIR]``
 
 References
 ----------
@@ -28,8 +32,11 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
 
 from privbandit import plots  # noqa: E402
+from privbandit.envs import make_family  # noqa: E402
+from privbandit.oracles import make_oracle  # noqa: E402
 from privbandit.sim.report import final_rows  # noqa: E402
 from privbandit.sim.suites import lin_env  # noqa: E402
 from privbandit.sim.sweep import AgentEntry, Grid, sweep  # noqa: E402
@@ -38,11 +45,28 @@ AGENTS = (AgentEntry("uniform", private=False), AgentEntry("elim-nonprivate", pr
           AgentEntry("elim-jdp", private=True), AgentEntry("elim-ldp", private=True))
 
 
+def regression_errors(eps: tuple[float, ...], n: int, seeds: int, delta: float = 1e-6) -> pd.DataFrame:
+    """Sigma-norm error of IW-Regression-DP and IW-Regression-LDP on n rare-direction rows (d = 5) per epsilon."""
+    family = make_family("rare-direction", dim=5, n_arms=1)
+    sigma = family.second_moment()
+    rows = []
+    for seed in range(seeds):
+        data_rng, fit_rng = np.random.default_rng([seed, n]).spawn(2)
+        theta = family.theta_direction(data_rng)
+        x = family.sample(n, data_rng)[:, 0, :]
+        y = np.where(data_rng.random(n) < (1 + x @ theta) / 2, 1.0, -1.0)
+        for model, name in (("joint DP", "iw-regression-dp"), ("local DP", "iw-regression-ldp")):
+            for e in eps:
+                err = make_oracle(name, epsilon=e, delta=delta).fit(x, y, rng=fit_rng.spawn(1)[0]).theta - theta
+                rows.append(dict(model=model, epsilon=e, seed=seed, error=float(np.sqrt(err @ sigma @ err))))
+    return pd.DataFrame(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--horizon", type=int, default=2 ** 13, help="rounds T (default 8192)")
+    p.add_argument("--horizon", type=int, default=2 ** 16, help="rounds T (default 65536)")
     p.add_argument("--seeds", type=int, default=3, help="seeds (default 3)")
-    p.add_argument("--epsilons", default="0.1,0.3,1,3,10", help="comma-separated epsilons")
+    p.add_argument("--epsilons", default="0.3,1,3,10,30", help="comma-separated epsilons")
     p.add_argument("--jobs", type=int, default=2, help="parallel workers (default 2)")
     p.add_argument("--out", type=Path, default=Path("results/demos"), help="output folder")
     args = p.parse_args(argv)
@@ -53,12 +77,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.horizon < 2 or args.seeds < 1 or min(eps) <= 0:
         p.error("need horizon >= 2, seeds >= 1 and epsilons > 0")
 
-    grid = Grid(AGENTS, (lin_env("heavy-tailed", 5, 5),), epsilons=eps, seeds=args.seeds, horizon=args.horizon)
+    grid = Grid(AGENTS, (lin_env("rare-direction", 5, 5),), epsilons=eps, seeds=args.seeds, horizon=args.horizon)
     res = sweep(grid.cells(), args.out / "price_of_privacy", jobs=args.jobs, progress=True)
     final = final_rows(res.table)
 
-    fig, ax = plt.subplots(figsize=(6.5, 4.5))
-    plots.regret_vs_epsilon(res.table, ax=ax, title=f"price of privacy (heavy-tailed, d=5, K=5, T={args.horizon})")
+    reg = regression_errors(eps, args.horizon, args.seeds)
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.5))
+    plots.regret_vs_epsilon(res.table, ax=axes[0],
+                            title=f"elimination regret at T = {args.horizon} (rare-direction, d=5, K=5)")
+    plots.metric_vs_T(reg, "error", x="epsilon", hue="model", ax=axes[1],
+                      title=f"IW regression: Sigma-norm error, n = {args.horizon}")
+    axes[1].set_xlabel("epsilon")
     fig.tight_layout()
     path = args.out / "price_of_privacy.png"
     fig.savefig(path, dpi=90)
@@ -71,13 +100,27 @@ def main(argv: list[str] | None = None) -> int:
     for e in eps:
         j, loc = float(mean.loc[("elim-jdp", e)]), float(mean.loc[("elim-ldp", e)])
         print(f"{e:8g} {j:10.1f} {j / base:18.2f} {loc:10.1f} {loc * e:14.1f}")
+    ldp = np.array([float(mean.loc[("elim-ldp", e)]) for e in eps])
     for agent, model in (("elim-jdp", "joint DP"), ("elim-ldp", "local DP")):
         y = np.array([float(mean.loc[(agent, e)]) for e in eps])
-        slope = np.polyfit(np.log(eps), np.log(y), 1)[0]
-        print(f"log-log slope of regret against epsilon, {model}: {slope:+.2f}")
-    print("What it shows: joint-DP elimination's regret stays near the non-private one once epsilon is moderate\n"
-          "(ratio near 1: privacy almost for free), while the local-DP regret grows as epsilon shrinks (slope toward\n"
-          f"-1: a 1/epsilon price) until it saturates near uniform play. Figure: {path}")
+        print(f"log-log slope of regret against epsilon, {model}: {np.polyfit(np.log(eps), np.log(y), 1)[0]:+.2f}")
+    err = reg.groupby(["model", "epsilon"])["error"].mean()
+    print(f"\nIW regression, Sigma-norm error with n = {args.horizon} rows:")
+    print(f"{'epsilon':>8s} {'joint DP':>10s} {'local DP':>10s} {'LDP / JDP':>10s}")
+    for e in eps:
+        j, loc = float(err.loc[("joint DP", e)]), float(err.loc[("local DP", e)])
+        print(f"{e:8g} {j:10.4f} {loc:10.4f} {loc / j:10.1f}")
+    for model in ("joint DP", "local DP"):
+        y = np.array([float(err.loc[(model, e)]) for e in eps])
+        print(f"log-log slope of error against epsilon, {model}: {np.polyfit(np.log(eps), np.log(y), 1)[0]:+.2f}")
+    print("\nWhat it shows: joint DP costs little (JDP / non-private regret near 1 from epsilon ~ 1 on; its regression\n"
+          "error barely moves with epsilon), while local DP is far costlier at every epsilon: its regression error is\n"
+          "many times the joint-DP one and falls as epsilon grows (the paper's rate is 1/epsilon once the noise\n"
+          "dominates the regularisation bias).")
+    if np.all(ldp > 0.95 * uniform):
+        print(f"At T = {args.horizon} the local-DP agent has not left uniform play at any epsilon (its regret is the\n"
+              "uniform one): local-DP elimination needs a longer horizon before its epochs can eliminate arms.")
+    print(f"Figure: {path}")
     return 0
 
 
