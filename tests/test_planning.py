@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from privbandit.agents import BanditSpec, make_agent
-from privbandit.agents.elimination import EliminationAgent, surviving_actions, uniform_over
+from privbandit.agents.elimination import EliminationAgent, can_eliminate, surviving_actions, uniform_over
 from privbandit.agents.squarecb import SquareCBAgent, inverse_gap_weighting, l2_rate
 from privbandit.links import identity_link, logistic_link
 from privbandit.oracles import Estimate, Ridge
@@ -46,6 +46,43 @@ def test_elimination_matches_the_definition(link):
     single = [surviving_actions([e], phi, width_cap=0.8) for e in ests]
     assert any((~s.any(axis=1)).any() for s in [single[0] & single[1] & single[2]]), \
         "inconsistent intervals must occur here, or the empty-set rule is untested"
+
+
+@pytest.mark.parametrize("link", [identity_link(), logistic_link()])
+def test_skipping_estimates_that_cannot_eliminate_changes_nothing(link):
+    rng = np.random.default_rng(5)
+    m, k, d, bound = 2000, 6, 3, 1.5
+    phi = rng.standard_normal((m, k, d))
+    phi *= bound * rng.uniform(0.0, 1.0, (m, k, 1)) ** 0.3 / np.linalg.norm(phi, axis=2, keepdims=True)
+    ests, hard = [], []
+    for i in range(40):
+        m_mat = rng.standard_normal((d, d)) * rng.uniform(0.2, 1.0)
+        _, sv, vt = np.linalg.svd(m_mat)
+        # theta along M's weakest direction: the worst case of condition (i), probed by arms +-B v
+        theta = vt[-1] * rng.uniform(0.05, 0.3) if i % 2 else rng.standard_normal(d) * rng.uniform(0.05, 0.3)
+        scale = np.linalg.norm(theta) / sv[-1] * rng.uniform(0.7, 1.3)
+        ests.append(Estimate(theta, link, m_mat, scale))
+        hard.append(np.stack([bound * vt[-1], -bound * vt[-1]] + [np.zeros(d)] * (k - 2))[None])
+    for i in range(6):   # capped radii (condition (ii)): B ||theta|| in (2.2, 3.5) eliminates on +-B v
+        m_mat = rng.standard_normal((d, d))
+        vt = np.linalg.svd(m_mat)[2]
+        ests.append(Estimate(vt[-1] * rng.uniform(2.2, 3.5) / bound, link, m_mat, 1e3))
+        hard.append(np.stack([bound * vt[-1], -bound * vt[-1]] + [np.zeros(d)] * (k - 2))[None])
+    flags = [can_eliminate(e, bound, 2.0) for e in ests]
+    assert 5 < sum(flags) < 41, "both kinds must occur, or the test has no power"
+    eliminated = 0
+    for e, f, x in zip(ests, flags, hard):
+        if not f:      # a skipped estimate keeps every arm of every context, even the worst case
+            assert surviving_actions([e], phi).all() and surviving_actions([e], x).all()
+        elif link.is_identity and np.allclose(abs(e.theta @ np.linalg.svd(e.width_matrix)[2][-1]),
+                                              np.linalg.norm(e.theta)):
+            eliminated += int(not surviving_actions([e], x).all())
+    if link.is_identity:
+        assert eliminated > 0, "aligned estimates that fail (i) must eliminate on the worst case"
+    for first in range(0, 40, 8):
+        group, keep = ests[first:first + 8], flags[first:first + 8]
+        np.testing.assert_array_equal(surviving_actions(group, phi),
+                                      surviving_actions([e for e, f in zip(group, keep) if f], phi))
 
 
 def test_valid_confidence_intervals_never_eliminate_the_optimal_arm():

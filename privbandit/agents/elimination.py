@@ -14,8 +14,9 @@ Planning (`alg:plan`) for a context x: A_0 = A, and for each past epoch tau
 
 then play uniformly on a C-approximate barycentric spanner (C = 2) of the survivors (`def:spanner`,
 `lem:bary-spanner`; with ``spanner=False``, uniformly on all survivors, the footnote's choice when
-|A| = O(1)). The planner runs for a whole batch of contexts at once: one matrix product per past
-epoch for the means and widths, then one vectorised spanner computation (:mod:`.spanner`).
+|A| = O(1)). The planner runs for a whole batch of contexts at once: one matrix product against
+every past epoch's (theta, M) gives the means and widths, then one vectorised spanner computation (:mod:`.spanner`). Past
+estimates whose test provably keeps every arm (:func:`can_eliminate`) are skipped.
 
 Privacy. The agent touches data only through the oracle fits: epoch j's users enter only fit j, and
 the actions of other users depend on them only through the fit's private release, so the agent is
@@ -94,6 +95,26 @@ def surviving_actions(estimates: Sequence[Estimate], features: np.ndarray, *, wi
     return alive
 
 
+def can_eliminate(estimate: Estimate, bound: float, width_cap: float = 2.0) -> bool:
+    """Whether an epoch's test (`eq:eliminate`) can remove any arm of any context with ||phi|| <= bound.
+
+    It cannot when (i) c sigma_min(M) >= ||theta|| and (ii) 2 B L ||theta|| <= width_cap. Proof: for any
+    two arms, f(a') - f(a) <= L ||theta|| ||phi_a' - phi_a||; under (i) this is at most
+    L c (||M phi_a|| + ||M phi_a'||) = b(a) + b(a') when neither radius is capped, and under (ii) at most
+    2 B L ||theta|| <= width_cap <= b(a) + b(a') when one is. So f(a) + b(a) >= f(a') - b(a') for all a, a':
+    the test keeps every arm, and skipping such an estimate leaves the survivors unchanged (early epochs'
+    estimates, with large radii, usually are of this kind).
+
+    References
+    ----------
+    Source paper, `alg:plan`, `eq:eliminate`.
+    """
+    norm = float(np.linalg.norm(estimate.theta))
+    lip = estimate.link.lipschitz
+    smin = float(np.linalg.svd(estimate.width_matrix, compute_uv=False).min())
+    return not (estimate.width_scale * smin >= norm and 2.0 * bound * lip * norm <= width_cap)
+
+
 def uniform_over(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
     """Index of the floor(u n)-th True entry of each row of ``mask`` (n = its count): a uniform pick."""
     counts = mask.sum(axis=1)
@@ -148,13 +169,22 @@ class EliminationAgent(EpochAgent):
         self.spanner_constant = check_real("spanner_constant", spanner_constant, low=1.0, low_open=True)
         self.width_cap = check_positive("width_cap", width_cap)
 
+    def _reset(self) -> None:
+        super()._reset()
+        self._informative: list[Estimate] = []
+
+    def _on_epoch_end(self, estimate: Estimate) -> None:
+        # estimates whose test can never remove an arm are skipped by the planner (same survivors)
+        if can_eliminate(estimate, self._require_spec().bound, self.width_cap):
+            self._informative.append(estimate)
+
     def play_set(self, features: np.ndarray) -> np.ndarray:
         """The set the policy plays uniformly on, (m, K) booleans: the spanner of the survivors."""
         x = np.asarray(features, dtype=float)
         out = np.empty(x.shape[:2], dtype=bool)
         for lo in range(0, x.shape[0], _PLAN_CHUNK):
             part = x[lo:lo + _PLAN_CHUNK]
-            alive = surviving_actions(self.estimates, part, width_cap=self.width_cap)
+            alive = surviving_actions(self._informative, part, width_cap=self.width_cap)
             if self.spanner:
                 alive = barycentric_spanner(part, alive, constant=self.spanner_constant)
             out[lo:lo + _PLAN_CHUNK] = alive
@@ -204,4 +234,4 @@ _factory("elim-ldp-ssp", "ssp-local", "ldp",
 _factory("elim-glm-ldp", "iw-glm-ldp", "ldp",
          "local-DP GLM action elimination with IW-GLM-LDP (appdx:regret-upper-LDP, remark)")
 
-__all__ = ["EliminationAgent", "surviving_actions", "uniform_over"]
+__all__ = ["EliminationAgent", "can_eliminate", "surviving_actions", "uniform_over"]
