@@ -18,11 +18,6 @@ from privbandit.privacy import PrivacyBudgetExceeded, PrivacySpec
 
 NAMES = oracle_names()
 DIMS = {"ldp-1d": 1}
-# Known contract violations, kept visible (strict xfail: the test fails once they are fixed, so the mark goes).
-STREAMING_XFAIL = {
-    "iw-fixed-p-ldp": "L2BallChannel.release draws several arrays per call, so chunked adds consume the "
-                      "generator in a different order than one add",
-}
 N_ROWS = 96
 
 
@@ -111,8 +106,7 @@ def test_deterministic_for_a_seed(name: str) -> None:
         assert not np.array_equal(a.theta, c.theta) or not np.array_equal(a.width_matrix, c.width_matrix)
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=STREAMING_XFAIL[n]))
-                                  if n in STREAMING_XFAIL else n for n in NAMES])
+@pytest.mark.parametrize("name", NAMES)
 def test_streaming_equals_one_shot(name: str) -> None:
     _, _, one = _fit(name, seed=3)
     _, _, many = _fit(name, seed=3, chunks=(1, 1, 5, 17, 2, 30))

@@ -321,16 +321,20 @@ class L2BallChannel:
         if np.any(norms > self.radius * (1 + 1e-12)):
             raise ValueError(f"values must have norm <= radius={self.radius:g} (clip them first)")
         rng = as_generator(rng)
-        m = v.shape[0]
-        u_sign, u_hemi = rng.random((2, m))
-        direction = rng.standard_normal((m, self.dim))
-        direction /= np.linalg.norm(direction, axis=1, keepdims=True)
+        m, d = v.shape
+        # All of a row's randomness comes from one row of a single draw, so privatizing rows in
+        # chunks consumes the generator exactly as one call does (streaming == one-shot).
+        draw = rng.random((m, 2 * d + 2))
+        u_sign, u_hemi = draw[:, 0], draw[:, 1]
+        gauss = special.ndtri(np.clip(draw[:, 2:], 1e-300, None))
+        direction = gauss[:, :d]
+        direction /= np.maximum(np.linalg.norm(direction, axis=1, keepdims=True), 1e-300)
         safe = np.where(norms > 0, norms, 1.0)
         unit = np.where((norms > 0)[:, None], v / safe[:, None], direction)
         sign = np.where(u_sign < 0.5 + norms / (2 * self.radius), 1.0, -1.0)
         tilde = sign[:, None] * unit
-        z = rng.standard_normal((m, self.dim))
-        z /= np.linalg.norm(z, axis=1, keepdims=True)
+        z = gauss[:, d:]
+        z /= np.maximum(np.linalg.norm(z, axis=1, keepdims=True), 1e-300)
         want_positive = u_hemi < special.expit(self.epsilon)
         side = np.sign(np.einsum("ij,ij->i", z, tilde))
         side = np.where(side == 0, 1.0, side)
