@@ -72,8 +72,8 @@ def _delta(text: str) -> float:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``privbandit``."""
-    from .sim.sweep import BACKENDS
     from .sim.suites import SUITES
+    from .sim.sweep import BACKENDS
 
     p = argparse.ArgumentParser(prog="privbandit", description="Differentially private contextual bandits: "
                                 "benchmarks, runs, plots.")

@@ -113,8 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     for model in ("joint DP", "local DP"):
         y = np.array([float(err.loc[(model, e)]) for e in eps])
         print(f"log-log slope of error against epsilon, {model}: {np.polyfit(np.log(eps), np.log(y), 1)[0]:+.2f}")
-    print("\nWhat it shows: joint DP costs little (JDP / non-private regret near 1 from epsilon ~ 1 on; its regression\n"
-          "error barely moves with epsilon), while local DP is far costlier at every epsilon: its regression error is\n"
+    print("\nWhat it shows: joint DP costs little (JDP / non-private regret near 1 from epsilon ~ 1 on; its\n"
+          "regression error barely moves with epsilon), while local DP is far costlier at every epsilon: its error is\n"
           "many times the joint-DP one and falls as epsilon grows (the paper's rate is 1/epsilon once the noise\n"
           "dominates the regularisation bias).")
     if np.all(ldp > 0.95 * uniform):

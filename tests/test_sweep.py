@@ -11,7 +11,6 @@ import textwrap
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 from joblib import Parallel, delayed

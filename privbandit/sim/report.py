@@ -201,7 +201,8 @@ def write_report(df: pd.DataFrame, out: str | os.PathLike, *, title: str = "priv
     pop = price_of_privacy(final, references or {})
     parts += ["## Price of privacy", "",
               "Final regret of each private agent over that of its non-private counterpart (same env, same T).", ""]
-    parts += [markdown_table(pop) if not pop.empty else "No private agent with a non-private reference in this run.", ""]
+    none = "No private agent with a non-private reference in this run."
+    parts += [markdown_table(pop) if not pop.empty else none, ""]
     parts += ["## Privacy ledgers", "",
               "Worst user's composed epsilon (at the spec's delta) over all runs, from each agent's per-record ledger; "
               "every run also checked it against the spec when it ended.", "",
