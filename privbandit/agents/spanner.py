@@ -11,9 +11,11 @@ C-spanner (C > 1) in polynomial time:
 2. while some phi_a and a position i holding an action give |det X_{i <- a}| > C |det X|, swap.
 
 Every swap multiplies |det X| by more than C, so step 2 ends after O(d log_C d) swaps. By Cramer's
-rule the coefficients of phi_a in the basis X are c_i = det X_{i <- a} / det X, so the whole
-algorithm runs on the coefficient tensor Cf = X^{-1} Phi^T (one Gauss-Jordan pivot per replacement,
-no determinant or inverse is ever formed). The retained unit vectors e_i only pin down coordinates
+rule the coefficients of phi_a in the basis X are c_i = det X_{i <- a} / det X, so the algorithm
+runs on the coefficient tensor Cf = X^{-1} Phi^T: step 1 is Gaussian elimination with the largest
+pivot over the candidate arms (LU order: only the rows still to be filled are updated), and step 2,
+needed only where some candidate is outside the basis, solves for the full Cf once and then does one
+Gauss-Jordan pivot per swap (no determinant is ever formed). The retained unit vectors e_i only pin down coordinates
 outside the set's span, so at the end every surviving phi_a has coefficients in [-C, C] on the
 chosen actions and zero on the retained e_i: a C-spanner of size dim(span).
 
@@ -101,38 +103,53 @@ def barycentric_spanner(features: np.ndarray, mask: np.ndarray | None = None, *,
 
 def _spanner_chunk(phi: np.ndarray, mask: np.ndarray, constant: float, max_swaps: int) -> np.ndarray:
     m, k, d = phi.shape
-    coef = np.swapaxes(phi, 1, 2).copy()                   # X = I: coefficients are the features themselves
-    scale = np.abs(np.where(mask[:, None, :], coef, 0.0)).max(axis=(1, 2))
+    g = np.swapaxes(phi, 1, 2).copy()                      # X = I: coefficients are the features themselves
+    scale = np.abs(np.where(mask[:, None, :], g, 0.0)).max(axis=(1, 2))
     tol = _RANK_TOL * np.where(scale > 0, scale, 1.0)
     holder = np.full((m, d), -1, dtype=np.int64)           # arm held by each basis position (-1: e_i)
-    rows_all = np.arange(m)
+    rows = np.arange(m)
 
-    # step 1: fill the positions one by one with the arm of largest |coefficient| (largest determinant)
+    # step 1: fill the positions one by one with the arm of largest |coefficient| (largest determinant).
+    # Only the rows below the current position are updated (LU order): they equal the Gauss-Jordan
+    # coefficients there, which is all the choice of the next positions needs.
     for i in range(d):
-        cand = np.where(mask, np.abs(coef[:, i, :]), -1.0)
+        cand = np.where(mask, np.abs(g[:, i, :]), -1.0)
         best = np.argmax(cand, axis=1)
-        ok = cand[rows_all, best] > tol
-        if np.any(ok):
-            _pivot(coef, np.full(m, i), best, ok)
-            holder[ok, i] = best[ok]
+        ok = cand[rows, best] > tol
+        if not np.any(ok):
+            continue
+        holder[ok, i] = best[ok]
+        if i + 1 < d:
+            piv = g[:, i, :] / np.where(ok, g[rows, i, best], 1.0)[:, None]      # (m, K)
+            below = np.where(ok[:, None], g[rows, i + 1:, best], 0.0)          # (m, d - i - 1)
+            g[:, i + 1:, :] -= below[:, :, None] * piv[:, None, :]
 
-    # step 2: swap while some candidate has a coefficient above C on a position holding an arm
-    active = np.nonzero((holder >= 0).sum(axis=1) > 1)[0]  # a single held arm already spans alone
-    allowed = (holder >= 0)[:, :, None] & mask[:, None, :]
-    for _ in range(max_swaps):
-        if active.size == 0:
-            break
-        sub = np.where(allowed[active], np.abs(coef[active]), 0.0).reshape(active.size, -1)
-        best = np.argmax(sub, axis=1)
-        improve = sub[np.arange(active.size), best] > constant
-        active, best = active[improve], best[improve]
-        if active.size == 0:
-            break
-        pos, arm = np.divmod(best, k)
-        part = coef[active]
-        _pivot(part, pos, arm, np.ones(active.size, dtype=bool))
-        coef[active] = part
-        holder[active, pos] = arm
+    # step 2, only where some candidate is outside the basis (and the basis has two arms or more; one
+    # held arm spans a collinear set with coefficients <= 1 since it has the largest norm): the full
+    # coefficients X^{-1} Phi^T, then swaps while a candidate has a coefficient above C on a held position
+    held = holder >= 0
+    need = np.nonzero((held.sum(axis=1) < mask.sum(axis=1)) & (held.sum(axis=1) > 1))[0]
+    if need.size and max_swaps > 0:
+        x = np.broadcast_to(np.eye(d), (need.size, d, d)).copy()
+        r_idx, pos = np.nonzero(held[need])
+        x[r_idx, :, pos] = phi[need[r_idx], holder[need[r_idx], pos], :]
+        coef = np.linalg.solve(x, np.swapaxes(phi[need], 1, 2))             # (r, d, K)
+        sub_holder = holder[need]
+        allowed = held[need][:, :, None] & mask[need][:, None, :]
+        active = np.arange(need.size)
+        for _ in range(max_swaps):
+            cand = np.where(allowed[active], np.abs(coef[active]), 0.0).reshape(active.size, -1)
+            best = np.argmax(cand, axis=1)
+            improve = cand[np.arange(active.size), best] > constant
+            active, best = active[improve], best[improve]
+            if active.size == 0:
+                break
+            pos_b, arm = np.divmod(best, k)
+            part = coef[active]
+            _pivot(part, pos_b, arm, np.ones(active.size, dtype=bool))
+            coef[active] = part
+            sub_holder[active, pos_b] = arm
+        holder[need] = sub_holder
 
     out = np.zeros((m, k), dtype=bool)
     r, c = np.nonzero(holder >= 0)
