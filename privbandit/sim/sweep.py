@@ -348,7 +348,8 @@ def backend_context(backend: str, jobs: int, address: str | None = None) -> Iter
                 try:
                     get_client()
                 except ValueError:
-                    with dask.config.set({"distributed.nanny.pre-spawn-environ": THREAD_ENV}):
+                    environ = {**dask.config.get("distributed.nanny.pre-spawn-environ", {}), **THREAD_ENV}
+                    with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
                         cluster = stack.enter_context(LocalCluster(n_workers=jobs, threads_per_worker=1,
                                                                    processes=True, dashboard_address=None))
                     stack.enter_context(Client(cluster))
