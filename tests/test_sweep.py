@@ -11,6 +11,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from joblib import Parallel, delayed
@@ -183,3 +184,36 @@ def test_ray_backend_equals_serial(tmp_path):
     serial = sweep(cells, tmp_path / "serial", jobs=1)
     ray = sweep(cells, tmp_path / "ray", jobs=2, backend="ray")
     pd.testing.assert_frame_equal(serial.table, ray.table, check_exact=True)
+
+
+def _synthetic(slopes: dict[tuple[str, float], float], seeds: int = 3, horizon: int = 1024) -> pd.DataFrame:
+    t = np.unique(np.geomspace(1, horizon, 30).astype(int))
+    rows = []
+    for (agent, eps), slope in slopes.items():
+        for seed in range(seeds):
+            for ti in t:
+                rows.append(dict(env="e", agent=agent, privacy_model="none" if np.isinf(eps) else "jdp", epsilon=eps,
+                                 delta=0.0 if np.isinf(eps) else 1e-5, horizon=horizon, seed=seed, t=ti,
+                                 cum_regret=(1 + seed) * float(ti) ** slope,
+                                 epsilon_spent=0.0 if np.isinf(eps) else eps * (1.5 if agent == "leaky" else 0.99)))
+    return pd.DataFrame(rows)
+
+
+def test_report_numbers():
+    from scipy import stats
+
+    from privbandit.sim.report import final_regret, ledger_guarantees, loglog_slopes, price_of_privacy
+
+    df = _synthetic({("ref", np.inf): 0.5, ("priv", 1.0): 0.75, ("leaky", 1.0): 0.5})
+    final = final_regret(df).set_index("agent")
+    vals = np.array([1, 2, 3]) * 1024 ** 0.75
+    half = stats.t.ppf(0.975, 2) * vals.std(ddof=1) / np.sqrt(3)
+    assert np.isclose(final.loc["priv", "mean"], vals.mean())
+    assert np.isclose(final.loc["priv", "ci_high"] - final.loc["priv", "mean"], half)
+    slopes = loglog_slopes(df).set_index("agent")
+    assert np.allclose(slopes.loc[["ref", "priv"], "mean"], [0.5, 0.75])
+    pop = price_of_privacy(final_regret(df), {"priv": "ref"})
+    assert len(pop) == 1 and np.isclose(pop["ratio"].iloc[0], 1024 ** 0.25)
+    ledger = ledger_guarantees(df).set_index("agent")
+    assert ledger.loc["priv", "within_budget"] and not ledger.loc["leaky", "within_budget"]
+    assert ledger.loc["ref", "runs"] == 3
