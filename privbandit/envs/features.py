@@ -171,6 +171,9 @@ def make_feature_map(name: "str | FeatureMap", *, n_arms: int, dim: int) -> Feat
             raise ValueError(f"feature_map has n_arms={name.n_arms}, dim={name.dim}; the env has n_arms={n_arms}, "
                              f"dim={dim}")
         return name
+    if not isinstance(name, str):
+        raise TypeError(f"feature_map must be a name in {tuple(FEATURE_MAPS)} or a FeatureMap, "
+                        f"got {type(name).__name__}")
     if name not in FEATURE_MAPS:
         raise ValueError(f"feature_map must be one of {tuple(FEATURE_MAPS)}, got {name!r}")
     return FEATURE_MAPS[name](n_arms=n_arms, dim=dim)
