@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 import privbandit  # noqa: F401  (registers the envs)
 from privbandit.agents import BanditSpec, agent_names, make_agent
+from privbandit.envs import PrivGLMCBEnv, PrivLinCBEnv
 from privbandit.oracles import make_oracle, oracle_class, oracle_names
 from privbandit.privacy import ClippingWarning
 
@@ -34,12 +35,14 @@ FUZZ = settings(max_examples=40, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 BAD_REALS = [math.nan, math.inf, -math.inf]
+ENV_CLASSES = {"PrivLinCB-v0": PrivLinCBEnv, "PrivGLMCB-v0": PrivGLMCBEnv}
 BAD_SIZES = [0, -1, -7, 2.5, "3", None, math.nan, True]
 
 
-def assert_names(exc: BaseException, name: str) -> None:
+def assert_names(exc: BaseException, name: "str | tuple[str, ...]") -> None:
     assert isinstance(exc, (ValueError, TypeError)), f"{type(exc).__name__}: {exc}"
-    assert name in str(exc), f"the message does not name {name!r}: {exc}"
+    names = (name,) if isinstance(name, str) else name
+    assert any(n in str(exc) for n in names), f"the message does not name {name!r}: {exc}"
 
 
 def expect_error(name: str, fn, *args, **kwargs) -> None:
@@ -55,7 +58,8 @@ GOOD_ENV = dict(n_arms=[1, 2, 5], dim=[2, 3, 4], horizon=[1, 3, 16], bound=[0.5,
                                                      "heavy-tailed-direction", "low-rank"])
 BAD_ENV = dict(n_arms=BAD_SIZES, dim=BAD_SIZES, horizon=BAD_SIZES,
                bound=[0.0, -1.0, *BAD_REALS, "1"], noise_scale=[-0.1, *BAD_REALS],
-               family=["no-such-family", 3])
+               family=["no-such-family", 3], feature_map=["bogus", [1, 2], 3, None], noise=["bogus", 3, -1.0],
+               conditioning=[math.nan, math.inf, -1.0, 0.0, "x"])
 
 
 @st.composite
@@ -64,16 +68,19 @@ def env_kwargs(draw):
     bad = draw(st.sampled_from([None, *BAD_ENV]))
     if bad is not None:
         kwargs[bad] = draw(st.sampled_from(BAD_ENV[bad]))
+    if bad == "conditioning":  # a bad dial value is named by the family's dial (condition, rho, scale, ...)
+        kwargs["family"] = draw(st.sampled_from(["spiky", "rare-direction", "heavy-tailed"]))
+        return kwargs, ("condition", "rho", "scale", "conditioning")
     return kwargs, bad
 
 
-@FUZZ
+@settings(FUZZ, max_examples=100)
 @given(env_kwargs(), st.sampled_from(["PrivLinCB-v0", "PrivGLMCB-v0"]))
 def test_env_kwargs_are_validated(case, env_id):
     kwargs, bad = case
     if bad is not None:
         with pytest.raises((ValueError, TypeError)) as info:
-            env = gym.make(env_id, **kwargs)
+            env = ENV_CLASSES[env_id](**kwargs)  # not gym.make: it appends every kwarg's name to the message
             env.reset(seed=0)
         assert_names(info.value, bad)
         return
@@ -90,6 +97,15 @@ def test_env_kwargs_are_validated(case, env_id):
     for arr in batch:
         assert np.all(np.isfinite(arr))
     assert np.all(np.abs(batch.rewards) <= 1.0)
+
+
+@pytest.mark.parametrize("kwarg, value", [("feature_map", [1, 2]), ("feature_map", None), ("feature_map", 3),
+                                          ("family", 3.5), ("family", None), ("noise", 3), ("noise", "bogus"),
+                                          ("link", 3), ("link", "bogus"), ("theta", "x"), ("theta", [1.0, math.nan])])
+def test_env_kwargs_of_the_wrong_type_are_named(kwarg, value):
+    with pytest.raises((ValueError, TypeError)) as info:
+        (PrivGLMCBEnv if kwarg == "link" else PrivLinCBEnv)(dim=2, n_arms=2, horizon=4, **{kwarg: value})
+    assert_names(info.value, kwarg)
 
 
 @pytest.mark.parametrize("env_id", ["PrivLinCB-v0", "PrivGLMCB-v0"])
