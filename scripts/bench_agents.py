@@ -215,6 +215,8 @@ def targets(fin: pd.DataFrame, sl: pd.DataFrame, args) -> list[str]:
     for _, r in s.iterrows():
         lines.append(f"- slope elim-jdp ({r['family_label']}, eps=1) over t in [2^{args.slope_window.replace(',', ', 2^')}]: "
                      f"{r['mean']:.3f} +- {r['ci95']:.3f} ({'met' if r['mean'] <= 0.6 else 'MISSED'}; target <= 0.6)")
+    if "jdp" not in set(fin["block"]):
+        return lines
     d = 10
     lines += ["", "Rates of `tab:comp` at these sizes (constants 1, logs dropped), d = 10:"]
     for eps in eps_list:
