@@ -71,7 +71,7 @@ class GaussianMechanism:
 
     @classmethod
     def calibrated(cls, epsilon: float, delta: float, sensitivity: float,
-                   method: CalibrationMethod = "analytic") -> "GaussianMechanism":
+                   method: CalibrationMethod = "analytic"):
         """The mechanism with the smallest sigma (analytic) or the paper's sigma for (epsilon, delta)."""
         return cls(sensitivity=sensitivity, sigma=gaussian_sigma(epsilon, delta, sensitivity, method))
 
@@ -99,12 +99,12 @@ class GaussianMechanism:
 
 
 @dataclass(frozen=True)
-class SymmetricGaussianMechanism:
+class SymmetricGaussianMechanism(GaussianMechanism):
     """SymPriv: add a symmetric Gaussian matrix Z (Z_ij = Z_ji ~ N(0, sigma^2) i.i.d. for i <= j).
 
     The noise lives on the d(d+1)/2 upper-triangle entries. The L2 norm of a symmetric matrix's upper
     triangle is at most its Frobenius norm, so calibrating to the *Frobenius* sensitivity is valid
-    (and slightly conservative).
+    (and slightly conservative). Calibration, noise multiplier and epsilon are the vector Gaussian's.
 
     Parameters
     ----------
@@ -117,28 +117,6 @@ class SymmetricGaussianMechanism:
     ----------
     Source paper, `def:Guassian-channel` (SymPriv), `alg:W-JDP`, `alg:U-LDP`.
     """
-
-    sensitivity: float
-    sigma: float
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
-        object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
-
-    @classmethod
-    def calibrated(cls, epsilon: float, delta: float, sensitivity: float,
-                   method: CalibrationMethod = "analytic") -> "SymmetricGaussianMechanism":
-        """The mechanism calibrated for (epsilon, delta) at the Frobenius ``sensitivity``."""
-        return cls(sensitivity=sensitivity, sigma=gaussian_sigma(epsilon, delta, sensitivity, method))
-
-    @property
-    def noise_multiplier(self) -> float:
-        """sigma / sensitivity."""
-        return self.sigma / self.sensitivity
-
-    def epsilon(self, delta: float) -> float:
-        """The exact epsilon of one release at ``delta``."""
-        return gaussian_epsilon(self.noise_multiplier, delta)
 
     def noise(self, shape: tuple[int, ...], rng=None) -> np.ndarray:
         """Symmetric noise of shape ``(..., d, d)``."""
