@@ -1,10 +1,19 @@
-"""Non-private ridge regression (OLS as lambda -> 0) with the self-normalized confidence ellipsoid.
+"""Non-private ridge regression (OLS as lambda -> 0) with a confidence ellipsoid.
 
-theta_hat = (X^T X + lambda I)^{-1} X^T y, and with probability 1 - confidence, for every phi,
-|<phi, theta_hat - theta*>| <= beta ||phi||_{V^{-1}}, V = X^T X + lambda I, where
-beta = sigma_noise sqrt(2 log(1/confidence) + log det(V/lambda)) + sqrt(lambda) S
-(Abbasi-Yadkori, Pal & Szepesvari 2011, Thm 2), with S >= ||theta*|| and sigma_noise the
-sub-Gaussian scale of the reward noise (1 for rewards in [-1, 1]).
+theta_hat = (X^T X + lambda I)^{-1} X^T y, V = X^T X + lambda I, and the width is
+beta ||phi||_{V^{-1}} with one of two radii (``constants``, the convention of the IW oracles):
+
+- ``"theory"``: with probability 1 - confidence, for every phi at once,
+  |<phi, theta_hat - theta*>| <= beta ||phi||_{V^{-1}} with
+  beta = sigma_noise sqrt(2 log(1/confidence) + log det(V/lambda)) + sqrt(lambda) S
+  (Abbasi-Yadkori, Pal & Szepesvari 2011, Thm 2), S >= ||theta*|| and sigma_noise the sub-Gaussian
+  scale of the reward noise (1 for rewards in [-1, 1]). log det(V/lambda) grows like d log(T/(d lambda)),
+  so at d = 10 beta is about 10: far wider than the error of a fixed phi.
+- ``"practical"`` (default): the per-phi radius beta = c_width sigma_noise + sqrt(lambda) S. For a fixed
+  phi, <phi, theta_hat - theta*> = phi^T V^{-1} X^T eta - lambda phi^T V^{-1} theta* has a noise part of
+  standard deviation <= sigma_noise ||phi||_{V^{-1}} (rewards in [-1, 1]: variance <= 1) and a bias
+  <= sqrt(lambda) S ||phi||_{V^{-1}}; c_width = 2 (about the two-sided 95% Gaussian quantile) was
+  calibrated with scripts/bench_regression.py (coverage of fresh phi >= 95% in every cell).
 
 Streams in O(d^2) memory: only X^T X and X^T y are kept.
 
@@ -25,6 +34,12 @@ from .._validation import check_positive, check_real
 from ..infomatrix import psd_inv_sqrt
 from .base import EpochFit, Estimate, Oracle, register_oracle
 
+CONSTANTS = ("practical", "theory")
+"""The two radius regimes of :class:`Ridge` (the names of the IW oracles' ``constants``)."""
+
+PRACTICAL_WIDTH = 2.0
+"""Default c_width of the practical radius c_width sigma_noise + sqrt(lambda) S (calibrated, see module)."""
+
 
 class RidgeFit(EpochFit):
     """Streaming sufficient statistics of ridge regression."""
@@ -44,16 +59,15 @@ class RidgeFit(EpochFit):
         cfg = self.oracle
         v = self.gram + cfg.lam * np.eye(self.dim)
         theta = np.linalg.solve(v, self.xty)
-        _, logdet = np.linalg.slogdet(v / cfg.lam)
-        beta = cfg.noise_scale * math.sqrt(2 * math.log(1 / cfg.confidence) + logdet) + math.sqrt(cfg.lam) * cfg.norm_bound
+        beta = cfg.radius(v)
         return Estimate(theta, self.link, psd_inv_sqrt(v), beta * cfg.width_multiplier / self.link.mu,
-                        info=dict(lam=cfg.lam, beta=beta, n=self.n_seen))
+                        info=dict(lam=cfg.lam, beta=beta, constants=cfg.constants, n=self.n_seen))
 
 
 @register_oracle
 @dataclass(frozen=True)
 class Ridge(Oracle):
-    """Non-private ridge regression / OLS with the Abbasi-Yadkori confidence ellipsoid.
+    """Non-private ridge regression / OLS with a calibrated or the Abbasi-Yadkori confidence ellipsoid.
 
     Parameters
     ----------
@@ -61,14 +75,22 @@ class Ridge(Oracle):
         Must be non-private.
     lam : float
         Ridge regularizer lambda > 0.
+    constants : {"practical", "theory"}
+        The radius beta of the width beta ||phi||_{V^{-1}}: ``"practical"`` (default) the per-phi
+        c_width sigma_noise + sqrt(lambda) S; ``"theory"`` the Abbasi-Yadkori radius (valid for all phi at
+        once with probability 1 - confidence). See the module docstring.
     confidence : float
-        Failure probability of the confidence ellipsoid, in (0, 1) (not a privacy parameter).
+        Failure probability of the theory ellipsoid, in (0, 1) (not a privacy parameter; unused by the
+        practical radius).
     noise_scale : float
         Sub-Gaussian scale of the reward noise (1 for rewards in [-1, 1]).
     norm_bound : float
         S >= ||theta*||.
+    c_width : float, optional
+        The practical radius' noise constant (default :data:`PRACTICAL_WIDTH` = 2); only with
+        ``constants="practical"``.
     width_multiplier : float
-        Multiplies the theoretical radius (1 = the theorem's; smaller is a practical choice).
+        Multiplies the radius of either regime (1 = as defined above).
 
     Notes
     -----
@@ -80,9 +102,11 @@ class Ridge(Oracle):
     """
 
     lam: float = 1.0
+    constants: str = "practical"
     confidence: float = 0.05
     noise_scale: float = 1.0
     norm_bound: float = 1.0
+    c_width: float | None = None
     width_multiplier: float = 1.0
 
     name: ClassVar[str] = "ridge"
@@ -92,7 +116,23 @@ class Ridge(Oracle):
     def __post_init__(self) -> None:
         super().__post_init__()
         check_positive("lam", self.lam)
+        if self.constants not in CONSTANTS:
+            raise ValueError(f"constants must be one of {CONSTANTS}, got {self.constants!r}")
         check_real("confidence", self.confidence, low=0.0, high=1.0, low_open=True, high_open=True)
         check_positive("noise_scale", self.noise_scale)
         check_positive("norm_bound", self.norm_bound)
         check_positive("width_multiplier", self.width_multiplier)
+        if self.c_width is not None:
+            if self.constants != "practical":
+                raise ValueError("c_width sets the practical radius: it needs constants='practical', "
+                                 f"got constants={self.constants!r}")
+            check_positive("c_width", self.c_width)
+
+    def radius(self, v: np.ndarray) -> float:
+        """beta of the width beta ||phi||_{V^{-1}} for the regularised Gram matrix ``v`` = X^T X + lambda I."""
+        bias = math.sqrt(self.lam) * self.norm_bound
+        if self.constants == "practical":
+            c = PRACTICAL_WIDTH if self.c_width is None else self.c_width
+            return c * self.noise_scale + bias
+        _, logdet = np.linalg.slogdet(v / self.lam)
+        return self.noise_scale * math.sqrt(2.0 * math.log(1.0 / self.confidence) + logdet) + bias
