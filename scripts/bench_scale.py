@@ -63,12 +63,12 @@ def child(agent_name: str, log2_horizon: int, dim: int, arms: int, family: str, 
     table = run(agent, env, seed=0, mode="batch", max_chunk=max_chunk)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB on Linux
-    return dict(agent=agent_name, log2_T=log2_horizon, T=horizon, dim=dim, n_arms=arms, family=family,
-                max_chunk=max_chunk, baseline_rss_mb=round(baseline, 1), peak_rss_mb=round(peak, 1),
-                growth_mb=round(peak - baseline, 1), wall_s=round(wall, 1), cpu_s=round(cpu, 1),
-                rounds_per_s=round(horizon / max(wall, 1e-9)), ledger_releases=len(agent.ledger.releases),
-                logged_rows=len(table),
-                cum_regret=float(table.cum_regret.iloc[-1]))
+    return {"agent": agent_name, "log2_T": log2_horizon, "T": horizon, "dim": dim, "n_arms": arms, "family": family,
+                "max_chunk": max_chunk, "baseline_rss_mb": round(baseline, 1), "peak_rss_mb": round(peak, 1),
+                "growth_mb": round(peak - baseline, 1), "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
+                "rounds_per_s": round(horizon / max(wall, 1e-9)), "ledger_releases": len(agent.ledger.releases),
+                "logged_rows": len(table),
+                "cum_regret": float(table.cum_regret.iloc[-1])}
 
 
 def main(argv: list[str] | None = None) -> int:

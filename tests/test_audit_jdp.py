@@ -38,7 +38,11 @@ import privbandit.oracles.dp_sgd as dp_sgd_module
 import privbandit.oracles.iw_jdp as iw_jdp_module
 import privbandit.oracles.ssp as ssp_module
 from privbandit.agents import Agent, BanditSpec, make_agent
-from privbandit.privacy import GaussianMechanism, SymmetricGaussianMechanism, audit_delta
+from privbandit.privacy import (
+    GaussianMechanism,
+    SymmetricGaussianMechanism,
+    audit_delta,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -138,13 +142,13 @@ class UndernoisedSymmetric(SymmetricGaussianMechanism):
 # name: (agent kwargs, T, neighbour, watched rounds, mechanism class to plant, its module, seed)
 AGENTS = {
     # epochs of elimination: [0], [1, 2]: users 1 and 2 act on the neighbour's epoch-0 release alone
-    "elim-jdp": (dict(width_cap=1e-9, spanner=False), 3, 0, (1, 2), "GaussianMechanism", iw_jdp_module, 11),
-    "elim-ssp": (dict(width_cap=1e-9, spanner=False), 3, 0, (1, 2), "SymmetricGaussianMechanism", ssp_module, 31),
+    "elim-jdp": ({"width_cap": 1e-9, "spanner": False}, 3, 0, (1, 2), "GaussianMechanism", iw_jdp_module, 11),
+    "elim-ssp": ({"width_cap": 1e-9, "spanner": False}, 3, 0, (1, 2), "SymmetricGaussianMechanism", ssp_module, 31),
     # the tree: user 1 acts on node [0, 1), user 2 on node [0, 2); both contain the neighbour
-    "linucb-jdp": (dict(width_multiplier=0.0), 3, 0, (1, 2), "SymmetricGaussianMechanism", linucb_module, 21),
+    "linucb-jdp": ({"width_multiplier": 0.0}, 3, 0, (1, 2), "SymmetricGaussianMechanism", linucb_module, 21),
     # SquareCB acts on the last epoch's estimate only; DP-SGD averages theta_1..theta_n (theta_1 = 0), so a
     # one-user epoch releases pure noise: the neighbour is user 1 (epoch [1, 2]) and users 3..6 are watched
-    "squarecb-dpsgd": (dict(gamma_scale=1e6), 7, 1, (3, 4, 5, 6), "GaussianMechanism", dp_sgd_module, 41),
+    "squarecb-dpsgd": ({"gamma_scale": 1e6}, 7, 1, (3, 4, 5, 6), "GaussianMechanism", dp_sgd_module, 41),
 }
 PLANTED = {"GaussianMechanism": UndernoisedGaussian, "SymmetricGaussianMechanism": UndernoisedSymmetric}
 

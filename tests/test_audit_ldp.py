@@ -29,7 +29,12 @@ import pytest
 import privbandit  # noqa: F401  (registers the envs)
 from privbandit.agents import Agent, EpochAgent, agent_names, make_agent
 from privbandit.agents.linucb import LDPUCBAgent
-from privbandit.privacy import ClippingWarning, LocalRandomizer, SymmetricGaussianMechanism, audit_delta
+from privbandit.privacy import (
+    ClippingWarning,
+    LocalRandomizer,
+    SymmetricGaussianMechanism,
+    audit_delta,
+)
 from privbandit.sim.runner import run
 
 EPS, DELTA = 1.0, 1e-5
@@ -123,7 +128,7 @@ def instrument(agent: Agent, log: Log, leak: bool = False, raw_bypass: bool = Fa
 
             agent._absorb_rows = leaky_absorb_rows
     else:  # pragma: no cover - a new local agent needs its hook here
-        raise AssertionError(f"no instrumentation for {type(agent).__name__}")
+        raise TypeError(f"no instrumentation for {type(agent).__name__}")
     return agent
 
 
@@ -149,7 +154,7 @@ def structural_problems(log: Log) -> list[str]:
         if id(obj) not in returned:
             problems.append(f"absorb {i}: not an array a randomizer returned")
             continue
-        out, stat, x, y = returned[id(obj)]
+        out, stat, x, _y = returned[id(obj)]
         flat = out.reshape(out.shape[0], -1)
         if out.shape[0] != x.shape[0]:
             problems.append(f"absorb {i}: {out.shape[0]} outputs for {x.shape[0]} records")

@@ -31,7 +31,7 @@ from privbandit.sim.sweep import AgentEntry, EnvEntry, Grid, cell_path, read_cel
 AGENTS = ["uniform", "epsilon-greedy", "elim-jdp", "elim-ldp", "linucb-jdp", "ldp-ucb", "squarecb-ldp-sgd",
           "elim-glm-jdp"]
 HORIZON = 48
-ENV_KW = dict(dim=3, n_arms=4, family="heavy-tailed")
+ENV_KW = {"dim": 3, "n_arms": 4, "family": "heavy-tailed"}
 
 
 def make_env(name: str):
@@ -74,7 +74,7 @@ def test_serial_and_parallel_sweeps_write_identical_bytes_for_private_agents(tmp
     for cell in cells[:3]:
         agent = cell.agent.build(cell.epsilon, cell.delta)
         direct = run(agent, cell.env.make(cell.horizon), cell.horizon, cell.seed_sequence(),
-                     labels=dict(agent=cell.agent.label, env=cell.env.label, seed=cell.seed))
+                     labels={"agent": cell.agent.label, "env": cell.env.label, "seed": cell.seed})
         stored = read_cell(cell_path(tmp_path / "serial" / "cells", cell))
         pd.testing.assert_frame_equal(stored, direct, check_exact=True)
     by_eps = serial.table[serial.table.agent == "linucb-jdp"].groupby("epsilon").cum_regret.sum()
