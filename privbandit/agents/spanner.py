@@ -32,7 +32,7 @@ import numpy as np
 from .._validation import check_array, check_real
 
 _RANK_TOL = 1e-9
-_CHUNK = 8192
+_CHUNK = 1024                                       # contexts per pass (cache-sized work arrays)
 
 
 def _pivot(coef: np.ndarray, pos: np.ndarray, arm: np.ndarray, do: np.ndarray) -> None:
@@ -104,7 +104,7 @@ def barycentric_spanner(features: np.ndarray, mask: np.ndarray | None = None, *,
 def _spanner_chunk(phi: np.ndarray, mask: np.ndarray, constant: float, max_swaps: int) -> np.ndarray:
     m, k, d = phi.shape
     g = np.swapaxes(phi, 1, 2).copy()                      # X = I: coefficients are the features themselves
-    scale = np.abs(np.where(mask[:, None, :], g, 0.0)).max(axis=(1, 2))
+    scale = np.where(mask, np.abs(phi).max(axis=2), 0.0).max(axis=1)    # largest |entry| of a candidate
     tol = _RANK_TOL * np.where(scale > 0, scale, 1.0)
     holder = np.full((m, d), -1, dtype=np.int64)           # arm held by each basis position (-1: e_i)
     rows = np.arange(m)
