@@ -57,7 +57,7 @@ def test_theory_radius_is_the_abbasi_yadkori_one() -> None:
 def test_theory_width_at_least_practical_width(n: int) -> None:
     x, y = _sample(n, seed=n)
     fresh, _ = _sample(500, seed=n + 1)
-    for kwargs in (dict(), dict(lam=0.1), dict(lam=10.0, norm_bound=2.0), dict(link=logistic_link())):
+    for kwargs in ({}, {"lam": 0.1}, {"lam": 10.0, "norm_bound": 2.0}, {"link": logistic_link()}):
         link = kwargs.pop("link", None)
         prac = make_oracle("ridge", **kwargs).fit(x, y, link=link, rng=0)
         theo = make_oracle("ridge", constants="theory", **kwargs).fit(x, y, link=link, rng=0)
@@ -84,13 +84,13 @@ def test_practical_width_covers_fresh_phi() -> None:
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(constants="paper"), "constants must be one of"),
-    (dict(constants=None), "constants must be one of"),
-    (dict(c_width=0.0), "c_width"),
-    (dict(c_width=-1.0), "c_width"),
-    (dict(c_width=float("nan")), "c_width"),
-    (dict(constants="theory", c_width=2.0), "c_width"),
-    (dict(width_multiplier=0.0), "width_multiplier"),
+    ({"constants": "paper"}, "constants must be one of"),
+    ({"constants": None}, "constants must be one of"),
+    ({"c_width": 0.0}, "c_width"),
+    ({"c_width": -1.0}, "c_width"),
+    ({"c_width": float("nan")}, "c_width"),
+    ({"constants": "theory", "c_width": 2.0}, "c_width"),
+    ({"width_multiplier": 0.0}, "width_multiplier"),
 ])
 def test_bad_arguments_raise(kwargs: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):

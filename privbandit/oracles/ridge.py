@@ -44,7 +44,7 @@ PRACTICAL_WIDTH = 2.0
 class RidgeFit(EpochFit):
     """Streaming sufficient statistics of ridge regression."""
 
-    oracle: "Ridge"
+    oracle: Ridge
 
     def __init__(self, *args) -> None:
         super().__init__(*args)
@@ -61,7 +61,7 @@ class RidgeFit(EpochFit):
         theta = np.linalg.solve(v, self.xty)
         beta = cfg.radius(v)
         return Estimate(theta, self.link, psd_inv_sqrt(v), beta * cfg.width_multiplier / self.link.mu,
-                        info=dict(lam=cfg.lam, beta=beta, constants=cfg.constants, n=self.n_seen))
+                        info={"lam": cfg.lam, "beta": beta, "constants": cfg.constants, "n": self.n_seen})
 
 
 @register_oracle
