@@ -85,6 +85,39 @@ def doubling_schedule(horizon: int) -> np.ndarray:
         j += 1
 
 
+def _inside_ball(features: np.ndarray, bound: float) -> bool:
+    """Whether every row of a float64 array is finite with norm <= bound (NaN, inf and overflow give False)."""
+    sq = np.einsum("...i,...i->...", features, features)
+    return bool((sq <= bound * bound).all())
+
+
+def _fast_rows(features: Any, rewards: Any, dim: int, bound: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """Copies of already-valid rows, or None when the full checks are needed.
+
+    Valid means: float64 features (d,) or (m, d), float64 rewards (scalar, (), (m,)) with one per row,
+    every feature row finite with norm <= bound and every reward finite in [-1, 1]. For such input
+    ``check_rows`` followed by ``clip_features``/``clip_rewards`` returns exactly these copies (nothing
+    to clip, no warning); anything else (other types, NaN, inf, wrong shapes, data to clip) returns None.
+    """
+    if not (type(features) is np.ndarray and features.dtype == np.float64 and features.shape[-1:] == (dim,)):
+        return None
+    if type(rewards) is float or type(rewards) is np.float64:
+        y = np.array([rewards])
+    elif type(rewards) is np.ndarray and rewards.dtype == np.float64 and rewards.ndim <= 1:
+        y = rewards.reshape(-1).copy()
+    else:
+        return None
+    if features.ndim == 1:
+        x = features[None, :].copy()
+    elif features.ndim == 2:
+        x = features.copy()
+    else:
+        return None
+    if y.shape[0] != x.shape[0] or not _inside_ball(x, bound) or not (np.abs(y) <= 1.0).all():
+        return None
+    return x, y
+
+
 class Agent(abc.ABC):
     """Interface of every agent (see the module docstring).
 
@@ -127,6 +160,9 @@ class Agent(abc.ABC):
     def _check_features(self, features: Any, batched: bool) -> np.ndarray:
         spec = self._require_spec()
         shape = (None, spec.n_arms, spec.dim) if batched else (spec.n_arms, spec.dim)
+        if (type(features) is np.ndarray and features.dtype == np.float64 and features.ndim == len(shape)
+                and features.shape[-2:] == shape[-2:] and _inside_ball(features, spec.bound)):
+            return features.copy()             # fast path: what the checks below return for such input
         # ||phi|| <= B is the model (BanditSpec); rows above it are projected with a ClippingWarning so a
         # huge row can never overflow the planners (no silent inf/NaN scores)
         return clip_features(check_array("features", features, shape=shape), spec.bound)
@@ -154,7 +190,10 @@ class Agent(abc.ABC):
         return self.rounds_until_update()
 
     def _act(self, x: np.ndarray) -> np.ndarray:
-        u = self._act_rng.random((x.shape[0], self.uniforms_per_round))
+        if self.uniforms_per_round == 0:       # nothing to draw (the generator's state is unchanged either way)
+            u = np.empty((x.shape[0], 0))
+        else:
+            u = self._act_rng.random((x.shape[0], self.uniforms_per_round))
         return np.asarray(self._choose(x, u), dtype=np.int64)
 
     def action_probabilities(self, features: np.ndarray) -> np.ndarray:
@@ -173,10 +212,14 @@ class Agent(abc.ABC):
         changes data); NaN, inf and wrong shapes raise ValueError.
         """
         spec = self._require_spec()
-        x, y = check_rows(chosen_features, rewards, spec.dim)
-        # every agent (private or not) learns from bounded rows: features clipped to ||phi|| <= B and
-        # rewards to [-1, 1], with a ClippingWarning when that changes data (no overflow, no silent NaN)
-        x, y = clip_features(x, spec.bound), clip_rewards(y)
+        fast = _fast_rows(chosen_features, rewards, spec.dim, spec.bound)
+        if fast is not None:
+            x, y = fast
+        else:
+            x, y = check_rows(chosen_features, rewards, spec.dim)
+            # every agent (private or not) learns from bounded rows: features clipped to ||phi|| <= B and
+            # rewards to [-1, 1], with a ClippingWarning when that changes data (no overflow, no silent NaN)
+            x, y = clip_features(x, spec.bound), clip_rewards(y)
         if x.shape[0] > self.rounds_until_update():
             raise ValueError(f"update got {x.shape[0]} rows but only {self.rounds_until_update()} rounds remain "
                              f"before the policy changes (feed the rows of one epoch at a time)")
