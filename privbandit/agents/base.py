@@ -87,8 +87,8 @@ def doubling_schedule(horizon: int) -> np.ndarray:
 
 def _inside_ball(features: np.ndarray, bound: float) -> bool:
     """Whether every row of a float64 array is finite with norm <= bound (NaN, inf and overflow give False)."""
-    sq = np.einsum("...i,...i->...", features, features)
-    return bool((sq <= bound * bound).all())
+    sq = np.einsum("...i,...i->...", features, features)     # the test clip_features starts with
+    return np.count_nonzero(sq <= bound * bound) == sq.size   # (count_nonzero: cheaper than .all() when tiny)
 
 
 def _fast_rows(features: Any, rewards: Any, dim: int, bound: float) -> tuple[np.ndarray, np.ndarray] | None:
@@ -102,6 +102,8 @@ def _fast_rows(features: Any, rewards: Any, dim: int, bound: float) -> tuple[np.
     if not (type(features) is np.ndarray and features.dtype == np.float64 and features.shape[-1:] == (dim,)):
         return None
     if type(rewards) is float or type(rewards) is np.float64:
+        if not -1.0 <= rewards <= 1.0:       # False for NaN too
+            return None
         y = np.array([rewards])
     elif type(rewards) is np.ndarray and rewards.dtype == np.float64 and rewards.ndim <= 1:
         y = rewards.reshape(-1).copy()
@@ -113,7 +115,8 @@ def _fast_rows(features: Any, rewards: Any, dim: int, bound: float) -> tuple[np.
         x = features.copy()
     else:
         return None
-    if y.shape[0] != x.shape[0] or not _inside_ball(x, bound) or not (np.abs(y) <= 1.0).all():
+    if (y.shape[0] != x.shape[0] or not _inside_ball(x, bound)
+            or np.count_nonzero(np.abs(y) <= 1.0) != y.size):
         return None
     return x, y
 
