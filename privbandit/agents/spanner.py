@@ -94,6 +94,15 @@ def barycentric_spanner(features: np.ndarray, mask: np.ndarray | None = None, *,
         max_swaps = 4 * d * (1 + int(np.ceil(np.log(max(d, 2)) / np.log(constant)))) + 8
     if m == 0:
         return np.zeros((0, k), dtype=bool)
+    # a single candidate is its own spanner (step 1 picks it, or it is the zero vector and kept as the
+    # fallback): only contexts with two or more candidates need the computation
+    single = np.count_nonzero(mask, axis=1) == 1
+    if np.any(single):
+        out = mask.copy()
+        rest = np.nonzero(~single)[0]
+        if rest.size:
+            out[rest] = barycentric_spanner(phi[rest], mask[rest], constant=constant, max_swaps=max_swaps)
+        return out
     out = np.zeros((m, k), dtype=bool)
     for lo in range(0, m, _CHUNK):
         hi = min(m, lo + _CHUNK)
