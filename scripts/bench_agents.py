@@ -44,9 +44,16 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 from pathlib import Path
+
+# One BLAS thread, as privbandit's sweeps run their workers (privbandit.sim.sweep): on 2 cores a second
+# OpenBLAS thread spins after the planner's product and halves the elimination batch path's speed, and
+# results are byte-reproducible only for a fixed thread count. Set the variables yourself to override.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
 import gymnasium as gym
 import numpy as np
