@@ -13,7 +13,7 @@ import pytest
 from gymnasium.error import ResetNeeded
 from gymnasium.utils.env_checker import check_env
 
-import privbandit
+import privbandit  # noqa: F401  (registers the envs)
 from privbandit import infomatrix
 from privbandit.agents import BanditSpec
 from privbandit.envs import (
