@@ -8,6 +8,7 @@ from .base import (
     EpochFit,
     Estimate,
     LocalEpochFit,
+    SummingLocalFit,
     Oracle,
     make_oracle,
     oracle_class,
@@ -31,7 +32,7 @@ from .simple_ldp import SimpleLDP
 from .ssp_local import SSPLocal
 
 __all__ = [
-    "EpochFit", "Estimate", "LocalEpochFit", "Oracle", "Ridge", "make_oracle", "oracle_class", "oracle_names",
+    "EpochFit", "Estimate", "LocalEpochFit", "SummingLocalFit", "Oracle", "Ridge", "make_oracle", "oracle_class", "oracle_names",
     "register_oracle", "stage_sizes_split",
     # joint/central-DP oracles (issue 4)
     "DPSGD", "IWFixedPDP", "IWGLMDP", "IWRegressionDP", "SSP", "SpectralDP",

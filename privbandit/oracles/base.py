@@ -253,6 +253,26 @@ class LocalEpochFit(EpochFit):
         """Aggregate randomized outputs (m, ...) of ``stage``; never sees raw rows."""
 
 
+class SummingLocalFit(LocalEpochFit):
+    """A one-stage local fit: every row passes through one randomizer; the server keeps a sum and a count.
+
+    Subclasses build ``self._randomizer_`` (a :class:`~privbandit.privacy.LocalRandomizer`) and the zero
+    ``self._sum`` of the output's shape in ``__init__``, and implement ``_estimate`` from ``self._sum``
+    and ``self._count``.
+    """
+
+    _randomizer_: LocalRandomizer
+    _sum: np.ndarray
+    _count: int = 0
+
+    def _randomizer(self, stage: int) -> LocalRandomizer:
+        return self._randomizer_
+
+    def _absorb(self, stage: int, outputs: np.ndarray) -> None:
+        self._sum = self._sum + outputs.sum(axis=0)
+        self._count += outputs.shape[0]
+
+
 @dataclass(frozen=True)
 class Oracle(abc.ABC):
     """Base class of oracle configurations (frozen dataclasses).

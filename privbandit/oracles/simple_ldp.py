@@ -35,7 +35,7 @@ from scipy import stats
 
 from .._validation import check_real
 from ..privacy import LaplacePair, LocalRandomizer
-from .base import Estimate, LocalEpochFit, Oracle, register_oracle
+from .base import Estimate, Oracle, SummingLocalFit, register_oracle
 from .iw_ldp import Constants, check_constants
 
 
@@ -50,7 +50,7 @@ class SignPairStatistic:
         return np.stack([np.sign(col) * y, np.abs(col) / self.bound], axis=1)
 
 
-class SimpleLDPFit(LocalEpochFit):
+class SimpleLDPFit(SummingLocalFit):
     """Running sums of the users' noisy pairs."""
 
     oracle: "SimpleLDP"
@@ -66,13 +66,6 @@ class SimpleLDPFit(LocalEpochFit):
                                             self.bound)
         self._sum = np.zeros(2)
         self._count = 0
-
-    def _randomizer(self, stage: int) -> LocalRandomizer:
-        return self._randomizer_
-
-    def _absorb(self, stage: int, outputs: np.ndarray) -> None:
-        self._sum += outputs.sum(axis=0)
-        self._count += outputs.shape[0]
 
     def _estimate(self) -> Estimate:
         cfg = self.oracle

@@ -29,7 +29,7 @@ import numpy as np
 from .._validation import check_real
 from ..infomatrix import symmetrize
 from ..privacy import GaussianMechanism, LocalRandomizer
-from .base import Estimate, LocalEpochFit, Oracle, register_oracle
+from .base import Estimate, Oracle, SummingLocalFit, register_oracle
 from .iw_ldp import ball_least_squares, noise_multiplier, padded, psd_part
 from .ssp import ssp_estimate
 
@@ -43,7 +43,7 @@ class SufficientStatistic:
         return np.concatenate([x * y[:, None], outer.reshape(x.shape[0], -1)], axis=1)
 
 
-class SSPLocalFit(LocalEpochFit):
+class SSPLocalFit(SummingLocalFit):
     """Running sums of the users' noisy sufficient statistics."""
 
     oracle: "SSPLocal"
@@ -57,13 +57,6 @@ class SSPLocalFit(LocalEpochFit):
         self._randomizer_ = LocalRandomizer(SufficientStatistic(), self._radius, channel, b)
         self._sum = np.zeros(self.dim + self.dim * self.dim)
         self._count = 0
-
-    def _randomizer(self, stage: int) -> LocalRandomizer:
-        return self._randomizer_
-
-    def _absorb(self, stage: int, outputs: np.ndarray) -> None:
-        self._sum += outputs.sum(axis=0)
-        self._count += outputs.shape[0]
 
     def _estimate(self) -> Estimate:
         cfg, d = self.oracle, self.dim
