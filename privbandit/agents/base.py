@@ -257,7 +257,25 @@ def uniform_choice(probs: np.ndarray, u: np.ndarray) -> np.ndarray:
     return np.argmax(u[:, None] < cdf, axis=1)
 
 
-class EpochAgent(Agent):
+class EpochScheduled(Agent):
+    """An agent whose policy changes only at the epoch ends ``self.epoch_ends`` (cumulative rounds).
+
+    Subclasses set ``epoch_ends`` and ``epoch`` (the current epoch's index) in ``_reset`` and advance
+    ``epoch`` when an epoch's last row is observed.
+    """
+
+    epoch_ends: np.ndarray
+    epoch: int
+
+    def rounds_until_update(self) -> int:
+        """Rounds left in the current epoch (0 once the horizon is reached)."""
+        spec = self._require_spec()
+        if self.t >= spec.horizon:
+            return 0
+        return int(self.epoch_ends[self.epoch]) - self.t
+
+
+class EpochAgent(EpochScheduled):
     """An agent whose policy changes only between epochs, learning through one oracle fit per epoch.
 
     At each epoch end the fit's :class:`Estimate` is appended to ``estimates`` and its ledger merged
@@ -304,13 +322,6 @@ class EpochAgent(Agent):
         n = int(self.epoch_ends[self.epoch]) - self.epoch_start
         self.fit: EpochFit = self.oracle.start(n, dim=spec.dim, bound=spec.bound, link=spec.link,
                                                rng=self._fit_rng.spawn(1)[0])
-
-    def rounds_until_update(self) -> int:
-        """Rounds left in the current epoch (0 once the horizon is reached)."""
-        spec = self._require_spec()
-        if self.t >= spec.horizon:
-            return 0
-        return int(self.epoch_ends[self.epoch]) - self.t
 
     def _observe(self, x: np.ndarray, y: np.ndarray) -> None:
         self.fit.add(x, y)

@@ -7,7 +7,7 @@ from typing import ClassVar
 import numpy as np
 
 from .._validation import check_positive, check_real
-from .base import Agent, doubling_schedule, register_agent
+from .base import Agent, EpochScheduled, doubling_schedule, register_agent
 
 
 class UniformAgent(Agent):
@@ -32,7 +32,7 @@ class UniformAgent(Agent):
 register_agent("uniform", UniformAgent, description="uniform random arm every round (no learning)")
 
 
-class EpsilonGreedyAgent(Agent):
+class EpsilonGreedyAgent(EpochScheduled):
     """Epsilon-greedy on a ridge fit of all past data (non-private baseline).
 
     With probability eps_j play an arm uniformly at random, otherwise the arm maximising the ridge
@@ -90,13 +90,6 @@ class EpsilonGreedyAgent(Agent):
             return 1.0
         spec = self._require_spec()
         return min(1.0, self.explore_scale * (spec.dim / max(seen, 1)) ** (1 / 3))
-
-    def rounds_until_update(self) -> int:
-        """Rounds left in the current epoch (0 once the horizon is reached)."""
-        spec = self._require_spec()
-        if self.t >= spec.horizon:
-            return 0
-        return int(self.epoch_ends[self.epoch]) - self.t
 
     def _observe(self, x: np.ndarray, y: np.ndarray) -> None:
         self.gram += x.T @ x
