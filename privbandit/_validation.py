@@ -82,6 +82,13 @@ def check_delta(delta: Any, name: str = "delta") -> float:
     return check_real(name, delta, low=0.0, high=1.0, low_open=True, high_open=True)
 
 
+def check_choice(name: str, value: Any, choices: "tuple | list") -> Any:
+    """Return ``value`` if it is one of ``choices``, else raise ValueError naming ``name`` and the choices."""
+    if value not in tuple(choices):
+        raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
+    return value
+
+
 def check_int(name: str, value: Any, *, low: int = 0, high: int | None = None) -> int:
     """Return ``value`` as an int in ``[low, high]``, or raise (TypeError for non-integers)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):

@@ -10,6 +10,7 @@ import pytest
 from privbandit._validation import (
     as_generator,
     check_array,
+    check_choice,
     check_delta,
     check_epsilon,
     check_int,
@@ -201,3 +202,9 @@ def test_local_randomizer_clips_before_its_statistic_and_projects_after():
     assert "feature" in messages and "reward" in messages and "projected" in messages
     assert seen["max_norm"] <= 1.0 + 1e-12 and seen["max_reward"] <= 1.0
     np.testing.assert_allclose(out, [[2.0, 0.0], [1.0, 0.0]], atol=1e-9)
+
+
+def test_check_choice_returns_an_allowed_value_and_names_the_argument_and_the_choices() -> None:
+    assert check_choice("mode", "loop", ("batch", "loop")) == "loop"
+    with pytest.raises(ValueError, match=r"mode must be one of \('batch', 'loop'\), got 'fast'"):
+        check_choice("mode", "fast", ("batch", "loop"))

@@ -6,7 +6,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._validation import check_positive, check_real
+from .._validation import check_choice, check_positive, check_real
 from .base import Agent, EpochScheduled, doubling_schedule, register_agent
 
 
@@ -66,8 +66,7 @@ class EpsilonGreedyAgent(EpochScheduled):
 
     def __init__(self, *, explore_scale: float = 1.0, schedule: str = "decay", lam: float = 1.0) -> None:
         super().__init__()
-        if schedule not in self.SCHEDULES:
-            raise ValueError(f"schedule must be one of {self.SCHEDULES}, got {schedule!r}")
+        check_choice("schedule", schedule, self.SCHEDULES)
         self.schedule = schedule
         high = 1.0 if schedule == "constant" else None
         self.explore_scale = check_real("explore_scale", explore_scale, low=0.0, high=high, low_open=True)

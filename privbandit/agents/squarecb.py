@@ -38,7 +38,7 @@ from typing import Any, Callable, ClassVar
 
 import numpy as np
 
-from .._validation import check_positive, check_real
+from .._validation import check_choice, check_positive, check_real
 from ..oracles.base import Estimate, Oracle
 from ..privacy.calibration import paper_sigma_alpha
 from ._oracle_arg import resolve_oracle
@@ -148,8 +148,7 @@ class SquareCBAgent(EpochAgent):
                  confidence: float = 0.05, rate: Callable[[int, int], float] | None = None) -> None:
         super().__init__(resolve_oracle(oracle, epsilon=epsilon, delta=delta, model=model,
                                         oracle_kwargs=oracle_kwargs))
-        if gamma_schedule not in GAMMA_SCHEDULES:
-            raise ValueError(f"gamma_schedule must be one of {GAMMA_SCHEDULES}, got {gamma_schedule!r}")
+        check_choice("gamma_schedule", gamma_schedule, GAMMA_SCHEDULES)
         self.gamma_schedule = gamma_schedule
         self.gamma_scale = check_positive("gamma_scale", gamma_scale)
         self.gamma_exponent = check_real("gamma_exponent", gamma_exponent, low=0.0, high=1.0)

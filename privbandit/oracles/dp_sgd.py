@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._validation import check_positive, check_real
+from .._validation import check_choice, check_positive, check_real
 from ..privacy import GaussianMechanism, PrivacySpec
 from ..privacy.calibration import CALIBRATION_METHODS
 from .base import EpochFit, Estimate, Oracle, register_oracle
@@ -123,10 +123,8 @@ class DPSGD(Oracle):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.constants not in CONSTANTS:
-            raise ValueError(f"constants must be one of {CONSTANTS}, got {self.constants!r}")
-        if self.calibration not in CALIBRATION_METHODS:
-            raise ValueError(f"calibration must be one of {CALIBRATION_METHODS}, got {self.calibration!r}")
+        check_choice("constants", self.constants, CONSTANTS)
+        check_choice("calibration", self.calibration, CALIBRATION_METHODS)
         if self.eta is not None:
             check_positive("eta", self.eta)
         check_real("confidence", self.confidence, low=0.0, high=1.0, low_open=True, high_open=True)

@@ -53,7 +53,7 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import special
 
-from .._validation import check_array, check_int, check_positive, check_real
+from .._validation import check_array, check_choice, check_int, check_positive, check_real
 from ..infomatrix import f_dp, psd_sqrt, spectral_update, symmetrize, w_star
 from ..privacy import GaussianMechanism, PrivacySpec, SymmetricGaussianMechanism
 from ..privacy.calibration import CALIBRATION_METHODS, analytic_noise_multiplier, gaussian_sigma
@@ -145,8 +145,7 @@ def iw_parameters(n_rounds: int, dim: int, bound: float, multiplier: float, *, c
     in every benchmark cell). IW-Regression-DP overrides c_lambda = 0.7 and c_width = 1.5
     (``REGRESSION_PRACTICAL``: narrower widths, every benchmark cell still covered >= 96%).
     """
-    if constants not in CONSTANTS:
-        raise ValueError(f"constants must be one of {CONSTANTS}, got {constants!r}")
+    check_choice("constants", constants, CONSTANTS)
     table = THEORY if constants == "theory" else PRACTICAL
     c_lambda = table["c_lambda"] if c_lambda is None else c_lambda
     c_gamma = table["c_gamma"] if c_gamma is None else c_gamma
@@ -201,10 +200,8 @@ class _IWConfig(Oracle):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.constants not in CONSTANTS:
-            raise ValueError(f"constants must be one of {CONSTANTS}, got {self.constants!r}")
-        if self.calibration not in CALIBRATION_METHODS:
-            raise ValueError(f"calibration must be one of {CALIBRATION_METHODS}, got {self.calibration!r}")
+        check_choice("constants", self.constants, CONSTANTS)
+        check_choice("calibration", self.calibration, CALIBRATION_METHODS)
         check_real("confidence", self.confidence, low=0.0, high=1.0, low_open=True, high_open=True)
         for name in ("c_lambda", "c_gamma", "c_width", "lam", "gamma"):
             if getattr(self, name) is not None:

@@ -51,7 +51,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 from scipy import optimize, stats
 
-from .._validation import check_array, check_int, check_positive, check_real
+from .._validation import check_array, check_choice, check_int, check_positive, check_real
 from ..infomatrix import spectral_update, symmetrize, u_star
 from ..privacy import (
     GaussianMechanism,
@@ -90,8 +90,7 @@ def noise_multiplier(epsilon: float, delta: float) -> float:
 
 def check_constants(constants: Any) -> str:
     """Validate a ``constants`` choice."""
-    if constants not in CONSTANTS:
-        raise ValueError(f"constants must be one of {CONSTANTS}, got {constants!r}")
+    check_choice("constants", constants, CONSTANTS)
     return constants
 
 

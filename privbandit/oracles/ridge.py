@@ -30,7 +30,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._validation import check_positive, check_real
+from .._validation import check_choice, check_positive, check_real
 from ..infomatrix import psd_inv_sqrt
 from .base import EpochFit, Estimate, Oracle, register_oracle
 
@@ -116,8 +116,7 @@ class Ridge(Oracle):
     def __post_init__(self) -> None:
         super().__post_init__()
         check_positive("lam", self.lam)
-        if self.constants not in CONSTANTS:
-            raise ValueError(f"constants must be one of {CONSTANTS}, got {self.constants!r}")
+        check_choice("constants", self.constants, CONSTANTS)
         check_real("confidence", self.confidence, low=0.0, high=1.0, low_open=True, high_open=True)
         check_positive("noise_scale", self.noise_scale)
         check_positive("norm_bound", self.norm_bound)

@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._validation import check_positive, check_real
+from .._validation import check_choice, check_positive, check_real
 from ..infomatrix import symmetrize
 from ..links import Link
 from ..privacy import PrivacySpec, SymmetricGaussianMechanism
@@ -186,8 +186,7 @@ class SSP(Oracle):
         check_positive("noise_scale", self.noise_scale)
         check_positive("norm_bound", self.norm_bound)
         check_positive("width_multiplier", self.width_multiplier)
-        if self.calibration not in CALIBRATION_METHODS:
-            raise ValueError(f"calibration must be one of {CALIBRATION_METHODS}, got {self.calibration!r}")
+        check_choice("calibration", self.calibration, CALIBRATION_METHODS)
 
 
 __all__ = ["SSP", "augmented_second_moment", "noise_operator_bound", "ssp_estimate"]

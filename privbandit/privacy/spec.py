@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from .._validation import check_delta, check_epsilon
+from .._validation import check_choice, check_delta, check_epsilon
 
 PrivacyModel = Literal["none", "jdp", "ldp"]
 MODELS: tuple[str, ...] = ("none", "jdp", "ldp")
@@ -41,8 +41,7 @@ class PrivacySpec:
     delta: float = 1e-5
 
     def __post_init__(self) -> None:
-        if self.model not in MODELS:
-            raise ValueError(f"model must be one of {MODELS}, got {self.model!r}")
+        check_choice("model", self.model, MODELS)
         if self.model == "none":
             object.__setattr__(self, "epsilon", math.inf)
             object.__setattr__(self, "delta", 0.0)

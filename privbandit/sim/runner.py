@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import check_int
+from .._validation import check_choice, check_int
 from ..agents.base import Agent
 
 COLUMNS: tuple[str, ...] = (
@@ -235,8 +235,7 @@ def run(agent: Agent, env: Any, horizon: int | None = None, seed: Any = 0, *, mo
     """
     if not isinstance(agent, Agent):
         raise TypeError(f"agent must be a privbandit Agent, got {type(agent).__name__}")
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    check_choice("mode", mode, MODES)
     if log not in ("geometric", "all"):
         raise ValueError(f"log must be 'geometric' or 'all', got {log!r}")
     max_chunk = check_int("max_chunk", max_chunk, low=1)

@@ -41,7 +41,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .._validation import check_delta, check_epsilon, check_int
+from .._validation import check_choice, check_delta, check_epsilon, check_int
 from .runner import COLUMNS, run
 
 _PANDAS_MAJOR = int(pd.__version__.split(".")[0])
@@ -328,8 +328,7 @@ def backend_context(backend: str, jobs: int, address: str | None = None) -> Iter
     """
     from joblib import parallel_config
 
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    check_choice("backend", backend, BACKENDS)
     if backend == "loky":
         with parallel_config(backend="loky", n_jobs=jobs, inner_max_num_threads=1):
             yield
@@ -419,8 +418,7 @@ def sweep(cells: Sequence[Cell], out: str | os.PathLike, *, jobs: int = 1, backe
     jobs = check_int("jobs", jobs, low=-1)
     if jobs == 0:
         raise ValueError("jobs must be -1 (all cores) or an integer >= 1, got 0")
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    check_choice("backend", backend, BACKENDS)
     out = Path(out)
     cells_dir = out / "cells"
     cells_dir.mkdir(parents=True, exist_ok=True)
