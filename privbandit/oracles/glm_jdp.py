@@ -37,12 +37,11 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import optimize
 
-from .._validation import check_real
 from ..infomatrix import psd_power, psd_sqrt, symmetrize
 from ..links import Link
 from ..privacy import GaussianMechanism, SymmetricGaussianMechanism
 from .base import EpochFit, Estimate, register_oracle, stage_sizes_split
-from .iw_jdp import SpectralStagesFit, _IWConfig, iw_weights
+from .iw_jdp import SpectralStagesFit, _TwoPhaseIWConfig, iw_weights
 
 GLM_THEORY_WIDTH = 8.0
 """c in the width c L_nu lambda ||W phi|| of `appdx:proof-JDP-gen-linear`."""
@@ -242,7 +241,7 @@ class IWGLMDPFit(SpectralStagesFit):
 
 @register_oracle
 @dataclass(frozen=True)
-class IWGLMDP(_IWConfig):
+class IWGLMDP(_TwoPhaseIWConfig):
     """IW-GLM-DP (`alg:JDP-L1-regression` with `alg:JDP-SGD`): private W, H check, certified ERM, output noise.
 
     The width is c * L_nu * lambda * ||W phi|| (``Estimate.width`` applies L_nu), c = 8 in theory
@@ -269,11 +268,5 @@ class IWGLMDP(_IWConfig):
     Source paper, `alg:JDP-L1-regression`, `alg:JDP-SGD`, `thm:JDP-L1-regression`.
     """
 
-    w_fraction: float = 0.5
-
     name: ClassVar[str] = "iw-glm-dp"
     fit_class: ClassVar[type[EpochFit]] = IWGLMDPFit
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        check_real("w_fraction", self.w_fraction, low=0.0, high=1.0, low_open=True, high_open=True)

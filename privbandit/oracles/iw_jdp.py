@@ -406,9 +406,20 @@ def solve_regularized(mat: np.ndarray, vec: np.ndarray, lam: float) -> np.ndarra
     return out
 
 
+@dataclass(frozen=True)
+class _TwoPhaseIWConfig(_IWConfig):
+    """An IW oracle whose first ``w_fraction`` of users learn W and the rest give the regression statistics."""
+
+    w_fraction: float = 0.5
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_real("w_fraction", self.w_fraction, low=0.0, high=1.0, low_open=True, high_open=True)
+
+
 @register_oracle
 @dataclass(frozen=True)
-class IWRegressionDP(_IWConfig):
+class IWRegressionDP(_TwoPhaseIWConfig):
     """IW-Regression-DP: private W on half the users, private (psi, Psi) on the other half.
 
     theta_hat = (Psi~ + lambda I)^{-1} psi~, width c * lambda * ||W phi|| (divided by mu_nu for a GLM link,
@@ -441,14 +452,8 @@ class IWRegressionDP(_IWConfig):
     `lem:JDP-cb-logA` (width 10 lambda ||W phi||).
     """
 
-    w_fraction: float = 0.5
-
     name: ClassVar[str] = "iw-regression-dp"
     fit_class: ClassVar[type[EpochFit]] = IWRegressionDPFit
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        check_real("w_fraction", self.w_fraction, low=0.0, high=1.0, low_open=True, high_open=True)
 
 
 # --------------------------------------------------------------------------------------------------
