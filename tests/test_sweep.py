@@ -217,3 +217,19 @@ def test_report_numbers():
     ledger = ledger_guarantees(df).set_index("agent")
     assert ledger.loc["priv", "within_budget"] and not ledger.loc["leaky", "within_budget"]
     assert ledger.loc["ref", "runs"] == 3
+
+
+def test_final_regret_at_an_earlier_round_gives_the_price_of_privacy_over_time():
+    from privbandit.sim.report import final_regret, price_of_privacy
+
+    df = _synthetic({("ref", np.inf): 0.5, ("priv", 1.0): 0.75})
+    for t in (17, 244, 1024):
+        final = final_regret(df, at=t).set_index("agent")
+        assert np.isclose(final.loc["priv", "mean"], 2 * t ** 0.75)   # seeds 0, 1, 2: mean factor 2
+        pop = price_of_privacy(final_regret(df, at=t), {"priv": "ref"})
+        assert np.isclose(pop["ratio"].iloc[0], t ** 0.25)
+    with pytest.raises(ValueError, match="at = 7"):
+        final_regret(df, at=7)
+    for bad in (0, -4, 2.0, True):
+        with pytest.raises(ValueError, match="at must be a positive integer"):
+            final_regret(df, at=bad)

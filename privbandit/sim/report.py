@@ -45,10 +45,28 @@ def mean_ci(values: np.ndarray, level: float = 0.95) -> tuple[float, float, floa
     return m, m - half, m + half
 
 
-def final_rows(df: pd.DataFrame) -> pd.DataFrame:
-    """The last logged round (t = horizon) of every run."""
+def final_rows(df: pd.DataFrame, at: int | None = None) -> pd.DataFrame:
+    """The last logged round (t = horizon) of every run, or its round t = ``at``.
+
+    Parameters
+    ----------
+    at : int, optional
+        A logged round (the runner logs every power of two). Runs shorter than ``at`` are dropped.
+
+    Raises
+    ------
+    ValueError
+        If ``at`` is not a positive integer, or no run logged round ``at``.
+    """
     _check(df, RUN_KEYS + ("t", "cum_regret"))
-    return df[df["t"] == df["horizon"]]
+    if at is None:
+        return df[df["t"] == df["horizon"]]
+    if isinstance(at, bool) or not isinstance(at, (int, np.integer)) or at < 1:
+        raise ValueError(f"at must be a positive integer round, got {at!r}")
+    rows = df[df["t"] == at]
+    if rows.empty:
+        raise ValueError(f"no run logged round at = {at} (the runner logs every power of two up to the horizon)")
+    return rows
 
 
 def _summarize(values: pd.DataFrame, column: str) -> pd.DataFrame:
@@ -59,9 +77,13 @@ def _summarize(values: pd.DataFrame, column: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(GROUP_KEYS) + ["n_seeds", "mean", "ci_low", "ci_high"])
 
 
-def final_regret(df: pd.DataFrame) -> pd.DataFrame:
-    """Mean cumulative regret at the horizon with its 95% CI, one row per (env, agent, privacy level, T)."""
-    return _summarize(final_rows(df), "cum_regret")
+def final_regret(df: pd.DataFrame, at: int | None = None) -> pd.DataFrame:
+    """Mean cumulative regret at the horizon (or at round ``at``) with its 95% CI.
+
+    One row per (env, agent, privacy level, T); with ``at``, the regret of the first ``at`` rounds
+    (so ``price_of_privacy(final_regret(df, at=t), ...)`` follows the price of privacy over time).
+    """
+    return _summarize(final_rows(df, at), "cum_regret")
 
 
 def loglog_slopes(df: pd.DataFrame, t_min: int | None = None, t_max: int | None = None) -> pd.DataFrame:
