@@ -16,7 +16,8 @@ agent's privacy ledger against its spec. The LinUCB-family baselines update thei
 2^20 rounds x 10 seeds would take hours in Python); the noise and the tree are unchanged by batching.
 
 Outputs (in ``--out``, an ignored folder): ``runs.csv`` (tidy, one row per logged round; cells already in
-it are skipped on a rerun), ``final.csv`` and ``slopes.csv``, ``report.md`` (tables, targets, speed),
+it are skipped on a rerun), ``final.csv`` and ``slopes.csv`` (``privbandit.sim``'s summaries: Student-t 95%
+intervals over seeds), ``report.md`` (tables, targets, the price of privacy over time, speed),
 and ``curves_<block>_<family>.png`` (log-log regret curves with 95% bands, one panel per epsilon).
 
 Speed (``--speed``): rounds/s of the elimination batch path (d = 10, K = 10, elim-jdp, oracle fits
@@ -171,22 +172,58 @@ def run_grid(args, out: Path) -> pd.DataFrame:
 
 
 # --- summaries -----------------------------------------------------------------------------------------
+def _label(data: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+    """The library's summary tables keyed by the benchmark's (block, family_label, agent, epsilon label)."""
+    labels = data.drop_duplicates("env").set_index("env")[["block", "family_label"]]
+    out = table.join(labels, on="env")
+    out["epsilon"] = ["-" if math.isinf(e) else f"{e:g}" for e in out["epsilon"]]
+    return out
+
+
 def summarize(data: pd.DataFrame, args) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Final regret and log-log slopes over the slope window (mean and Student-t 95% CI over seeds)."""
     lo, hi = (2 ** int(v) for v in args.slope_window.split(","))
-    data = data.assign(epsilon=data["eps_label"].replace(NONPRIVATE, "-"))
-    keys = ["block", "family_label", "agent", "epsilon"]
-    final = data[data["t"] == data["horizon"]]
-    fin = final.groupby(keys)["cum_regret"].agg(["mean", "sem", "count"]).reset_index()
-    fin["ci95"] = 1.96 * fin["sem"].fillna(0.0)
-    rows = []
-    for key, g in data.groupby(keys + ["seed"]):
-        w = g[(g["t"] >= lo) & (g["t"] <= hi) & (g["cum_regret"] > 0)]
-        if w["t"].nunique() >= 2:
-            slope = np.polyfit(np.log(w["t"].to_numpy(float)), np.log(w["cum_regret"].to_numpy(float)), 1)[0]
-            rows.append(dict(zip(keys + ["seed"], key), slope=slope))
-    sl = pd.DataFrame(rows).groupby(keys)["slope"].agg(["mean", "sem"]).reset_index()
-    sl["ci95"] = 1.96 * sl["sem"].fillna(0.0)
-    return fin, sl
+    return _label(data, final_regret(data)), _label(data, loglog_slopes(data, lo, hi))
+
+
+PRIVACY_COST = {"jdp": [("elim-jdp", "elim-nonprivate"), ("elim-ssp", "elim-nonprivate"),
+                        ("linucb-jdp", "linucb")],
+                "ldp": [("elim-ldp", "elim-nonprivate"), ("ldp-ucb", "linucb")]}
+
+
+def privacy_cost_over_time(data: pd.DataFrame, args, epsilon: float = 1.0) -> list[str]:
+    """Regret ratio private / non-private twin at t = 2^12, 2^14, ..., T, and of the last doubling's regret.
+
+    The cumulative ratio at T is the "privacy almost for free" target; the ratio of the regret earned in
+    (t/2, t] shows where it is heading (a private agent that has started to eliminate pays less per round).
+    """
+    eps_lab = f"{epsilon:g}"
+    times = [2 ** k for k in range(12, args.log2_horizon + 1, 2)]
+    means = {}
+    for t in sorted(set(times) | {t // 2 for t in times}):
+        if (data["t"] == t).any():
+            means[t] = _label(data, final_regret(data, at=t)).set_index(["block", "family_label", "agent", "epsilon"])["mean"]
+    lines = [f"## Price of privacy over time (epsilon = {epsilon:g})", "",
+             "Mean regret of the private agent over its non-private twin's, cumulative at t "
+             "(and, in brackets, of the rounds (t/2, t] alone).", "",
+             "| block | family | private / reference | " + " | ".join(f"t = 2^{int(math.log2(t))}" for t in times) + " |",
+             "|---|---|---|" + "---|" * len(times)]
+    for block, pairs in PRIVACY_COST.items():
+        for fam in sorted(data.loc[data["block"] == block, "family_label"].unique()):
+            for agent, ref in pairs:
+                cells, seen = [], False
+                for t in times:
+                    try:
+                        a, b = means[t][(block, fam, agent, eps_lab)], means[t][(block, fam, ref, "-")]
+                        a2, b2 = means[t // 2][(block, fam, agent, eps_lab)], means[t // 2][(block, fam, ref, "-")]
+                    except KeyError:
+                        cells.append("")
+                        continue
+                    seen = True
+                    cells.append(f"{a / b:.2f} ({(a - a2) / (b - b2):.2f})" if b > b2 else f"{a / b:.2f}")
+                if seen:
+                    lines.append(f"| {block} | {fam} | {agent} / {ref} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def _get(fin: pd.DataFrame, block, fam, agent, eps) -> float:
@@ -221,7 +258,8 @@ def targets(fin: pd.DataFrame, sl: pd.DataFrame, args) -> list[str]:
     s = sl[(sl["block"] == "jdp") & (sl["agent"] == "elim-jdp") & (sl["epsilon"] == "1")]
     for _, r in s.iterrows():
         lines.append(f"- slope elim-jdp ({r['family_label']}, eps=1) over t in [2^{args.slope_window.replace(',', ', 2^')}]: "
-                     f"{r['mean']:.3f} +- {r['ci95']:.3f} ({'met' if r['mean'] <= 0.6 else 'MISSED'}; target <= 0.6)")
+                     f"{r['mean']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}] ({'met' if r['mean'] <= 0.6 else 'MISSED'}; "
+                     "target <= 0.6)")
     if "jdp" not in set(fin["block"]):
         return lines
     d = 10
@@ -355,19 +393,18 @@ def main(argv=None) -> int:
         sl.to_csv(out / "slopes.csv", index=False)
         table = fin.merge(sl, on=["block", "family_label", "agent", "epsilon"], how="left", suffixes=("", "_slope"))
         report += ["## Final regret and log-log slope", "",
-                   "| block | family | agent | epsilon | R_T (mean +- 95%) | seeds | slope (mean +- 95%) |",
+                   f"Mean over seeds with Student-t 95% intervals; slope of log R_t against log t over "
+                   f"t in [2^{args.slope_window.replace(',', ', 2^')}].", "",
+                   "| block | family | agent | epsilon | R_T mean [95% CI] | seeds | slope [95% CI] |",
                    "|---|---|---|---|---|---|---|"]
         for _, r in table.iterrows():
             report.append(f"| {r['block']} | {r['family_label']} | {r['agent']} | {r['epsilon']} | "
-                          f"{r['mean']:.1f} +- {r['ci95']:.1f} | {int(r['count'])} | "
-                          f"{r['mean_slope']:.3f} +- {r['ci95_slope']:.3f} |")
+                          f"{r['mean']:.0f} [{r['ci_low']:.0f}, {r['ci_high']:.0f}] | {int(r['n_seeds'])} | "
+                          f"{r['mean_slope']:.3f} [{r['ci_low_slope']:.3f}, {r['ci_high_slope']:.3f}] |")
         report += [""] + targets(fin, sl, args) + [""]
+        report += privacy_cost_over_time(data, args) + [""]
         for p in figures(data, out):
             report.append(f"![{p.stem}]({p.name})")
-        # cross-check with the library's report helpers (same numbers, other layout)
-        final_regret(data).to_csv(out / "final_sim.csv", index=False)
-        lo, hi = (2 ** int(v) for v in args.slope_window.split(","))
-        loglog_slopes(data, lo, hi).to_csv(out / "slopes_sim.csv", index=False)
     if args.speed:
         report += ["", "## Speed", ""] + speed_elimination(args) + speed_linucb(args)
     (out / "report.md").write_text("\n".join(report) + "\n")
