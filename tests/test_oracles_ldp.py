@@ -222,6 +222,32 @@ def test_no_nan_on_degenerate_epochs(name):
             assert np.all(np.isfinite(est.width(np.eye(d))))
 
 
+def test_two_sided_quantile_is_accurate_for_tiny_confidences():
+    from scipy import stats
+
+    from privbandit.oracles.base import two_sided_quantile
+
+    assert two_sided_quantile(0.05) == pytest.approx(1.959964, abs=1e-6)
+    for c in (1e-3, 1e-10, 1e-20, 1e-300):
+        z = two_sided_quantile(c)
+        assert np.isfinite(z)
+        assert 2 * stats.norm.sf(z) == pytest.approx(c, rel=1e-9)
+
+
+@pytest.mark.parametrize("name, epsilon, n", [("ldp-1d", 8.0, 20000), ("iw-fixed-p-ldp", 1.0, 400),
+                                               ("iw-glm-ldp", 1.0, 400)])
+def test_tiny_confidence_gives_a_finite_wider_width(name, epsilon, n):
+    # these practical widths use the Gaussian quantile at `confidence` (1 - confidence/2 rounds to 1 below
+    # ~1e-16); ldp-1d needs enough users for its width to stay below the cap of 2
+    d = dim_of(name)
+    x, y = linear_data(n, d, np.random.default_rng(0), np.full(d, 0.3))
+    widths = []
+    for c in (0.05, 1e-300):
+        est = make_oracle(name, epsilon=epsilon, delta=1e-5, confidence=c).fit(x, y, rng=0)
+        widths.append(est.width_scale)
+    assert np.isfinite(widths[1]) and widths[1] > widths[0]
+
+
 def test_bad_arguments_raise_value_errors():
     with pytest.raises(ValueError, match="constants"):
         make_oracle("iw-regression-ldp", epsilon=1.0, constants="paper")

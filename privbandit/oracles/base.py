@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Sequence
 
 import numpy as np
+from scipy import stats
 
 from .._validation import as_generator, check_array, check_int, check_positive, check_rows
 from ..links import Link, identity_link
@@ -113,6 +114,16 @@ class Estimate:
         """(mean - width, mean + width)."""
         m, w = self.mean(features), self.width(features)
         return m - w, m + w
+
+
+def two_sided_quantile(confidence: float) -> float:
+    """z with P(|N(0, 1)| > z) = ``confidence``: the Gaussian width constant of a (1 - confidence) interval.
+
+    Computed as the upper-tail quantile at confidence/2 (``norm.isf``), which stays accurate for tiny
+    confidences, where ``norm.ppf(1 - confidence/2)`` rounds 1 - confidence/2 to 1 and returns inf
+    (below confidence ~ 1e-16).
+    """
+    return float(stats.norm.isf(confidence / 2.0))
 
 
 def stage_sizes_split(n_rounds: int, fractions: Sequence[float]) -> tuple[int, ...]:

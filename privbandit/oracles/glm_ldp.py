@@ -37,12 +37,12 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import optimize
 
 from .._validation import check_int, check_real
 from ..links import Link
 from ..privacy import GaussianMechanism, LocalRandomizer
-from .base import Estimate, Oracle, register_oracle, stage_sizes_split
+from .base import Estimate, Oracle, register_oracle, stage_sizes_split, two_sided_quantile
 from .iw_ldp import Constants, SpectralLDPFit, _check_common, _spectral_plan, noise_multiplier, padded, unit_directions
 
 PRACTICAL_SGD_STEPS = 256
@@ -156,7 +156,7 @@ class IWGLMLDPFit(SpectralLDPFit):
             g2 = (2.0 + self.lam * mu) ** 2 + d * s * s
             c = 4.0 * self.lam + math.sqrt(16.0 * g2 / ((mu / 2.0) ** 2 * n * cfg.confidence))
         else:
-            zq = float(stats.norm.ppf(1.0 - cfg.confidence / 2.0))
+            zq = two_sided_quantile(cfg.confidence)
             c = 2.0 * (self.lam + zq * s / (mu * math.sqrt(n)))
         if cfg.width_multiplier is not None:
             c *= cfg.width_multiplier

@@ -49,7 +49,7 @@ from functools import lru_cache
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import optimize
 
 from .._validation import check_array, check_choice, check_int, check_positive, check_real
 from ..infomatrix import spectral_update, symmetrize, u_star
@@ -62,7 +62,7 @@ from ..privacy import (
     analytic_noise_multiplier,
     l2_ball_channel_magnitude,
 )
-from .base import Estimate, LocalEpochFit, Oracle, register_oracle, stage_sizes_split
+from .base import Estimate, LocalEpochFit, Oracle, register_oracle, stage_sizes_split, two_sided_quantile
 
 Constants = Literal["practical", "theory"]
 CONSTANTS: tuple[str, ...] = ("practical", "theory")
@@ -523,7 +523,7 @@ class IWFixedPLDPFit(SpectralLDPFit):
         if cfg.constants == "theory":
             c = 2.0 * self.lam + spread / math.sqrt(cfg.confidence)
         else:
-            c = self.lam + float(stats.norm.ppf(1 - cfg.confidence / 2)) * spread
+            c = self.lam + two_sided_quantile(cfg.confidence) * spread
         if cfg.width_multiplier is not None:
             c *= cfg.width_multiplier
         return Estimate(theta, self.link, self.u, c,

@@ -31,11 +31,10 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from scipy import stats
 
 from .._validation import check_real
 from ..privacy import LaplacePair, LocalRandomizer
-from .base import Estimate, Oracle, SummingLocalFit, register_oracle
+from .base import Estimate, Oracle, SummingLocalFit, register_oracle, two_sided_quantile
 from .iw_ldp import Constants, check_constants
 
 
@@ -75,7 +74,7 @@ class SimpleLDPFit(SummingLocalFit):
         if cfg.constants == "theory":
             z = 1.0 / math.sqrt(cfg.confidence)
         else:
-            z = float(stats.norm.ppf(1.0 - cfg.confidence / 2.0))
+            z = two_sided_quantile(cfg.confidence)
         denom = max(big_psi_hat, s * 1e-6)
         theta = float(np.clip(psi_hat / (self.bound * denom), -1.0, 1.0)) if self._count else 0.0
         c = 4.0 * z * s / (self.bound * max(big_psi_hat - z * s, s))
