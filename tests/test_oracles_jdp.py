@@ -286,3 +286,18 @@ def test_glm_erm_output_moves_within_delta_n(link) -> None:
     delta_n = 32 * (max(1.0, link_residual_bound(link, b) / 2) / link.mu + b) / (gamma * n)
     diff = np.linalg.norm(outs[0] - outs[1])
     assert 1e-6 < diff <= delta_n / 2
+
+
+@pytest.mark.parametrize("name, override, argument", [
+    ("iw-regression-dp", dict(c_lambda=1e-300), "c_lambda=1e-300"),
+    ("spectral-dp", dict(c_lambda=1e-300), "c_lambda=1e-300"),
+    ("iw-glm-dp", dict(c_gamma=1e300), "c_gamma=1e\\+300"),
+])
+def test_extreme_constant_overrides_are_refused_naming_the_argument(name, override, argument):
+    x = np.random.default_rng(0).standard_normal((256, 4))
+    x /= np.maximum(1.0, np.linalg.norm(x, axis=1, keepdims=True))
+    y = np.clip(x[:, 0], -1, 1)
+    with pytest.raises(ValueError, match=argument):
+        make_oracle(name, epsilon=1.0, delta=1e-5, **override).fit(x, y, rng=0)
+    lo, hi = iw_jdp.PARAMETER_RANGE
+    assert lo <= iw_jdp.iw_parameters(2 ** 40, 100, 1.0, 1e6, constants="theory", confidence=1e-12).gamma <= hi

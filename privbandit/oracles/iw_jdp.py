@@ -116,6 +116,10 @@ class IWParameters:
     c_width: float
 
 
+#: lambda and gamma an IW fit accepts: outside it W = F^(-1/2) (~ lambda^(-1/2)) and its products overflow.
+PARAMETER_RANGE: tuple[float, float] = (1e-100, 1e100)
+
+
 def iw_parameters(n_rounds: int, dim: int, bound: float, multiplier: float, *, constants: str, confidence: float,
                   w_fraction: float = 0.5, c_lambda: float | None = None, c_gamma: float | None = None,
                   c_width: float | None = None, n_stages: int | None = None, mu: float = 1.0,
@@ -163,6 +167,13 @@ def iw_parameters(n_rounds: int, dim: int, bound: float, multiplier: float, *, c
         n_stage = max(w_fraction * t / k, 1.0)
         gamma = c_gamma * multiplier * b_eff * math.sqrt(dim) / (lam * n_stage)
     gamma = max(gamma, 1e-12)
+    for label, value in (("lambda", lam), ("gamma", gamma)):
+        if not PARAMETER_RANGE[0] <= value <= PARAMETER_RANGE[1]:
+            raise ValueError(
+                f"{label} = {value:g} (constants={constants!r}, c_lambda={c_lambda:g}, c_gamma={c_gamma:g}, "
+                f"confidence={confidence:g}, n_rounds={n_rounds}) is outside [{PARAMETER_RANGE[0]:g}, "
+                f"{PARAMETER_RANGE[1]:g}], where W ~ lambda^(-1/2) and the weights 1/(1 + gamma ||W phi||) stay "
+                "finite in floating point: choose moderate c_lambda / c_gamma overrides")
     return IWParameters(lam=float(lam), gamma=float(gamma), n_stages=int(k), c_width=float(c_width))
 
 
