@@ -38,7 +38,7 @@ def test_iw_regression_recovers_theta_within_width_near_nonprivate() -> None:
     assert np.linalg.norm(est.theta - THETA) < 0.15
     # the width is c lambda ||W phi|| with the learned W
     np.testing.assert_allclose(widths, est.width_scale * np.linalg.norm(ATOMS @ est.width_matrix.T, axis=1))
-    assert est.width_scale == pytest.approx(iw_jdp.REGRESSION_PRACTICAL["c_width"] * est.info["lam"])
+    assert est.width_scale == pytest.approx(iw_jdp.regression_practical_width(x.shape[1]) * est.info["lam"])
 
 
 def test_spectral_dp_approaches_w_star_as_n_grows() -> None:

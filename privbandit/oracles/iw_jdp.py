@@ -71,6 +71,16 @@ PRACTICAL = dict(c_lambda=1.0, c_gamma=2.0, c_width=2.0, n_stages=3)
 # epsilon in {0.1, 1}, 15 seeds: the smallest c_width with every cell >= 96% was 1.30 at c_lambda = 1 and 1.35 at
 # c_lambda = 0.7, whose widths are 10-20% narrower; c_width = 1.5 leaves a margin (min cell 0.973 over the 15 seeds).
 REGRESSION_PRACTICAL = dict(c_lambda=0.7, c_width=1.5)
+#: The dimension of that calibration. gamma is set from the operator norm of the stage noise (~ sqrt(d) times its
+#: per-entry sd), so the noise along one direction, relative to lambda, grows like 1 / sqrt(d) as d falls: below
+#: d = 10 the practical width constant is scaled by sqrt(10 / d) (at d = 3 the unscaled 1.5 missed 10-15% of fresh
+#: features; scaled, <= 2%). At d >= 10 nothing changes.
+CALIBRATION_DIM = 10
+
+
+def regression_practical_width(dim: int) -> float:
+    """IW-Regression-DP's practical width constant in dimension ``dim``: 1.5 sqrt(max(1, 10 / dim))."""
+    return REGRESSION_PRACTICAL["c_width"] * math.sqrt(max(1.0, CALIBRATION_DIM / dim))
 # The fixed-p radius is a per-phi interval that is nearly tight on the spiky family, where a miss on a
 # heavy atom costs a whole cell's coverage: c_width = 1.5 leaves the slack that keeps every cell >= 95%.
 FIXED_P_PRACTICAL = dict(c_gamma=1.0, c_width=1.5)
@@ -164,7 +174,9 @@ def iw_parameters(n_rounds: int, dim: int, bound: float, multiplier: float, *, c
     else:
         k = PRACTICAL["n_stages"] if n_stages is None else n_stages
         lam = c_lambda * math.sqrt(dim / t) / mu
-        n_stage = max(w_fraction * t / k, 1.0)
+        # the nominal stage size, not floored at one row: in tiny epochs (t < K / w_fraction) a floor made
+        # gamma too small for the regression release, whose noise then exceeded lambda and wrecked theta
+        n_stage = w_fraction * t / k
         gamma = c_gamma * multiplier * b_eff * math.sqrt(dim) / (lam * n_stage)
     gamma = max(gamma, 1e-12)
     for label, value in (("lambda", lam), ("gamma", gamma)):
@@ -358,7 +370,8 @@ class IWRegressionDPFit(SpectralStagesFit):
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         cfg = self.oracle
-        own = REGRESSION_PRACTICAL if cfg.constants == "practical" else {}
+        own = dict(REGRESSION_PRACTICAL, c_width=regression_practical_width(self.dim)) \
+            if cfg.constants == "practical" else {}
         params = cfg.parameters(self.n_rounds, self.dim, self.bound, w_fraction=cfg.w_fraction, **own)
         k = params.n_stages
         self._init_spectral(params, k, cfg.multiplier())
@@ -435,7 +448,9 @@ class IWRegressionDP(_TwoPhaseIWConfig):
 
     theta_hat = (Psi~ + lambda I)^{-1} psi~, width c * lambda * ||W phi|| (divided by mu_nu for a GLM link,
     where this linear oracle is a misspecified fit). Practical constants: ``REGRESSION_PRACTICAL``
-    (c_lambda = 0.7, c_width = 1.5) on top of ``PRACTICAL`` (c_gamma = 2, K = 3).
+    (c_lambda = 0.7, c_width = 1.5, calibrated at d = 10 and scaled by sqrt(10 / d) below it:
+    :func:`regression_practical_width`) on top of ``PRACTICAL`` (c_gamma = 2, K = 3). An explicit ``c_width``
+    is used as given.
 
     Parameters
     ----------
