@@ -273,22 +273,47 @@ def targets(fin: pd.DataFrame, sl: pd.DataFrame, args) -> list[str]:
     return lines
 
 
-def figures(data: pd.DataFrame, out: Path) -> list[Path]:
+AGENT_ORDER = ("uniform", "epsilon-greedy", "linucb", "elim-nonprivate", "squarecb-nonprivate", "elim-jdp",
+               "elim-ssp", "linucb-jdp", "squarecb-dpsgd", "elim-glm-jdp", "elim-ldp", "elim-ldp-ssp", "ldp-ucb",
+               "squarecb-ldp-sgd", "elim-glm-ldp")
+
+
+def figures(data: pd.DataFrame, out: Path, x_min: int = 2 ** 10) -> list[Path]:
+    """One figure per (block, family): log-log regret curves from t = ``x_min``, one panel per epsilon.
+
+    Each agent keeps its colour across panels and the block's figures; non-private references are dashed.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import seaborn as sns
 
     from privbandit.plots import regret_curves
 
+    data = data.assign(privacy=np.where(data["eps_label"] == NONPRIVATE, "non-private", "private"))
+    palettes = {}
+    for block, g in data.groupby("block"):
+        agents = [a for a in AGENT_ORDER if a in set(g["agent"])]
+        palettes[block] = dict(zip(agents, sns.color_palette("tab10", max(10, len(agents)))))
     paths = []
     for (block, fam), g in data.groupby(["block", "family_label"]):
+        palette = palettes[block]
         eps_vals = sorted((v for v in g["eps_label"].unique() if v != NONPRIVATE), key=float)
-        fig, axes = plt.subplots(1, max(1, len(eps_vals)), figsize=(5.5 * max(1, len(eps_vals)), 4.2), squeeze=False)
+        order = [a for a in AGENT_ORDER if a in set(g["agent"])]
+        n = max(1, len(eps_vals))
+        fig, axes = plt.subplots(1, n, figsize=(4.6 * n + 2.2, 4.0), squeeze=False, sharey=True)
         for ax, eps in zip(axes[0], eps_vals or [NONPRIVATE]):
             sub = g[(g["eps_label"] == eps) | (g["eps_label"] == NONPRIVATE)]
-            regret_curves(sub, loglog=True, ax=ax, title=f"{block} {fam}, epsilon = {eps}")
-        fig.tight_layout()
+            regret_curves(sub, loglog=True, ax=ax, title=f"{block} {fam}, epsilon = {eps}", x_min=x_min,
+                          hue_order=[a for a in order if a in set(sub["agent"])], palette=palette,
+                          style="privacy", style_order=["private", "non-private"])
+            ax.get_legend().remove()
+        handles, labels = axes[0][-1].get_legend_handles_labels()
+        keep = [(h, lab) for h, lab in zip(handles, labels) if lab in order]
+        fig.legend([h for h, _ in keep], [lab for _, lab in keep], loc="center right", fontsize=8,
+                   title="agent (dashed: non-private)", title_fontsize=8)
+        fig.tight_layout(rect=(0, 0, 1 - 2.0 / (4.6 * n + 2.2), 1))
         path = out / f"curves_{block}_{fam}.png"
         fig.savefig(path, dpi=90)
         plt.close(fig)
