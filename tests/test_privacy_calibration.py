@@ -42,6 +42,27 @@ def test_realised_delta_never_exceeds_target(method):
         assert realised <= delta, (method, eps, delta, sens, sigma, realised)
 
 
+def test_reported_round_trip_case_meets_its_target():
+    """The fresh-install failure: eps 0.1, delta 1e-5, sensitivity 0.003 realised 1.0000000000001124e-05."""
+    sigma = gaussian_sigma(0.1, 1e-5, 0.003)
+    assert gaussian_delta(0.1, sigma / 0.003) <= 1e-5
+
+
+@pytest.mark.parametrize("method", ["analytic", "paper"])
+def test_sigma_meets_target_after_the_round_trip_for_any_sensitivity(method):
+    """sigma / sensitivity certifies the target for sensitivities spread over 24 orders of magnitude.
+
+    The multiplier alone meeting the target is not enough: ``z * s / s`` can come out an ulp below ``z``,
+    and at the boundary one ulp is a realised delta above the target.
+    """
+    rng = np.random.default_rng(20261126)
+    sensitivities = 10.0 ** rng.uniform(-12, 12, size=400)
+    for eps, delta in itertools.product((0.1, 1.0, 3.0), (1e-5, 1e-3)):
+        for sens in sensitivities:
+            sigma = gaussian_sigma(eps, delta, float(sens), method=method)
+            assert gaussian_delta(eps, sigma / sens) <= delta, (method, eps, delta, sens, sigma)
+
+
 @pytest.mark.parametrize("method", ["analytic", "paper"])
 def test_closed_form_delta_agrees_with_dp_accounting_pld(method):
     # A sub-grid (PLD is slow for huge sigma); sensitivity only rescales, so one sensitivity per point.

@@ -129,7 +129,24 @@ def _analytic_noise_multiplier(epsilon: float, delta: float) -> float:
     z = float(dp_accounting.get_sigma_gaussian(epsilon, delta))
     while gaussian_delta(epsilon, z) > delta:
         z *= 1.0 + 1e-9
-    return z
+    # A margin far above float error: sigma = z * s divided back by s may lose an ulp or two, and the
+    # returned multiplier must certify the target after any such round trip (see `_certified_sigma`).
+    return z * (1.0 + _MULTIPLIER_MARGIN)
+
+
+#: Relative margin added to every analytic multiplier (about 1e7 ulps): costs 1e-9 of noise, absorbs rounding.
+_MULTIPLIER_MARGIN = 1e-9
+
+
+def _certified_sigma(epsilon: float, delta: float, sensitivity: float, sigma: float) -> float:
+    """The smallest float >= ``sigma`` whose own multiplier ``sigma / sensitivity`` meets the target.
+
+    The check is on the returned float itself, so no rounding in ``z * sensitivity`` can make a
+    caller's ``gaussian_delta(epsilon, sigma / sensitivity)`` exceed ``delta``.
+    """
+    while gaussian_delta(epsilon, sigma / sensitivity) > delta:
+        sigma = float(np.nextafter(sigma, math.inf)) * (1.0 + 1e-12)
+    return sigma
 
 
 def gaussian_sigma(epsilon: float, delta: float, sensitivity: float,
@@ -163,13 +180,14 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float,
     """
     sensitivity = check_positive("sensitivity", sensitivity)
     if method == "analytic":
-        return analytic_noise_multiplier(epsilon, delta) * sensitivity
-    if method == "paper":
+        sigma = analytic_noise_multiplier(epsilon, delta) * sensitivity
+    elif method == "paper":
         sigma = paper_sigma_alpha(epsilon, delta) * sensitivity / 2.0
         if epsilon > 1.0:  # outside the regime def:Guassian-channel is proved for: never below the exact minimum
             sigma = max(sigma, analytic_noise_multiplier(epsilon, delta) * sensitivity)
-        return sigma
-    raise ValueError(f"method must be one of {CALIBRATION_METHODS}, got {method!r}")
+    else:
+        raise ValueError(f"method must be one of {CALIBRATION_METHODS}, got {method!r}")
+    return _certified_sigma(float(epsilon), float(delta), sensitivity, sigma)
 
 
 def compose_gaussian_multipliers(multipliers: "np.ndarray | list[float]") -> float:
