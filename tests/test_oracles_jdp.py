@@ -183,7 +183,7 @@ def test_erm_identity_link_matches_closed_form() -> None:
     y = rng.uniform(-1, 1, n) * 0.2
     s = (u * wts[:, None]).T @ u / n
     a = s + 0.3 * np.eye(d)
-    res = solve_iw_erm(u, wts, y, identity_link(), a, s, np.eye(d), 1e-8)
+    res = solve_iw_erm(u, wts, y, identity_link(), a, s, np.eye(d), 1e-8, n=n)
     b = u.T @ (wts * y) / n
     np.testing.assert_allclose(res.w, np.linalg.solve(a, b), atol=1e-9)
     assert res.certified and res.iterations <= 2
@@ -198,7 +198,7 @@ def test_erm_logistic_is_certified_and_stationary() -> None:
     wts = 1 / (1 + 0.2 * np.linalg.norm(u, axis=1))
     s = (u * wts[:, None]).T @ u / n
     a = s + 0.2 * np.eye(d)
-    res = solve_iw_erm(u, wts, y, link, a, s, np.eye(d), 1e-7)
+    res = solve_iw_erm(u, wts, y, link, a, s, np.eye(d), 1e-7, n=n)
     assert res.certified
     grad = u.T @ ((link(u @ res.w) - y) * wts) / n + link.mu * ((a - s) @ res.w)
     if np.linalg.norm(res.w) < 0.999:  # interior optimum: the gradient vanishes
@@ -282,7 +282,7 @@ def test_glm_erm_output_moves_within_delta_n(link) -> None:
         s = (x * wts[:, None]).T @ x / n
         if a is None:  # H~ = H(D1) + lambda I (+ no noise): A is shared by both datasets
             a = s + lam * np.eye(d)
-        outs.append(solve_iw_erm(x, wts, y, link, a, s, np.eye(d), 1e-9).w)
+        outs.append(solve_iw_erm(x, wts, y, link, a, s, np.eye(d), 1e-9, n=n).w)
     delta_n = 32 * (max(1.0, link_residual_bound(link, b) / 2) / link.mu + b) / (gamma * n)
     diff = np.linalg.norm(outs[0] - outs[1])
     assert 1e-6 < diff <= delta_n / 2
