@@ -152,3 +152,26 @@ def test_iw_glm_dp_output_on_a_partly_filled_regression_stage(monkeypatch):
     assert type(mech) is GaussianMechanism  # the output w, after the H check passed
     ratio = np.linalg.norm(a - run_b.calls[-1][1]) / mech.sensitivity
     assert 0.01 < ratio <= SLACK
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(u, v) for u, v in zip(a, b))
+    if isinstance(a, (np.ndarray, float, np.floating)):
+        return np.array_equal(np.asarray(a, dtype=float), np.asarray(b, dtype=float), equal_nan=True)
+    return a == b
+
+
+@pytest.mark.parametrize("schedule", [(10, "last"), (N_ROUNDS, "last"), None], ids=str)
+@pytest.mark.parametrize("name, kwargs, link", [(n, {}, None) for n in PRIVATE]
+                         + [("iw-glm-dp", dict(lam=1.0), logistic_link(2.0, 1.0))], ids=lambda v: str(v) if v else "")
+def test_private_estimate_holds_only_released_values(monkeypatch, name, kwargs, link, schedule):
+    """Given the same releases, neighbouring datasets give the same Estimate, ``info`` included."""
+    _, _, (est_a, est_b) = _run_pair(monkeypatch, name, schedule, kwargs, link=link)
+    assert _same(est_a.theta, est_b.theta)
+    assert _same(est_a.width_matrix, est_b.width_matrix) and est_a.width_scale == est_b.width_scale
+    assert est_a.info.keys() == est_b.info.keys()
+    differ = [k for k in est_a.info if not _same(est_a.info[k], est_b.info[k])]
+    assert not differ, f"{name}: info {differ} depend on raw rows beyond the releases"

@@ -160,7 +160,14 @@ def solve_iw_erm(u: np.ndarray, weights: np.ndarray, y: np.ndarray, link: Link, 
 
 
 class IWGLMDPFit(SpectralStagesFit):
-    """Stages 0..K-1 learn W (streamed); stage K keeps its rows for the ERM."""
+    """Stages 0..K-1 learn W (streamed); stage K keeps its rows for the ERM.
+
+    Attributes
+    ----------
+    erm : ERMResult or None
+        The solver's certificate (duality gap, iterations) of the last ERM: computed from raw rows, so it is
+        not private and stays on the fit; the Estimate's ``info`` has released values and public parameters only.
+    """
 
     oracle: "IWGLMDP"
 
@@ -185,6 +192,9 @@ class IWGLMDPFit(SpectralStagesFit):
         self._y: list[np.ndarray] = []
         self._theta = np.zeros(self.dim)
         self._diag: dict[str, Any] = {}
+        # The ERM's certificate (gap, iterations) is computed from raw rows: a debugging aid kept on the fit,
+        # never on the public Estimate (whose info holds released values and public parameters only).
+        self.erm: ERMResult | None = None
 
     @property
     def delta_n(self) -> float:
@@ -236,10 +246,11 @@ class IWGLMDPFit(SpectralStagesFit):
         if not res.certified:
             raise RuntimeError("the IW-GLM ERM did not reach its certified accuracy; the output's sensitivity "
                                "cannot be guaranteed, so nothing is released")
+        self.erm = res
         w_noisy = mech_w.release(res.w, self.rng)
         self._theta = self.w @ w_noisy
-        self._diag = dict(h_check=True, a_min=a_min, erm_iterations=res.iterations, erm_gap=res.gap,
-                          noise_sd_w=mech_w.sigma, noise_sd_h=mech_h.sigma, delta_n=sens_w)
+        self._diag = dict(h_check=True, a_min=a_min, noise_sd_w=mech_w.sigma, noise_sd_h=mech_h.sigma,
+                          delta_n=sens_w)
 
     def _estimate(self) -> Estimate:
         p = self.params
