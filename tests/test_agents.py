@@ -238,7 +238,7 @@ def test_tree_aggregation_composes_to_exactly_epsilon():
 def test_ldp_ucb_randomizer_is_calibrated_on_the_joint_statistic():
     agent = LDPUCBAgent(epsilon=0.5, delta=1e-6).reset(BanditSpec(2, 3, 10, bound=2.0), rng=0)
     rnd = agent.randomizer
-    assert rnd.radius == pytest.approx(2.0 ** 2 + 1)
+    assert rnd.radius == pytest.approx(2.0 ** 2 + 1, rel=1e-8)
     assert isinstance(rnd.channel, SymmetricGaussianMechanism)
     assert rnd.channel.epsilon(1e-6) == pytest.approx(0.5, rel=1e-6)
     out = rnd(np.ones((4, 3)) * 0.5, np.ones(4), np.random.default_rng(0))
@@ -276,3 +276,18 @@ def test_agent_arguments_are_validated():
     with pytest.raises(ValueError, match="explore_scale"):
         EpsilonGreedyAgent(explore_scale=2.0, schedule="constant")
     assert "ridge" in oracle_names()
+
+
+@pytest.mark.parametrize("bound", [1.0, 2.0, 0.3, 7.0])
+def test_ldp_ucb_rows_at_the_bound_pass_without_clipping(bound):
+    """||phi|| = B up to rounding (x / ||x|| * B) and |y| = 1 must not trip the randomizer's projection."""
+    agent = LDPUCBAgent(epsilon=1.0, delta=1e-6, batch_size=4000).reset(BanditSpec(2, 6, 4000, bound=bound), rng=0)
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((4000, 6)) * 10.0 ** rng.uniform(-3, 3, (4000, 1))
+    x = x / np.linalg.norm(x, axis=1, keepdims=True) * bound
+    y = rng.choice([-1.0, 1.0], size=4000)
+    agent.update(x, y)                        # a ClippingWarning is an error under pytest
+    rnd = agent.randomizer                    # the channel is calibrated to the padded radius it projects onto
+    assert bound ** 2 + 1 < rnd.radius <= (bound ** 2 + 1) * (1 + 1e-8)
+    assert rnd.channel.sensitivity == pytest.approx(2 * rnd.radius, rel=1e-12)
+    assert rnd.channel.sensitivity >= 2 * rnd.radius

@@ -35,8 +35,9 @@ Privacy, stated exactly.
   (epsilon, delta). Nodes are released lazily (only those a prefix query needs), and each release is
   recorded in the ledger over its node's rows. Actions of round t depend on other users' data only
   through these releases: the billboard argument of Shariff & Sheffet gives (epsilon, delta)-JDP.
-- Local DP: a :class:`~privbandit.privacy.LocalRandomizer` with statistic v v^T, radius B^2 + 1 and
-  the analytic SymPriv at L2 sensitivity 2 (B^2 + 1) (the randomizer's generic bound); the server's
+- Local DP: a :class:`~privbandit.privacy.LocalRandomizer` with statistic v v^T, radius (B^2 + 1)(1 + 1e-9)
+  (padded so that rows at ||phi|| = B, over it by rounding, are not projected) and the analytic SymPriv at L2
+  sensitivity twice that radius (the randomizer's generic bound); the server's
   aggregation (``_absorb``) receives only randomized matrices.
 
 References
@@ -58,6 +59,7 @@ from .._validation import check_delta, check_epsilon, check_int, check_positive,
 from ..privacy import LocalRandomizer, PrivacySpec, SymmetricGaussianMechanism
 from ..privacy.calibration import analytic_noise_multiplier
 from ..privacy.clipping import clip_features, clip_rewards
+from ..privacy.randomizers import padded
 from .base import Agent, register_agent
 
 _EIG_FLOOR = 1e-9
@@ -339,7 +341,9 @@ class LDPUCBAgent(_NoisyGramUCB):
 
     def _reset(self) -> None:
         spec = self._require_spec()
-        radius = spec.bound ** 2 + 1.0
+        # ||v v^T||_F = ||phi||^2 + y^2 <= B^2 + 1, which rows at ||phi|| = B exceed by rounding: pad the radius
+        # (the channel is calibrated to the padded radius, so privacy is exact for what is projected onto)
+        radius = padded(spec.bound ** 2 + 1.0)
         self.randomizer = LocalRandomizer.gaussian(self._augment, radius, self.epsilon, self.delta,
                                                    symmetric=True, feature_bound=spec.bound)
         size = spec.dim + 1

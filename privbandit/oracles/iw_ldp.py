@@ -62,6 +62,7 @@ from ..privacy import (
     analytic_noise_multiplier,
     l2_ball_channel_magnitude,
 )
+from ..privacy.randomizers import padded
 from .base import Estimate, LocalEpochFit, Oracle, register_oracle, stage_sizes_split, two_sided_quantile
 
 Constants = Literal["practical", "theory"]
@@ -69,17 +70,6 @@ CONSTANTS: tuple[str, ...] = ("practical", "theory")
 
 PRACTICAL_STAGES = 4
 """K of the practical spectral iteration (the exact iteration reaches [1/2, 2] in about 3 steps)."""
-
-
-RADIUS_SLACK = 1e-9
-"""Relative slack on declared statistic radii: a bound that holds exactly in real arithmetic can be
-exceeded by rounding (e.g. ||U phi / ||U phi|| || = 1 + 1e-16); the channels are calibrated to the padded
-radius, so the projection never fires on valid data and privacy is exact for the padded radius."""
-
-
-def padded(radius: float) -> float:
-    """``radius`` * (1 + RADIUS_SLACK)."""
-    return radius * (1.0 + RADIUS_SLACK)
 
 
 @lru_cache(maxsize=256)

@@ -32,6 +32,17 @@ Statistic = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """A public map from clipped rows (features (m, d), rewards (m,)) to per-row statistics (m, ...)."""
 
 
+RADIUS_SLACK = 1e-9
+"""Relative slack on declared statistic radii: a bound that holds exactly in real arithmetic can be
+exceeded by rounding (e.g. ||U phi / ||U phi|| || = 1 + 1e-16); the channels are calibrated to the padded
+radius, so the projection never fires on valid data and privacy is exact for the padded radius."""
+
+
+def padded(radius: float) -> float:
+    """``radius`` * (1 + RADIUS_SLACK): a declared radius that rounding on valid rows cannot exceed."""
+    return radius * (1.0 + RADIUS_SLACK)
+
+
 def project_rows(stats: np.ndarray, radius: float) -> np.ndarray:
     """Project each row (flattened over trailing axes) of ``stats`` onto the L2 ball of ``radius``."""
     flat = stats.reshape(stats.shape[0], -1)
