@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 from scipy import special
 
+from privbandit.oracles.simple_ldp import PAIR_L1_RADIUS, SignPairStatistic
 from privbandit.privacy import (
+    ClippingWarning,
     GaussianMechanism,
     L2BallChannel,
     LaplaceMechanism,
@@ -179,6 +181,40 @@ def test_local_randomizer_gaussian_calibration_and_refusals():
     with pytest.raises(ValueError, match="radius"):
         LocalRandomizer(stat, 1.0, L2BallChannel(1.0, 3, radius=0.5))
     LocalRandomizer(stat, 1.0, GaussianMechanism(sensitivity=2.0, sigma=10.0))  # exactly 2R is fine
+
+
+def test_local_randomizer_calibrates_a_laplace_channel_in_l1():
+    """A Laplace channel's sensitivity is an L1 diameter, so its radius is L1 and rows are projected in L1.
+
+    x = (1/2, 1/2, 1/2, 1/2) has ||x||_2 = 1 but ||x||_1 = 2: the old guard compared the L1 sensitivity 2 with
+    twice the L2 radius 1, passed x and -x unprojected, and the pre-noise outputs differed by 4 in L1.
+    """
+    mech = LaplaceMechanism(sensitivity=2.0, scale=2.0)
+    rand = LocalRandomizer(lambda f, r: f * r[:, None], 1.0, mech)
+    x = np.full((1, 4), 0.5)
+    with pytest.warns(ClippingWarning, match="projected"):
+        a = rand(x, np.ones(1), rng=3)
+    with pytest.warns(ClippingWarning, match="projected"):
+        b = rand(x, -np.ones(1), rng=3)  # same noise: the difference is the pre-noise difference
+    assert np.abs(a - b).sum() <= mech.sensitivity * (1 + 1e-12)
+    assert rand.norm == "L1"
+    with pytest.raises(ValueError, match="L1 sensitivity"):
+        LocalRandomizer(lambda f, r: f * r[:, None], 1.0, LaplaceMechanism(sensitivity=1.9, scale=2.0))
+
+
+@pytest.mark.parametrize("bound", [1.0, 0.3, 7.0])
+def test_ldp_1d_pair_fits_the_l1_ball_of_its_laplace_sensitivity(bound):
+    """The centred pair of ldp-1d lies in the L1 ball of radius 3/2 (diameter 3 = the Laplace sensitivity)
+    for every valid row, rows at |x| = B included: no projection, no warning."""
+    pair = LaplacePair(1.0)
+    rand = LocalRandomizer(SignPairStatistic(bound), PAIR_L1_RADIUS, pair.mechanism, bound)
+    assert 2 * rand.radius == pair.mechanism.sensitivity == LaplacePair.L1_SENSITIVITY
+    rng = np.random.default_rng(0)
+    x = bound * np.concatenate([rng.uniform(-1, 1, 500), [1.0, -1.0, 0.0]])[:, None]
+    x[:100] = bound * (1 + 1e-13) * np.where(x[:100] < 0, -1.0, 1.0)  # at the bound up to rounding
+    stats = SignPairStatistic(bound)(x, rng.choice([-1.0, 1.0], size=x.shape[0]))
+    assert np.all(np.abs(stats).sum(axis=1) <= PAIR_L1_RADIUS)
+    rand(x, np.ones(x.shape[0]), rng=1)  # a ClippingWarning would be an error
 
 
 def test_local_randomizer_rows_are_independent_and_centred():

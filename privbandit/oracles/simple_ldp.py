@@ -11,7 +11,10 @@ is clip_1(psi_hat / (B Psi_hat)).
 
 Privacy. The pair has L1 sensitivity 3 on [-1, 1] x [0, 1], and one Laplace mechanism of scale
 3/epsilon on it is epsilon-LDP (:class:`~privbandit.privacy.LaplacePair`; the paper's per-entry
-"Laplace(., alpha/2)" read literally would spend 1.5 alpha).
+"Laplace(., alpha/2)" read literally would spend 1.5 alpha). Users send the pair centred by the public
+(0, 1/2), i.e. (sign(x) y, |x|/B - 1/2) in the L1 ball of radius 3/2, the ball the
+:class:`~privbandit.privacy.LocalRandomizer` projects onto and whose L1 diameter 3 the Laplace
+sensitivity covers; the learner adds the 1/2 back (post-processing).
 
 Width. The proof of `lem:1d-LDP` gives E|x| |theta_hat - theta*| <= 3 |Psi_hat - E Psi| + |psi_hat - E psi|,
 with per-user variances at most 2 (3/epsilon)^2 + 1. With s = sqrt((2 (3/epsilon)^2 + 1)/T) the
@@ -38,15 +41,23 @@ from .base import Estimate, Oracle, SummingLocalFit, register_oracle, two_sided_
 from .iw_ldp import Constants, check_constants
 
 
+#: The public centre subtracted from |x| / B, so that the pair lies in the L1 ball of radius 3/2.
+PSI_CENTRE = 0.5
+
+#: L1 radius of the centred pair: |sign(x) y| + ||x|/B - 1/2| <= 1 + 1/2, exactly in floating point.
+PAIR_L1_RADIUS = 1.5
+
+
 @dataclass(frozen=True)
 class SignPairStatistic:
-    """x, y -> (sign(x) y, |x| / B) for clipped x in [-B, B] and y in [-1, 1]; lies in [-1, 1] x [0, 1]."""
+    """x, y -> (sign(x) y, |x| / B - 1/2) for clipped x in [-B, B] and y in [-1, 1]: in [-1, 1] x [-1/2, 1/2]."""
 
     bound: float
 
     def __call__(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         col = x[:, 0]
-        return np.stack([np.sign(col) * y, np.abs(col) / self.bound], axis=1)
+        # min(., 1) removes rounding above 1 in |x| / B, so the L1 norm is <= 3/2 exactly
+        return np.stack([np.sign(col) * y, np.minimum(np.abs(col) / self.bound, 1.0) - PSI_CENTRE], axis=1)
 
 
 class SimpleLDPFit(SummingLocalFit):
@@ -59,17 +70,16 @@ class SimpleLDPFit(SummingLocalFit):
         if self.dim != 1:
             raise ValueError(f"the one-dimensional LDP regression needs dim=1, got dim={self.dim}")
         pair = LaplacePair(self.oracle.privacy.epsilon)
-        # The statistic lies in [-1, 1] x [0, 1] (L2 radius sqrt 2); its L1 diameter is 3, the Laplace
+        # The centred statistic lies in the L1 ball of radius 3/2, whose L1 diameter 3 is the Laplace
         # mechanism's declared sensitivity (LaplacePair.L1_SENSITIVITY).
-        self._randomizer_ = LocalRandomizer(SignPairStatistic(self.bound), math.sqrt(2.0) * (1.0 + 1e-9), pair.mechanism,
-                                            self.bound)
+        self._randomizer_ = LocalRandomizer(SignPairStatistic(self.bound), PAIR_L1_RADIUS, pair.mechanism, self.bound)
         self._sum = np.zeros(2)
         self._count = 0
 
     def _estimate(self) -> Estimate:
         cfg = self.oracle
         n = max(self._count, 1)
-        psi_hat, big_psi_hat = self._sum / n
+        psi_hat, big_psi_hat = self._sum / n + np.array([0.0, PSI_CENTRE]) if self._count else (0.0, 0.0)
         s = math.sqrt((2.0 * (LaplacePair.L1_SENSITIVITY / cfg.privacy.epsilon) ** 2 + 1.0) / n)
         if cfg.constants == "theory":
             z = 1.0 / math.sqrt(cfg.confidence)

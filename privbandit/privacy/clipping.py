@@ -18,8 +18,8 @@ class ClippingWarning(UserWarning):
     """Raised (as a warning) when clipping changed a feature or a reward before a mechanism."""
 
 
-def scale_to_ball(rows: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
-    """Scale each row (last axis) of ``rows`` down to L2 norm at most ``radius``, without overflow.
+def scale_to_ball(rows: np.ndarray, radius: float, ord: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """Scale each row (last axis) of ``rows`` down to L``ord`` norm (2 or 1) at most ``radius``, without overflow.
 
     Norms are computed on rows divided by their largest absolute entry, so rows with entries near the
     float maximum are projected correctly (not turned into zeros by an infinite norm).
@@ -35,7 +35,7 @@ def scale_to_ball(rows: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarr
     top = np.max(np.abs(rows), axis=-1, keepdims=True) if rows.shape[-1] else np.zeros(rows.shape[:-1] + (1,))
     safe_top = np.where(top > 0, top, 1.0)
     unit = rows / safe_top
-    unit_norm = np.linalg.norm(unit, axis=-1, keepdims=True)  # in [1, sqrt(d)] for nonzero rows
+    unit_norm = np.linalg.norm(unit, ord=ord, axis=-1, keepdims=True)  # in [1, d] for nonzero rows
     over = (top > 0) & (unit_norm > radius / safe_top)
     safe_norm = np.where(over, unit_norm, 1.0)
     out = np.where(over, unit / safe_norm * radius, rows)

@@ -6,8 +6,10 @@ bounds ||s|| on the whole input domain, and a channel. Calling it on a batch pri
 independently:
 
 1. features are clipped to norm B and rewards to [-1, 1] (:mod:`.clipping`);
-2. the statistic is evaluated and *projected* onto the ball of radius R (a warning if that changed
-   anything), so the channel's sensitivity 2R holds by construction whatever the statistic does;
+2. the statistic is evaluated and *projected* onto the ball of radius R in the channel's norm (L1 for a
+   Laplace channel, whose sensitivity is an L1 diameter; L2, Frobenius for matrices, otherwise), with a
+   warning if that changed anything, so the channel's sensitivity 2R holds by construction whatever the
+   statistic does;
 3. the channel adds its noise; only the noisy rows leave the randomizer.
 
 References
@@ -26,7 +28,13 @@ import numpy as np
 from .._validation import as_generator, check_positive, check_rows
 from .calibration import CalibrationMethod
 from .clipping import ClippingWarning, clip_features, clip_rewards, scale_to_ball
-from .mechanisms import GaussianMechanism, L2BallChannel, MechanismEntry, SymmetricGaussianMechanism
+from .mechanisms import (
+    GaussianMechanism,
+    L2BallChannel,
+    LaplaceMechanism,
+    MechanismEntry,
+    SymmetricGaussianMechanism,
+)
 
 Statistic = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """A public map from clipped rows (features (m, d), rewards (m,)) to per-row statistics (m, ...)."""
@@ -43,10 +51,10 @@ def padded(radius: float) -> float:
     return radius * (1.0 + RADIUS_SLACK)
 
 
-def project_rows(stats: np.ndarray, radius: float) -> np.ndarray:
-    """Project each row (flattened over trailing axes) of ``stats`` onto the L2 ball of ``radius``."""
+def project_rows(stats: np.ndarray, radius: float, ord: int = 2) -> np.ndarray:
+    """Scale each row (flattened over trailing axes) of ``stats`` into the L``ord`` ball (2 or 1) of ``radius``."""
     flat = stats.reshape(stats.shape[0], -1)
-    out, over = scale_to_ball(flat, radius)
+    out, over = scale_to_ball(flat, radius, ord)
     if not np.any(over):
         return stats
     warnings.warn(f"{int(over.sum())} local statistic(s) exceeded the declared radius {radius:g} and were "
@@ -63,10 +71,13 @@ class LocalRandomizer:
     statistic : callable
         s(features (m, d), rewards (m,)) -> (m, ...) per-row statistics; public (fixed before data).
     radius : float
-        Bound R on ||s(phi, y)|| (Frobenius for matrices) over the input domain; rows are projected
-        onto that ball, so the channel's L2 sensitivity is 2R.
-    channel : GaussianMechanism, SymmetricGaussianMechanism or L2BallChannel
-        The noise. A Gaussian's ``sensitivity`` must be at least 2R; an L2-ball channel's radius R.
+        Bound R on the statistic's norm over the input domain, in the channel's norm: ||s||_1 for a
+        :class:`~privbandit.privacy.LaplaceMechanism` (whose sensitivity is L1), ||s||_2 (Frobenius for
+        matrices) otherwise. Rows are projected onto that ball, so the channel's sensitivity, in its own
+        norm, is 2R.
+    channel : GaussianMechanism, SymmetricGaussianMechanism, LaplaceMechanism or L2BallChannel
+        The noise. A Gaussian's L2 or a Laplace's L1 ``sensitivity`` must be at least 2R; an L2-ball
+        channel's radius at least R.
     feature_bound : float
         B: features are clipped to norm B first.
 
@@ -77,7 +88,7 @@ class LocalRandomizer:
 
     statistic: Statistic
     radius: float
-    channel: GaussianMechanism | SymmetricGaussianMechanism | L2BallChannel
+    channel: GaussianMechanism | SymmetricGaussianMechanism | LaplaceMechanism | L2BallChannel
     feature_bound: float = 1.0
 
     def __post_init__(self) -> None:
@@ -88,8 +99,14 @@ class LocalRandomizer:
                 raise ValueError(f"the L2-ball channel's radius {self.channel.radius:g} is below the statistic's "
                                  f"radius {self.radius:g}")
         elif self.channel.sensitivity < 2 * self.radius * (1 - 1e-12):
-            raise ValueError(f"the channel's sensitivity {self.channel.sensitivity:g} is below 2 * radius = "
-                             f"{2 * self.radius:g}: the release would not be private")
+            raise ValueError(f"the channel's {self.norm} sensitivity {self.channel.sensitivity:g} is below the "
+                             f"{self.norm} diameter 2 * radius = {2 * self.radius:g} of the statistic's ball: the "
+                             "release would not be private")
+
+    @property
+    def norm(self) -> str:
+        """The norm of ``radius`` and of the channel's sensitivity: ``"L1"`` for a Laplace channel, else ``"L2"``."""
+        return "L1" if isinstance(self.channel, LaplaceMechanism) else "L2"
 
     @classmethod
     def gaussian(cls, statistic: Statistic, radius: float, epsilon: float, delta: float, *,
@@ -111,7 +128,7 @@ class LocalRandomizer:
         if not np.all(np.isfinite(stats)):
             raise ValueError("the statistic returned NaN or inf on clipped rows; it must be finite on the whole "
                              "input domain (e.g. define its value at phi = 0)")
-        stats = project_rows(stats, self.radius)
+        stats = project_rows(stats, self.radius, 1 if self.norm == "L1" else 2)
         rng = as_generator(rng)
         if isinstance(self.channel, L2BallChannel):
             return self.channel.release(stats.reshape(stats.shape[0], -1), rng).reshape(stats.shape)
