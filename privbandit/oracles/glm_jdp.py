@@ -285,6 +285,13 @@ class IWGLMDP(_TwoPhaseIWConfig):
     Sensitivities: H at Frobenius 2B/(gamma N); the output w at L2 Delta_N = 32 (max(1, R_nu/2)/mu + B)/(gamma N)
     (module docstring). The two releases on the ERM users each use multiplier sqrt(2) z*.
 
+    Which noise: the output's Gaussian is calibrated to L2 sensitivity Delta_N, i.e. the privacy proof's
+    Priv[Delta_N/2] (the proof of `thm:JDP-L1-regression`: mechanism (b); the paper's Priv[Delta] covers
+    L2 sensitivity 2 Delta, `def:Guassian-channel`). The box of `alg:JDP-SGD` prints Priv[2 Delta_N] (4x the
+    noise the proof needs) and the utility proof uses variance 16 Delta_N^2 sigma_alpha^2 (Priv[4 Delta_N]);
+    privbandit follows the privacy proof, which is all the privacy guarantee needs (PAPER.md, "Where the
+    text is wrong"). N is the stage's planned size, also for a partly filled stage (module docstring).
+
     References
     ----------
     Source paper, `alg:JDP-L1-regression`, `alg:JDP-SGD`, `thm:JDP-L1-regression`.
