@@ -25,7 +25,7 @@ composes exactly to (epsilon, delta).
 N is the stage's *planned* size throughout (H, S, the loss's 1/N and Delta_N), also when ``result()`` comes
 before the stage is full: the per-row bounds above are over N whatever number m <= N of rows arrived, so the
 sensitivities hold for a partly filled stage. (Dividing the data term by m instead, as privbandit once did,
-moved the output by N/m times as much: 1.1x, 2.1x and 10.6x Delta_N with 20, 10 and 2 of 1000 planned rows.)
+moved the output by up to N/m times as much: 1.1x, 2.1x and 10.6x Delta_N with 20, 10 and 2 of 1001 planned rows.)
 
 References
 ----------
