@@ -50,7 +50,9 @@ from .base import EpochAgent, register_agent
 from .spanner import barycentric_spanner
 
 _PLAN_CHUNK = 4096
+_PLAY_CHUNK = 1024    # contexts per pass of the UCB and greedy rules (cache-sized work arrays)
 _TIE = 1e-12          # scores this close to the best are ties (broken by the agent's uniform)
+_ELIMINATION_TOLERANCE = 1e-12   # slack of the elimination test (surviving_actions' default)
 
 PLAY_RULES = ("spanner", "ucb", "greedy")
 """The play rules of :class:`EliminationAgent` among the survivors (``"spanner"``: the paper's `alg:plan`)."""
@@ -107,12 +109,17 @@ def surviving_actions(estimates: Sequence[Estimate], features: np.ndarray, *, wi
     for j, est in enumerate(estimates):
         mean = est.link(pred[:, j]).reshape(m, k)
         width = np.minimum(est.link.lipschitz * est.width_scale * rad[:, j].reshape(m, k), width_cap)
-        lcb_max = np.max(mean - width, axis=1, keepdims=True)
-        kept = alive & (mean + width >= lcb_max - tolerance)
-        # only inconsistent intervals (some past confidence bound failed) can empty the set; then this
-        # epoch's test is skipped for that context rather than leaving nothing to play
-        alive = np.where(kept.any(axis=1, keepdims=True), kept, alive)
+        alive = _eliminate(alive, mean, width, tolerance)
     return alive
+
+
+def _eliminate(alive: np.ndarray, mean: np.ndarray, width: np.ndarray, tolerance: float) -> np.ndarray:
+    """One epoch's test `eq:eliminate` on the survivors ``alive`` (m, K), from its means and radii (m, K)."""
+    lcb_max = np.max(mean - width, axis=1, keepdims=True)
+    kept = alive & (mean + width >= lcb_max - tolerance)
+    # only inconsistent intervals (some past confidence bound failed) can empty the set; then this
+    # epoch's test is skipped for that context rather than leaving nothing to play
+    return np.where(kept.any(axis=1, keepdims=True), kept, alive)
 
 
 def epoch_bounds(estimates: Sequence[Estimate], features: np.ndarray, *, width_cap: float = 2.0
@@ -326,11 +333,11 @@ class EliminationAgent(EpochAgent):
         x = np.asarray(features, dtype=float)
         u = uniforms[:, 0]
         out = np.empty(x.shape[0], dtype=np.int64)
-        for lo in range(0, x.shape[0], _PLAN_CHUNK):
-            part, v = x[lo:lo + _PLAN_CHUNK], u[lo:lo + _PLAN_CHUNK]
+        for lo in range(0, x.shape[0], _PLAY_CHUNK):
+            part, v = x[lo:lo + _PLAY_CHUNK], u[lo:lo + _PLAY_CHUNK]
             alive, best = self._survivors_and_best(part)
             if self.play == "ucb":
-                out[lo:lo + _PLAN_CHUNK] = uniform_over(best, v)
+                out[lo:lo + _PLAY_CHUNK] = uniform_over(best, v)
                 continue
             eps = self._exploration_rates(lo, part.shape[0])
             explore = v < eps                    # explore with u / eps_t, exploit with (u - eps_t) / (1 - eps_t)
@@ -340,7 +347,7 @@ class EliminationAgent(EpochAgent):
                 arms[explore] = uniform_over(span, v[explore] / eps[explore])
             keep = ~explore
             arms[keep] = uniform_over(best[keep], (v[keep] - eps[keep]) / (1.0 - eps[keep]))
-            out[lo:lo + _PLAN_CHUNK] = arms
+            out[lo:lo + _PLAY_CHUNK] = arms
         return out
 
     def _probabilities(self, features: np.ndarray) -> np.ndarray:
@@ -349,15 +356,15 @@ class EliminationAgent(EpochAgent):
             return play / play.sum(axis=1, keepdims=True)
         x = np.asarray(features, dtype=float)
         out = np.empty(x.shape[:2])
-        for lo in range(0, x.shape[0], _PLAN_CHUNK):
-            part = x[lo:lo + _PLAN_CHUNK]
+        for lo in range(0, x.shape[0], _PLAY_CHUNK):
+            part = x[lo:lo + _PLAY_CHUNK]
             alive, best = self._survivors_and_best(part)
             p = best / best.sum(axis=1, keepdims=True)
             if self.play == "greedy":
                 span = self._spanner_of(part, alive)
                 eps = self._exploration_rates(lo, part.shape[0])[:, None]
                 p = eps * span / span.sum(axis=1, keepdims=True) + (1.0 - eps) * p
-            out[lo:lo + _PLAN_CHUNK] = p
+            out[lo:lo + _PLAY_CHUNK] = p
         return out
 
     def _spanner_of(self, features: np.ndarray, alive: np.ndarray) -> np.ndarray:
@@ -368,11 +375,18 @@ class EliminationAgent(EpochAgent):
 
     def _survivors_and_best(self, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The survivors (m, K) and, among them, the arms the UCB or greedy rule would exploit (ties)."""
-        alive = surviving_actions(self._informative, features, width_cap=self.width_cap)
-        if self.play == "ucb":      # the top of each arm's intersected interval, over every released estimate
-            mean, width = epoch_bounds(self.estimates, features, width_cap=self.width_cap)
-            return alive, _best(alive, np.min(mean + width, axis=0))
-        return alive, _best(alive, self.estimates[-1].mean(features))
+        if self.play == "greedy":
+            alive = surviving_actions(self._informative, features, width_cap=self.width_cap)
+            return alive, _best(alive, self.estimates[-1].mean(features))
+        # UCB: one pass gives every estimate's bounds; elimination uses the informative ones (as
+        # surviving_actions does), the score is the top of each arm's intersected interval over all of them
+        mean, width = epoch_bounds(self.estimates, features, width_cap=self.width_cap)
+        alive = np.ones(features.shape[:2], dtype=bool)
+        informative = {id(e) for e in self._informative}
+        for j, est in enumerate(self.estimates):
+            if id(est) in informative:
+                alive = _eliminate(alive, mean[j], width[j], _ELIMINATION_TOLERANCE)
+        return alive, _best(alive, np.min(mean + width, axis=0))
 
     def _exploration_rates(self, offset: int, m: int) -> np.ndarray:
         """eps_t of the rounds t = self.t + offset + 1, ..., self.t + offset + m (public: t and d only)."""
