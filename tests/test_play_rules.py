@@ -13,7 +13,13 @@ import numpy as np
 import pytest
 
 import privbandit  # noqa: F401  (registers the envs)
-from privbandit.agents import BanditSpec, EliminationAgent, agent_descriptions, epoch_schedule, make_agent
+from privbandit.agents import (
+    BanditSpec,
+    EliminationAgent,
+    agent_descriptions,
+    epoch_schedule,
+    make_agent,
+)
 from privbandit.agents.base import doubling_schedule
 from privbandit.agents.elimination import cube_root_exploration, surviving_actions
 from privbandit.oracles import Ridge
@@ -208,7 +214,8 @@ def unreleased_state_changes_no_action(agent, horizon=600, seed=0):
 
 PRACTICAL = [("elim-nonprivate", {"play": p}) for p in PLAYS] + [
     ("elim-ucb", {}), ("elim-jdp-ucb", {"epsilon": 1.0, "delta": 1e-5, "first_epoch": 4}),
-    ("elim-ldp-greedy", {"epsilon": 1.0, "delta": 1e-5}), ("elim-jdp", {"epsilon": 1.0, "delta": 1e-5, "play": "greedy"}),
+    ("elim-ldp-greedy", {"epsilon": 1.0, "delta": 1e-5}),
+    ("elim-jdp", {"epsilon": 1.0, "delta": 1e-5, "play": "greedy"}),
 ]
 
 
