@@ -13,8 +13,8 @@ from privbandit.agents.simple import EpsilonGreedyAgent
 from privbandit.oracles import LocalEpochFit, Ridge, oracle_names
 from privbandit.privacy import LocalRandomizer, PrivacyBudgetExceeded, SymmetricGaussianMechanism
 
-JDP = {"elim-jdp", "elim-ssp", "elim-glm-jdp", "squarecb-dpsgd", "linucb-jdp"}
-LDP = {"elim-ldp", "elim-ldp-ssp", "elim-glm-ldp", "squarecb-ldp-sgd", "ldp-ucb"}
+JDP = {"elim-jdp", "elim-jdp-ucb", "elim-ssp", "elim-glm-jdp", "squarecb-dpsgd", "linucb-jdp"}
+LDP = {"elim-ldp", "elim-ldp-greedy", "elim-ldp-ssp", "elim-glm-ldp", "squarecb-ldp-sgd", "ldp-ucb"}
 GLM = {"elim-glm-jdp", "elim-glm-ldp"}
 LEARNERS = sorted(set(agent_names()) - {"uniform"})
 
@@ -157,7 +157,7 @@ class TwoArmFamily:
 # oracles' widths shrink slowly at these sizes (local SSP like n^{-1/4}), so they need a large epsilon here;
 # the benchmark (scripts/bench_agents.py) measures them at epsilon in {0.1, 0.3, 1}.
 EASY_EPS = {"elim-glm-jdp": 30.0, "elim-glm-ldp": 30.0, "elim-ldp-ssp": 1000.0, "elim-ldp": 8.0,
-            "squarecb-ldp-sgd": 8.0, "ldp-ucb": 8.0}
+            "elim-ldp-greedy": 8.0, "squarecb-ldp-sgd": 8.0, "ldp-ucb": 8.0}
 PER_ROUND = {"linucb", "linucb-jdp", "ldp-ucb"}
 
 

@@ -144,6 +144,9 @@ AGENTS = {
     # epochs of elimination: [0], [1, 2]: users 1 and 2 act on the neighbour's epoch-0 release alone
     "elim-jdp": ({"width_cap": 1e-9, "spanner": False}, 3, 0, (1, 2), "GaussianMechanism", iw_jdp_module, 11),
     "elim-ssp": ({"width_cap": 1e-9, "spanner": False}, 3, 0, (1, 2), "SymmetricGaussianMechanism", ssp_module, 31),
+    # UCB play on the same one-user first epoch (a public schedule option): the arms' radii are equal
+    # (features +-e_1), so the UCB arm is the sign of the released theta_1 at the default width cap
+    "elim-jdp-ucb": ({"first_epoch": 1, "growth": 2.0}, 3, 0, (1, 2), "GaussianMechanism", iw_jdp_module, 51),
     # the tree: user 1 acts on node [0, 1), user 2 on node [0, 2); both contain the neighbour
     "linucb-jdp": ({"width_multiplier": 0.0}, 3, 0, (1, 2), "SymmetricGaussianMechanism", linucb_module, 21),
     # SquareCB acts on the last epoch's estimate only; DP-SGD averages theta_1..theta_n (theta_1 = 0), so a

@@ -10,6 +10,7 @@ from .base import (
     agent_descriptions,
     agent_names,
     doubling_schedule,
+    epoch_schedule,
     make_agent,
     register_agent,
     uniform_choice,
@@ -23,6 +24,6 @@ from .squarecb import SquareCBAgent, inverse_gap_weighting
 __all__ = [
     "Agent", "BanditSpec", "EliminationAgent", "EpochAgent", "EpsilonGreedyAgent", "LDPUCBAgent", "LinUCBAgent",
     "SSLinUCBAgent", "SquareCBAgent", "UniformAgent", "agent_descriptions", "agent_names", "barycentric_spanner",
-    "doubling_schedule", "inverse_gap_weighting", "make_agent", "register_agent", "surviving_actions",
+    "doubling_schedule", "epoch_schedule", "inverse_gap_weighting", "make_agent", "register_agent", "surviving_actions",
     "uniform_choice",
 ]

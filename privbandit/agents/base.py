@@ -25,7 +25,7 @@ from typing import Any, Callable, ClassVar
 
 import numpy as np
 
-from .._validation import as_generator, check_array, check_int, check_positive, check_rows
+from .._validation import as_generator, check_array, check_int, check_positive, check_real, check_rows
 from ..links import Link, identity_link
 from ..oracles.base import EpochFit, Estimate, Oracle
 from ..privacy import PrivacyLedger, PrivacySpec
@@ -73,16 +73,47 @@ def doubling_schedule(horizon: int) -> np.ndarray:
     ndarray of int
         Cumulative epoch ends, strictly increasing, last entry = horizon (epoch j has 2^j rounds).
     """
+    return epoch_schedule(horizon)
+
+
+def epoch_schedule(horizon: int, *, first_epoch: int = 1, growth: float = 2.0) -> np.ndarray:
+    """Geometric epoch ends: the first epoch has ``first_epoch`` rounds, each next one ``growth`` times more.
+
+    Epoch j has n_j = max(n_{j-1} + 1, round(first_epoch * growth^j)) rounds (n_0 = first_epoch), the last
+    epoch cut at the horizon. The defaults give the paper's doubling, T_j = 2^{j+1} - 1, exactly. The
+    schedule is a function of public parameters only (the horizon and the two options), fixed before the run.
+
+    Parameters
+    ----------
+    horizon : int
+        T >= 1.
+    first_epoch : int
+        Rounds in the first epoch, >= 1 (a first epoch of at least T makes one epoch of T rounds).
+    growth : float
+        Ratio of consecutive epoch lengths, > 1 (finite).
+
+    Returns
+    -------
+    ndarray of int
+        Cumulative epoch ends, strictly increasing, last entry = horizon.
+
+    References
+    ----------
+    Source paper, `alg:batch-cb-meta` (epochs 1 = T_0 < T_1 < ...), `alg:batch-cb-JDP`.
+    """
     horizon = check_int("horizon", horizon, low=1)
+    first_epoch = check_int("first_epoch", first_epoch, low=1)
+    growth = check_real("growth", growth, low=1.0, high=float("inf"), low_open=True, high_open=True)
     ends = []
-    j = 0
+    end, n, target = 0, first_epoch, float(first_epoch)
     while True:
-        t = 2 ** (j + 1) - 1
-        if t >= horizon:
+        end += n
+        if end >= horizon:
             ends.append(horizon)
             return np.array(ends, dtype=np.int64)
-        ends.append(t)
-        j += 1
+        ends.append(end)
+        target = min(target * growth, float(horizon))     # first_epoch * growth^j (exact for doubling)
+        n = max(n + 1, round(target))
 
 
 def _inside_ball(features: np.ndarray, bound: float) -> bool:
@@ -286,13 +317,20 @@ class EpochAgent(EpochScheduled):
     ----------
     oracle : Oracle
         The regression oracle (its privacy spec is the agent's).
+    first_epoch : int
+        Rounds in the first epoch, >= 1 (1 by default: the paper's doubling).
+    growth : float
+        Ratio of consecutive epoch lengths, > 1 (2 by default). With ``first_epoch`` it fixes the
+        schedule (:func:`epoch_schedule`) before the run, from public parameters only.
     """
 
-    def __init__(self, oracle: Oracle) -> None:
+    def __init__(self, oracle: Oracle, *, first_epoch: int = 1, growth: float = 2.0) -> None:
         super().__init__()
         if not isinstance(oracle, Oracle):
             raise TypeError(f"oracle must be a privbandit Oracle, got {type(oracle).__name__}")
         self.oracle = oracle
+        self.first_epoch = check_int("first_epoch", first_epoch, low=1)
+        self.growth = check_real("growth", growth, low=1.0, high=float("inf"), low_open=True, high_open=True)
 
     @property
     def privacy(self) -> PrivacySpec:
@@ -300,8 +338,8 @@ class EpochAgent(EpochScheduled):
         return self.oracle.privacy
 
     def _schedule(self, horizon: int) -> np.ndarray:
-        """Cumulative epoch ends (doubling by default)."""
-        return doubling_schedule(horizon)
+        """Cumulative epoch ends (:func:`epoch_schedule` with ``first_epoch`` and ``growth``; doubling by default)."""
+        return epoch_schedule(horizon, first_epoch=self.first_epoch, growth=self.growth)
 
     def _reset(self) -> None:
         spec = self._require_spec()
@@ -326,13 +364,17 @@ class EpochAgent(EpochScheduled):
     def _observe(self, x: np.ndarray, y: np.ndarray) -> None:
         self.fit.add(x, y)
         if self.t + x.shape[0] == int(self.epoch_ends[self.epoch]):
-            estimate = self.fit.result()
+            estimate = self._release()
             self.ledger.extend(self.fit.ledger, offset=self.epoch_start)
             self.estimates.append(estimate)
             self._on_epoch_end(estimate)
             self.epoch += 1
             if self.epoch < len(self.epoch_ends):
                 self._start_fit()
+
+    def _release(self) -> Estimate:
+        """The estimate released at the end of the current epoch (the epoch's fit result by default)."""
+        return self.fit.result()
 
     def _on_epoch_end(self, estimate: Estimate) -> None:  # noqa: B027 - optional hook
         """React to a finished epoch (the estimate is already in ``self.estimates``)."""

@@ -55,6 +55,14 @@ class RidgeFit(EpochFit):
         self.gram += x.T @ x
         self.xty += x.T @ y
 
+    def current(self) -> Estimate:
+        """The ridge estimate of every row added so far; the fit stays open for more rows.
+
+        Non-private only (ridge has no release to protect): a pooled fit over a whole run reads it at
+        each epoch end (``EliminationAgent(pooling="ridge")``).
+        """
+        return self._estimate()
+
     def _estimate(self) -> Estimate:
         cfg = self.oracle
         v = self.gram + cfg.lam * np.eye(self.dim)
