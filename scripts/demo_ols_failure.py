@@ -6,7 +6,8 @@ E|x| = s but E[x^2] = s^2 << s. Two epsilon-LDP estimators see the same users:
 - ``ldp-1d`` (`alg:LDP-simple-linear-regression`): each user privatizes (sign(x) y, |x|); its error is
   ~ 1 / (E|x| epsilon sqrt(T)) (`lem:1d-LDP`);
 - ``ssp-local`` (`def:SSP`, local): each user privatizes (x^2, x y), a channel smooth in x; its error is
-  at least ~ 1 / (E[x^2] epsilon sqrt(T)) (`prop:OLS-fail-local-gen`), 1/s times worse.
+  ~ 1 / (E[x^2] epsilon sqrt(T)), 1/s times worse. `prop:OLS-fail-local-gen` proves this as a lower bound
+  (for the worst theta*) on every LDP mechanism smooth in x, when d = 1 and E x = 0, as here.
 
 The script fits both for T = 2^10 .. 2^tmax over several seeds, writes ``ols_failure.png`` (error
 against T, log-log, with the two predicted rates) and prints the table and the error ratio.

@@ -86,9 +86,8 @@ def test_spectral_iteration_converges_linearly_after_entering_the_band():
     worst_lo, worst_hi, steps = 1.0, 0.0, []
     for x, w in distributions().values():
         for lam in (1e-2, 1e-4):
-            for run in (lambda: im.u_star(x, w, lam=lam, tol=1e-13, max_iter=100),
-                        lambda: im.w_star(x, w, gamma=0.5, lam=lam, tol=1e-13, max_iter=100)):
-                r = run()
+            for r in (im.u_star(x, w, lam=lam, tol=1e-13, max_iter=100),
+                      im.w_star(x, w, gamma=0.5, lam=lam, tol=1e-13, max_iter=100)):
                 res = np.maximum(np.abs(r.lambda_min - 1), np.abs(r.lambda_max - 1))
                 band = r.iterations_to_band
                 live = np.arange(band, res.size - 1)

@@ -56,7 +56,7 @@ def run_block(code: str, cwd: Path) -> subprocess.CompletedProcess:
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
     env["MPLBACKEND"] = "Agg"
     return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=BLOCK_TIMEOUT)
+                          check=False, timeout=BLOCK_TIMEOUT)
 
 
 BLOCKS = fenced_blocks(README.read_text(encoding="utf-8"))
