@@ -8,7 +8,8 @@ estimators see the same users:
 - ``ldp-1d`` (`alg:LDP-simple-linear-regression`), whose error * E|x| * epsilon * sqrt(T) should stay
   roughly constant across the distributions (`lem:1d-LDP`);
 - ``ssp-local`` (local sufficient-statistics perturbation of (x^2, x y)), whose error grows like
-  1 / E[x^2] (`prop:OLS-fail-local-gen`): both the oracle as used by the agents (the central SSP's
+  1 / E[x^2] (`prop:OLS-fail-local-gen`: a lower bound, for the worst theta*, on LDP mechanisms smooth in
+  x when d = 1 and E x = 0, as here with fair signs): both the oracle as used by the agents (the central SSP's
   noise-shifted ridge, which at these T mostly shrinks to 0, so its error saturates near |theta*|) and
   ``ssp-local-plain``, the same channel with the plain solve clip_1(b_hat / G_hat).
 

@@ -73,7 +73,9 @@ def main(argv: list[str] | None = None) -> None:
     print(f"  diag(Sigma^-1/2)  = {1 / np.sqrt(rho)}  (W* -> Sigma^-1/2 as gamma, lambda -> 0)\n")
 
     kap = im.kappa(atoms, probs)
-    print(f"kappa(p) = {kap:.4g} (= B / sqrt(min rho) = {args.bound / np.sqrt(rho.min()):.4g} here)")
+    closed = args.bound / np.sqrt(rho.min())
+    same = "equal to" if np.isclose(kap, closed, rtol=1e-6) else "not equal to"
+    print(f"kappa(p) = {kap:.4g}, {same} the closed form B / sqrt(min rho) = {closed:.4g}")
     print(f"PoP = O(1) once T >~ kappa^2 / epsilon^2 = {kap ** 2 / args.epsilon ** 2:.3g} (times log(1/delta))\n")
 
     print("price of privacy tr(Sigma W*^2) / d (eq:PoP, up to constants):")

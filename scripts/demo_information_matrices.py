@@ -13,7 +13,8 @@ so U*^{-1} stretches like Sigma (axis ratio = the condition number), not like Si
 rarely seen directions lose far more information under privacy than the covariance says. On the
 rare-direction family the rare axis shrinks the same way.
 
-Writes ``information_matrices.png`` and prints the semi-axes of every ellipse.
+Writes ``information_matrices.png``, prints the semi-axes of every ellipse and, computed from their axis
+ratios (:func:`conclusions`), what this run shows.
 
 Run: ``python scripts/demo_information_matrices.py [--gamma 0.3] [--lam 1e-4] [--out DIR]``
 
@@ -64,6 +65,45 @@ def matrices(x: np.ndarray, w: np.ndarray | None, gamma: float, lam: float) -> d
             f"W*^-1 (gamma={gamma:g})": np.linalg.inv(wm)}
 
 
+def axis_ratio(m: np.ndarray) -> float:
+    """Largest over smallest semi-axis of the image of the unit circle under a symmetric matrix."""
+    ev = np.sort(np.abs(np.linalg.eigvalsh((m + m.T) / 2)))
+    return float(ev[-1] / ev[0])
+
+
+def conclusions(ratios: dict[str, dict[str, float]], spiky: str, condition: float) -> list[str]:
+    """What the axis ratios show, one sentence per finding, each computed from the printed ratios.
+
+    Parameters
+    ----------
+    ratios : dict
+        Family title -> {"Sigma^1/2": ratio, "U*^-1": ratio, "W*^-1 ...": ratio}.
+    spiky : str
+        The title of the spiky family, whose Sigma has condition number ``condition``.
+    condition : float
+        That condition number.
+
+    Returns
+    -------
+    list of str
+    """
+    lines = []
+    for title, r in ratios.items():
+        sig, u = r["Sigma^1/2"], r["U*^-1"]
+        w = next(v for k, v in r.items() if k.startswith("W*^-1"))
+        more = "more" if u > sig else "not more"
+        between = "between the two" if min(sig, u) <= w <= max(sig, u) else "outside [Sigma^1/2, U*^-1]"
+        lines.append(f"{title}: U*^-1 is {more} lopsided than Sigma^1/2 (axis ratio {u:.2f} against {sig:.2f}); "
+                     f"W*^-1 ({w:.2f}) is {between}.")
+    u = ratios[spiky]["U*^-1"]
+    near = abs(np.log(u / condition)) < abs(np.log(u / np.sqrt(condition)))
+    lines.append(f"{spiky}: U*^-1's axis ratio {u:.2f} is closer to the condition number {condition:g} than to its "
+                 f"square root {np.sqrt(condition):.2f}." if near else
+                 f"{spiky}: U*^-1's axis ratio {u:.2f} is closer to the square root {np.sqrt(condition):.2f} of the "
+                 f"condition number {condition:g} than to the condition number itself.")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--gamma", type=float, default=0.3, help="gamma of F_DP (default 0.3)")
@@ -77,21 +117,26 @@ def main(argv: list[str] | None = None) -> int:
     rng = np.random.default_rng(0)
     fig, axes = plt.subplots(1, len(FAMILIES), figsize=(4.2 * len(FAMILIES), 4.2))
     print("Semi-axes (largest, smallest) and their ratio of each ellipse:")
+    ratios: dict[str, dict[str, float]] = {}
     for ax, (title, spec) in zip(axes, FAMILIES.items()):
         x, w = law(spec, args.samples, rng)
         mats = matrices(x, w, args.gamma, args.lam)
         plots.information_ellipses(mats, ax=ax, title=title)
         print(f"  {title}")
+        ratios[title] = {}
         for label, m in mats.items():
             ev = np.sort(np.abs(np.linalg.eigvalsh((m + m.T) / 2)))[::-1]
-            print(f"    {label:22s} {ev[0]:.4f}  {ev[1]:.4f}   ratio {ev[0] / ev[1]:7.2f}")
+            ratios[title][label] = axis_ratio(m)
+            print(f"    {label:22s} {ev[0]:.4f}  {ev[1]:.4f}   ratio {ratios[title][label]:7.2f}")
     fig.tight_layout()
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / "information_matrices.png"
     fig.savefig(path, dpi=90)
-    print("What it shows: the privacy-relevant information (U*^-1, and W*^-1 as gamma grows) is more lopsided than\n"
-          "the covariance: on the spiky family its axis ratio is the condition number itself, not its square root,\n"
-          f"and the rare direction shrinks further still. Figure: {path}")
+    spiky = next(k for k, v in FAMILIES.items() if v["name"] == "spiky")
+    print("What this run shows (axis ratio = largest / smallest semi-axis):")
+    for line in conclusions(ratios, spiky, FAMILIES[spiky]["condition"]):
+        print(f"- {line}")
+    print(f"Figure: {path}")
     return 0
 
 

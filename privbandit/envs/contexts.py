@@ -370,8 +370,8 @@ class HeavyTailed(ContextFamily):
 
     References
     ----------
-    Source paper, `ssec:OLS`, `prop:OLS-fail-local-gen`, `lem:OLS-fail` (smooth mechanisms pay
-    1 / E||phi||^2 where the optimum pays 1 / E||phi||).
+    Source paper, `ssec:OLS`, `prop:OLS-fail-local-gen`, `lem:OLS-fail` (in d = 1, mechanisms smooth in x
+    pay 1 / E[x^2] where the optimum pays 1 / E|x|; the local lower bound assumes E x = 0).
     """
 
     name: ClassVar[str] = "heavy-tailed"

@@ -4,7 +4,8 @@ Every user t sends (sign(x_t) y_t, |x_t|) through one Laplace mechanism; the lea
 into (psi_hat, Psi_hat), estimates of (theta* E|x|, E|x|), and returns clip_1(psi_hat / Psi_hat). The
 error is O(1 / (E|x| epsilon sqrt(T))) (`lem:1d-LDP`): it depends on the L1 covariance E|x|, not on
 E[x^2]. Perturbing the sufficient statistics (x^2, x y) instead is smooth in x and pays
-1 / (E[x^2] epsilon sqrt(T)) (`prop:OLS-fail-local-gen`); see :mod:`.ssp_local`.
+1 / (E[x^2] epsilon sqrt(T)): `prop:OLS-fail-local-gen` proves this lower bound (for the worst theta*)
+for every LDP mechanism whose channels are smooth in x, when x in [-1, 1] has E x = 0; see :mod:`.ssp_local`.
 
 Features are clipped to [-B, B] and divided by B, so the pair lies in [-1, 1] x [0, 1]; the estimate
 is clip_1(psi_hat / (B Psi_hat)).

@@ -4,7 +4,8 @@ Every user privatises its own sufficient statistics (phi y, phi phi^T) (Zheng et
 `def:SSP` in its local form); the learner sums the noisy statistics and solves the same noise-shifted
 ridge system as the central SSP oracle (:func:`privbandit.oracles.ssp.ssp_estimate`, reused with the
 local noise level). The channel is smooth in phi, so the error scales with 1/E[phi phi^T] where
-information weighting scales with the L1 covariance (`prop:OLS-fail-local-gen`).
+information weighting scales with the L1 covariance (`prop:OLS-fail-local-gen` proves it as a lower
+bound in d = 1, for the worst theta*, for covariates with E x = 0).
 
 Privacy (a fair baseline: the same analytic Gaussian as every other oracle). Each user releases the
 concatenation (phi y, vec(phi phi^T)), of norm <= sqrt(B^2 + B^4), through one Gaussian mechanism at L2
