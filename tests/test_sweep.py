@@ -179,7 +179,7 @@ def test_dask_backend_on_a_local_cluster_equals_serial(tmp_path):
 
 
 def test_ray_backend_equals_serial(tmp_path):
-    pytest.importorskip("ray", reason="the ray backend needs ray (pip install '.[dist]'); not installed here")
+    pytest.importorskip("ray", reason="the ray backend needs ray (in the test and dist extras); not installed here")
     cells = small_grid().cells()
     serial = sweep(cells, tmp_path / "serial", jobs=1)
     ray = sweep(cells, tmp_path / "ray", jobs=2, backend="ray")

@@ -373,6 +373,15 @@ def backend_context(backend: str, jobs: int, address: str | None = None) -> Iter
             ray.shutdown()
 
 
+def _return_as() -> str:
+    """``"generator_unordered"`` (progress as cells finish) where the active joblib backend supports it,
+    else ``"list"`` (ray's backend does not support generators)."""
+    from joblib.parallel import get_active_backend
+
+    backend, _ = get_active_backend()
+    return "generator_unordered" if getattr(backend, "supports_return_generator", False) else "list"
+
+
 @dataclass
 class SweepResult:
     """What a sweep did: the combined table and which cells ran now or were found finished."""
@@ -440,8 +449,7 @@ def sweep(cells: Sequence[Cell], out: str | os.PathLike, *, jobs: int = 1, backe
                     bar.update()
             else:
                 with backend_context(backend, n_jobs, address):
-                    gen = Parallel(return_as="generator_unordered")(delayed(run_cell)(c, str(cells_dir))
-                                                                   for c in todo)
+                    gen = Parallel(return_as=_return_as())(delayed(run_cell)(c, str(cells_dir)) for c in todo)
                     for key, did in gen:
                         (ran if did else skipped).append(key)
                         bar.update()
