@@ -233,3 +233,15 @@ def test_final_regret_at_an_earlier_round_gives_the_price_of_privacy_over_time()
     for bad in (0, -4, 2.0, True):
         with pytest.raises(ValueError, match="at must be a positive integer"):
             final_regret(df, at=bad)
+
+
+def test_results_csv_covers_every_cell_of_the_folder(tmp_path):
+    uniform = small_grid(seeds=1).cells()
+    greedy = Grid((AgentEntry("epsilon-greedy", private=False),), ENVS[:1], seeds=1, horizon=64).cells()
+    sweep(uniform, tmp_path)
+    res = sweep(greedy, tmp_path)  # another agent into the same folder: the first sweep's cells stay
+    table = read_cell(tmp_path / "results.csv")
+    assert set(table["agent"]) == {"uniform", "epsilon-greedy"}
+    assert sorted(res.others) == sorted(c.key for c in uniform)
+    assert list(dict.fromkeys(table["agent"])) == ["epsilon-greedy", "uniform"]  # this sweep's cells first
+    pd.testing.assert_frame_equal(res.table, table, check_exact=True)
