@@ -245,3 +245,23 @@ def test_results_csv_covers_every_cell_of_the_folder(tmp_path):
     assert sorted(res.others) == sorted(c.key for c in uniform)
     assert list(dict.fromkeys(table["agent"])) == ["epsilon-greedy", "uniform"]  # this sweep's cells first
     pd.testing.assert_frame_equal(res.table, table, check_exact=True)
+
+
+def test_regret_intervals_never_go_below_zero_and_few_seeds_are_flagged(tmp_path):
+    from scipy import stats
+
+    from privbandit.sim.report import final_regret, headline_table, loglog_slopes, write_report
+
+    two = _synthetic({("priv", 1.0): 0.75}, seeds=2)  # regrets x and 2x: the t interval reaches -4.85x
+    final = final_regret(two).iloc[0]
+    vals = np.array([1, 2]) * 1024 ** 0.75
+    half = stats.t.ppf(0.975, 1) * vals.std(ddof=1) / np.sqrt(2)
+    assert vals.mean() - half < 0 and final["ci_low"] == 0.0 and np.isclose(final["ci_high"], vals.mean() + half)
+    assert final["few_seeds"] and headline_table(final_regret(two))["flag"].tolist() == ["< 3 seeds"]
+    three = _synthetic({("priv", 1.0): 0.75}, seeds=3)
+    assert not final_regret(three)["few_seeds"].any() and headline_table(final_regret(three))["flag"].eq("").all()
+    assert not loglog_slopes(three)["few_seeds"].any() and loglog_slopes(two)["few_seeds"].all()
+    text = write_report(two, tmp_path).read_text()
+    regret_section = text.split("## Final regret")[1].split("## Log-log slopes")[0]
+    row = next(line for line in regret_section.splitlines() if line.startswith("| e | priv"))
+    assert "[0, " in row and "-" not in row.split("|")[7] and row.rstrip(" |").endswith("< 3 seeds")
