@@ -8,15 +8,20 @@
     privbandit list envs|agents|oracles|families
 
 ``bench`` runs a named suite (:mod:`privbandit.sim.suites`) cell by cell into ``DIR/cells`` (a rerun
-skips finished cells), then writes ``DIR/results.csv``, the figures ``DIR/figures/*.png`` and
-``DIR/report.md``. ``run`` plays one agent on one env for S seeds. ``plot`` redraws the figures and the
-report of a results folder. Bad arguments exit with code 2 and a one-line message.
+skips finished cells), then writes ``DIR/results.csv`` (every cell of the folder, also those of earlier
+commands), the figures ``DIR/figures/*.png``, ``DIR/report.md`` and ``DIR/report.json`` (the report's
+title, provenance notes, references and slope window, which ``plot`` reuses). ``run`` plays one agent on
+one env for S seeds. ``plot`` redraws the figures and the report of a results folder. Bad arguments exit
+with code 2 and a one-line message; Ctrl-C exits with code 130 and says how many cells were saved.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
+import json
 import math
+import os
 import shlex
 import sys
 import time
@@ -28,6 +33,36 @@ FAMILIES_FALLBACK = ("isotropic", "spiky", "rare-direction", "heavy-tailed", "he
 
 class UsageError(Exception):
     """A bad argument found after parsing (reported like argparse's errors, exit code 2)."""
+
+
+WRITE_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EISDIR, errno.EEXIST})
+"""OSError numbers that mean "this path cannot be written": reported in one line, exit code 2."""
+
+REPORT_META = "report.json"
+"""The file beside ``report.md`` that keeps its title, notes, references and slope window for ``plot``."""
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("privbandit")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree that is not installed
+        return "unknown"
+
+
+def _output_folder(path: Path, what: str) -> Path:
+    """``path`` as a folder the command can write (created if missing), else a :class:`UsageError`
+    naming ``what`` (the argument)."""
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{what} must be a folder, got the file {path}")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{what} {path}: cannot create the folder ({exc.strerror or exc})") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise UsageError(f"{what} {path} is not writable (results, figures and report.md go there)")
+    return path
 
 
 def _positive_int(text: str) -> int:
@@ -77,6 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = argparse.ArgumentParser(prog="privbandit", description="Differentially private contextual bandits: "
                                 "benchmarks, runs, plots.")
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = p.add_subparsers(dest="command", required=True, metavar="{bench,run,plot,list}")
 
     b = sub.add_parser("bench", help="run a benchmark suite: results, figures and report.md")
@@ -108,6 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     ls = sub.add_parser("list", help="list what is registered")
     ls.add_argument("what", choices=("envs", "agents", "oracles", "families"))
+    for parser in (b, r, pl, ls):  # errors found after parsing are reported as "privbandit COMMAND: error: ..."
+        parser.set_defaults(subparser=parser)
     return p
 
 
@@ -124,8 +162,45 @@ def _finish(table, out: Path, *, title: str, references: dict, notes: list[str],
 
     _use_agg()
     figures = save_standard_figures(table, out / "figures")
-    return write_report(table, out, title=title, references=references, figures=figures, notes=notes,
-                        slope_window=slope_window)
+    report = write_report(table, out, title=title, references=references, figures=figures, notes=notes,
+                          slope_window=slope_window)
+    meta = dict(title=title, notes=list(notes), references=dict(references), slope_window=list(slope_window))
+    (out / REPORT_META).write_text(json.dumps(meta, indent=1) + "\n")
+    return report
+
+
+def _read_meta(folder: Path) -> dict:
+    """The title, notes, references and slope window of the folder's last report (``report.json``, else
+    the header of a ``report.md`` written before ``report.json`` existed); empty if there is none."""
+    try:
+        meta = json.loads((folder / REPORT_META).read_text())
+    except (OSError, ValueError):
+        meta = None
+    if isinstance(meta, dict):
+        return meta
+    try:
+        lines = (folder / "report.md").read_text().splitlines()
+    except (OSError, ValueError):
+        return {}
+    head = lines[: next((i for i, line in enumerate(lines) if line.startswith("## ")), len(lines))]
+    meta = dict(notes=[line[2:] for line in head if line.startswith("- ")])
+    if head and head[0].startswith("# "):
+        meta["title"] = head[0][2:]
+    return meta
+
+
+def _with_earlier(out: Path, others: Sequence[str], notes: list[str], references: dict) -> tuple[list[str], dict]:
+    """Notes and references of a report on a folder that also holds ``others``, cells of earlier commands:
+    say so, and keep those commands' lines and references."""
+    if not others:
+        return notes, references
+    meta = _read_meta(out)
+    earlier = [n if n.startswith("earlier ") else f"earlier {n}" for n in meta.get("notes", ())
+               if isinstance(n, str) and n.startswith(("command:", "earlier command:"))]
+    notes = notes + [f"the folder also holds {len(others)} cells of earlier commands: results.csv and this report "
+                     "include them"] + [n for n in dict.fromkeys(earlier) if n != f"earlier {notes[0]}"]
+    old = meta.get("references", {})
+    return notes, {**(old if isinstance(old, dict) else {}), **references}
 
 
 def _headline(table) -> str:
@@ -149,23 +224,27 @@ def cmd_bench(args: argparse.Namespace) -> int:
     cells = suite.cells()
     if not cells:
         raise UsageError(f"suite {args.suite!r} has no agent available in this install")
-    out = args.out or Path("results") / args.suite
+    out = _output_folder(args.out or Path("results") / args.suite, "--out")
     start = time.perf_counter()
+    args.sweep_state = (out, cells)
     res = sweep(cells, out, jobs=args.jobs, backend=args.backend, address=args.address,
                 progress=not args.no_progress)
     wall = time.perf_counter() - start
-    notes = [f"suite `{suite.name}`: {suite.description}",
-             f"command: `privbandit {' '.join(shlex.quote(a) for a in args.argv)}`",
+    notes = [f"command: `privbandit {' '.join(shlex.quote(a) for a in args.argv)}`",
+             f"suite `{suite.name}`: {suite.description}",
              f"{len(cells)} cells ({len(res.ran)} run now, {len(res.skipped)} found finished); "
              f"sweep wall time {wall:.1f} s with --jobs {args.jobs} --backend {args.backend}"]
     missing = get_suite(args.suite).missing()
     if missing:
         notes.append("agents of the suite not available in this install (left out): " + ", ".join(missing))
-    report = _finish(res.table, out, title=f"privbandit benchmark: {suite.name}", references=suite.references(),
+    notes, references = _with_earlier(out, res.others, notes, suite.references())
+    report = _finish(res.table, out, title=f"privbandit benchmark: {suite.name}", references=references,
                      notes=notes, slope_window=suite.slope_window)
     total = time.perf_counter() - start
     print(_headline(res.table))
     print(f"\n{len(cells)} cells ({len(res.ran)} run, {len(res.skipped)} already finished); wall time {total:.1f} s")
+    if res.others:
+        print(f"{out} also holds {len(res.others)} cells of earlier commands: results.csv and the report include them")
     print(f"report: {report}")
     return 0
 
@@ -198,28 +277,54 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.out is None:
         import tempfile
 
+        args.sweep_state = (None, cells)
         with tempfile.TemporaryDirectory(prefix="privbandit-run-") as tmp:
             res = sweep(cells, tmp, jobs=args.jobs, progress=not args.no_progress)
     else:
-        res = sweep(cells, args.out, jobs=args.jobs, progress=not args.no_progress)
-        _finish(res.table, args.out, title=f"privbandit run: {args.agent} on {label}", references={},
-                notes=[f"command: `privbandit {' '.join(shlex.quote(a) for a in args.argv)}`"])
+        out = _output_folder(args.out, "--out")
+        args.sweep_state = (out, cells)
+        start = time.perf_counter()
+        res = sweep(cells, out, jobs=args.jobs, progress=not args.no_progress)
+        notes = [f"command: `privbandit {' '.join(shlex.quote(a) for a in args.argv)}`",
+                 f"{len(cells)} cells ({len(res.ran)} run now, {len(res.skipped)} found finished); "
+                 f"sweep wall time {time.perf_counter() - start:.1f} s with --jobs {args.jobs}"]
+        notes, references = _with_earlier(out, res.others, notes, {})
+        title = f"privbandit run: {args.agent} on {label}" if not res.others else f"privbandit results: {out}"
+        _finish(res.table, out, title=title, references=references or _references(res.table), notes=notes)
     print(_headline(res.table))
     if args.out is not None:
+        if res.others:
+            print(f"{args.out} also holds {len(res.others)} cells of earlier commands: results.csv and the report "
+                  "include them")
         print(f"results: {args.out / 'results.csv'}")
     return 0
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
     """``privbandit plot DIR``."""
+    from .sim.report import RUN_KEYS
     from .sim.sweep import read_cell
 
     path = args.dir / "results.csv"
     if not path.is_file():
         raise UsageError(f"{args.dir} has no results.csv (make one with privbandit bench or run --out)")
-    table = read_cell(path)
-    report = _finish(table, args.dir, title=f"privbandit results: {args.dir}", references=_references(table),
-                     notes=[f"redrawn by `privbandit plot {shlex.quote(str(args.dir))}`"])
+    try:
+        table = read_cell(path)
+    except ValueError as exc:  # pandas' parser errors and undecodable bytes
+        raise UsageError(f"{path} is not a privbandit results table ({str(exc).splitlines()[0]})") from None
+    missing = [c for c in RUN_KEYS + ("t", "cum_regret", "epsilon_spent") if c not in table.columns]
+    if missing or table.empty:
+        why = f"it lacks the columns {missing}" if missing else "it has no rows"
+        raise UsageError(f"{path} is not a privbandit results table (from bench or run --out): {why}")
+    _output_folder(args.dir, "DIR")
+    meta = _read_meta(args.dir)  # keep the report's provenance (command, suite, wall time) and settings
+    redrawn = f"redrawn by `privbandit plot {shlex.quote(str(args.dir))}`"
+    notes = [n for n in meta.get("notes", ()) if isinstance(n, str) and not n.startswith("redrawn by")] + [redrawn]
+    references = meta.get("references") if isinstance(meta.get("references"), dict) else _references(table)
+    window = meta.get("slope_window")
+    window = tuple(window) if isinstance(window, list) and len(window) == 2 else (None, None)
+    report = _finish(table, args.dir, title=str(meta.get("title", f"privbandit results: {args.dir}")),
+                     references=references, notes=notes, slope_window=window)
     print(f"figures: {args.dir / 'figures'}\nreport: {report}")
     return 0
 
@@ -284,22 +389,50 @@ def _family_names() -> list[str]:
 COMMANDS = {"bench": cmd_bench, "run": cmd_run, "plot": cmd_plot, "list": cmd_list}
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``privbandit`` console script; returns the exit code (2 on bad arguments)."""
-    parser = build_parser()
-    argv = list(sys.argv[1:] if argv is None else argv)
-    args = parser.parse_args(argv)  # exits with code 2 on a parse error
-    args.argv = argv
-    try:
-        return COMMANDS[args.command](args)
-    except UsageError as exc:
-        parser.error(str(exc))
-    except ImportError as exc:  # an optional backend that is not installed
-        from .sim.sweep import BackendUnavailable
+def _interrupted(args: argparse.Namespace | None) -> str:
+    """The line printed on Ctrl-C: how many cells of the command are saved, and how to resume."""
+    from .sim.sweep import cell_path
 
-        if isinstance(exc, BackendUnavailable):
-            parser.error(str(exc))
-        raise
+    out, cells = getattr(args, "sweep_state", (None, None))
+    if cells is None:
+        return "interrupted"
+    if out is None:
+        return "interrupted: nothing saved (run keeps its cells only with --out DIR)"
+    done = sum(cell_path(out / "cells", c).exists() for c in cells)
+    return f"interrupted: {done} of {len(cells)} cells saved in {out}; run the same command again to resume"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``privbandit`` console script; returns the exit code (2 on bad arguments, 130 on
+    Ctrl-C)."""
+    args = None
+    try:
+        parser = build_parser()
+        argv = list(sys.argv[1:] if argv is None else argv)
+        args = parser.parse_args(argv)  # exits with code 2 on a parse error
+        args.argv = argv
+        sub = args.subparser
+
+        def error(message: str) -> None:  # one line, "privbandit run: error: ...", exit code 2
+            sub.exit(2, f"{sub.prog}: error: {message}\n")
+
+        try:
+            return COMMANDS[args.command](args)
+        except UsageError as exc:
+            error(str(exc))
+        except ImportError as exc:  # an optional backend that is not installed
+            from .sim.sweep import BackendUnavailable
+
+            if isinstance(exc, BackendUnavailable):
+                error(str(exc))
+            raise
+        except OSError as exc:  # a path that cannot be written (read-only, not a folder, ...)
+            if exc.errno in WRITE_ERRNOS and exc.filename:
+                error(f"cannot write {exc.filename}: {exc.strerror}")
+            raise
+    except KeyboardInterrupt:
+        print(_interrupted(args), file=sys.stderr)
+        return 130
     return 1  # pragma: no cover - parser.error exits
 
 

@@ -7,9 +7,12 @@
   the sample size T (tables of the regression benchmarks);
 - :func:`information_ellipses`: 2-D matrices (Sigma^{1/2}, U*^{-1}, W*^{-1}, ...) as the images of the
   unit circle;
-- :func:`save_standard_figures`: the PNGs of a results folder (used by ``privbandit bench`` and ``plot``).
+- :func:`save_standard_figures`: the PNGs of a results folder (used by ``privbandit bench`` and ``plot``),
+  one panel per privacy model (none, JDP, LDP);
+- :func:`agent_palette`: the fixed colour of each agent, the same in every figure.
 
-The functions never choose a matplotlib backend; scripts and the command line use ``Agg``.
+The functions never choose a matplotlib backend; scripts and the command line use ``Agg``. Curves split
+by agent (``hue="agent"``) take their colours from :func:`agent_palette` unless given a palette.
 
 Bands are normal 95% confidence intervals of the mean over seeds (``errorbar=("se", 1.96)``),
 deterministic and fast; pass ``errorbar=("ci", 95)`` for seaborn's bootstrap.
@@ -22,13 +25,63 @@ Source paper, `tab:comp` (regret rates), `eq:PoP` (price of privacy), `def:FLDP`
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 BAND: tuple[str, float] = ("se", 1.96)
+
+PRIVACY_MODELS: tuple[tuple[str, str], ...] = (("none", "non-private"), ("jdp", "joint DP"), ("ldp", "local DP"))
+"""The privacy models in panel order, with their panel titles."""
+
+
+def _colours() -> list[tuple[float, float, float]]:
+    import matplotlib
+
+    tab20 = list(matplotlib.colormaps["tab20"].colors)
+    return tab20[0::2] + tab20[1::2]  # the 10 strong hues first, then their light versions
+
+
+def agent_palette(names: Iterable[str] | None = None) -> dict[str, tuple[float, float, float]]:
+    """The fixed colour of each agent: the same agent has the same colour in every figure.
+
+    The i-th registered agent (:func:`privbandit.agents.agent_names`, sorted) gets the i-th of 20 colours
+    (tab20, its 10 strong hues first), whatever agents a figure shows and in whatever order; a name that
+    is not a registered agent (a custom label) gets one of the colours from a hash of the name.
+
+    Parameters
+    ----------
+    names : iterable of str, optional
+        The agents to colour (default: every registered agent).
+
+    Returns
+    -------
+    dict
+        Name -> RGB tuple, in the order of ``names``.
+    """
+    from .agents import agent_names
+
+    colours = _colours()
+    registered = {name: i for i, name in enumerate(agent_names())}
+    names = list(agent_names() if names is None else dict.fromkeys(names))
+    out = {}
+    for name in names:
+        i = registered.get(name)
+        if i is None:  # after the registered agents' colours, then anywhere: stable, not necessarily unique
+            h = int.from_bytes(hashlib.sha256(str(name).encode()).digest()[:8], "little")
+            spare = len(colours) - len(registered)
+            i = len(registered) + h % spare if spare > 0 else h
+        out[name] = colours[i % len(colours)]
+    return out
+
+
+def _default_palette(data: pd.DataFrame, hue: str | None, kwargs: dict) -> None:
+    """Colour agents by :func:`agent_palette` unless the caller chose a palette."""
+    if hue == "agent" and kwargs.get("palette") is None and "agent" in data.columns:
+        kwargs["palette"] = agent_palette(data["agent"].unique())
 
 
 def _axes(ax: Any):
@@ -92,6 +145,7 @@ def regret_curves(data: pd.DataFrame, *, x: str = "t", y: str = "cum_regret", hu
         plot = plot[(plot[x] > 0) & (plot[y] > 0)]
     if plot.empty:
         raise ValueError("no rows left to plot (x_min, or non-positive values on log axes)")
+    _default_palette(plot, hue, kwargs)
     sns.lineplot(data=plot, x=x, y=y, hue=hue, style=style, errorbar=errorbar, ax=ax, **kwargs)
     if loglog:
         ax.set_xscale("log")
@@ -112,7 +166,8 @@ def regret_vs_epsilon(data: pd.DataFrame, *, y: str = "cum_regret", hue: str = "
     data : DataFrame
         Long form with ``t``, ``horizon``, ``epsilon`` and ``y``; the rows with t = horizon are used.
     palette : dict or seaborn palette, optional
-        Colours by ``hue`` (a dict also colours the non-private lines).
+        Colours by ``hue`` (a dict also colours the non-private lines); default :func:`agent_palette` when
+        ``hue="agent"``.
 
     Returns
     -------
@@ -124,6 +179,8 @@ def regret_vs_epsilon(data: pd.DataFrame, *, y: str = "cum_regret", hue: str = "
     ax = _axes(ax)
     final = data[data["t"] == data["horizon"]]
     private = final[np.isfinite(final["epsilon"].astype(float))]
+    if palette is None and hue == "agent":
+        palette = agent_palette(final["agent"].unique())
     if not private.empty:
         sns.lineplot(data=private, x="epsilon", y=y, hue=hue, marker="o", errorbar=errorbar, ax=ax, palette=palette)
     for i, (label, g) in enumerate(final[~np.isfinite(final["epsilon"].astype(float))].groupby(hue, sort=True)):
@@ -229,38 +286,109 @@ def information_ellipses(matrices: Mapping[str, np.ndarray], *, normalize: bool 
     return ax
 
 
-def save_standard_figures(data: pd.DataFrame, out: str | Path, *, dpi: int = 90) -> list[Path]:
-    """Write the figures of a results table to ``out``: per env, regret curves (linear and log-log) and,
-    when private agents ran, regret at the horizon against epsilon. Returns the PNG paths."""
-    import matplotlib.pyplot as plt
+def _privacy_models(data: pd.DataFrame) -> pd.Series:
+    """Each row's privacy model (the ``privacy_model`` column; without it, "none" or "private" by epsilon)."""
+    if "privacy_model" in data.columns:
+        return data["privacy_model"].astype(str)
+    eps = data["epsilon"].astype(float)
+    return pd.Series(np.where(np.isinf(eps), "none", "private"), index=data.index)
+
+
+def _model_order(models: Iterable[str]) -> list[tuple[str, str]]:
+    """(model, panel title) of the models present: none, jdp, ldp first, then any other."""
+    present = set(models)
+    known = [(m, title) for m, title in PRIVACY_MODELS if m in present]
+    return known + [(m, m) for m in sorted(present - {m for m, _ in PRIVACY_MODELS})]
+
+
+def _legend_below(ax: Any) -> None:
     import seaborn as sns
+
+    if ax.get_legend() is not None:
+        sns.move_legend(ax, "upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize="x-small", frameon=False,
+                        title=None)
+
+
+def _suptitle(fig: Any, text: str) -> None:
+    """A figure title wrapped to the figure's width (long env labels do not run off a one-panel figure)."""
+    import textwrap
+
+    fig.suptitle("\n".join(textwrap.wrap(text, width=max(20, int(fig.get_figwidth() * 10)))))
+
+
+def _regret_figure(g: pd.DataFrame, env: str):
+    """Regret curves of one env: a column per privacy model, linear (top) and log-log (bottom)."""
+    import matplotlib.pyplot as plt
+
+    models = _model_order(g["model"])
+    styles = sorted(g["privacy"].unique(), key=lambda s: (s != "non-private", s))
+    fig, axes = plt.subplots(2, len(models), figsize=(4.8 * len(models) + 0.6, 8.4), squeeze=False)
+    for col, (model, name) in enumerate(models):
+        sub = g[g["model"] == model]
+        agents = list(dict.fromkeys(sub["agent"]))
+        common = dict(hue="agent", style="privacy", palette=agent_palette(agents), hue_order=agents,
+                      style_order=[st for st in styles if st in set(sub["privacy"])])
+        regret_curves(sub, ax=axes[0, col], title=f"{name}: cumulative regret", **common)
+        regret_curves(sub, loglog=True, x_min=16, ax=axes[1, col], title=f"{name}: log-log, t >= 16", **common)
+        axes[0, col].get_legend().remove()
+        _legend_below(axes[1, col])
+    _suptitle(fig, env)
+    fig.tight_layout()
+    return fig
+
+
+def _log_y(ax: Any) -> None:
+    """Log y axis with plain numbers (minor ticks labelled too when the axis spans less than a decade)."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    ax.set_yscale("log")
+    plain = FuncFormatter(lambda v, _: f"{v:g}")
+    low, high = ax.get_ylim()
+    ax.yaxis.set_major_formatter(plain)
+    ax.yaxis.set_minor_formatter(plain if high < 10 * low else NullFormatter())
+
+
+def _epsilon_figure(top: pd.DataFrame, env: str):
+    """Regret at the horizon against epsilon, a panel per private model; non-private agents dashed."""
+    import matplotlib.pyplot as plt
+
+    private = [(m, name) for m, name in _model_order(top["model"]) if m != "none"]
+    fig, axes = plt.subplots(1, len(private), figsize=(5.2 * len(private) + 0.6, 5.2), squeeze=False)
+    reference = top[top["model"] == "none"]
+    for ax, (model, name) in zip(axes[0], private):
+        sub = pd.concat([top[top["model"] == model], reference])
+        regret_vs_epsilon(sub, ax=ax, palette=agent_palette(sub["agent"].unique()), title=name)
+        if (sub.loc[sub["t"] == sub["horizon"], "cum_regret"] > 0).all():
+            _log_y(ax)  # uniform play's regret does not flatten the others
+        _legend_below(ax)
+    _suptitle(fig, f"{env}: regret at T = {int(top['horizon'].iloc[0])} against epsilon")
+    fig.tight_layout()
+    return fig
+
+
+def save_standard_figures(data: pd.DataFrame, out: str | Path, *, dpi: int = 90) -> list[Path]:
+    """Write the figures of a results table to ``out`` and return the PNG paths.
+
+    Per env: regret curves (linear and log-log), one column of panels per privacy model (none, JDP,
+    LDP), so that agents at uniform play do not flatten the others; and, when private agents ran,
+    regret at the horizon against epsilon, one panel per private model. Agents keep the colours of
+    :func:`agent_palette`.
+    """
+    import matplotlib.pyplot as plt
 
     _need(data, ["env", "agent", "epsilon", "t", "horizon", "cum_regret"])
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     for env, g in data.groupby("env", sort=True):
-        g = g.assign(privacy=_privacy_label(g))
-        agents = list(dict.fromkeys(g["agent"]))
-        palette = dict(zip(agents, sns.color_palette("tab20" if len(agents) > 10 else "tab10", len(agents))))
-        styles = sorted(g["privacy"].unique(), key=lambda s: (s != "non-private", s))
-        common = dict(hue="agent", style="privacy", palette=palette, hue_order=agents, style_order=styles)
-        fig, axes = plt.subplots(1, 2, figsize=(12.5, 4.2))
-        regret_curves(g, ax=axes[0], title=f"{env}: cumulative regret", **common)
-        regret_curves(g, loglog=True, x_min=16, ax=axes[1], title=f"{env}: log-log (t >= 16)", **common)
-        axes[0].get_legend().remove()
-        sns.move_legend(axes[1], "upper left", bbox_to_anchor=(1.02, 1.0), fontsize="x-small", frameon=False)
-        fig.tight_layout()
+        g = g.assign(privacy=_privacy_label(g), model=_privacy_models(g))
+        fig = _regret_figure(g, str(env))
         paths.append(out / f"regret_{_safe(env)}.png")
         fig.savefig(paths[-1], dpi=dpi)
         plt.close(fig)
         top = g[g["horizon"] == g["horizon"].max()]  # one horizon per figure: final regrets are comparable
         if np.isfinite(top["epsilon"].astype(float)).any():
-            fig, ax = plt.subplots(figsize=(7.5, 4.2))
-            regret_vs_epsilon(top, ax=ax, palette=palette,
-                              title=f"{env}: regret at T = {int(top['horizon'].iloc[0])} vs epsilon")
-            sns.move_legend(ax, "upper left", bbox_to_anchor=(1.02, 1.0), fontsize="x-small", frameon=False)
-            fig.tight_layout()
+            fig = _epsilon_figure(top, str(env))
             paths.append(out / f"epsilon_{_safe(env)}.png")
             fig.savefig(paths[-1], dpi=dpi)
             plt.close(fig)
@@ -271,5 +399,5 @@ def _safe(text: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in str(text))
 
 
-__all__ = ["coverage_vs_T", "ellipse_points", "information_ellipses", "metric_vs_T", "regret_curves",
-           "regret_vs_epsilon", "save_standard_figures"]
+__all__ = ["PRIVACY_MODELS", "agent_palette", "coverage_vs_T", "ellipse_points", "information_ellipses",
+           "metric_vs_T", "regret_curves", "regret_vs_epsilon", "save_standard_figures"]

@@ -281,24 +281,20 @@ AGENT_ORDER = ("uniform", "epsilon-greedy", "linucb", "elim-nonprivate", "square
 def figures(data: pd.DataFrame, out: Path, x_min: int = 2 ** 10) -> list[Path]:
     """One figure per (block, family): log-log regret curves from t = ``x_min``, one panel per epsilon.
 
-    Each agent keeps its colour across panels and the block's figures; non-private references are dashed.
+    Each agent keeps its colour (:func:`privbandit.plots.agent_palette`) in every panel and figure;
+    non-private references are dashed.
     """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import seaborn as sns
 
-    from privbandit.plots import regret_curves
+    from privbandit.plots import agent_palette, regret_curves
 
     data = data.assign(privacy=np.where(data["eps_label"] == NONPRIVATE, "non-private", "private"))
-    palettes = {}
-    for block, g in data.groupby("block"):
-        agents = [a for a in AGENT_ORDER if a in set(g["agent"])]
-        palettes[block] = dict(zip(agents, sns.color_palette("tab10", max(10, len(agents)))))
+    palette = agent_palette(data["agent"].unique())
     paths = []
     for (block, fam), g in data.groupby(["block", "family_label"]):
-        palette = palettes[block]
         eps_vals = sorted((v for v in g["eps_label"].unique() if v != NONPRIVATE), key=float)
         order = [a for a in AGENT_ORDER if a in set(g["agent"])]
         n = max(1, len(eps_vals))

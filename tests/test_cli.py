@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -107,7 +112,8 @@ def test_missing_backend_exits_2(tmp_path, monkeypatch, capsys):
     with pytest.raises(SystemExit) as exc:
         cli.main(["bench", "--seeds", "1", "--horizon", "8", "--jobs", "2", "--backend", "ray", "--no-progress",
                   "--out", str(tmp_path)])
-    assert exc.value.code == 2 and "privbandit[dist]" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "privbandit[dist]" in err and len(err.strip().splitlines()) == 1
 
 
 def test_console_script_and_module_exit_codes():
@@ -116,3 +122,139 @@ def test_console_script_and_module_exit_codes():
     bad = subprocess.run([sys.executable, "-m", "privbandit.cli", "run", "--env", "PrivLinCB-v0", "--agent",
                           "uniform", "--horizon", "-3"], capture_output=True, text=True)
     assert bad.returncode == 2 and "--horizon" in bad.stderr
+
+
+RUN = ["run", "--env", "PrivLinCB-v0", "--horizon", "32", "--seeds", "2", "--dim", "2", "--arms", "2", "--no-progress"]
+
+
+def _one_error_line(err: str, command: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"privbandit {command}: error: "), err
+    return lines[0]
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--version"])
+    assert exc.value.code == 0 and re.fullmatch(r"privbandit \d+\.\d+\S*", capsys.readouterr().out.strip())
+
+
+def test_errors_after_parsing_name_the_subcommand_in_one_line(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["run", "--env", "PrivLinCB-v0", "--agent", "nope", "--horizon", "8"])
+    assert exc.value.code == 2
+    assert "--agent must be one of" in _one_error_line(capsys.readouterr().err, "run")
+
+
+@pytest.mark.parametrize("make", ["file", "under-a-file"])
+def test_out_that_is_not_a_folder_exits_2(make, tmp_path, capsys):
+    target = tmp_path / "taken"
+    target.write_text("not a folder")
+    out = target if make == "file" else target / "sub"
+    with pytest.raises(SystemExit) as exc:
+        cli.main(RUN + ["--agent", "uniform", "--out", str(out)])
+    assert exc.value.code == 2 and "--out" in _one_error_line(capsys.readouterr().err, "run")
+    assert target.read_text() == "not a folder"
+
+
+@pytest.fixture
+def read_only(monkeypatch):
+    """Make folders read-only (mode 0o555). Root writes anywhere whatever the mode, so under root
+    ``os.access`` answers as it does for everyone else: no writing there."""
+    made = []
+
+    def make(folder: Path) -> Path:
+        folder.chmod(0o555)
+        made.append(folder)
+        return folder
+
+    if os.geteuid() == 0:
+        real = os.access
+        monkeypatch.setattr(os, "access", lambda path, mode, *a, **kw: (
+            False if Path(path) in made and mode & os.W_OK else real(path, mode, *a, **kw)))
+    yield make
+    for folder in made:
+        folder.chmod(0o755)
+
+
+def test_out_in_a_read_only_folder_exits_2(tmp_path, read_only, capsys):
+    (tmp_path / "ro").mkdir()
+    out = read_only(tmp_path / "ro")
+    with pytest.raises(SystemExit) as exc:
+        cli.main(RUN + ["--agent", "uniform", "--out", str(out)])
+    assert exc.value.code == 2 and "not writable" in _one_error_line(capsys.readouterr().err, "run")
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["bench", "--seeds", "1", "--horizon", "8", "--no-progress", "--out", str(out)])
+    assert exc.value.code == 2 and "not writable" in _one_error_line(capsys.readouterr().err, "bench")
+
+
+@pytest.fixture(scope="module")
+def results_dir(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("results") / "run"
+    assert cli.main(RUN + ["--agent", "uniform", "--out", str(out)]) == 0
+    return out
+
+
+def test_plot_on_a_read_only_folder_exits_2(results_dir, tmp_path, read_only, capsys):
+    folder = shutil.copytree(results_dir, tmp_path / "ro")
+    read_only(folder)
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["plot", str(folder)])
+    assert exc.value.code == 2 and "not writable" in _one_error_line(capsys.readouterr().err, "plot")
+
+
+@pytest.mark.parametrize("content", ["a,b\n1,2\n", "", "\x00\xff\xfe garbage"])
+def test_plot_on_a_foreign_folder_exits_2(content, tmp_path, capsys):
+    (tmp_path / "results.csv").write_bytes(content.encode("latin-1"))
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["plot", str(tmp_path)])
+    line = _one_error_line(capsys.readouterr().err, "plot")
+    assert exc.value.code == 2 and "is not a privbandit results table" in line
+
+
+def test_plot_keeps_the_report_provenance(results_dir, tmp_path, capsys):
+    folder = shutil.copytree(results_dir, tmp_path / "copy")
+    before = (folder / "report.md").read_text().splitlines()
+    header = [line for line in before[: before.index("## Final regret")] if line.startswith(("# ", "- "))]
+    assert any(line.startswith("- command: `privbandit run") for line in header)
+    assert any("wall time" in line for line in header)
+    for _ in range(2):  # redrawing twice keeps one "redrawn by" line
+        assert cli.main(["plot", str(folder)]) == 0
+    after = (folder / "report.md").read_text().splitlines()
+    assert [line for line in after if line.startswith(("# ", "- "))][: len(header)] == header
+    assert sum(line.startswith("- redrawn by `privbandit plot") for line in after) == 1
+
+
+def test_run_into_a_folder_with_another_agent_keeps_both(tmp_path, capsys):
+    out = tmp_path / "both"
+    assert cli.main(RUN + ["--agent", "uniform", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert cli.main(RUN + ["--agent", "epsilon-greedy", "--out", str(out)]) == 0
+    assert "also holds 2 cells of earlier commands" in capsys.readouterr().out
+    table = read_cell(out / "results.csv")
+    assert set(table["agent"]) == {"uniform", "epsilon-greedy"} and table.groupby("agent")["seed"].nunique().eq(2).all()
+    report = (out / "report.md").read_text()
+    assert "| uniform |" in report and "| epsilon-greedy |" in report
+    assert "- earlier command: `privbandit run" in report and "--agent uniform" in report
+
+
+def test_ctrl_c_saves_finished_cells_says_so_and_the_rerun_resumes(tmp_path):
+    out = tmp_path / "interrupted"
+    cmd = [sys.executable, "-m", "privbandit.cli", "run", "--env", "PrivLinCB-v0", "--agent", "linucb", "--horizon",
+           "2048", "--seeds", "8", "--dim", "3", "--arms", "3", "--no-progress", "--out", str(out)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not list((out / "cells").glob("*.csv")) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: SIGINT to the whole process group
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    match = re.fullmatch(rf"interrupted: (\d+) of 8 cells saved in {re.escape(str(out))}; "
+                         r"run the same command again to resume", err.strip())
+    assert match, err
+    saved = len(list((out / "cells").glob("*.csv")))
+    assert 1 <= int(match.group(1)) == saved < 8
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert read_cell(out / "results.csv")["seed"].nunique() == 8
+    assert f"8 cells ({8 - saved} run now, {saved} found finished)" in (out / "report.md").read_text()

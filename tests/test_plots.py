@@ -108,3 +108,101 @@ def test_save_standard_figures_writes_pngs(tmp_path):
     assert names == ["epsilon_heavy-tailed-d5k5.png", "regret_heavy-tailed-d5k5.png"]
     for p in paths:
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _models(env: str = "heavy-tailed-d5k5") -> pd.DataFrame:
+    """Results of a non-private, a JDP and an LDP agent plus uniform play, with their privacy models."""
+    df = _results()
+    df["env"] = env
+    model = {"elim-jdp": "jdp", "elim-nonprivate": "none", "uniform": "none"}
+    df["privacy_model"] = df["agent"].map(model)
+    ldp = df[df["agent"] == "elim-jdp"].assign(agent="elim-ldp", privacy_model="ldp")
+    return pd.concat([df, ldp], ignore_index=True)
+
+
+@pytest.fixture
+def saved_figures(monkeypatch):
+    """The figures that save_standard_figures draws, drawn, in the order it saves them."""
+    from matplotlib.figure import Figure
+
+    figures = []
+    real = Figure.savefig
+
+    def savefig(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        self.test_renderer = self.canvas.get_renderer()  # closing the figure drops its Agg canvas
+        figures.append(self)
+
+    monkeypatch.setattr(Figure, "savefig", savefig)
+    return figures
+
+
+def _legend_colours(fig) -> dict[str, tuple]:
+    from matplotlib.colors import to_rgb
+
+    colours = {}
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        for handle, text in zip(legend.legend_handles if legend else [], legend.get_texts() if legend else []):
+            if hasattr(handle, "get_color") and text.get_text() in {"elim-jdp", "elim-ldp", "elim-nonprivate", "uniform"}:
+                colours.setdefault(text.get_text(), set()).add(to_rgb(handle.get_color()))
+    return colours
+
+
+def test_agent_palette_is_fixed_by_the_registered_agents():
+    from privbandit.agents import agent_names
+
+    full = plots.agent_palette()
+    assert list(full) == list(agent_names()) and len(set(full.values())) == len(full)  # one colour each
+    subset = plots.agent_palette(["uniform", "elim-jdp"])
+    assert subset == {"uniform": full["uniform"], "elim-jdp": full["elim-jdp"]}
+    assert plots.agent_palette(["my-label"])["my-label"] == plots.agent_palette(["uniform", "my-label"])["my-label"]
+
+
+def test_one_colour_per_agent_in_every_figure(tmp_path, saved_figures):
+    df = _models()
+    plots.save_standard_figures(df, tmp_path / "all")
+    plots.save_standard_figures(df[df["agent"].isin(["uniform", "elim-nonprivate"])], tmp_path / "two")
+    plots.save_standard_figures(df[df["agent"] == "elim-jdp"], tmp_path / "one")
+    seen: dict[str, set] = {}
+    for fig in saved_figures:
+        for agent, colours in _legend_colours(fig).items():
+            seen.setdefault(agent, set()).update(colours)
+    assert set(seen) == {"elim-jdp", "elim-ldp", "elim-nonprivate", "uniform"}
+    assert all(len(c) == 1 for c in seen.values()), seen
+    assert len({next(iter(c)) for c in seen.values()}) == len(seen)
+    # and a figure drawn by hand with a subset of agents uses the same colours
+    ax = plots.regret_curves(df[df["agent"].isin(["uniform", "elim-jdp"])], hue_order=["uniform", "elim-jdp"])
+    from matplotlib.colors import to_rgb
+
+    got = {t.get_text(): to_rgb(h.get_color()) for h, t in zip(ax.get_legend().legend_handles,
+                                                               ax.get_legend().get_texts())}
+    assert got == {a: next(iter(seen[a])) for a in ("uniform", "elim-jdp")}
+
+
+def test_regret_panels_are_split_by_privacy_model(tmp_path, saved_figures):
+    plots.save_standard_figures(_models(), tmp_path)
+    regret, epsilon = saved_figures
+    titles = [ax.get_title() for ax in regret.axes]
+    assert [t.split(":")[0] for t in titles] == ["non-private", "joint DP", "local DP"] * 2
+    by_title = {ax.get_title(): {text.get_text() for text in ax.get_legend().get_texts()} if ax.get_legend() else None
+                for ax in regret.axes}
+    assert {"uniform", "elim-nonprivate"} <= by_title["non-private: log-log, t >= 16"]
+    assert "elim-jdp" in by_title["joint DP: log-log, t >= 16"] and "uniform" not in by_title["joint DP: log-log, t >= 16"]
+    assert "elim-ldp" in by_title["local DP: log-log, t >= 16"] and "elim-jdp" not in by_title["local DP: log-log, t >= 16"]
+    assert [ax.get_title() for ax in epsilon.axes] == ["joint DP", "local DP"]
+
+
+def test_titles_do_not_collide(tmp_path, saved_figures):
+    env = "PrivLinCB-v0-family=rare-direction-dim=3-n_arms=3"  # the label of `privbandit run`
+    df = _models(env)
+    plots.save_standard_figures(df[df["agent"] == "elim-jdp"], tmp_path)
+    for fig in saved_figures:
+        renderer = fig.test_renderer
+        texts = [ax.title for ax in fig.axes if ax.get_title()] + [t for t in fig.texts if t.get_text()]
+        boxes = [t.get_window_extent(renderer) for t in texts]
+        assert env in " ".join(t.get_text() for t in texts)
+        for i, a in enumerate(boxes):
+            assert 0 <= a.x0 and a.x1 <= fig.bbox.width, texts[i].get_text()  # inside the figure
+            for j, b in enumerate(boxes[:i]):
+                assert not a.overlaps(b), (texts[i].get_text(), texts[j].get_text())

@@ -179,7 +179,7 @@ def test_dask_backend_on_a_local_cluster_equals_serial(tmp_path):
 
 
 def test_ray_backend_equals_serial(tmp_path):
-    pytest.importorskip("ray", reason="the ray backend needs ray (pip install '.[dist]'); not installed here")
+    pytest.importorskip("ray", reason="the ray backend needs ray (in the test and dist extras); not installed here")
     cells = small_grid().cells()
     serial = sweep(cells, tmp_path / "serial", jobs=1)
     ray = sweep(cells, tmp_path / "ray", jobs=2, backend="ray")
@@ -233,3 +233,35 @@ def test_final_regret_at_an_earlier_round_gives_the_price_of_privacy_over_time()
     for bad in (0, -4, 2.0, True):
         with pytest.raises(ValueError, match="at must be a positive integer"):
             final_regret(df, at=bad)
+
+
+def test_results_csv_covers_every_cell_of_the_folder(tmp_path):
+    uniform = small_grid(seeds=1).cells()
+    greedy = Grid((AgentEntry("epsilon-greedy", private=False),), ENVS[:1], seeds=1, horizon=64).cells()
+    sweep(uniform, tmp_path)
+    res = sweep(greedy, tmp_path)  # another agent into the same folder: the first sweep's cells stay
+    table = read_cell(tmp_path / "results.csv")
+    assert set(table["agent"]) == {"uniform", "epsilon-greedy"}
+    assert sorted(res.others) == sorted(c.key for c in uniform)
+    assert list(dict.fromkeys(table["agent"])) == ["epsilon-greedy", "uniform"]  # this sweep's cells first
+    pd.testing.assert_frame_equal(res.table, table, check_exact=True)
+
+
+def test_regret_intervals_never_go_below_zero_and_few_seeds_are_flagged(tmp_path):
+    from scipy import stats
+
+    from privbandit.sim.report import final_regret, headline_table, loglog_slopes, write_report
+
+    two = _synthetic({("priv", 1.0): 0.75}, seeds=2)  # regrets x and 2x: the t interval reaches -4.85x
+    final = final_regret(two).iloc[0]
+    vals = np.array([1, 2]) * 1024 ** 0.75
+    half = stats.t.ppf(0.975, 1) * vals.std(ddof=1) / np.sqrt(2)
+    assert vals.mean() - half < 0 and final["ci_low"] == 0.0 and np.isclose(final["ci_high"], vals.mean() + half)
+    assert final["few_seeds"] and headline_table(final_regret(two))["flag"].tolist() == ["< 3 seeds"]
+    three = _synthetic({("priv", 1.0): 0.75}, seeds=3)
+    assert not final_regret(three)["few_seeds"].any() and headline_table(final_regret(three))["flag"].eq("").all()
+    assert not loglog_slopes(three)["few_seeds"].any() and loglog_slopes(two)["few_seeds"].all()
+    text = write_report(two, tmp_path).read_text()
+    regret_section = text.split("## Final regret")[1].split("## Log-log slopes")[0]
+    row = next(line for line in regret_section.splitlines() if line.startswith("| e | priv"))
+    assert "[0, " in row and "-" not in row.split("|")[7] and row.rstrip(" |").endswith("< 3 seeds")

@@ -4,7 +4,9 @@ Every function takes the tidy table of :func:`~privbandit.sim.runner.run` (or of
 stacked) and returns a small DataFrame; :func:`write_report` puts them into ``report.md``.
 
 A *run* is one (env, agent, privacy_model, epsilon, delta, horizon, seed). Confidence intervals are
-Student-t 95% intervals of the mean over seeds (one value per seed, so runs are independent).
+Student-t 95% intervals of the mean over seeds (one value per seed, so runs are independent); those of
+the regret, a non-negative quantity, are cut at 0. Groups of fewer than :data:`MIN_SEEDS` seeds are
+flagged: their interval (none at all for one seed) says little.
 
 References
 ----------
@@ -25,6 +27,10 @@ from scipy import stats
 
 RUN_KEYS: tuple[str, ...] = ("env", "agent", "privacy_model", "epsilon", "delta", "horizon", "seed")
 GROUP_KEYS: tuple[str, ...] = ("env", "agent", "privacy_model", "epsilon", "delta", "horizon")
+MIN_SEEDS = 3
+"""Fewer seeds than this and a summary row is flagged (``few_seeds``)."""
+FEW_SEEDS = f"< {MIN_SEEDS} seeds"
+"""The flag of such rows in the report's tables."""
 
 
 def _check(df: pd.DataFrame, needed: Iterable[str]) -> None:
@@ -35,14 +41,21 @@ def _check(df: pd.DataFrame, needed: Iterable[str]) -> None:
         raise ValueError(f"data is missing the columns {missing} (a table from privbandit.sim.run or a sweep)")
 
 
-def mean_ci(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
-    """Mean and Student-t confidence interval (low, high) of independent values (NaN width for n < 2)."""
+def mean_ci(values: np.ndarray, level: float = 0.95, floor: float | None = None) -> tuple[float, float, float]:
+    """Mean and Student-t confidence interval (low, high) of independent values (NaN width for n < 2).
+
+    Parameters
+    ----------
+    floor : float, optional
+        A lower bound of the quantity (0 for a regret): the interval's low end is cut there.
+    """
     v = np.asarray(values, dtype=float)
     m = float(v.mean())
     if v.size < 2:
         return m, math.nan, math.nan
     half = float(stats.t.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
-    return m, m - half, m + half
+    low = m - half if floor is None else max(m - half, floor)
+    return m, low, m + half
 
 
 def final_rows(df: pd.DataFrame, at: int | None = None) -> pd.DataFrame:
@@ -69,21 +82,24 @@ def final_rows(df: pd.DataFrame, at: int | None = None) -> pd.DataFrame:
     return rows
 
 
-def _summarize(values: pd.DataFrame, column: str) -> pd.DataFrame:
+def _summarize(values: pd.DataFrame, column: str, floor: float | None = None) -> pd.DataFrame:
     rows = []
     for key, g in values.groupby(list(GROUP_KEYS), sort=False, dropna=False):
-        m, lo, hi = mean_ci(g[column].to_numpy())
-        rows.append(dict(zip(GROUP_KEYS, key), n_seeds=len(g), mean=m, ci_low=lo, ci_high=hi))
-    return pd.DataFrame(rows, columns=list(GROUP_KEYS) + ["n_seeds", "mean", "ci_low", "ci_high"])
+        m, lo, hi = mean_ci(g[column].to_numpy(), floor=floor)
+        rows.append(dict(zip(GROUP_KEYS, key), n_seeds=len(g), few_seeds=len(g) < MIN_SEEDS, mean=m, ci_low=lo,
+                         ci_high=hi))
+    return pd.DataFrame(rows, columns=list(GROUP_KEYS) + ["n_seeds", "few_seeds", "mean", "ci_low", "ci_high"])
 
 
 def final_regret(df: pd.DataFrame, at: int | None = None) -> pd.DataFrame:
     """Mean cumulative regret at the horizon (or at round ``at``) with its 95% CI.
 
     One row per (env, agent, privacy level, T); with ``at``, the regret of the first ``at`` rounds
-    (so ``price_of_privacy(final_regret(df, at=t), ...)`` follows the price of privacy over time).
+    (so ``price_of_privacy(final_regret(df, at=t), ...)`` follows the price of privacy over time). The
+    regret is non-negative, so the interval's low end is at least 0; ``few_seeds`` flags rows of fewer
+    than :data:`MIN_SEEDS` seeds.
     """
-    return _summarize(final_rows(df, at), "cum_regret")
+    return _summarize(final_rows(df, at), "cum_regret", floor=0.0)
 
 
 def loglog_slopes(df: pd.DataFrame, t_min: int | None = None, t_max: int | None = None) -> pd.DataFrame:
@@ -171,12 +187,18 @@ def markdown_table(df: pd.DataFrame, columns: Sequence[str] | None = None) -> st
     return "\n".join(lines)
 
 
+def _flags(table: pd.DataFrame) -> list[str]:
+    return [FEW_SEEDS if n < MIN_SEEDS else "" for n in table["n_seeds"]]
+
+
 def headline_table(final: pd.DataFrame) -> pd.DataFrame:
-    """Final regret as ``mean [low, high]`` strings, one row per (env, agent, privacy level)."""
+    """Final regret as ``mean [low, high]`` strings, one row per (env, agent, privacy level); the ``flag``
+    column marks rows of fewer than :data:`MIN_SEEDS` seeds."""
     out = final.copy()
     out["regret (95% CI)"] = [f"{_fmt(m)} [{_fmt(lo)}, {_fmt(hi)}]" if not math.isnan(lo) else _fmt(m)
                               for m, lo, hi in zip(out["mean"], out["ci_low"], out["ci_high"])]
-    return out[["env", "agent", "privacy_model", "epsilon", "horizon", "n_seeds", "regret (95% CI)"]]
+    out["flag"] = _flags(out)
+    return out[["env", "agent", "privacy_model", "epsilon", "horizon", "n_seeds", "regret (95% CI)", "flag"]]
 
 
 def write_report(df: pd.DataFrame, out: str | os.PathLike, *, title: str = "privbandit benchmark",
@@ -212,14 +234,16 @@ def write_report(df: pd.DataFrame, out: str | os.PathLike, *, title: str = "priv
     parts = [f"# {title}", ""]
     parts += [f"- {n}" for n in notes]
     parts += ["", "## Final regret", "",
-              "Cumulative pseudo-regret at the horizon: mean over seeds and Student-t 95% confidence interval.", "",
+              "Cumulative pseudo-regret at the horizon: mean over seeds and Student-t 95% confidence interval "
+              f"(cut at 0: regret is non-negative). `{FEW_SEEDS}` flags rows of fewer than {MIN_SEEDS} seeds, "
+              "whose interval says little (one seed has none).", "",
               markdown_table(headline_table(final)), "",
               "## Log-log slopes", "",
               f"Slope of log cumulative regret against log t over t in {window}, per seed, then mean and 95% CI "
               "(1/2 is sqrt(T) regret, 1 is linear).", "",
-              markdown_table(slopes.rename(columns={"mean": "slope"}),
+              markdown_table(slopes.rename(columns={"mean": "slope"}).assign(flag=_flags(slopes)),
                              ["env", "agent", "privacy_model", "epsilon", "horizon", "n_seeds", "slope", "ci_low",
-                              "ci_high"]), ""]
+                              "ci_high", "flag"]), ""]
     pop = price_of_privacy(final, references or {})
     parts += ["## Price of privacy", "",
               "Final regret of each private agent over that of its non-private counterpart (same env, same T).", ""]

@@ -5,7 +5,8 @@ cell runs :func:`~privbandit.sim.runner.run` in a worker and writes its table at
 ``<out>/cells/<cell.key>.csv`` through a temporary file and an atomic :func:`os.replace`, so a file
 that exists is complete. A rerun skips every cell whose file exists; a killed sweep loses at most the
 cells that were running. When all cells are done, ``<out>/results.csv`` is their concatenation in the
-order of the cell list (so serial and parallel sweeps give identical tables).
+order of the cell list (so serial and parallel sweeps give identical tables), followed by any other cell
+that an earlier sweep left in the folder (so the file always covers every cell of the folder).
 
 Seeds
 -----
@@ -373,14 +374,28 @@ def backend_context(backend: str, jobs: int, address: str | None = None) -> Iter
             ray.shutdown()
 
 
+def _return_as() -> str:
+    """``"generator_unordered"`` (progress as cells finish) where the active joblib backend supports it,
+    else ``"list"`` (ray's backend does not support generators)."""
+    from joblib.parallel import get_active_backend
+
+    backend, _ = get_active_backend()
+    return "generator_unordered" if getattr(backend, "supports_return_generator", False) else "list"
+
+
 @dataclass
 class SweepResult:
-    """What a sweep did: the combined table and which cells ran now or were found finished."""
+    """What a sweep did: the combined table and which cells ran now or were found finished.
+
+    ``table`` is ``<out>/results.csv``: the sweep's cells, then ``others``, the cells that earlier sweeps
+    left in the same folder (their keys).
+    """
 
     table: pd.DataFrame
     ran: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     out: Path | None = None
+    others: list[str] = field(default_factory=list)
 
 
 def sweep(cells: Sequence[Cell], out: str | os.PathLike, *, jobs: int = 1, backend: str = "loky",
@@ -440,21 +455,33 @@ def sweep(cells: Sequence[Cell], out: str | os.PathLike, *, jobs: int = 1, backe
                     bar.update()
             else:
                 with backend_context(backend, n_jobs, address):
-                    gen = Parallel(return_as="generator_unordered")(delayed(run_cell)(c, str(cells_dir))
-                                                                   for c in todo)
+                    gen = Parallel(return_as=_return_as())(delayed(run_cell)(c, str(cells_dir)) for c in todo)
                     for key, did in gen:
                         (ran if did else skipped).append(key)
                         bar.update()
         finally:
             bar.close()
     table = combine(cells, out)
-    return SweepResult(table=table, ran=ran, skipped=skipped, out=out)
+    others = [p.stem for p in other_cells(cells, out)]
+    return SweepResult(table=table, ran=ran, skipped=skipped, out=out, others=others)
+
+
+def other_cells(cells: Sequence[Cell], out: str | os.PathLike) -> list[Path]:
+    """The finished cell files in ``<out>/cells`` that are not among ``cells`` (left by earlier sweeps into
+    the same folder), sorted by name."""
+    cells_dir = Path(out) / "cells"
+    mine = {cell_path(cells_dir, c).name for c in cells}
+    return sorted(p for p in cells_dir.glob("*.csv") if p.name not in mine)
 
 
 def combine(cells: Sequence[Cell], out: str | os.PathLike) -> pd.DataFrame:
-    """Concatenate the cells' tables in the order of ``cells`` and write ``<out>/results.csv`` atomically."""
+    """Write ``<out>/results.csv`` atomically: every finished cell of the folder, so that it never drops
+    the results of an earlier sweep into the same folder.
+
+    The tables of ``cells`` come first, in their order, then those of :func:`other_cells`.
+    """
     out = Path(out)
-    frames = [read_cell(cell_path(out / "cells", c)) for c in cells]
+    frames = [read_cell(p) for p in [cell_path(out / "cells", c) for c in cells] + other_cells(cells, out)]
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMNS))
     fd, tmp = tempfile.mkstemp(prefix=".results.", suffix=".tmp", dir=out)
     with os.fdopen(fd, "w", newline="") as fh:
