@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Sequence
 
 import numpy as np
-from scipy import stats
 
 from .._validation import as_generator, check_array, check_int, check_positive, check_rows
 from ..links import Link, identity_link
@@ -121,9 +120,12 @@ def two_sided_quantile(confidence: float) -> float:
 
     Computed as the upper-tail quantile at confidence/2 (``norm.isf``), which stays accurate for tiny
     confidences, where ``norm.ppf(1 - confidence/2)`` rounds 1 - confidence/2 to 1 and returns inf
-    (below confidence ~ 1e-16).
+    (below confidence ~ 1e-16). ``-ndtri(q)`` is what ``scipy.stats.norm.isf(q)`` computes, without
+    importing scipy.stats (about 1 s).
     """
-    return float(stats.norm.isf(confidence / 2.0))
+    from scipy import special
+
+    return float(-special.ndtri(confidence / 2.0))
 
 
 def stage_sizes_split(n_rounds: int, fractions: Sequence[float]) -> tuple[int, ...]:
