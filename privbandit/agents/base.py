@@ -338,22 +338,79 @@ class EpochAgent(EpochScheduled):
         """React to a finished epoch (the estimate is already in ``self.estimates``)."""
 
 
-_REGISTRY: dict[str, Callable[..., Agent]] = {}
+@dataclass(frozen=True)
+class _Registration:
+    factory: Callable[..., Agent]
+    description: str
+    private: bool | None
+    counterpart: str | None
 
 
-def register_agent(name: str, factory: Callable[..., Agent], *, description: str = "") -> None:
-    """Register ``factory(**kwargs) -> Agent`` under ``name`` (for ``make_agent``)."""
+_REGISTRY: dict[str, _Registration] = {}
+
+
+def register_agent(name: str, factory: Callable[..., Agent], *, description: str = "", private: bool | None = None,
+                   counterpart: str | None = None) -> None:
+    """Register ``factory(**kwargs) -> Agent`` under ``name`` (for ``make_agent``).
+
+    Parameters
+    ----------
+    name : str
+        The registered name.
+    factory : callable
+        ``factory(**kwargs)`` builds the agent.
+    description : str
+        One line for ``agent_descriptions()``.
+    private : bool, optional
+        Whether the factory takes a privacy budget (``epsilon=``, ``delta=``): ``make_agent`` then
+        requires ``epsilon`` for a private name and refuses it for a non-private one. None (unknown)
+        passes the keywords through unchecked.
+    counterpart : str, optional
+        For a non-private agent, the name of its private counterpart (named in the error message).
+    """
     if name in _REGISTRY:
         raise ValueError(f"an agent named {name!r} is already registered")
-    factory.__privbandit_description__ = description  # type: ignore[attr-defined]
-    _REGISTRY[name] = factory
+    if private is not None and not isinstance(private, bool):
+        raise TypeError(f"private must be a bool or None, got {type(private).__name__}")
+    _REGISTRY[name] = _Registration(factory, description, private, counterpart)
 
 
 def make_agent(name: str, **kwargs: Any) -> Agent:
-    """Build a registered agent by name."""
+    """Build a registered agent by name; keyword arguments go to its factory.
+
+    A private agent needs its budget, ``make_agent("elim-jdp", epsilon=1.0, delta=1e-5)`` (``delta``
+    defaults to the factory's, 1e-5), unless an ``oracle`` instance carries it; a non-private agent
+    takes no ``epsilon`` or ``delta``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, a private name without ``epsilon`` or a non-private name with ``epsilon``
+        or ``delta``.
+
+    Examples
+    --------
+    >>> from privbandit.agents import make_agent
+    >>> make_agent("elim-jdp", epsilon=1.0, delta=1e-5).privacy.label()
+    'jdp(eps=1, delta=1e-05)'
+    """
     if name not in _REGISTRY:
         raise ValueError(f"unknown agent {name!r}; choose one of {agent_names()}")
-    return _REGISTRY[name](**kwargs)
+    entry = _REGISTRY[name]
+    budget = sorted(k for k in ("epsilon", "delta") if k in kwargs)
+    if entry.private is False and budget:
+        also = f" (its private counterpart is {entry.counterpart})" if entry.counterpart else ""
+        raise ValueError(f"{name} is non-private: it takes no epsilon/delta, got {'/'.join(budget)}{also}")
+    if entry.private and kwargs.get("epsilon") is None and kwargs.get("oracle") is None:
+        raise ValueError(f"{name} is private: choose a budget, e.g. make_agent({name!r}, epsilon=1.0, delta=1e-5)")
+    return entry.factory(**kwargs)
+
+
+def agent_is_private(name: str) -> bool | None:
+    """Whether the registered agent ``name`` takes a privacy budget (None if its registration does not say)."""
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown agent {name!r}; choose one of {agent_names()}")
+    return _REGISTRY[name].private
 
 
 def agent_names() -> tuple[str, ...]:
@@ -363,4 +420,4 @@ def agent_names() -> tuple[str, ...]:
 
 def agent_descriptions() -> dict[str, str]:
     """Name -> one-line description of every registered agent."""
-    return {k: getattr(v, "__privbandit_description__", "") for k, v in sorted(_REGISTRY.items())}
+    return {k: v.description for k, v in sorted(_REGISTRY.items())}

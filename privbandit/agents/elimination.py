@@ -202,25 +202,23 @@ class EliminationAgent(EpochAgent):
         return dict(super().describe(), oracle=self.oracle.name)
 
 
-def _factory(agent_name: str, oracle_name: str, model: str, description: str) -> None:
+def _factory(agent_name: str, oracle_name: str, model: str, description: str, counterpart: str | None = None) -> None:
     def make(*, epsilon: float | None = None, delta: float | None = None, oracle: Oracle | None = None,
              **kwargs: Any) -> EliminationAgent:
         if oracle is not None:
             agent = EliminationAgent(oracle, **kwargs)
-        else:
-            if model == "none" and (epsilon is not None or delta is not None):
-                raise ValueError(f"{agent_name!r} is non-private: it takes no epsilon or delta")
+        else:  # make_agent has checked the budget against the registration's privacy
             agent = EliminationAgent(oracle_name, epsilon=epsilon, delta=delta,
                                      model=None if model == "none" else model, **kwargs)
         agent.name = agent_name  # type: ignore[misc]
         return agent
 
     make.__doc__ = f"{description}\n\nKeyword arguments go to :class:`EliminationAgent` (oracle {oracle_name!r})."
-    register_agent(agent_name, make, description=description)
+    register_agent(agent_name, make, description=description, private=model != "none", counterpart=counterpart)
 
 
 _factory("elim-nonprivate", "ridge", "none",
-         "action elimination with non-private ridge/OLS (alg:batch-cb-meta, reference)")
+         "action elimination with non-private ridge/OLS (alg:batch-cb-meta, reference)", counterpart="elim-jdp")
 _factory("elim-jdp", "iw-regression-dp", "jdp",
          "joint-DP action elimination with IW-Regression-DP (alg:batch-cb-JDP)")
 _factory("elim-ssp", "ssp", "jdp",

@@ -359,17 +359,40 @@ def register_oracle(cls: type[Oracle]) -> type[Oracle]:
 def make_oracle(name: str, **kwargs: Any) -> Oracle:
     """Build a registered oracle by name; keyword arguments go to its dataclass.
 
-    ``epsilon``, ``delta`` and ``model`` may be given instead of a ``privacy`` spec.
+    A private oracle needs its budget: ``epsilon`` (and ``delta``, default 1e-5; ``model``, default the
+    oracle's first privacy model) or a ``privacy`` spec. A non-private oracle takes neither.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, a private oracle without ``epsilon`` or ``privacy``, or a non-private one
+        with ``epsilon`` or ``delta``.
+
+    Examples
+    --------
+    >>> from privbandit.oracles import make_oracle
+    >>> make_oracle("iw-regression-dp", epsilon=1.0, delta=1e-5).privacy.label()
+    'jdp(eps=1, delta=1e-05)'
     """
     if name not in _REGISTRY:
         raise ValueError(f"unknown oracle {name!r}; choose one of {oracle_names()}")
     cls = _REGISTRY[name]
-    if "privacy" not in kwargs and any(k in kwargs for k in ("epsilon", "delta", "model")):
-        model = kwargs.pop("model", cls.privacy_models[0])
-        kwargs["privacy"] = PrivacySpec(model, kwargs.pop("epsilon", 1.0), kwargs.pop("delta", 1e-5))
-    elif "privacy" not in kwargs:
-        default_model = cls.privacy_models[0]
-        kwargs["privacy"] = PrivacySpec(default_model) if default_model != "none" else PrivacySpec.none()
+    budget = sorted(k for k in ("epsilon", "delta") if k in kwargs)
+    if "privacy" in kwargs:
+        if budget or "model" in kwargs:
+            raise ValueError("give either privacy=PrivacySpec(...) or epsilon/delta/model, not both")
+        return cls(**kwargs)
+    model = kwargs.pop("model", cls.privacy_models[0])
+    if model == "none":
+        if budget:
+            what = name if cls.privacy_models == ("none",) else f"{name} with model='none'"
+            raise ValueError(f"{what} is non-private: it takes no epsilon/delta, got {'/'.join(budget)}")
+        kwargs["privacy"] = PrivacySpec.none()
+    else:
+        if kwargs.get("epsilon") is None:
+            raise ValueError(f"{name} is private: choose a budget, e.g. "
+                             f"make_oracle({name!r}, epsilon=1.0, delta=1e-5)")
+        kwargs["privacy"] = PrivacySpec(model, kwargs.pop("epsilon"), kwargs.pop("delta", 1e-5))
     return cls(**kwargs)
 
 
