@@ -223,6 +223,9 @@ class Agent(abc.ABC):
             # every agent (private or not) learns from bounded rows: features clipped to ||phi|| <= B and
             # rewards to [-1, 1], with a ClippingWarning when that changes data (no overflow, no silent NaN)
             x, y = clip_features(x, spec.bound), clip_rewards(y)
+        if self.t + x.shape[0] > spec.horizon:
+            raise ValueError(f"update got {x.shape[0]} rows at round {self.t} but the horizon is T={spec.horizon} "
+                             f"({spec.horizon - self.t} rounds left); call reset(spec, rng) to start a new run")
         if x.shape[0] > self.rounds_until_update():
             raise ValueError(f"update got {x.shape[0]} rows but only {self.rounds_until_update()} rounds remain "
                              f"before the policy changes (feed the rows of one epoch at a time)")

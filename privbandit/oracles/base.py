@@ -96,17 +96,31 @@ class Estimate:
         """The feature dimension d."""
         return self.theta.shape[0]
 
+    def _features(self, features: Any) -> np.ndarray:
+        """``features`` as a finite float array of shape (..., d), or a ValueError naming what is wrong."""
+        f = check_array("features", features)               # finite floats
+        if f.ndim == 0 or f.shape[-1] != self.dim:
+            raise ValueError(f"features must have shape (..., {self.dim}) (the estimate's dimension d), "
+                             f"got shape {f.shape}")
+        return f
+
     def predictor(self, features: np.ndarray) -> np.ndarray:
         """<phi, theta> for features of shape (..., d)."""
-        return np.asarray(features, dtype=float) @ self.theta
+        return self._features(features) @ self.theta
 
     def mean(self, features: np.ndarray) -> np.ndarray:
         """Predicted mean reward nu(<phi, theta>), shape features.shape[:-1]."""
         return self.link(self.predictor(features))
 
     def width(self, features: np.ndarray) -> np.ndarray:
-        """Confidence radius of the mean reward, L_nu * c * ||M phi||, shape features.shape[:-1]."""
-        f = np.asarray(features, dtype=float)
+        """Confidence radius of the mean reward, L_nu * c * ||M phi||, shape features.shape[:-1].
+
+        Raises
+        ------
+        ValueError
+            If ``features`` is not of shape (..., d) or has a NaN or inf entry.
+        """
+        f = self._features(features)
         return self.link.lipschitz * self.width_scale * np.linalg.norm(f @ self.width_matrix.T, axis=-1)
 
     def bounds(self, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
