@@ -306,8 +306,13 @@ class EpochAgent(EpochScheduled):
         """Cumulative epoch ends (doubling by default)."""
         return doubling_schedule(horizon)
 
+    def _epoch_oracle(self, spec: BanditSpec) -> Oracle:
+        """The oracle every epoch of a run on ``spec`` starts its fit with (``self.oracle`` by default)."""
+        return self.oracle
+
     def _reset(self) -> None:
         spec = self._require_spec()
+        self._run_oracle = self._epoch_oracle(spec)
         self.epoch_ends = self._schedule(spec.horizon)
         if self.epoch_ends[-1] != spec.horizon or np.any(np.diff(self.epoch_ends) <= 0) or self.epoch_ends[0] <= 0:
             raise ValueError("an epoch schedule must be strictly increasing, start above 0 and end at the horizon")
@@ -323,7 +328,7 @@ class EpochAgent(EpochScheduled):
     def _start_fit(self) -> None:
         spec = self._require_spec()
         n = int(self.epoch_ends[self.epoch]) - self.epoch_start
-        self.fit: EpochFit = self.oracle.start(n, dim=spec.dim, bound=spec.bound, link=spec.link,
+        self.fit: EpochFit = self._run_oracle.start(n, dim=spec.dim, bound=spec.bound, link=spec.link,
                                                rng=self._fit_rng.spawn(1)[0])
 
     def _observe(self, x: np.ndarray, y: np.ndarray) -> None:

@@ -31,14 +31,15 @@ Source paper, `alg:batch-cb-meta`, `alg:plan`, `alg:batch-cb-JDP`, `appdx:regret
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
-from .._validation import check_positive, check_real
+from .._validation import check_int, check_positive, check_real
 from ..oracles.base import Estimate, Oracle
 from ._oracle_arg import resolve_oracle
-from .base import EpochAgent, register_agent
+from .base import BanditSpec, EpochAgent, register_agent
 from .spanner import barycentric_spanner
 
 _PLAN_CHUNK = 4096
@@ -115,6 +116,25 @@ def can_eliminate(estimate: Estimate, bound: float, width_cap: float = 2.0) -> b
     return not (estimate.width_scale * smin >= norm and 2.0 * bound * lip * norm <= width_cap)
 
 
+def theory_confidence(horizon: int) -> float:
+    """The statistical confidence of every epoch's fit in the regret proofs: delta = 1/T.
+
+    Every epoch j runs its regression with the same delta (`alg:batch-cb-JDP`: JDPLinearRegression(D_j,
+    delta)); `thm:regret-upper-meta` takes the union bound over the J epochs (the success event has
+    probability >= 1 - J delta, which costs the 4 T J delta term of the bound), and the proofs of
+    `thm:regret-upper-JDP-better`, `thm:regret-upper-JDP` and `thm:regret-upper-LDP` set delta = 1/T.
+    So the per-epoch confidence is 1/T, not split further over the epochs (J delta T = J = O(log T)
+    regret). The algorithm needs delta in (0, 1): at T = 1 (one epoch, whose estimate is never used)
+    it is 1/2.
+
+    References
+    ----------
+    Source paper, `alg:batch-cb-JDP`, `thm:regret-upper-meta`, `appdx:proof-regret-upper-JDP-better`,
+    `appdx:proof-JDP-gen-linear`, `appdx:regret-upper-LDP`.
+    """
+    return 1.0 / max(check_int("horizon", horizon, low=1), 2)
+
+
 def uniform_over(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
     """Index of the floor(u n)-th True entry of each row of ``mask`` (n = its count): a uniform pick."""
     counts = mask.sum(axis=1)
@@ -149,6 +169,10 @@ class EliminationAgent(EpochAgent):
     The first epoch has no estimate (f_0 = 0, b_0 = 1 eliminate nothing) and plays uniformly on a
     spanner of all actions. Ties are broken towards the lowest action index.
 
+    Statistical confidence. With an oracle in theory mode (``constants="theory"``) every epoch's fit
+    gets the confidence the regret proofs use, delta = 1/T (:func:`theory_confidence`), whatever the
+    oracle's own ``confidence``; otherwise the oracle's ``confidence`` applies to each epoch.
+
     References
     ----------
     Source paper, `alg:batch-cb-meta`, `alg:plan`, `alg:batch-cb-JDP`, `appdx:regret-upper-LDP`,
@@ -168,6 +192,12 @@ class EliminationAgent(EpochAgent):
         self.spanner = bool(spanner)
         self.spanner_constant = check_real("spanner_constant", spanner_constant, low=1.0, low_open=True)
         self.width_cap = check_positive("width_cap", width_cap)
+
+    def _epoch_oracle(self, spec: BanditSpec) -> Oracle:
+        """The oracle with the proofs' per-epoch confidence in theory mode, else ``self.oracle``."""
+        if getattr(self.oracle, "constants", None) == "theory" and hasattr(self.oracle, "confidence"):
+            return dataclasses.replace(self.oracle, confidence=theory_confidence(spec.horizon))
+        return self.oracle
 
     def _reset(self) -> None:
         super()._reset()
@@ -232,4 +262,4 @@ _factory("elim-ldp-ssp", "ssp-local", "ldp",
 _factory("elim-glm-ldp", "iw-glm-ldp", "ldp",
          "local-DP GLM action elimination with IW-GLM-LDP (appdx:regret-upper-LDP, remark)")
 
-__all__ = ["EliminationAgent", "can_eliminate", "surviving_actions", "uniform_over"]
+__all__ = ["EliminationAgent", "can_eliminate", "surviving_actions", "theory_confidence", "uniform_over"]
