@@ -1,6 +1,8 @@
 """privbandit: differentially private linear and generalized-linear contextual bandits.
 
 Importing the package registers the Gymnasium environments ``PrivLinCB-v0`` and ``PrivGLMCB-v0``.
+``make_agent``, ``make_oracle`` and ``run`` (and the ``agents``, ``oracles``, ``sim`` and ``plots``
+subpackages) are imported on first use, so ``import privbandit`` stays light.
 """
 
 from . import envs, infomatrix, privacy
@@ -10,18 +12,28 @@ from .privacy import PrivacyLedger, PrivacySpec
 
 __version__ = "0.1.0"
 
-_LAZY = ("plots", "sim")  # pandas/matplotlib users: imported on first access, not with the envs
+# Imported on first access, not with the envs: the agents and oracles need scipy, the runner pandas,
+# the plots matplotlib (tests/test_api.py checks that `import privbandit` loads none of them).
+_LAZY_MODULES = ("agents", "oracles", "plots", "sim")
+_LAZY_ATTRIBUTES = {"make_agent": "agents", "make_oracle": "oracles", "run": "sim.runner"}
 
 
 def __getattr__(name: str):
-    if name in _LAZY:
-        import importlib
+    import importlib
 
+    if name in _LAZY_MODULES:
         return importlib.import_module(f".{name}", __name__)
+    if name in _LAZY_ATTRIBUTES:
+        return getattr(importlib.import_module(f".{_LAZY_ATTRIBUTES[name]}", __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
 __all__ = [
-    "Link", "PrivGLMCBEnv", "PrivLinCBEnv", "PrivacyLedger", "PrivacySpec", "RoundBatch", "envs", "identity_link",
-    "infomatrix", "logistic_link", "make_family", "plots", "privacy", "sim",
+    "Link", "PrivGLMCBEnv", "PrivLinCBEnv", "PrivacyLedger", "PrivacySpec", "RoundBatch", "agents", "envs",
+    "identity_link", "infomatrix", "logistic_link", "make_agent", "make_family", "make_oracle", "oracles", "plots",
+    "privacy", "run", "sim",
 ]

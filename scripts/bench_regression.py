@@ -129,7 +129,9 @@ def _oracle(name: str, epsilon: float, delta: float, constants: str, public: np.
                     kwargs[key] = atoms[2]
             else:
                 kwargs[key] = public
-    return make_oracle(name, epsilon=epsilon, delta=delta, **kwargs)
+    if cls.privacy_models != ("none",):            # ridge (non-private) takes no budget
+        kwargs.update(epsilon=epsilon, delta=delta)
+    return make_oracle(name, **kwargs)
 
 
 def run_cell(name: str, family_name: str, dim: int, log2_t: int, epsilon: float, seed: int, constants: str,

@@ -45,7 +45,7 @@ def child(agent_name: str, log2_horizon: int, dim: int, arms: int, family: str, 
     import gymnasium as gym
 
     import privbandit  # noqa: F401  (registers the envs)
-    from privbandit.agents import make_agent
+    from privbandit.agents import agent_is_private, make_agent
     from privbandit.sim.runner import run
 
     def rss_mb() -> float:
@@ -56,7 +56,8 @@ def child(agent_name: str, log2_horizon: int, dim: int, arms: int, family: str, 
         return float("nan")  # pragma: no cover - non-Linux
 
     horizon = 2 ** log2_horizon
-    agent = make_agent(agent_name)
+    budget = dict(epsilon=1.0, delta=1e-5) if agent_is_private(agent_name) else {}
+    agent = make_agent(agent_name, **budget)
     env = gym.make("PrivLinCB-v0", horizon=horizon, dim=dim, n_arms=arms, family=family)
     baseline = rss_mb()
     wall, cpu = time.perf_counter(), time.process_time()

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import privbandit  # noqa: F401  (registers the envs)
-from privbandit.agents import BanditSpec, agent_names, make_agent
+from privbandit.agents import BanditSpec, EliminationAgent, agent_names, make_agent
+from privbandit.agents.elimination import theory_confidence
 from privbandit.agents.linucb import LDPUCBAgent, LinUCBAgent, SSLinUCBAgent
 from privbandit.agents.simple import EpsilonGreedyAgent
 from privbandit.oracles import LocalEpochFit, Ridge, oracle_names
@@ -291,3 +292,22 @@ def test_ldp_ucb_rows_at_the_bound_pass_without_clipping(bound):
     assert bound ** 2 + 1 < rnd.radius <= (bound ** 2 + 1) * (1 + 1e-8)
     assert rnd.channel.sensitivity == pytest.approx(2 * rnd.radius, rel=1e-12)
     assert rnd.channel.sensitivity >= 2 * rnd.radius
+
+
+def test_theory_mode_elimination_has_the_proofs_per_epoch_confidence():
+    assert theory_confidence(2 ** 10) == 2.0 ** -10 and theory_confidence(1) == 0.5
+    spec = BanditSpec(n_arms=3, dim=2, horizon=100)
+    theory = EliminationAgent(Ridge(constants="theory")).reset(spec, rng=0)
+    practical = EliminationAgent(Ridge(confidence=0.2)).reset(spec, rng=0)
+    rng = np.random.default_rng(0)
+    seen = []
+    for agent in (theory, practical):
+        confidences = []
+        while agent.t < spec.horizon:
+            confidences.append(agent.fit.oracle.confidence)
+            m = agent.rounds_until_update()
+            agent.update(rng.uniform(-0.5, 0.5, (m, 2)), rng.uniform(-1, 1, m))
+        seen.append(confidences)
+    assert seen[0] == [0.01] * len(theory.epoch_ends)         # delta = 1/T in every epoch
+    assert seen[1] == [0.2] * len(practical.epoch_ends)      # practical mode: the oracle's own
+    assert theory.oracle.confidence == 0.05                   # the configuration itself is unchanged

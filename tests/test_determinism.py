@@ -24,7 +24,7 @@ import pandas as pd
 import pytest
 
 import privbandit  # noqa: F401  (registers the envs)
-from privbandit.agents import make_agent
+from privbandit.agents import agent_is_private, make_agent
 from privbandit.sim.runner import run
 from privbandit.sim.sweep import AgentEntry, EnvEntry, Grid, cell_path, read_cell, sweep
 
@@ -34,12 +34,17 @@ HORIZON = 48
 ENV_KW = {"dim": 3, "n_arms": 4, "family": "heavy-tailed"}
 
 
+def build(name: str):
+    """``make_agent(name)``, at epsilon = 1, delta = 1e-5 if the agent is private."""
+    return make_agent(name, **(dict(epsilon=1.0, delta=1e-5) if agent_is_private(name) else {}))
+
+
 def make_env(name: str):
     return gym.make("PrivGLMCB-v0" if "glm" in name else "PrivLinCB-v0", horizon=HORIZON, **ENV_KW)
 
 
 def table_bytes(name: str, seed: int, **kw) -> bytes:
-    agent = kw.pop("agent", None) or make_agent(name)
+    agent = kw.pop("agent", None) or build(name)
     df = run(agent, make_env(name), seed=seed, log="all", **kw)
     return df.to_csv(index=False).encode()
 
@@ -54,7 +59,7 @@ def test_step_loop_and_batch_path_give_identical_bytes(name):
 
 @pytest.mark.parametrize("name", AGENTS)
 def test_reusing_an_agent_object_changes_nothing(name):
-    agent = make_agent(name)
+    agent = build(name)
     first = table_bytes(name, 9, agent=agent)
     table_bytes(name, 10, agent=agent)  # another run in between
     assert table_bytes(name, 9, agent=agent) == first
@@ -86,13 +91,14 @@ SCRIPT = textwrap.dedent("""
     import sys
     import gymnasium as gym
     import privbandit
-    from privbandit.agents import make_agent
+    from privbandit.agents import agent_is_private, make_agent
     from privbandit.sim.runner import run
     seed, tables = int(sys.argv[1]), []
     for i, name in enumerate(sys.argv[2:]):
         env = gym.make("PrivGLMCB-v0" if "glm" in name else "PrivLinCB-v0", horizon={horizon}, **{env_kw!r})
         mode = "loop" if i % 2 else "batch"
-        tables.append(run(make_agent(name), env, seed=seed, log="all", mode=mode).to_csv(index=False))
+        budget = dict(epsilon=1.0, delta=1e-5) if agent_is_private(name) else {{}}
+        tables.append(run(make_agent(name, **budget), env, seed=seed, log="all", mode=mode).to_csv(index=False))
     sys.stdout.write({sep!r}.join(tables))
 """).format(horizon=HORIZON, env_kw=ENV_KW, sep=SEP)
 

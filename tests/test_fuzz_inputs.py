@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import privbandit  # noqa: F401  (registers the envs)
-from privbandit.agents import BanditSpec, agent_names, make_agent
+from privbandit.agents import BanditSpec, agent_is_private, agent_names, make_agent
 from privbandit.envs import PrivGLMCBEnv, PrivLinCBEnv
 from privbandit.oracles import make_oracle, oracle_class, oracle_names
 from privbandit.privacy import ClippingWarning
@@ -123,7 +123,7 @@ def test_env_refuses_bad_actions(env_id):
 
 # -- agents ----------------------------------------------------------------------------------------------
 
-PRIVATE_AGENTS = [n for n in agent_names() if make_agent(n).privacy.model != "none"]
+PRIVATE_AGENTS = [n for n in agent_names() if agent_is_private(n)]
 ALL_AGENTS = list(agent_names())
 
 
@@ -131,15 +131,16 @@ ALL_AGENTS = list(agent_names())
 @given(st.sampled_from(PRIVATE_AGENTS), st.sampled_from(["epsilon", "delta"]),
        st.sampled_from([0.0, -1.0, 1.0, 2.0, *BAD_REALS, "1", None]))
 def test_agent_privacy_parameters_are_validated(name, param, value):
+    kwargs = {"epsilon": 1.0, param: value}      # a private agent needs epsilon
     ok = param == "epsilon" and value in (1.0, 2.0)
     if ok:
-        agent = make_agent(name, **{param: value})
+        agent = make_agent(name, **kwargs)
         assert getattr(agent.privacy, param) == value
         return
-    if value is None:  # None means "the default" for a keyword
-        make_agent(name, **{param: value})
+    if value is None and param == "delta":  # None means "the default" for delta; epsilon has none
+        make_agent(name, **kwargs)
         return
-    expect_error(param, make_agent, name, **{param: value})
+    expect_error(param, make_agent, name, **kwargs)
 
 
 @FUZZ
@@ -154,7 +155,7 @@ def test_bandit_spec_is_validated(field, value):
 
 
 def fresh(name: str, k: int = 3, d: int = 2, horizon: int = 16):
-    agent = make_agent(name)
+    agent = make_agent(name, **({"epsilon": 1.0} if agent_is_private(name) else {}))
     agent.reset(BanditSpec(n_arms=k, dim=d, horizon=horizon), rng=0)
     return agent
 
@@ -252,6 +253,8 @@ def build_oracle(name: str, **kwargs):
     public = rng.standard_normal((200, _dim(name)))
     public *= (rng.random(200) / np.linalg.norm(public, axis=1))[:, None]
     extra = {k: public for k in ("features", "public_features") if k in fields}
+    if oracle_class(name).privacy_models != ("none",):
+        kwargs.setdefault("epsilon", 1.0)           # a private oracle needs its budget
     return make_oracle(name, **extra, **kwargs)
 
 

@@ -1,8 +1,8 @@
 """The oracle interface contract, checked for EVERY registered oracle (joint, local and non-private).
 
-Each oracle is built with ``make_oracle(name, epsilon=1.0, delta=1e-5)`` plus, where it needs one, a public
-sample of the feature distribution (fields ``features`` / ``public_features``) and its dimension (``ldp-1d``
-is one-dimensional).
+Each private oracle is built with ``make_oracle(name, epsilon=1.0, delta=1e-5)`` (ridge without a budget)
+plus, where it needs one, a public sample of the feature distribution (fields ``features`` /
+``public_features``) and its dimension (``ldp-1d`` is one-dimensional).
 """
 
 from __future__ import annotations
@@ -42,8 +42,10 @@ def _build(name: str, **kwargs):
     for key in ("features", "public_features"):
         if key in field_names:
             extra[key] = public
+    if cls.privacy_models != ("none",):            # a private oracle needs its budget; ridge takes none
+        extra.update(epsilon=1.0, delta=1e-5)
     extra.update(kwargs)
-    return make_oracle(name, epsilon=extra.pop("epsilon", 1.0), delta=extra.pop("delta", 1e-5), **extra)
+    return make_oracle(name, **extra)
 
 
 def _fit(name: str, seed: int = 1, chunks: tuple[int, ...] | None = None, n: int = N_ROWS) -> tuple:

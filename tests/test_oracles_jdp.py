@@ -237,9 +237,9 @@ def test_glm_logistic_fit_is_close_near_nonprivate() -> None:
 def test_dp_sgd_noise_is_dimension_free() -> None:
     for dim in (4, 400):
         fit = make_oracle("dp-sgd", epsilon=1.0, delta=1e-5).start(1000, dim=dim, rng=0)
-        assert fit.eta == pytest.approx(make_oracle("dp-sgd").step_size(1000, 1.0))
+        assert fit.eta == pytest.approx(make_oracle("dp-sgd", epsilon=1.0).step_size(1000, 1.0))
     with pytest.raises(ValueError):
-        make_oracle("dp-sgd", eta=3.0).start(10, dim=2)
+        make_oracle("dp-sgd", epsilon=1.0, eta=3.0).start(10, dim=2)
 
 
 def test_dp_sgd_matches_the_recursion() -> None:

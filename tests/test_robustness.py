@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 
 import privbandit  # noqa: F401  (registers everything)
-from privbandit.agents import BanditSpec, EpochAgent, agent_names, make_agent
+from privbandit.agents import BanditSpec, EpochAgent, agent_is_private, agent_names, make_agent
 from privbandit.oracles import make_oracle, oracle_class, oracle_names
 from privbandit.privacy import ClippingWarning
 
@@ -86,6 +86,8 @@ def build_oracle(name: str, d: int, rng: np.random.Generator):
     if fields & {"features", "public_features"}:
         public = features(str(rng.choice(KINDS)), 64, d, rng)
         extra = {k: public for k in ("features", "public_features") if k in fields}
+    if oracle_class(name).privacy_models != ("none",):
+        extra["epsilon"] = 1.0                       # a private oracle needs its budget
     return make_oracle(name, **extra)
 
 
@@ -128,7 +130,7 @@ def check_agent_seed(name: str, seed: int, max_dim: int = 50, max_horizon: int =
     x = features(kind, horizon * k, d, rng).reshape(horizon, k, d)
     r = rewards(x, rng)
     what = f"{name} seed={seed} d={d} K={k} T={horizon} {kind}"
-    agent = make_agent(name)
+    agent = make_agent(name, **({"epsilon": 1.0} if agent_is_private(name) else {}))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ClippingWarning)
         agent.reset(BanditSpec(n_arms=k, dim=d, horizon=horizon), rng=seed)

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import privbandit  # noqa: F401 - registers the envs
-from privbandit.agents import UniformAgent, agent_names, make_agent
+from privbandit.agents import UniformAgent, agent_is_private, agent_names, make_agent
 from privbandit.privacy import GaussianMechanism, PrivacySpec
 from privbandit.privacy.ledger import PrivacyBudgetExceeded
 from privbandit.sim.runner import COLUMNS, geometric_grid, run, split_seed
@@ -24,10 +24,7 @@ def make_env(horizon: int = T, family: str = "heavy-tailed", **kw):
 
 
 def _build(name: str):
-    agent = make_agent(name)
-    if agent.privacy.is_private:
-        agent = make_agent(name, epsilon=1.0, delta=1e-5)
-    return agent
+    return make_agent(name, **(dict(epsilon=1.0, delta=1e-5) if agent_is_private(name) else {}))
 
 
 def _buildable() -> list[str]:

@@ -1,6 +1,7 @@
 """Epoch-batched bandit agents and the baselines, behind one interface (:mod:`.base`).
 
-``make_agent(name, ...)`` builds a registered agent; ``agent_names()`` lists them.
+``make_agent(name, ...)`` builds a registered agent (a private one needs ``epsilon=``); ``agent_names()``
+lists them and ``agent_is_private(name)`` says which take a budget.
 """
 
 from .base import (
@@ -8,6 +9,7 @@ from .base import (
     BanditSpec,
     EpochAgent,
     agent_descriptions,
+    agent_is_private,
     agent_names,
     doubling_schedule,
     epoch_schedule,
@@ -23,7 +25,7 @@ from .squarecb import SquareCBAgent, inverse_gap_weighting
 
 __all__ = [
     "Agent", "BanditSpec", "EliminationAgent", "EpochAgent", "EpsilonGreedyAgent", "LDPUCBAgent", "LinUCBAgent",
-    "SSLinUCBAgent", "SquareCBAgent", "UniformAgent", "agent_descriptions", "agent_names", "barycentric_spanner",
-    "doubling_schedule", "epoch_schedule", "inverse_gap_weighting", "make_agent", "register_agent", "surviving_actions",
-    "uniform_choice",
+    "SSLinUCBAgent", "SquareCBAgent", "UniformAgent", "agent_descriptions", "agent_is_private", "agent_names",
+    "barycentric_spanner", "doubling_schedule", "epoch_schedule", "inverse_gap_weighting", "make_agent",
+    "register_agent", "surviving_actions", "uniform_choice",
 ]

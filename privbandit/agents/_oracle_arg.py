@@ -16,7 +16,8 @@ def resolve_oracle(oracle: Oracle | str, *, epsilon: float | None = None, delta:
     oracle : Oracle or str
         An oracle configuration, or the registered name of one (see ``privbandit.oracles.oracle_names()``).
     epsilon, delta : float, optional
-        The per-user privacy budget (only with a name; a private oracle's defaults apply when omitted).
+        The per-user privacy budget (only with a name; a private oracle needs ``epsilon``, ``delta`` defaults
+        to 1e-5).
     model : {"jdp", "ldp", "none"}, optional
         The privacy model (only with a name; the oracle's first supported model when omitted).
     oracle_kwargs : dict, optional

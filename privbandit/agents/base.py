@@ -254,6 +254,9 @@ class Agent(abc.ABC):
             # every agent (private or not) learns from bounded rows: features clipped to ||phi|| <= B and
             # rewards to [-1, 1], with a ClippingWarning when that changes data (no overflow, no silent NaN)
             x, y = clip_features(x, spec.bound), clip_rewards(y)
+        if self.t + x.shape[0] > spec.horizon:
+            raise ValueError(f"update got {x.shape[0]} rows at round {self.t} but the horizon is T={spec.horizon} "
+                             f"({spec.horizon - self.t} rounds left); call reset(spec, rng) to start a new run")
         if x.shape[0] > self.rounds_until_update():
             raise ValueError(f"update got {x.shape[0]} rows but only {self.rounds_until_update()} rounds remain "
                              f"before the policy changes (feed the rows of one epoch at a time)")
@@ -341,8 +344,13 @@ class EpochAgent(EpochScheduled):
         """Cumulative epoch ends (:func:`epoch_schedule` with ``first_epoch`` and ``growth``; doubling by default)."""
         return epoch_schedule(horizon, first_epoch=self.first_epoch, growth=self.growth)
 
+    def _epoch_oracle(self, spec: BanditSpec) -> Oracle:
+        """The oracle every epoch of a run on ``spec`` starts its fit with (``self.oracle`` by default)."""
+        return self.oracle
+
     def _reset(self) -> None:
         spec = self._require_spec()
+        self._run_oracle = self._epoch_oracle(spec)
         self.epoch_ends = self._schedule(spec.horizon)
         if self.epoch_ends[-1] != spec.horizon or np.any(np.diff(self.epoch_ends) <= 0) or self.epoch_ends[0] <= 0:
             raise ValueError("an epoch schedule must be strictly increasing, start above 0 and end at the horizon")
@@ -358,7 +366,7 @@ class EpochAgent(EpochScheduled):
     def _start_fit(self) -> None:
         spec = self._require_spec()
         n = int(self.epoch_ends[self.epoch]) - self.epoch_start
-        self.fit: EpochFit = self.oracle.start(n, dim=spec.dim, bound=spec.bound, link=spec.link,
+        self.fit: EpochFit = self._run_oracle.start(n, dim=spec.dim, bound=spec.bound, link=spec.link,
                                                rng=self._fit_rng.spawn(1)[0])
 
     def _observe(self, x: np.ndarray, y: np.ndarray) -> None:
@@ -380,22 +388,79 @@ class EpochAgent(EpochScheduled):
         """React to a finished epoch (the estimate is already in ``self.estimates``)."""
 
 
-_REGISTRY: dict[str, Callable[..., Agent]] = {}
+@dataclass(frozen=True)
+class _Registration:
+    factory: Callable[..., Agent]
+    description: str
+    private: bool | None
+    counterpart: str | None
 
 
-def register_agent(name: str, factory: Callable[..., Agent], *, description: str = "") -> None:
-    """Register ``factory(**kwargs) -> Agent`` under ``name`` (for ``make_agent``)."""
+_REGISTRY: dict[str, _Registration] = {}
+
+
+def register_agent(name: str, factory: Callable[..., Agent], *, description: str = "", private: bool | None = None,
+                   counterpart: str | None = None) -> None:
+    """Register ``factory(**kwargs) -> Agent`` under ``name`` (for ``make_agent``).
+
+    Parameters
+    ----------
+    name : str
+        The registered name.
+    factory : callable
+        ``factory(**kwargs)`` builds the agent.
+    description : str
+        One line for ``agent_descriptions()``.
+    private : bool, optional
+        Whether the factory takes a privacy budget (``epsilon=``, ``delta=``): ``make_agent`` then
+        requires ``epsilon`` for a private name and refuses it for a non-private one. None (unknown)
+        passes the keywords through unchecked.
+    counterpart : str, optional
+        For a non-private agent, the name of its private counterpart (named in the error message).
+    """
     if name in _REGISTRY:
         raise ValueError(f"an agent named {name!r} is already registered")
-    factory.__privbandit_description__ = description  # type: ignore[attr-defined]
-    _REGISTRY[name] = factory
+    if private is not None and not isinstance(private, bool):
+        raise TypeError(f"private must be a bool or None, got {type(private).__name__}")
+    _REGISTRY[name] = _Registration(factory, description, private, counterpart)
 
 
 def make_agent(name: str, **kwargs: Any) -> Agent:
-    """Build a registered agent by name."""
+    """Build a registered agent by name; keyword arguments go to its factory.
+
+    A private agent needs its budget, ``make_agent("elim-jdp", epsilon=1.0, delta=1e-5)`` (``delta``
+    defaults to the factory's, 1e-5), unless an ``oracle`` instance carries it; a non-private agent
+    takes no ``epsilon`` or ``delta``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, a private name without ``epsilon`` or a non-private name with ``epsilon``
+        or ``delta``.
+
+    Examples
+    --------
+    >>> from privbandit.agents import make_agent
+    >>> make_agent("elim-jdp", epsilon=1.0, delta=1e-5).privacy.label()
+    'jdp(eps=1, delta=1e-05)'
+    """
     if name not in _REGISTRY:
         raise ValueError(f"unknown agent {name!r}; choose one of {agent_names()}")
-    return _REGISTRY[name](**kwargs)
+    entry = _REGISTRY[name]
+    budget = sorted(k for k in ("epsilon", "delta") if k in kwargs)
+    if entry.private is False and budget:
+        also = f" (its private counterpart is {entry.counterpart})" if entry.counterpart else ""
+        raise ValueError(f"{name} is non-private: it takes no epsilon/delta, got {'/'.join(budget)}{also}")
+    if entry.private and kwargs.get("epsilon") is None and kwargs.get("oracle") is None:
+        raise ValueError(f"{name} is private: choose a budget, e.g. make_agent({name!r}, epsilon=1.0, delta=1e-5)")
+    return entry.factory(**kwargs)
+
+
+def agent_is_private(name: str) -> bool | None:
+    """Whether the registered agent ``name`` takes a privacy budget (None if its registration does not say)."""
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown agent {name!r}; choose one of {agent_names()}")
+    return _REGISTRY[name].private
 
 
 def agent_names() -> tuple[str, ...]:
@@ -405,4 +470,4 @@ def agent_names() -> tuple[str, ...]:
 
 def agent_descriptions() -> dict[str, str]:
     """Name -> one-line description of every registered agent."""
-    return {k: getattr(v, "__privbandit_description__", "") for k, v in sorted(_REGISTRY.items())}
+    return {k: v.description for k, v in sorted(_REGISTRY.items())}

@@ -38,15 +38,16 @@ Source paper, `alg:batch-cb-meta`, `alg:plan`, `alg:batch-cb-JDP`, `appdx:regret
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable, ClassVar, Sequence
 
 import numpy as np
 
-from .._validation import check_choice, check_positive, check_real
+from .._validation import check_choice, check_int, check_positive, check_real
 from ..oracles.base import EpochFit, Estimate, Oracle
 from ..oracles.ridge import Ridge, RidgeFit
 from ._oracle_arg import resolve_oracle
-from .base import EpochAgent, register_agent
+from .base import BanditSpec, EpochAgent, register_agent
 from .spanner import barycentric_spanner
 
 _PLAN_CHUNK = 4096
@@ -194,6 +195,25 @@ def can_eliminate(estimate: Estimate, bound: float, width_cap: float = 2.0) -> b
     return not (estimate.width_scale * smin >= norm and 2.0 * bound * lip * norm <= width_cap)
 
 
+def theory_confidence(horizon: int) -> float:
+    """The statistical confidence of every epoch's fit in the regret proofs: delta = 1/T.
+
+    Every epoch j runs its regression with the same delta (`alg:batch-cb-JDP`: JDPLinearRegression(D_j,
+    delta)); `thm:regret-upper-meta` takes the union bound over the J epochs (the success event has
+    probability >= 1 - J delta, which costs the 4 T J delta term of the bound), and the proofs of
+    `thm:regret-upper-JDP-better`, `thm:regret-upper-JDP` and `thm:regret-upper-LDP` set delta = 1/T.
+    So the per-epoch confidence is 1/T, not split further over the epochs (J delta T = J = O(log T)
+    regret). The algorithm needs delta in (0, 1): at T = 1 (one epoch, whose estimate is never used)
+    it is 1/2.
+
+    References
+    ----------
+    Source paper, `alg:batch-cb-JDP`, `thm:regret-upper-meta`, `appdx:proof-regret-upper-JDP-better`,
+    `appdx:proof-JDP-gen-linear`, `appdx:regret-upper-LDP`.
+    """
+    return 1.0 / max(check_int("horizon", horizon, low=1), 2)
+
+
 def uniform_over(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
     """Index of the floor(u n)-th True entry of each row of ``mask`` (n = its count): a uniform pick."""
     counts = mask.sum(axis=1)
@@ -254,6 +274,10 @@ class EliminationAgent(EpochAgent):
     per round serves every rule (greedy: u < eps_t explores with u / eps_t, else exploits with
     (u - eps_t) / (1 - eps_t)), so all rules consume the same stream.
 
+    Statistical confidence. With an oracle in theory mode (``constants="theory"``) every epoch's fit
+    gets the confidence the regret proofs use, delta = 1/T (:func:`theory_confidence`), whatever the
+    oracle's own ``confidence``; otherwise the oracle's ``confidence`` applies to each epoch.
+
     References
     ----------
     Source paper, `alg:batch-cb-meta`, `alg:plan`, `alg:batch-cb-JDP`, `appdx:regret-upper-LDP`,
@@ -291,13 +315,19 @@ class EliminationAgent(EpochAgent):
             if not isinstance(self.oracle, Ridge):
                 raise ValueError(f"pooling='ridge' needs the 'ridge' oracle, got {self.oracle.name!r}")
 
+    def _epoch_oracle(self, spec: BanditSpec) -> Oracle:
+        """The oracle with the proofs' per-epoch confidence in theory mode, else ``self.oracle``."""
+        if getattr(self.oracle, "constants", None) == "theory" and hasattr(self.oracle, "confidence"):
+            return dataclasses.replace(self.oracle, confidence=theory_confidence(spec.horizon))
+        return self.oracle
+
     def _reset(self) -> None:
         super()._reset()
         self._informative: list[Estimate] = []
         self._pool: EpochFit | None = None
         if self.pooling == "ridge":     # one ridge fit over the whole run, read (never finished) at epoch ends
             spec = self._require_spec()
-            self._pool = self.oracle.start(spec.horizon, dim=spec.dim, bound=spec.bound, link=spec.link, rng=0)
+            self._pool = self._run_oracle.start(spec.horizon, dim=spec.dim, bound=spec.bound, link=spec.link, rng=0)
 
     def _observe(self, x: np.ndarray, y: np.ndarray) -> None:
         if self._pool is not None:
@@ -402,26 +432,25 @@ class EliminationAgent(EpochAgent):
         return dict(super().describe(), oracle=self.oracle.name)
 
 
-def _factory(agent_name: str, oracle_name: str, model: str, description: str, **defaults: Any) -> None:
+def _factory(agent_name: str, oracle_name: str, model: str, description: str, counterpart: str | None = None,
+             **defaults: Any) -> None:
     def make(*, epsilon: float | None = None, delta: float | None = None, oracle: Oracle | None = None,
              **kwargs: Any) -> EliminationAgent:
         kwargs = {**defaults, **kwargs}     # the registered variant's defaults (play rule, schedule, pooling)
         if oracle is not None:
             agent = EliminationAgent(oracle, **kwargs)
-        else:
-            if model == "none" and (epsilon is not None or delta is not None):
-                raise ValueError(f"{agent_name!r} is non-private: it takes no epsilon or delta")
+        else:  # make_agent has checked the budget against the registration's privacy
             agent = EliminationAgent(oracle_name, epsilon=epsilon, delta=delta,
                                      model=None if model == "none" else model, **kwargs)
         agent.name = agent_name  # type: ignore[misc]
         return agent
 
     make.__doc__ = f"{description}\n\nKeyword arguments go to :class:`EliminationAgent` (oracle {oracle_name!r})."
-    register_agent(agent_name, make, description=description)
+    register_agent(agent_name, make, description=description, private=model != "none", counterpart=counterpart)
 
 
 _factory("elim-nonprivate", "ridge", "none",
-         "action elimination with non-private ridge/OLS (alg:batch-cb-meta, reference)")
+         "action elimination with non-private ridge/OLS (alg:batch-cb-meta, reference)", counterpart="elim-jdp")
 _factory("elim-jdp", "iw-regression-dp", "jdp",
          "joint-DP action elimination with IW-Regression-DP (alg:batch-cb-JDP)")
 _factory("elim-ssp", "ssp", "jdp",
@@ -430,7 +459,8 @@ _factory("elim-glm-jdp", "iw-glm-dp", "jdp",
          "joint-DP GLM action elimination with IW-GLM-DP (appdx:proof-JDP-gen-linear)")
 _factory("elim-ucb", "ridge", "none",
          "non-private action elimination, ridge pooled over all past epochs, UCB play among the survivors "
-         "(alg:batch-cb-meta with UCB play; practical reference)", play="ucb", pooling="ridge")
+         "(alg:batch-cb-meta with UCB play; practical reference)", counterpart="elim-jdp-ucb", play="ucb",
+         pooling="ridge")
 _factory("elim-jdp-ucb", "iw-regression-dp", "jdp",
          f"joint-DP action elimination with IW-Regression-DP, UCB play among the survivors, first epoch of "
          f"{JDP_UCB_FIRST_EPOCH} rounds (alg:batch-cb-JDP with UCB play)", play="ucb", first_epoch=JDP_UCB_FIRST_EPOCH)
@@ -446,4 +476,4 @@ _factory("elim-ldp-greedy", "iw-regression-ldp", "ldp",
          "exploration on their spanner (appdx:regret-upper-LDP with greedy play)", play="greedy")
 
 __all__ = ["PLAY_RULES", "POOLING", "EliminationAgent", "can_eliminate", "cube_root_exploration", "epoch_bounds",
-           "surviving_actions", "uniform_over"]
+           "surviving_actions", "theory_confidence", "uniform_over"]

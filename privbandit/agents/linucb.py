@@ -372,10 +372,11 @@ class LDPUCBAgent(_NoisyGramUCB):
         return sig * (2 * math.sqrt(spec.dim + 1) + tail), sig * (math.sqrt(spec.dim) + tail)
 
 
-register_agent("linucb", LinUCBAgent, description="non-private LinUCB / OFUL (Abbasi-Yadkori et al. 2011)")
-register_agent("linucb-jdp", SSLinUCBAgent,
+register_agent("linucb", LinUCBAgent, description="non-private LinUCB / OFUL (Abbasi-Yadkori et al. 2011)",
+               private=False, counterpart="linucb-jdp")
+register_agent("linucb-jdp", SSLinUCBAgent, private=True,
                description="joint-DP LinUCB with tree-based aggregation (Shariff & Sheffet 2018)")
-register_agent("ldp-ucb", LDPUCBAgent,
+register_agent("ldp-ucb", LDPUCBAgent, private=True,
                description="local-DP LinUCB, users privatise (phi phi^T, phi y) (Zheng et al. 2020)")
 
 __all__ = ["LDPUCBAgent", "LinUCBAgent", "SSLinUCBAgent"]

@@ -194,24 +194,23 @@ class SquareCBAgent(EpochAgent):
         return dict(super().describe(), oracle=self.oracle.name)
 
 
-def _factory(agent_name: str, oracle_name: str, model: str, description: str) -> None:
+def _factory(agent_name: str, oracle_name: str, model: str, description: str, counterpart: str | None = None) -> None:
     def make(*, epsilon: float | None = None, delta: float | None = None, oracle: Oracle | None = None,
              **kwargs: Any) -> SquareCBAgent:
         if oracle is not None:
             agent = SquareCBAgent(oracle, **kwargs)
-        else:
-            if model == "none" and (epsilon is not None or delta is not None):
-                raise ValueError(f"{agent_name!r} is non-private: it takes no epsilon or delta")
+        else:  # make_agent has checked the budget against the registration's privacy
             agent = SquareCBAgent(oracle_name, epsilon=epsilon, delta=delta,
                                   model=None if model == "none" else model, **kwargs)
         agent.name = agent_name  # type: ignore[misc]
         return agent
 
     make.__doc__ = f"{description}\n\nKeyword arguments go to :class:`SquareCBAgent` (oracle {oracle_name!r})."
-    register_agent(agent_name, make, description=description)
+    register_agent(agent_name, make, description=description, private=model != "none", counterpart=counterpart)
 
 
-_factory("squarecb-nonprivate", "ridge", "none", "SquareCB with non-private ridge (alg:square-cb, reference)")
+_factory("squarecb-nonprivate", "ridge", "none", "SquareCB with non-private ridge (alg:square-cb, reference)",
+         counterpart="squarecb-dpsgd")
 _factory("squarecb-dpsgd", "dp-sgd", "jdp", "joint-DP SquareCB with DP-SGD (alg:square-cb, alg:JDP-improper-GD)")
 _factory("squarecb-ldp-sgd", "ldp-sgd", "ldp",
          "local-DP SquareCB with LDP clipped SGD (alg:square-cb, alg:LDP-improper-GD)")

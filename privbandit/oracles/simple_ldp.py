@@ -32,11 +32,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
-from .._validation import check_real
+from .._validation import check_array, check_real
 from ..privacy import LaplacePair, LocalRandomizer
 from .base import Estimate, Oracle, SummingLocalFit, register_oracle, two_sided_quantile
 from .iw_ldp import Constants, check_constants
@@ -61,8 +61,14 @@ class SignPairStatistic:
         return np.stack([np.sign(col) * y, np.minimum(np.abs(col) / self.bound, 1.0) - PSI_CENTRE], axis=1)
 
 
+def _column(features: Any) -> np.ndarray:
+    """Features (m,) or a scalar as the column (m, 1): with d = 1 each entry is one row's x."""
+    x = check_array("features", features, ndim=(0, 1, 2))
+    return x.reshape(-1, 1) if x.ndim <= 1 else x
+
+
 class SimpleLDPFit(SummingLocalFit):
-    """Running sums of the users' noisy pairs."""
+    """Running sums of the users' noisy pairs; ``add`` also takes 1-d features (one x per row)."""
 
     oracle: "SimpleLDP"
 
@@ -76,6 +82,10 @@ class SimpleLDPFit(SummingLocalFit):
         self._randomizer_ = LocalRandomizer(SignPairStatistic(self.bound), PAIR_L1_RADIUS, pair.mechanism, self.bound)
         self._sum = np.zeros(2)
         self._count = 0
+
+    def add(self, features: Any, rewards: Any) -> None:
+        """Add rows: features (m,) or (m, 1) and rewards (m,), or one x and its reward."""
+        super().add(_column(features), rewards)
 
     def _estimate(self) -> Estimate:
         cfg = self.oracle
@@ -124,6 +134,10 @@ class SimpleLDP(Oracle):
     name: ClassVar[str] = "ldp-1d"
     privacy_models: ClassVar[tuple[str, ...]] = ("ldp",)
     fit_class: ClassVar[type] = SimpleLDPFit
+
+    def fit(self, features: Any, rewards: Any, **kwargs: Any) -> Estimate:
+        """:meth:`Oracle.fit` on x of shape (n,) or (n, 1) and y of shape (n,)."""
+        return super().fit(_column(features), rewards, **kwargs)
 
     def __post_init__(self) -> None:
         super().__post_init__()

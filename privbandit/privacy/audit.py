@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from scipy import stats
 
 from .._validation import as_generator, check_epsilon, check_int, check_real
 
@@ -101,6 +100,9 @@ def clopper_pearson(k: np.ndarray, n: int, alpha: float) -> tuple[np.ndarray, np
     ----------
     Clopper & Pearson (1934); used by :func:`audit_delta` to bound the probabilities in `def:JDP`.
     """
+    # imported here, not at the top: scipy.stats costs ~1 s and `import privbandit` needs none of it
+    from scipy import stats
+
     k = np.asarray(k, dtype=float)
     lower = np.where(k > 0, stats.beta.ppf(alpha, np.maximum(k, 1e-300), n - k + 1), 0.0)
     upper = np.where(k < n, stats.beta.ppf(1 - alpha, k + 1, np.maximum(n - k, 1e-300)), 1.0)

@@ -22,7 +22,6 @@ import math
 from typing import Literal
 
 import numpy as np
-from scipy import optimize, special
 
 from .._validation import check_delta, check_epsilon, check_positive
 
@@ -69,6 +68,8 @@ def gaussian_delta(epsilon: float, noise_multiplier: float) -> float:
         raise ValueError(f"epsilon must be in [0, inf], got {epsilon!r}")
     if math.isinf(eps):
         return 0.0
+    from scipy import special  # on first use: `import privbandit` needs no scipy
+
     a = 1.0 / (2.0 * z) - eps * z
     b = -1.0 / (2.0 * z) - eps * z
     # Phi(a) - e^eps Phi(b), computed in log space for accuracy at small deltas.
@@ -100,6 +101,8 @@ def gaussian_epsilon(noise_multiplier: float, delta: float) -> float:
     hi = 1.0
     while gaussian_delta(hi, z) > delta:
         hi *= 2.0
+    from scipy import optimize
+
     eps = optimize.brentq(lambda e: gaussian_delta(e, z) - delta, 0.0, hi, xtol=1e-13, rtol=1e-13)
     # Round up so the reported epsilon is never optimistic.
     while gaussian_delta(eps, z) > delta:

@@ -17,7 +17,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
 from .._validation import as_generator, check_array, check_epsilon, check_int, check_positive
 from .calibration import CalibrationMethod, gaussian_epsilon, gaussian_sigma
@@ -248,6 +247,8 @@ def l2_ball_channel_magnitude(epsilon: float, dim: int, radius: float = 1.0) -> 
     """
     epsilon = check_epsilon(epsilon)
     dim = check_int("dim", dim, low=1)
+    from scipy import special  # on first use: `import privbandit` needs no scipy
+
     log_ratio = special.gammaln((dim + 1) / 2) - special.gammaln(dim / 2)
     return radius / math.tanh(epsilon / 2) * math.sqrt(math.pi) * math.exp(log_ratio)
 
@@ -298,6 +299,8 @@ class L2BallChannel:
         norms = np.linalg.norm(v, axis=1)
         if np.any(norms > self.radius * (1 + 1e-12)):
             raise ValueError(f"values must have norm <= radius={self.radius:g} (clip them first)")
+        from scipy import special
+
         rng = as_generator(rng)
         m, d = v.shape
         # All of a row's randomness comes from one row of a single draw, so privatizing rows in

@@ -32,9 +32,11 @@ path exact), `def:JDP-interactive` (the privacy guarantee checked at the end of 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import numbers
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -106,6 +108,27 @@ def _spec_for(env: Any, horizon: int | None):
         raise ValueError(f"horizon must be in [1, {spec.horizon}] (the env's episode length), got {horizon}; "
                          f"make the env with horizon={horizon}")
     return dataclasses.replace(spec, horizon=horizon)
+
+
+@contextlib.contextmanager
+def _made_env(env_id: str, horizon: int | None, env_kwargs: dict[str, Any] | None) -> Iterator[Any]:
+    """``gym.make(env_id, horizon=horizon, **env_kwargs)``, closed on exit."""
+    import gymnasium as gym
+
+    from ..envs.registration import ENV_IDS
+
+    kwargs = dict(env_kwargs or {})
+    if horizon is not None:
+        kwargs["horizon"] = check_int("horizon", horizon, low=1)
+    try:
+        made = gym.make(env_id, **kwargs)
+    except gym.error.Error as exc:              # unknown id, bad version, ...
+        raise ValueError(f"env must be an env or a registered Gymnasium id such as {sorted(ENV_IDS)}, "
+                         f"got {env_id!r} ({exc})") from None
+    try:
+        yield made
+    finally:
+        made.close()
 
 
 def _env_labels(env: Any) -> tuple[str, str]:
@@ -191,15 +214,17 @@ def _play_loop(agent: Agent, env: Any, obs: np.ndarray, horizon: int, log: _Regr
 
 def run(agent: Agent, env: Any, horizon: int | None = None, seed: Any = 0, *, mode: str = "batch",
         log: str = "geometric", points_per_octave: int = 8, max_chunk: int = 1 << 14,
-        labels: dict[str, Any] | None = None) -> pd.DataFrame:
+        labels: dict[str, Any] | None = None, env_kwargs: dict[str, Any] | None = None) -> pd.DataFrame:
     """Play ``agent`` on ``env`` for ``horizon`` rounds and return the tidy table of its regret.
 
     Parameters
     ----------
     agent : Agent
         Any privbandit agent; it is reset here with the env's :class:`BanditSpec` and the seed's agent rng.
-    env : gymnasium.Env
-        A privbandit bandit env (``gym.make("PrivLinCB-v0", ...)``), reset here.
+    env : gymnasium.Env or str
+        A privbandit bandit env (``gym.make("PrivLinCB-v0", ...)``), reset here, or its Gymnasium id
+        (``"PrivLinCB-v0"``): then the env is made here with ``gym.make(env, horizon=horizon, **env_kwargs)``
+        (the env's default horizon when ``horizon`` is None) and closed at the end.
     horizon : int, optional
         Rounds to play, at most the env's episode length (default: that length).
     seed : int or numpy.random.SeedSequence
@@ -215,6 +240,8 @@ def run(agent: Agent, env: Any, horizon: int | None = None, seed: Any = 0, *, mo
         change the results.
     labels : dict, optional
         Override the descriptive columns (e.g. ``{"agent": "iw-elim", "env": "heavy-tailed-d10"}``).
+    env_kwargs : dict, optional
+        Keyword arguments of ``gym.make`` (``family``, ``dim``, ``n_arms``, ...), only when ``env`` is an id.
 
     Returns
     -------
@@ -239,6 +266,12 @@ def run(agent: Agent, env: Any, horizon: int | None = None, seed: Any = 0, *, mo
     if log not in ("geometric", "all"):
         raise ValueError(f"log must be 'geometric' or 'all', got {log!r}")
     max_chunk = check_int("max_chunk", max_chunk, low=1)
+    if isinstance(env, str):
+        with _made_env(env, horizon, env_kwargs) as made:
+            return run(agent, made, horizon, seed, mode=mode, log=log, points_per_octave=points_per_octave,
+                       max_chunk=max_chunk, labels=labels)
+    if env_kwargs is not None:
+        raise ValueError("env_kwargs applies only when env is given by id; configure the env instance instead")
     spec = _spec_for(env, horizon)
     env_seed, agent_rng = split_seed(seed)
     obs, _info = env.reset(seed=env_seed)

@@ -98,7 +98,8 @@ class AgentEntry:
         The ``agent`` column of the results (default ``name``).
     private : bool, optional
         Whether the agent takes a privacy level (``epsilon=``, ``delta=`` keywords of ``make_agent``).
-        Default: decided by building the agent once with its defaults and asking ``agent.privacy``.
+        Default: the registration's (``agents.agent_is_private``); for a registration that does not say,
+        or an ``oracle`` instance in ``kwargs``, decided by building the agent and asking ``agent.privacy``.
     reference : str, optional
         Label of the non-private counterpart, for the price of privacy in reports.
     """
@@ -120,9 +121,13 @@ class AgentEntry:
         """Whether the agent takes a privacy level (see ``private``)."""
         if self.private is not None:
             return bool(self.private)
-        from ..agents import make_agent
+        from ..agents import agent_is_private, make_agent
 
-        return make_agent(self.name, **dict(self.kwargs)).privacy.is_private
+        kwargs = dict(self.kwargs)
+        private = agent_is_private(self.name)
+        if private is not None and kwargs.get("oracle") is None:
+            return private
+        return make_agent(self.name, **kwargs).privacy.is_private
 
     def build(self, epsilon: float | None = None, delta: float | None = None):
         """The agent, at privacy level (epsilon, delta) if it is private."""
