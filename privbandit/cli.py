@@ -128,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="one agent on one env for several seeds")
     r.add_argument("--env", required=True, help="a registered env id, e.g. PrivLinCB-v0 (see: privbandit list envs)")
     r.add_argument("--agent", required=True, help="an agent name (see: privbandit list agents)")
-    r.add_argument("--epsilon", type=_epsilon, default=None, help="privacy epsilon of a private agent (default 1)")
+    r.add_argument("--epsilon", type=_epsilon, default=None, help="privacy epsilon of a private agent (required for private agents)")
     r.add_argument("--delta", type=_delta, default=1e-5, help="privacy delta of a private agent (default 1e-5)")
     r.add_argument("--horizon", type=_positive_int, required=True, help="rounds T")
     r.add_argument("--seeds", type=_positive_int, default=1, help="number of seeds (default 1)")
@@ -264,6 +264,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     private = entry.is_private()
     if not private and args.epsilon is not None:
         raise UsageError(f"--epsilon applies to private agents only; {args.agent!r} is non-private")
+    if private and args.epsilon is None:
+        raise UsageError(f"{args.agent!r} is private: choose a budget with --epsilon, e.g. --epsilon 1")
     env_kwargs = {k: v for k, v in dict(family=args.family, dim=args.dim, n_arms=args.arms).items() if v is not None}
     label = "-".join([args.env] + [f"{k}={v}" for k, v in env_kwargs.items()])
     env_entry = EnvEntry(label, args.env, env_kwargs)
@@ -271,7 +273,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         env_entry.make(args.horizon).close()
     except (TypeError, ValueError, gym.error.Error) as exc:
         raise UsageError(f"cannot make {args.env} with {env_kwargs}: {exc}") from None
-    grid = Grid((AgentEntry(args.agent, private=private),), (env_entry,), epsilons=(args.epsilon or 1.0,),
+    grid = Grid((AgentEntry(args.agent, private=private),), (env_entry,), epsilons=(args.epsilon if private else 1.0,),
                 seeds=args.seeds, horizon=args.horizon, delta=args.delta)
     cells = grid.cells()
     if args.out is None:

@@ -86,6 +86,7 @@ BAD = [
     (["run", "--env", "Nope-v0", "--agent", "uniform", "--horizon", "8"], "--env must be one of"),
     (["run", "--env", "PrivLinCB-v0", "--agent", "nope", "--horizon", "8"], "--agent must be one of"),
     (["run", "--env", "PrivLinCB-v0", "--agent", "uniform", "--horizon", "8", "--epsilon", "1"], "non-private"),
+    (["run", "--env", "PrivLinCB-v0", "--agent", "elim-jdp", "--horizon", "8"], "choose a budget with --epsilon"),
     (["run", "--env", "PrivLinCB-v0", "--agent", "uniform", "--horizon", "8", "--family", "wobbly"], "family"),
     (["run", "--env", "PrivLinCB-v0", "--horizon", "8"], "--agent"),
     (["list", "planets"], "invalid choice"),
