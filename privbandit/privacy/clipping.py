@@ -36,7 +36,8 @@ def scale_to_ball(rows: np.ndarray, radius: float, ord: int = 2) -> tuple[np.nda
     safe_top = np.where(top > 0, top, 1.0)
     unit = rows / safe_top
     unit_norm = np.linalg.norm(unit, ord=ord, axis=-1, keepdims=True)  # in [1, d] for nonzero rows
-    over = (top > 0) & (unit_norm > radius / safe_top)
+    with np.errstate(over="ignore"):  # radius / top overflows to inf for tiny rows: inf means "inside the ball"
+        over = (top > 0) & (unit_norm > radius / safe_top)
     safe_norm = np.where(over, unit_norm, 1.0)
     out = np.where(over, unit / safe_norm * radius, rows)
     return out, over[..., 0]
