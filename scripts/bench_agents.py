@@ -6,6 +6,8 @@ The full grid of issue 6 (the defaults):
   elim-jdp (IW-Regression-DP), elim-ssp, linucb-jdp (Shariff & Sheffet), squarecb-dpsgd;
 - local DP, d = 5, K = 5: elim-nonprivate, linucb, elim-ldp (IW-Regression-LDP), elim-ldp-ssp, ldp-ucb
   (Zheng et al.), squarecb-ldp-sgd;
+- the LinUCB baselines with both radii: ``linucb``, ``linucb-jdp``, ``ldp-ucb`` (the theorem's radius, their
+  default) and ``*-practical`` (``radius="practical"``, the calibrated per-phi radius; :data:`VARIANTS`);
 - on the heavy-tailed-norm, rare-direction and spiky families (``PrivLinCB-v0``) and one GLM instance
   (``PrivGLMCB-v0``, heavy-tailed, logistic link: elim-glm-jdp / elim-glm-ldp against elim-jdp / elim-ldp);
 - epsilon in {0.1, 0.3, 1} (delta = 1e-5), T = 2^20, 10 seeds; slopes over t in [2^14, 2^20].
@@ -64,14 +66,20 @@ import privbandit  # noqa: F401  (registers the envs)
 from privbandit.agents import make_agent
 from privbandit.sim import final_regret, loglog_slopes, run
 
-JDP_AGENTS = ("uniform", "epsilon-greedy", "linucb", "elim-nonprivate", "squarecb-nonprivate", "elim-jdp",
-              "elim-ssp", "linucb-jdp", "squarecb-dpsgd")
-LDP_AGENTS = ("elim-nonprivate", "linucb", "elim-ldp", "elim-ldp-ssp", "ldp-ucb", "squarecb-ldp-sgd")
+JDP_AGENTS = ("uniform", "epsilon-greedy", "linucb", "linucb-practical", "elim-nonprivate", "squarecb-nonprivate",
+              "elim-jdp", "elim-ssp", "linucb-jdp", "linucb-jdp-practical", "squarecb-dpsgd")
+LDP_AGENTS = ("elim-nonprivate", "linucb", "linucb-practical", "elim-ldp", "elim-ldp-ssp", "ldp-ucb",
+              "ldp-ucb-practical", "squarecb-ldp-sgd")
 GLM_JDP_AGENTS = ("elim-nonprivate", "elim-jdp", "elim-glm-jdp")
 GLM_LDP_AGENTS = ("elim-ldp", "elim-glm-ldp")
-PRIVATE = {"elim-jdp", "elim-ssp", "linucb-jdp", "squarecb-dpsgd", "elim-ldp", "elim-ldp-ssp", "ldp-ucb",
-           "squarecb-ldp-sgd", "elim-glm-jdp", "elim-glm-ldp"}
-UCB = {"linucb", "linucb-jdp", "ldp-ucb"}
+VARIANTS = {"linucb-practical": ("linucb", {"radius": "practical"}),
+            "linucb-jdp-practical": ("linucb-jdp", {"radius": "practical"}),
+            "ldp-ucb-practical": ("ldp-ucb", {"radius": "practical"})}
+"""Benchmark labels of registered agents with other settings: label -> (agent name, keyword arguments).
+The LinUCB baselines run with both radii (the theorem's, their default, and the calibrated per-phi one)."""
+PRIVATE = {"elim-jdp", "elim-ssp", "linucb-jdp", "linucb-jdp-practical", "squarecb-dpsgd", "elim-ldp",
+           "elim-ldp-ssp", "ldp-ucb", "ldp-ucb-practical", "squarecb-ldp-sgd", "elim-glm-jdp", "elim-glm-ldp"}
+UCB = {"linucb", "linucb-jdp", "ldp-ucb", "linucb-practical", "linucb-jdp-practical", "ldp-ucb-practical"}
 NONPRIVATE = "non-private"
 BLOCK_SHAPE = {"jdp": (10, 10), "ldp": (5, 5)}
 
@@ -124,12 +132,14 @@ def make_env(cell: dict, horizon: int):
 
 
 def build_agent(name: str, epsilon: float, delta: float, ucb_batch: int):
-    kw = {}
+    """The agent of a grid label (a registered name or a :data:`VARIANTS` label)."""
+    agent, variant = VARIANTS.get(name, (name, {}))
+    kw = dict(variant)
     if name in PRIVATE:
         kw.update(epsilon=epsilon, delta=delta)
     if name in UCB:
         kw.update(batch_size=ucb_batch)
-    return make_agent(name, **kw)
+    return make_agent(agent, **kw)
 
 
 def cell_key(c: dict) -> tuple:
@@ -187,8 +197,9 @@ def summarize(data: pd.DataFrame, args) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 PRIVACY_COST = {"jdp": [("elim-jdp", "elim-nonprivate"), ("elim-ssp", "elim-nonprivate"),
-                        ("linucb-jdp", "linucb")],
-                "ldp": [("elim-ldp", "elim-nonprivate"), ("ldp-ucb", "linucb")]}
+                        ("linucb-jdp", "linucb"), ("linucb-jdp-practical", "linucb-practical")],
+                "ldp": [("elim-ldp", "elim-nonprivate"), ("ldp-ucb", "linucb"),
+                        ("ldp-ucb-practical", "linucb-practical")]}
 
 
 def privacy_cost_over_time(data: pd.DataFrame, args, epsilon: float = 1.0) -> list[str]:
@@ -246,7 +257,7 @@ def targets(fin: pd.DataFrame, sl: pd.DataFrame, args) -> list[str]:
     for fam in ("heavy-tailed", "rare-direction"):
         for eps in eps_list:
             a = _get(fin, "jdp", fam, "elim-jdp", eps)
-            for other in ("linucb-jdp", "elim-ssp"):
+            for other in ("linucb-jdp", "linucb-jdp-practical", "elim-ssp"):
                 b = _get(fin, "jdp", fam, other, eps)
                 if not math.isnan(a * b):
                     lines.append(f"- {fam}, eps={eps:g}: elim-jdp {a:.0f} vs {other} {b:.0f} "
@@ -273,9 +284,9 @@ def targets(fin: pd.DataFrame, sl: pd.DataFrame, args) -> list[str]:
     return lines
 
 
-AGENT_ORDER = ("uniform", "epsilon-greedy", "linucb", "elim-nonprivate", "squarecb-nonprivate", "elim-jdp",
-               "elim-ssp", "linucb-jdp", "squarecb-dpsgd", "elim-glm-jdp", "elim-ldp", "elim-ldp-ssp", "ldp-ucb",
-               "squarecb-ldp-sgd", "elim-glm-ldp")
+AGENT_ORDER = ("uniform", "epsilon-greedy", "linucb", "linucb-practical", "elim-nonprivate", "squarecb-nonprivate",
+               "elim-jdp", "elim-ssp", "linucb-jdp", "linucb-jdp-practical", "squarecb-dpsgd", "elim-glm-jdp",
+               "elim-ldp", "elim-ldp-ssp", "ldp-ucb", "ldp-ucb-practical", "squarecb-ldp-sgd", "elim-glm-ldp")
 
 
 def figures(data: pd.DataFrame, out: Path, x_min: int = 2 ** 10) -> list[Path]:

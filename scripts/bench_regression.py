@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import math
 import sys
 import time
@@ -170,6 +171,67 @@ def run_cell(name: str, family_name: str, dim: int, log2_t: int, epsilon: float,
                 mean_width=float(np.mean(width)), seconds=seconds)
 
 
+UCB_AGENTS = ("linucb", "linucb-jdp", "ldp-ucb")
+"""The LinUCB-family agents whose confidence radius ``--agents`` measures (``radius`` = the constants column)."""
+
+
+def run_agent_cell(name: str, family_name: str, dim: int, log2_t: int, epsilon: float, seed: int, constants: str,
+                   n_fresh: int, batch_size: int = 64) -> dict:
+    """Play a LinUCB-family agent for T rounds (``PrivLinCB-v0``, K = d) and measure its final confidence set.
+
+    The agent runs with ``radius=constants`` (its own radius drives which rows it collects), then its
+    width beta ||phi||_{V^{-1}} is checked on every arm of ``n_fresh`` fresh contexts, the same columns as
+    :func:`run_cell` (``sigma_err`` with the empirical second moment of the fresh arms). ``mean_width``
+    is in units of ||phi||_{V^{-1}}-scaled reward; ``beta`` is the radius itself.
+    """
+    import gymnasium as gym
+
+    from privbandit.agents import make_agent
+    from privbandit.sim import run
+
+    t = 2 ** log2_t
+    kwargs = dict(radius=constants, batch_size=batch_size)
+    if name != "linucb":
+        kwargs.update(epsilon=epsilon, delta=1.0 / t)
+    agent = make_agent(name, **kwargs)
+    env = gym.make("PrivLinCB-v0", n_arms=dim, dim=dim, horizon=t, family=family_name, max_episode_steps=t)
+    ss = np.random.SeedSequence([seed, log2_t, dim, FAMILIES.index(family_name), UCB_AGENTS.index(name)])
+    start = time.perf_counter()
+    run(agent, env, t, seed=ss, log="geometric", points_per_octave=1)
+    seconds = time.perf_counter() - start
+    theta = env.unwrapped.theta
+    env.reset(seed=int(ss.generate_state(1)[0]))                             # a fresh stream, same instance
+    fresh = env.unwrapped.sample_batch(min(t, max(1, n_fresh // dim))).features  # (m, K, d): every arm counts
+    env.close()
+    width = (agent._scores(fresh) - fresh @ agent.theta_).ravel()
+    x = fresh.reshape(-1, dim)
+    err = x @ (agent.theta_ - theta)
+    ok = np.abs(err) <= width
+    nonzero = np.linalg.norm(x, axis=1) > 0
+    diff = agent.theta_ - theta
+    sigma = x.T @ x / len(x)
+    return dict(oracle=name, model=agent.privacy.model, constants=constants, family=family_name, dim=dim,
+                T=t, log2T=log2_t, epsilon=epsilon if name != "linucb" else math.nan, delta=1.0 / t, seed=seed,
+                sigma_err=float(math.sqrt(max(diff @ sigma @ diff, 0.0))), l1_err=float(np.mean(np.abs(err))),
+                coverage=float(np.mean(ok)),
+                coverage_nonzero=float(np.mean(ok[nonzero])) if nonzero.any() else float("nan"),
+                mean_width=float(np.mean(width)), beta=float(agent.beta_),
+                needed_c=_needed_c(agent, err[nonzero], width[nonzero]), seconds=seconds)
+
+
+def _needed_c(agent, err: np.ndarray, width: np.ndarray) -> float:
+    """The c_width at which the practical radius covers 95% of these phi (its 95% quantile, solved for c).
+
+    The practical radius is beta = width_multiplier (c_width sd + bias) (the agent's ``radius_parts_``),
+    so phi is covered iff c_width >= (|err| / (width_multiplier ||phi||_{V^{-1}}) - bias) / sd.
+    """
+    if agent.radius != "practical" or agent.beta_ <= 0:
+        return float("nan")
+    sd, bias = agent.radius_parts_
+    z = np.abs(err) / np.maximum(width / agent.beta_, 1e-300) / agent.width_multiplier
+    return float((np.quantile(z, 0.95) - bias) / sd)
+
+
 def _ints(s: str) -> list[int]:
     return [int(v) for v in s.split(",") if v.strip()]
 
@@ -181,7 +243,7 @@ def _floats(s: str) -> list[float]:
 def summarize(df: pd.DataFrame) -> str:
     """The checks of issue 4 on whatever part of the grid is in ``df``."""
     lines = []
-    cells = df.groupby(["oracle", "constants", "family", "dim", "log2T", "epsilon"])
+    cells = df.groupby(["oracle", "constants", "family", "dim", "log2T", "epsilon"], dropna=False)
     agg = cells.agg(sigma_err=("sigma_err", "mean"), l1_err=("l1_err", "mean"), coverage=("coverage", "mean"),
                     coverage_nonzero=("coverage_nonzero", "mean"), mean_width=("mean_width", "mean"),
                     seeds=("seed", "count")).reset_index()
@@ -193,6 +255,15 @@ def summarize(df: pd.DataFrame) -> str:
                      f"(min {iw.coverage.min():.3f}; min among phi != 0: {iw.coverage_nonzero.min():.3f})")
         if len(bad):
             lines.append(bad[["oracle", "family", "log2T", "epsilon", "coverage"]].to_string(index=False))
+    ucb = df[df.oracle.isin(UCB_AGENTS)]
+    if len(ucb):
+        keys = ["oracle", "constants", "dim", "epsilon"]
+        per = ucb.groupby(keys + ["family", "log2T"], dropna=False).agg(
+            coverage=("coverage", "mean"), needed_c=("needed_c", "max"), beta=("beta", "mean")).reset_index()
+        tab = per.groupby(keys, dropna=False).agg(min_coverage=("coverage", "min"), max_needed_c=("needed_c", "max"),
+                                                  beta_min=("beta", "min"), beta_max=("beta", "max"))
+        lines.append("\n[LinUCB radius: min over families and T of the mean coverage; max over cells of the c_width "
+                     "a 95% coverage needs]\n" + tab.to_string(float_format=lambda v: f"{v:.4g}"))
     both = agg[agg.oracle.str.startswith("iw-")].pivot_table(
         index=["oracle", "family", "dim", "log2T", "epsilon"], columns="constants", values="mean_width")
     if {"practical", "theory"} <= set(both.columns):
@@ -248,28 +319,44 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seeds", type=int, default=10)
     p.add_argument("--constants", default="practical", help="practical, theory or practical,theory")
     p.add_argument("--n-fresh", type=int, default=4000)
+    p.add_argument("--agents", default=None,
+                   help=f"comma-separated LinUCB-family agents ({', '.join(UCB_AGENTS)}): measure their radius "
+                        "(constants = radius) after a run of T rounds with K = d arms, instead of the oracles")
+    p.add_argument("--ucb-batch", type=int, default=64, help="policy update period of --agents (as bench_agents)")
     p.add_argument("--jobs", type=int, default=1, help="joblib workers")
     p.add_argument("--out", default="results/bench_regression")
     args = p.parse_args(argv)
 
-    names = select_oracles(args.model, args.oracles)
     families = [f.strip() for f in args.families.split(",") if f.strip()]
-    grid = [(n, f, d, lt, e, s, c)
-            for n in names for f in families for d in _ints(args.dims) for lt in _ints(args.log2_t)
-            for e in _floats(args.epsilons) for s in range(args.seeds)
-            for c in [c.strip() for c in args.constants.split(",")]
-            if c == "practical" or "constants" in {fl.name for fl in dataclasses.fields(oracle_class(n))}]
+    if args.agents:
+        names = [n.strip() for n in args.agents.split(",") if n.strip()]
+        unknown = set(names) - set(UCB_AGENTS)
+        if unknown:
+            raise SystemExit(f"--agents must be among {UCB_AGENTS}, got {sorted(unknown)}")
+        cell = functools.partial(run_agent_cell, batch_size=args.ucb_batch)
+        grid = [(n, f, d, lt, e, s, c)
+                for n in names for f in families for d in _ints(args.dims) for lt in _ints(args.log2_t)
+                for e in (_floats(args.epsilons) if n != "linucb" else [math.nan]) for s in range(args.seeds)
+                for c in [c.strip() for c in args.constants.split(",")]]
+    else:
+        names = select_oracles(args.model, args.oracles)
+        cell = run_cell
+        grid = [(n, f, d, lt, e, s, c)
+                for n in names for f in families for d in _ints(args.dims) for lt in _ints(args.log2_t)
+                for e in _floats(args.epsilons) for s in range(args.seeds)
+                for c in [c.strip() for c in args.constants.split(",")]
+                if c == "practical" or "constants" in {fl.name for fl in dataclasses.fields(oracle_class(n))}]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     print(f"{len(grid)} cells: oracles={names} families={families}", file=sys.stderr)
     if args.jobs > 1:
         from joblib import Parallel, delayed
 
-        rows = Parallel(n_jobs=args.jobs)(delayed(run_cell)(*g, args.n_fresh) for g in grid)
+        rows = Parallel(n_jobs=args.jobs)(delayed(cell)(*g, args.n_fresh) for g in grid)
     else:
         rows = []
         for i, g in enumerate(grid):
-            rows.append(run_cell(*g, args.n_fresh))
+            rows.append(cell(*g, args.n_fresh))
             if (i + 1) % 50 == 0:
                 print(f"  {i + 1}/{len(grid)} cells", file=sys.stderr, flush=True)
     df = pd.DataFrame(rows)

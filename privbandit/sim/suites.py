@@ -35,10 +35,14 @@ JDP_AGENTS: tuple[AgentEntry, ...] = (
     AgentEntry("elim-jdp-ucb", private=True, reference="elim-ucb"),
     AgentEntry("elim-ssp", private=True, reference="elim-nonprivate"),
     AgentEntry("linucb-jdp", private=True, reference="linucb"),
+    AgentEntry("linucb", {"radius": "practical"}, label="linucb-practical", private=False),
+    AgentEntry("linucb-jdp", {"radius": "practical"}, label="linucb-jdp-practical", private=True,
+               reference="linucb-practical"),
     AgentEntry("squarecb-nonprivate", private=False),
     AgentEntry("squarecb-dpsgd", private=True, reference="squarecb-nonprivate"),
 )
-"""Agents of the joint-DP blocks (and the non-private references); extend by appending."""
+"""Agents of the joint-DP blocks (and the non-private references); extend by appending. The LinUCB baselines
+appear with both radii: the theorem's (their default) and ``radius="practical"`` (labels ``*-practical``)."""
 
 LDP_AGENTS: tuple[AgentEntry, ...] = (
     AgentEntry("uniform", private=False),
@@ -47,6 +51,8 @@ LDP_AGENTS: tuple[AgentEntry, ...] = (
     AgentEntry("elim-ldp-greedy", private=True, reference="elim-nonprivate"),
     AgentEntry("elim-ldp-ssp", private=True, reference="elim-nonprivate"),
     AgentEntry("ldp-ucb", private=True, reference="linucb"),
+    AgentEntry("ldp-ucb", {"radius": "practical"}, label="ldp-ucb-practical", private=True,
+               reference="linucb-practical"),
     AgentEntry("linucb", private=False),
     AgentEntry("squarecb-ldp-sgd", private=True, reference="squarecb-nonprivate"),
 )
@@ -132,7 +138,8 @@ class Suite:
         return {a.label: a.reference for g in self.grids for a in g.agents if a.reference}
 
 
-PER_ROUND_BASELINES: frozenset[str] = frozenset({"linucb", "linucb-jdp", "ldp-ucb"})
+PER_ROUND_BASELINES: frozenset[str] = frozenset({"linucb", "linucb-jdp", "ldp-ucb", "linucb-practical",
+                                                 "linucb-jdp-practical", "ldp-ucb-practical"})
 """Baselines whose policy changes every round (no batch speed-up, ~0.3-1 ms per round): the quick suite runs
 them at a shorter horizon, one epsilon, one env and two seeds."""
 
