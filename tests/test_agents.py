@@ -14,7 +14,7 @@ from privbandit.agents.simple import EpsilonGreedyAgent
 from privbandit.oracles import LocalEpochFit, Ridge, oracle_names
 from privbandit.privacy import LocalRandomizer, PrivacyBudgetExceeded, SymmetricGaussianMechanism
 
-JDP = {"elim-jdp", "elim-jdp-ucb", "elim-ssp", "elim-glm-jdp", "squarecb-dpsgd", "linucb-jdp"}
+JDP = {"elim-jdp", "elim-jdp-ucb", "elim-ssp", "elim-glm-jdp", "squarecb-dpsgd", "squarecb-jdp-iw", "linucb-jdp"}
 LDP = {"elim-ldp", "elim-ldp-greedy", "elim-ldp-ssp", "elim-glm-ldp", "squarecb-ldp-sgd", "ldp-ucb"}
 GLM = {"elim-glm-jdp", "elim-glm-ldp"}
 LEARNERS = sorted(set(agent_names()) - {"uniform"})

@@ -152,6 +152,9 @@ AGENTS = {
     # SquareCB acts on the last epoch's estimate only; DP-SGD averages theta_1..theta_n (theta_1 = 0), so a
     # one-user epoch releases pure noise: the neighbour is user 1 (epoch [1, 2]) and users 3..6 are watched
     "squarecb-dpsgd": ({"gamma_scale": 1e6}, 7, 1, (3, 4, 5, 6), "GaussianMechanism", dp_sgd_module, 41),
+    # SquareCB with IW-Regression-DP: the one-user epoch 0 is a regression release (as for elim-jdp), so users
+    # 1 and 2 play the sign of the neighbour's released theta_1
+    "squarecb-jdp-iw": ({"gamma_scale": 1e6}, 3, 0, (1, 2), "GaussianMechanism", iw_jdp_module, 61),
 }
 PLANTED = {"GaussianMechanism": UndernoisedGaussian, "SymmetricGaussianMechanism": UndernoisedSymmetric}
 

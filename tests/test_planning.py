@@ -7,7 +7,8 @@ import pytest
 
 from privbandit.agents import BanditSpec, make_agent
 from privbandit.agents.elimination import EliminationAgent, can_eliminate, surviving_actions, uniform_over
-from privbandit.agents.squarecb import SquareCBAgent, inverse_gap_weighting, l2_rate
+from privbandit.agents.squarecb import SquareCBAgent, inverse_gap_weighting, iw_l2_rate, l2_rate
+from privbandit.infomatrix import w_star
 from privbandit.links import identity_link, logistic_link
 from privbandit.oracles import Estimate, Ridge
 
@@ -195,6 +196,48 @@ def test_squarecb_learning_rates_follow_the_theorem():
     vw.update(np.zeros((1, d)), [0.0])
     vw.update(np.zeros((2, d)), [0.0, 0.0])
     assert vw.gamma == pytest.approx(10.0 * math.sqrt(3))
+
+
+def test_iw_l2_rate_is_the_theorem_bound_and_covers_e_w_star_phi_squared():
+    n, d, lam, gamma, b, conf = 4096, 4, 0.05, 0.3, 2.0, 0.01
+    want = math.sqrt(d * (1 + gamma * b / lam) * math.log(1 / conf) / n)
+    assert iw_l2_rate(n, dim=d, lam=lam, gamma=gamma, bound=b, confidence=conf) == pytest.approx(want)
+    # the bound it rests on: E||W* phi||^2 <= d (1 + gamma B / lambda), with F_DP(W*) = I; near tight when
+    # one heavy atom carries a rarely seen direction (||W* phi|| ~ B / lambda there)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((400, d))
+    x *= (b / np.maximum(np.linalg.norm(x, axis=1), b))[:, None]
+    x[0] = [b, 0, 0, 0]
+    wts = np.full(400, (1 - 1e-3) / 399)
+    wts[0] = 1e-3
+    x[1:, 0] = 0.0
+    for g in (gamma, 3.0, 0.0):
+        w = w_star(x, wts, gamma=g, lam=lam).matrix
+        e_w2 = float(wts @ np.sum((x @ w) ** 2, axis=1))
+        assert e_w2 <= d * (1 + g * b / lam) * (1 + 1e-9)
+    with pytest.raises(ValueError, match="lam"):
+        iw_l2_rate(n, dim=d, lam=0.0, gamma=gamma)
+
+
+def test_squarecb_with_iw_regression_dp_uses_the_iw_rate():
+    d, k = 4, 3
+    agent = make_agent("squarecb-jdp-iw", epsilon=1.0, delta=1e-5, gamma_scale=2.0)
+    assert agent.oracle.name == "iw-regression-dp" and agent.privacy.model == "jdp"
+    agent.reset(BanditSpec(k, d, 255, bound=1.0), rng=0)
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((127, d))
+    x /= np.maximum(np.linalg.norm(x, axis=1), 1.0)[:, None]
+    while agent.t < 127:                                  # epochs [0], [1, 2], ..., [63, 126]
+        n = agent.rounds_until_update()
+        agent.update(x[agent.t:agent.t + n], x[agent.t:agent.t + n] @ np.ones(d) * 0.1)
+    est = agent.estimates[-1]
+    conf = 0.05 / (2 * len(agent.epoch_ends) ** 2)
+    iw = iw_l2_rate(64, dim=d, lam=est.info["lam"], gamma=est.info["gamma"], bound=1.0, confidence=conf)
+    sgd = l2_rate("jdp", 64, dim=d, epsilon=1.0, delta=1e-5, confidence=conf)
+    assert agent.gamma == pytest.approx(2.0 * math.sqrt(k) / iw)
+    assert abs(iw - sgd) > 0.1 * sgd                      # the model's DP-SGD rate would give another gamma
+    phi = rng.standard_normal((5, k, d)) / (2 * math.sqrt(d))
+    np.testing.assert_allclose(agent.action_probabilities(phi), inverse_gap_weighting(est.mean(phi), agent.gamma))
 
 
 def test_squarecb_probabilities_use_the_latest_estimate():

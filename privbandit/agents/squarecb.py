@@ -17,6 +17,8 @@ E the oracle's L2 rate on the N_{j-1} rows that produced f_j and delta' = delta_
   E(N) = (log N log(1/delta') / N)^{1/4} + (sigma_alpha log(1/delta') / N)^{1/3};
 - LDP clipped SGD (`alg:LDP-improper-GD`): E(N) = (sigma_alpha^2 log(N/delta') / N)^{1/6};
 - a non-private oracle: E(N) = sqrt(d / N) (least squares);
+- IW-Regression-DP (`alg:JDP-linear-regression`, joint DP): E(N) = sqrt(d (1 + gamma_N B / lambda_N) log(1/delta') / N)
+  with the fit's own lambda_N, gamma_N (public functions of N, d, B and the budget; :func:`iw_l2_rate`);
 
 with sigma_alpha = 4 sqrt(log(2.5/delta)) / epsilon. ``gamma_scale`` multiplies this (the rates hold
 up to constants). ``gamma_schedule="vw"`` instead uses VW's gamma = gamma_scale * t^gamma_exponent
@@ -45,6 +47,8 @@ from ._oracle_arg import resolve_oracle
 from .base import EpochAgent, register_agent, uniform_choice
 
 GAMMA_SCHEDULES = ("paper", "vw")
+IW_RATE_ORACLES = ("iw-regression-dp",)
+"""Oracles whose paper-schedule rate is :func:`iw_l2_rate` (from the fit's lambda and gamma), not :func:`l2_rate`."""
 
 
 def inverse_gap_weighting(predictions: np.ndarray, gamma: float | np.ndarray) -> np.ndarray:
@@ -114,13 +118,45 @@ def l2_rate(model: str, n: int, *, dim: int, epsilon: float = 1.0, delta: float 
     raise ValueError(f"model must be one of ('none', 'jdp', 'ldp'), got {model!r}")
 
 
+def iw_l2_rate(n: int, *, dim: int, lam: float, gamma: float, bound: float = 1.0, confidence: float = 0.05) -> float:
+    """IW-Regression-DP's L2 error rate E_delta'(N) for `thm:square-cb` (constants 1).
+
+    ``thm:JDP-linear-regression-full`` (1) bounds the squared loss by (log(1/delta')/N) ||Sigma^{1/2} W*||_F^2, and
+    ||Sigma^{1/2} W*||_F^2 = E||W* phi||^2 <= d (1 + gamma B / lambda): F_DP(W*) = I (`def:FJDP`) gives
+    E[||W* phi||^2 / (1 + gamma ||W* phi||)] = tr(I - lambda W*) <= d and lambda W* <= I, so ||W* phi|| <= B / lambda.
+    Hence E(N) = sqrt(d (1 + gamma B / lambda) log(1/delta') / N).
+
+    Parameters
+    ----------
+    n : int
+        Rows that produced the estimate.
+    dim : int
+        Feature dimension d.
+    lam, gamma : float
+        lambda and gamma of that fit (> 0; the oracle's ``Estimate.info``).
+    bound : float
+        B, the bound on ||phi||.
+    confidence : float
+        delta' in the rate (the statistical failure probability, never the privacy delta).
+
+    References
+    ----------
+    Source paper, `thm:JDP-linear-regression-full` (1), `def:FJDP`, `asmp:L2-regression`, `thm:square-cb`.
+    """
+    n = max(int(n), 2)
+    lam = check_positive("lam", lam)
+    gamma = check_positive("gamma", gamma)
+    return math.sqrt(dim * (1.0 + gamma * bound / lam) * math.log(1 / confidence) / n)
+
+
 class SquareCBAgent(EpochAgent):
     """SquareCB: inverse-gap weighting around the latest epoch's regression estimate.
 
     Parameters
     ----------
     oracle : Oracle or str
-        The regression oracle (instance or registered name, e.g. ``"dp-sgd"``, ``"ldp-sgd"``, ``"ridge"``).
+        The regression oracle (instance or registered name, e.g. ``"dp-sgd"``, ``"ldp-sgd"``, ``"ridge"``,
+        ``"iw-regression-dp"``).
     epsilon, delta, model, oracle_kwargs :
         Privacy budget, model and hyperparameters when the oracle is given by name.
     gamma_schedule : {"paper", "vw"}
@@ -132,7 +168,8 @@ class SquareCBAgent(EpochAgent):
     confidence : float
         delta_conf of `thm:square-cb` (statistical failure probability, in (0, 1)); delta' = delta_conf/(2 J^2).
     rate : callable, optional
-        ``rate(n, dim) -> E(n)`` replacing :func:`l2_rate` for the paper schedule (e.g. a calibrated rate).
+        ``rate(n, dim) -> E(n)`` replacing the oracle's rate for the paper schedule (e.g. a calibrated rate).
+        Without it: :func:`iw_l2_rate` for the oracles in :data:`IW_RATE_ORACLES`, :func:`l2_rate` otherwise.
 
     References
     ----------
@@ -167,11 +204,14 @@ class SquareCBAgent(EpochAgent):
             self.gamma = self.gamma_scale * float(self.t + self.fit.n_seen) ** self.gamma_exponent
             return
         n = self.fit.n_seen
+        conf = self.confidence / (2 * len(self.epoch_ends) ** 2)
         if self.rate is not None:
             err = float(self.rate(n, spec.dim))
+        elif self.oracle.name in IW_RATE_ORACLES:
+            err = iw_l2_rate(n, dim=spec.dim, lam=estimate.info["lam"], gamma=estimate.info["gamma"],
+                             bound=spec.bound, confidence=conf)
         else:
             p = self.privacy
-            conf = self.confidence / (2 * len(self.epoch_ends) ** 2)
             err = l2_rate(p.model, n, dim=spec.dim, epsilon=p.epsilon if p.is_private else 1.0,
                           delta=p.delta if p.is_private else 1e-5, confidence=conf)
         if not (err > 0 and math.isfinite(err)):
@@ -212,7 +252,9 @@ def _factory(agent_name: str, oracle_name: str, model: str, description: str, co
 _factory("squarecb-nonprivate", "ridge", "none", "SquareCB with non-private ridge (alg:square-cb, reference)",
          counterpart="squarecb-dpsgd")
 _factory("squarecb-dpsgd", "dp-sgd", "jdp", "joint-DP SquareCB with DP-SGD (alg:square-cb, alg:JDP-improper-GD)")
+_factory("squarecb-jdp-iw", "iw-regression-dp", "jdp",
+         "joint-DP SquareCB with IW-Regression-DP (alg:square-cb, alg:JDP-linear-regression, alg:W-JDP)")
 _factory("squarecb-ldp-sgd", "ldp-sgd", "ldp",
          "local-DP SquareCB with LDP clipped SGD (alg:square-cb, alg:LDP-improper-GD)")
 
-__all__ = ["GAMMA_SCHEDULES", "SquareCBAgent", "inverse_gap_weighting", "l2_rate"]
+__all__ = ["GAMMA_SCHEDULES", "IW_RATE_ORACLES", "SquareCBAgent", "inverse_gap_weighting", "iw_l2_rate", "l2_rate"]
