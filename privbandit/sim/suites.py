@@ -40,6 +40,7 @@ JDP_AGENTS: tuple[AgentEntry, ...] = (
                reference="linucb-practical"),
     AgentEntry("squarecb-nonprivate", private=False),
     AgentEntry("squarecb-dpsgd", private=True, reference="squarecb-nonprivate"),
+    AgentEntry("squarecb-jdp-iw", private=True, reference="squarecb-nonprivate"),
 )
 """Agents of the joint-DP blocks (and the non-private references); extend by appending. The LinUCB baselines
 appear with both radii: the theorem's (their default) and ``radius="practical"`` (labels ``*-practical``)."""
