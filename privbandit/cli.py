@@ -6,6 +6,7 @@
                      [--agent NAME|pkg.module:factory [--private jdp|ldp] [--reference NAME]]
     privbandit run --env ID --agent NAME [--epsilon E] --horizon T --seeds S [--out DIR]
     privbandit plot DIR
+    privbandit audit --agent NAME|pkg.module:factory --epsilon E [--delta D] [--agent-kwargs JSON]
     privbandit list envs|agents|oracles|families
 
 ``bench`` runs a named suite (:mod:`privbandit.sim.suites`) cell by cell into ``DIR/cells`` (a rerun
@@ -15,7 +16,9 @@ title, provenance notes, references and slope window, which ``plot`` reuses). Wi
 is a challenger run: the agent (a name, an entry point or an import path, :mod:`privbandit.plugins`) joins
 every block of the suite its privacy model fits, and the report adds its paired comparison with each
 baseline and a leaderboard (:mod:`privbandit.sim.compare`). ``run`` plays one agent on
-one env for S seeds. ``plot`` redraws the figures and the report of a results folder. Bad arguments exit
+one env for S seeds. ``audit`` is an empirical privacy audit of a private agent
+(:mod:`privbandit.sim.audit`): a 95% lower bound on its epsilon, and its ledger; it exits with code 1
+when the audit refutes the claim. ``plot`` redraws the figures and the report of a results folder. Bad arguments exit
 with code 2 and a one-line message; Ctrl-C exits with code 130 and says how many cells were saved.
 """
 
@@ -117,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="privbandit", description="Differentially private contextual bandits: "
                                 "benchmarks, runs, plots.")
     p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{bench,run,plot,list}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{bench,run,plot,audit,list}")
 
     b = sub.add_parser("bench", help="run a benchmark suite: results, figures and report.md")
     b.add_argument("--suite", choices=sorted(SUITES), default="quick", help="the suite (default: quick)")
@@ -151,9 +154,19 @@ def build_parser() -> argparse.ArgumentParser:
     pl = sub.add_parser("plot", help="redraw the figures and report.md of a results folder")
     pl.add_argument("dir", type=Path, help="a folder with results.csv (from bench or run --out)")
 
+    au = sub.add_parser("audit", help="empirical privacy audit of a private agent (a lower bound on its epsilon)")
+    au.add_argument("--agent", required=True, help="an agent name, entry point or import path pkg.module:factory")
+    au.add_argument("--epsilon", type=_epsilon, required=True, help="the claimed epsilon the agent is built with")
+    au.add_argument("--delta", type=_delta, default=1e-5, help="the claimed delta (default 1e-5)")
+    au.add_argument("--agent-kwargs", default=None,
+                    help='public hyperparameters of the agent as JSON, e.g. \'{"first_epoch": 1}\'')
+    au.add_argument("--horizon", type=_positive_int, default=3, help="rounds per run (default 3)")
+    au.add_argument("--draws", type=_positive_int, default=1000, help="runs per stream, >= 1000 (default 1000)")
+    au.add_argument("--seed", type=int, default=0, help="seed of the audit (default 0)")
+
     ls = sub.add_parser("list", help="list what is registered")
     ls.add_argument("what", choices=("envs", "agents", "oracles", "families"))
-    for parser in (b, r, pl, ls):  # errors found after parsing are reported as "privbandit COMMAND: error: ..."
+    for parser in (b, r, pl, au, ls):  # errors found after parsing are reported as "privbandit COMMAND: error: ..."
         parser.set_defaults(subparser=parser)
     return p
 
@@ -439,7 +452,28 @@ def _family_names() -> list[str]:
     return list(FAMILIES_FALLBACK)
 
 
-COMMANDS = {"bench": cmd_bench, "run": cmd_run, "plot": cmd_plot, "list": cmd_list}
+def cmd_audit(args: argparse.Namespace) -> int:
+    """``privbandit audit``: prints the lower bound and the ledger's status; exit code 1 if refuted."""
+    from .sim.audit import audit_agent
+
+    kwargs = {}
+    if args.agent_kwargs is not None:
+        try:
+            kwargs = json.loads(args.agent_kwargs)
+        except ValueError as exc:
+            raise UsageError(f"--agent-kwargs must be a JSON object, e.g. '{{\"first_epoch\": 1}}' ({exc})") from None
+        if not isinstance(kwargs, dict):
+            raise UsageError(f"--agent-kwargs must be a JSON object, got {args.agent_kwargs!r}")
+    try:
+        res = audit_agent(args.agent, args.epsilon, args.delta, agent_kwargs=kwargs, horizon=args.horizon,
+                          n_draws=args.draws, seed=args.seed)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"--agent {args.agent}: {str(exc).splitlines()[0]}") from None
+    print("\n".join(res.lines()))
+    return 1 if res.refuted else 0
+
+
+COMMANDS = {"bench": cmd_bench, "run": cmd_run, "plot": cmd_plot, "audit": cmd_audit, "list": cmd_list}
 
 
 def _interrupted(args: argparse.Namespace | None) -> str:
