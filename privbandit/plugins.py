@@ -147,34 +147,30 @@ def find_agent(name: str) -> bool:
     return True
 
 
+def _find_class(kind: str, name: str, registry: dict, base: type, what: str) -> bool:
+    obj = load(kind, name)
+    if obj is None:
+        return False
+    if name in registry:  # the module registered it on import
+        return True
+    if not (isinstance(obj, type) and issubclass(obj, base)):
+        raise PluginError(f"{kind} plugin {name!r} must be a subclass of {what}, got {obj!r}")
+    registry[name] = obj
+    return True
+
+
 def find_oracle(name: str) -> bool:
     """Register the Oracle subclass an import path or a ``privbandit.oracles`` entry point names."""
     from .oracles.base import _REGISTRY, Oracle
 
-    obj = load("oracle", name)
-    if obj is None:
-        return False
-    if name in _REGISTRY:
-        return True
-    if not (isinstance(obj, type) and issubclass(obj, Oracle)):
-        raise PluginError(f"oracle plugin {name!r} must be a subclass of privbandit.oracles.Oracle, got {obj!r}")
-    _REGISTRY[name] = obj
-    return True
+    return _find_class("oracle", name, _REGISTRY, Oracle, "privbandit.oracles.Oracle")
 
 
 def find_family(name: str) -> bool:
     """Register the ContextFamily subclass an import path or a ``privbandit.families`` entry point names."""
     from .envs.contexts import FAMILIES, ContextFamily
 
-    obj = load("family", name)
-    if obj is None:
-        return False
-    if name in FAMILIES:
-        return True
-    if not (isinstance(obj, type) and issubclass(obj, ContextFamily)):
-        raise PluginError(f"family plugin {name!r} must be a subclass of privbandit.envs.ContextFamily, got {obj!r}")
-    FAMILIES[name] = obj
-    return True
+    return _find_class("family", name, FAMILIES, ContextFamily, "privbandit.envs.ContextFamily")
 
 
 # -- what a worker needs -------------------------------------------------------------------------
