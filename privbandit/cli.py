@@ -3,15 +3,22 @@
 ::
 
     privbandit bench --suite quick|paper [--out DIR] [--jobs N] [--backend loky|dask|ray]
+                     [--agent NAME|pkg.module:factory [--private jdp|ldp] [--reference NAME]]
     privbandit run --env ID --agent NAME [--epsilon E] --horizon T --seeds S [--out DIR]
     privbandit plot DIR
+    privbandit audit --agent NAME|pkg.module:factory --epsilon E [--delta D] [--agent-kwargs JSON]
     privbandit list envs|agents|oracles|families
 
 ``bench`` runs a named suite (:mod:`privbandit.sim.suites`) cell by cell into ``DIR/cells`` (a rerun
 skips finished cells), then writes ``DIR/results.csv`` (every cell of the folder, also those of earlier
 commands), the figures ``DIR/figures/*.png``, ``DIR/report.md`` and ``DIR/report.json`` (the report's
-title, provenance notes, references and slope window, which ``plot`` reuses). ``run`` plays one agent on
-one env for S seeds. ``plot`` redraws the figures and the report of a results folder. Bad arguments exit
+title, provenance notes, references and slope window, which ``plot`` reuses). With ``--agent``, ``bench``
+is a challenger run: the agent (a name, an entry point or an import path, :mod:`privbandit.plugins`) joins
+every block of the suite its privacy model fits, and the report adds its paired comparison with each
+baseline and a leaderboard (:mod:`privbandit.sim.compare`). ``run`` plays one agent on
+one env for S seeds. ``audit`` is an empirical privacy audit of a private agent
+(:mod:`privbandit.sim.audit`): a 95% lower bound on its epsilon, and its ledger; it exits with code 1
+when the audit refutes the claim. ``plot`` redraws the figures and the report of a results folder. Bad arguments exit
 with code 2 and a one-line message; Ctrl-C exits with code 130 and says how many cells were saved.
 """
 
@@ -113,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="privbandit", description="Differentially private contextual bandits: "
                                 "benchmarks, runs, plots.")
     p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{bench,run,plot,list}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{bench,run,plot,audit,list}")
 
     b = sub.add_parser("bench", help="run a benchmark suite: results, figures and report.md")
     b.add_argument("--suite", choices=sorted(SUITES), default="quick", help="the suite (default: quick)")
@@ -121,6 +128,11 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--jobs", type=_jobs, default=-1, help="parallel workers (default -1: all cores)")
     b.add_argument("--backend", choices=BACKENDS, default="loky", help="joblib backend (dask/ray: the dist extra)")
     b.add_argument("--address", default=None, help="dask or ray scheduler address (default: a local cluster)")
+    b.add_argument("--agent", default=None, help="a challenger: an agent name, entry point or import path "
+                   "pkg.module:factory, run beside the baselines of every block its privacy model fits")
+    b.add_argument("--private", choices=("jdp", "ldp"), default=None,
+                   help="the challenger's privacy model (checked against its privacy spec)")
+    b.add_argument("--reference", default=None, help="the baseline the challenger is compared with first")
     b.add_argument("--seeds", type=_positive_int, default=None, help="override the suite's number of seeds")
     b.add_argument("--horizon", type=_positive_int, default=None, help="override the suite's horizon T")
     b.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -142,9 +154,19 @@ def build_parser() -> argparse.ArgumentParser:
     pl = sub.add_parser("plot", help="redraw the figures and report.md of a results folder")
     pl.add_argument("dir", type=Path, help="a folder with results.csv (from bench or run --out)")
 
+    au = sub.add_parser("audit", help="empirical privacy audit of a private agent (a lower bound on its epsilon)")
+    au.add_argument("--agent", required=True, help="an agent name, entry point or import path pkg.module:factory")
+    au.add_argument("--epsilon", type=_epsilon, required=True, help="the claimed epsilon the agent is built with")
+    au.add_argument("--delta", type=_delta, default=1e-5, help="the claimed delta (default 1e-5)")
+    au.add_argument("--agent-kwargs", default=None,
+                    help='public hyperparameters of the agent as JSON, e.g. \'{"first_epoch": 1}\'')
+    au.add_argument("--horizon", type=_positive_int, default=3, help="rounds per run (default 3)")
+    au.add_argument("--draws", type=_positive_int, default=1000, help="runs per stream, >= 1000 (default 1000)")
+    au.add_argument("--seed", type=int, default=0, help="seed of the audit (default 0)")
+
     ls = sub.add_parser("list", help="list what is registered")
     ls.add_argument("what", choices=("envs", "agents", "oracles", "families"))
-    for parser in (b, r, pl, ls):  # errors found after parsing are reported as "privbandit COMMAND: error: ..."
+    for parser in (b, r, pl, au, ls):  # errors found after parsing are reported as "privbandit COMMAND: error: ..."
         parser.set_defaults(subparser=parser)
     return p
 
@@ -156,15 +178,22 @@ def _use_agg() -> None:
 
 
 def _finish(table, out: Path, *, title: str, references: dict, notes: list[str],
-            slope_window=(None, None)) -> Path:
+            slope_window=(None, None), challenger: str | None = None, reference: str | None = None) -> Path:
     from .plots import save_standard_figures
     from .sim.report import write_report
 
     _use_agg()
-    figures = save_standard_figures(table, out / "figures")
+    figures = list(save_standard_figures(table, out / "figures"))
+    sections = []
+    if challenger is not None and challenger in set(table["agent"]):
+        from .sim.compare import challenger_figure, comparison_markdown, leaderboard
+
+        sections.append(comparison_markdown(table, challenger, reference))
+        figures.append(challenger_figure(leaderboard(table), challenger, out / "figures" / "challenger.png"))
     report = write_report(table, out, title=title, references=references, figures=figures, notes=notes,
-                          slope_window=slope_window)
-    meta = dict(title=title, notes=list(notes), references=dict(references), slope_window=list(slope_window))
+                          slope_window=slope_window, sections=sections)
+    meta = dict(title=title, notes=list(notes), references=dict(references), slope_window=list(slope_window),
+                challenger=challenger, reference=reference)
     (out / REPORT_META).write_text(json.dumps(meta, indent=1) + "\n")
     return report
 
@@ -217,10 +246,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from .sim.sweep import sweep
 
     suite = get_suite(args.suite)
-    grids = suite.available_grids()
-    if args.seeds is not None or args.horizon is not None:
-        grids = [replace(g, seeds=args.seeds or g.seeds, horizon=args.horizon or g.horizon) for g in grids]
-    suite = replace(suite, grids=tuple(grids))
+    challenger = None
+    if args.agent is None:
+        if args.private is not None or args.reference is not None:
+            raise UsageError("--private and --reference describe a challenger: give it with --agent")
+        grids = suite.available_grids()
+        if args.seeds is not None or args.horizon is not None:
+            grids = [replace(g, seeds=args.seeds or g.seeds, horizon=args.horizon or g.horizon) for g in grids]
+        suite = replace(suite, grids=tuple(grids))
+    else:
+        suite, challenger = _challenger_suite(suite, args)
     cells = suite.cells()
     if not cells:
         raise UsageError(f"suite {args.suite!r} has no agent available in this install")
@@ -237,9 +272,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
     missing = get_suite(args.suite).missing()
     if missing:
         notes.append("agents of the suite not available in this install (left out): " + ", ".join(missing))
+    if challenger is not None:
+        notes.append(f"challenger `{challenger}` ({args.agent}) beside the baselines of every block its privacy "
+                     "model fits" + (f"; reference `{args.reference}`" if args.reference else ""))
     notes, references = _with_earlier(out, res.others, notes, suite.references())
-    report = _finish(res.table, out, title=f"privbandit benchmark: {suite.name}", references=references,
-                     notes=notes, slope_window=suite.slope_window)
+    title = f"privbandit benchmark: {suite.name}" + (f", challenger {challenger}" if challenger else "")
+    report = _finish(res.table, out, title=title, references=references, notes=notes,
+                     slope_window=suite.slope_window, challenger=challenger, reference=args.reference)
     total = time.perf_counter() - start
     print(_headline(res.table))
     print(f"\n{len(cells)} cells ({len(res.ran)} run, {len(res.skipped)} already finished); wall time {total:.1f} s")
@@ -247,6 +286,23 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print(f"{out} also holds {len(res.others)} cells of earlier commands: results.csv and the report include them")
     print(f"report: {report}")
     return 0
+
+
+def _challenger_suite(suite, args: argparse.Namespace):
+    """The suite with ``--agent`` added to every block its privacy model fits, and the challenger's label."""
+    from .sim.compare import challenger_entry, challenger_suite
+
+    try:
+        entry = challenger_entry(args.agent, private=args.private, reference=args.reference)
+        ran = challenger_suite(suite, entry, seeds=args.seeds, horizon=args.horizon)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"--agent {args.agent}: {str(exc).splitlines()[0]}") from None
+    if args.reference is not None:
+        labels = sorted({a.label for g in ran.grids for a in g.agents} - {entry.label})
+        if args.reference not in labels:
+            raise UsageError(f"--reference must be a baseline of the blocks the challenger joins, one of {labels}; "
+                             f"got {args.reference!r}")
+    return ran, entry.label
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -258,8 +314,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if args.env not in _env_ids():
         raise UsageError(f"--env must be one of {sorted(_env_ids())}, got {args.env!r}")
-    if args.agent not in agent_names():
-        raise UsageError(f"--agent must be one of {list(agent_names())}, got {args.agent!r}")
+    from .agents import agent_is_private
+
+    try:
+        agent_is_private(args.agent)  # a registered name, an entry point or an import path
+    except ValueError:
+        raise UsageError(f"--agent must be one of {list(agent_names())} or an import path pkg.module:factory, "
+                         f"got {args.agent!r}") from None
     entry = AgentEntry(args.agent)
     private = entry.is_private()
     if not private and args.epsilon is not None:
@@ -325,8 +386,11 @@ def cmd_plot(args: argparse.Namespace) -> int:
     references = meta.get("references") if isinstance(meta.get("references"), dict) else _references(table)
     window = meta.get("slope_window")
     window = tuple(window) if isinstance(window, list) and len(window) == 2 else (None, None)
+    challenger = meta.get("challenger") if isinstance(meta.get("challenger"), str) else None
+    reference = meta.get("reference") if isinstance(meta.get("reference"), str) else None
     report = _finish(table, args.dir, title=str(meta.get("title", f"privbandit results: {args.dir}")),
-                     references=references, notes=notes, slope_window=window)
+                     references=references, notes=notes, slope_window=window, challenger=challenger,
+                     reference=reference)
     print(f"figures: {args.dir / 'figures'}\nreport: {report}")
     return 0
 
@@ -388,7 +452,28 @@ def _family_names() -> list[str]:
     return list(FAMILIES_FALLBACK)
 
 
-COMMANDS = {"bench": cmd_bench, "run": cmd_run, "plot": cmd_plot, "list": cmd_list}
+def cmd_audit(args: argparse.Namespace) -> int:
+    """``privbandit audit``: prints the lower bound and the ledger's status; exit code 1 if refuted."""
+    from .sim.audit import audit_agent
+
+    kwargs = {}
+    if args.agent_kwargs is not None:
+        try:
+            kwargs = json.loads(args.agent_kwargs)
+        except ValueError as exc:
+            raise UsageError(f"--agent-kwargs must be a JSON object, e.g. '{{\"first_epoch\": 1}}' ({exc})") from None
+        if not isinstance(kwargs, dict):
+            raise UsageError(f"--agent-kwargs must be a JSON object, got {args.agent_kwargs!r}")
+    try:
+        res = audit_agent(args.agent, args.epsilon, args.delta, agent_kwargs=kwargs, horizon=args.horizon,
+                          n_draws=args.draws, seed=args.seed)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"--agent {args.agent}: {str(exc).splitlines()[0]}") from None
+    print("\n".join(res.lines()))
+    return 1 if res.refuted else 0
+
+
+COMMANDS = {"bench": cmd_bench, "run": cmd_run, "plot": cmd_plot, "audit": cmd_audit, "list": cmd_list}
 
 
 def _interrupted(args: argparse.Namespace | None) -> str:
@@ -418,10 +503,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         def error(message: str) -> None:  # one line, "privbandit run: error: ...", exit code 2
             sub.exit(2, f"{sub.prog}: error: {message}\n")
 
+        from .plugins import PluginError
+
         try:
             return COMMANDS[args.command](args)
-        except UsageError as exc:
-            error(str(exc))
+        except (UsageError, PluginError) as exc:  # a plugin that cannot be imported says why, in one line
+            error(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         except ImportError as exc:  # an optional backend that is not installed
             from .sim.sweep import BackendUnavailable
 

@@ -444,9 +444,7 @@ def make_agent(name: str, **kwargs: Any) -> Agent:
     >>> make_agent("elim-jdp", epsilon=1.0, delta=1e-5).privacy.label()
     'jdp(eps=1, delta=1e-05)'
     """
-    if name not in _REGISTRY:
-        raise ValueError(f"unknown agent {name!r}; choose one of {agent_names()}")
-    entry = _REGISTRY[name]
+    entry = _lookup(name)
     budget = sorted(k for k in ("epsilon", "delta") if k in kwargs)
     if entry.private is False and budget:
         also = f" (its private counterpart is {entry.counterpart})" if entry.counterpart else ""
@@ -458,16 +456,37 @@ def make_agent(name: str, **kwargs: Any) -> Agent:
 
 def agent_is_private(name: str) -> bool | None:
     """Whether the registered agent ``name`` takes a privacy budget (None if its registration does not say)."""
+    return _lookup(name).private
+
+
+def _lookup(name: str) -> _Registration:
+    """The registration of ``name``, loading it first if it is an import path ``"pkg.module:factory"`` or
+    a ``privbandit.agents`` entry point (:mod:`privbandit.plugins`)."""
     if name not in _REGISTRY:
-        raise ValueError(f"unknown agent {name!r}; choose one of {agent_names()}")
-    return _REGISTRY[name].private
+        from ..plugins import find_agent
+
+        if not find_agent(name):
+            raise ValueError(f"unknown agent {name!r}; choose one of {agent_names()} or give an import path "
+                             "'pkg.module:factory'")
+    return _REGISTRY[name]
 
 
 def agent_names() -> tuple[str, ...]:
-    """Names of the registered agents, sorted."""
-    return tuple(sorted(_REGISTRY))
+    """Names of the registered agents and of the installed ``privbandit.agents`` entry points, sorted."""
+    from ..plugins import entry_point_names
+
+    return tuple(sorted(set(_REGISTRY) | set(entry_point_names("agent"))))
 
 
 def agent_descriptions() -> dict[str, str]:
-    """Name -> one-line description of every registered agent."""
-    return {k: v.description for k, v in sorted(_REGISTRY.items())}
+    """Name -> one-line description of every agent of :func:`agent_names` (an entry point that fails to
+    load says why)."""
+    from ..plugins import PluginError
+
+    out = {}
+    for name in agent_names():
+        try:
+            out[name] = _lookup(name).description
+        except PluginError as exc:
+            out[name] = f"(plugin failed to load: {exc})"
+    return out

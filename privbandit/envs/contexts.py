@@ -537,8 +537,29 @@ FAMILIES: dict[str, type[ContextFamily]] = {
 
 
 def family_names() -> tuple[str, ...]:
-    """Names accepted by :func:`make_family`."""
-    return tuple(FAMILIES)
+    """Names accepted by :func:`make_family`: the built-in families, then the installed
+    ``privbandit.families`` entry points."""
+    from ..plugins import entry_point_names
+
+    return tuple(FAMILIES) + tuple(n for n in entry_point_names("family") if n not in FAMILIES)
+
+
+def family_class(name: str) -> type[ContextFamily]:
+    """The family class named ``name``, loading it first if it is an import path ``"pkg.module:Class"``
+    or a ``privbandit.families`` entry point (:mod:`privbandit.plugins`).
+
+    Raises
+    ------
+    ValueError
+        For an unknown name (:class:`~privbandit.plugins.PluginError` for a plugin that fails to load).
+    """
+    if name not in FAMILIES:
+        from ..plugins import find_family
+
+        if not isinstance(name, str) or not find_family(name):
+            raise ValueError(f"family must be one of {family_names()} or an import path 'pkg.module:Class', "
+                             f"got {name!r}")
+    return FAMILIES[name]
 
 
 def make_family(name: str, *, dim: int, n_arms: int = 1, bound: float = 1.0, **params: Any) -> ContextFamily:
@@ -554,9 +575,7 @@ def make_family(name: str, *, dim: int, n_arms: int = 1, bound: float = 1.0, **p
     **params
         The family's own parameters (see each class); unknown names raise ValueError.
     """
-    if name not in FAMILIES:
-        raise ValueError(f"family must be one of {family_names()}, got {name!r}")
-    cls = FAMILIES[name]
+    cls = family_class(name)
     allowed = cls.parameter_names()
     unknown = sorted(set(params) - set(allowed))
     if unknown:

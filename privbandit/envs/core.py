@@ -24,6 +24,7 @@ import numpy as np
 
 from .._validation import check_array, check_int, check_positive
 from ..links import Link, identity_link, make_link
+from ..plugins import find_family
 from .contexts import FAMILIES, Isotropic, make_family
 from .features import FeatureMap, make_feature_map
 from .noise import RewardNoise, make_noise
@@ -285,7 +286,7 @@ def build_instance(*, n_arms: int, dim: int, family: Any, conditioning: Any, fam
 
     # -- context family --------------------------------------------------------------------------
     if isinstance(family, str):
-        if family not in FAMILIES:
+        if family not in FAMILIES and not find_family(family):  # an import path or an entry point
             raise ValueError(f"family must be one of {tuple(FAMILIES)} or a context family object, got {family!r}")
         if not isinstance(family_kwargs, (dict, type(None))):
             raise TypeError(f"family_kwargs must be a dict or None, got {type(family_kwargs).__name__}")

@@ -388,9 +388,7 @@ def make_oracle(name: str, **kwargs: Any) -> Oracle:
     >>> make_oracle("iw-regression-dp", epsilon=1.0, delta=1e-5).privacy.label()
     'jdp(eps=1, delta=1e-05)'
     """
-    if name not in _REGISTRY:
-        raise ValueError(f"unknown oracle {name!r}; choose one of {oracle_names()}")
-    cls = _REGISTRY[name]
+    cls = oracle_class(name)
     budget = sorted(k for k in ("epsilon", "delta") if k in kwargs)
     if "privacy" in kwargs:
         if budget or "model" in kwargs:
@@ -411,12 +409,19 @@ def make_oracle(name: str, **kwargs: Any) -> Oracle:
 
 
 def oracle_names() -> tuple[str, ...]:
-    """Names of the registered oracles, sorted."""
-    return tuple(sorted(_REGISTRY))
+    """Names of the registered oracles and of the installed ``privbandit.oracles`` entry points, sorted."""
+    from ..plugins import entry_point_names
+
+    return tuple(sorted(set(_REGISTRY) | set(entry_point_names("oracle"))))
 
 
 def oracle_class(name: str) -> type[Oracle]:
-    """The class registered under ``name``."""
+    """The class registered under ``name``, loading it first if it is an import path ``"pkg.module:Class"``
+    or a ``privbandit.oracles`` entry point (:mod:`privbandit.plugins`)."""
     if name not in _REGISTRY:
-        raise ValueError(f"unknown oracle {name!r}; choose one of {oracle_names()}")
+        from ..plugins import find_oracle
+
+        if not find_oracle(name):
+            raise ValueError(f"unknown oracle {name!r}; choose one of {oracle_names()} or give an import path "
+                             "'pkg.module:Class'")
     return _REGISTRY[name]  # type: ignore[return-value]

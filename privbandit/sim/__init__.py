@@ -1,8 +1,11 @@
 """Simulation: the runner (batch path and Gymnasium loop), sweeps, benchmark suites and reports.
 
 ``run(agent, env, horizon, seed)`` plays one run and returns a tidy DataFrame; ``sweep(cells, out)``
-runs many, persisted cell by cell and resumable; ``get_suite("quick")`` is the README's benchmark.
+runs many, persisted cell by cell and resumable; ``get_suite("quick")`` is the README's benchmark;
+``challenge(suite, agent, out)`` runs your agent beside a suite's baselines and compares them seed by seed.
 """
+
+from .compare import challenge, leaderboard, paired_comparison
 
 from .report import final_regret, ledger_guarantees, loglog_slopes, price_of_privacy, write_report
 from .runner import COLUMNS, geometric_grid, run, split_seed
@@ -11,6 +14,6 @@ from .sweep import AgentEntry, BackendUnavailable, Cell, EnvEntry, Grid, SweepRe
 
 __all__ = [
     "COLUMNS", "SUITES", "AgentEntry", "BackendUnavailable", "Cell", "EnvEntry", "Grid", "Suite", "SweepResult",
-    "combine", "final_regret", "geometric_grid", "get_suite", "ledger_guarantees", "loglog_slopes",
+    "challenge", "combine", "final_regret", "leaderboard", "paired_comparison", "geometric_grid", "get_suite", "ledger_guarantees", "loglog_slopes",
     "price_of_privacy", "run", "split_seed", "sweep", "write_report",
 ]

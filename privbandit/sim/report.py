@@ -203,7 +203,8 @@ def headline_table(final: pd.DataFrame) -> pd.DataFrame:
 
 def write_report(df: pd.DataFrame, out: str | os.PathLike, *, title: str = "privbandit benchmark",
                  references: Mapping[str, str] | None = None, figures: Sequence[str | os.PathLike] = (),
-                 notes: Sequence[str] = (), slope_window: tuple[int | None, int | None] = (None, None)) -> Path:
+                 notes: Sequence[str] = (), slope_window: tuple[int | None, int | None] = (None, None),
+                 sections: Sequence[str] = ()) -> Path:
     """Write ``report.md`` (final regret with CIs, log-log slopes, price of privacy, ledgers, figures).
 
     Parameters
@@ -220,6 +221,9 @@ def write_report(df: pd.DataFrame, out: str | os.PathLike, *, title: str = "priv
         Lines for the top of the report (command, wall time, ...).
     slope_window : (t_min, t_max)
         Window of the log-log slopes (default [T/64, T]).
+    sections : sequence of str
+        More markdown sections, placed after the final regret (e.g. a challenger's paired comparison and
+        leaderboard, :func:`privbandit.sim.compare.comparison_markdown`).
 
     Returns
     -------
@@ -237,7 +241,7 @@ def write_report(df: pd.DataFrame, out: str | os.PathLike, *, title: str = "priv
               "Cumulative pseudo-regret at the horizon: mean over seeds and Student-t 95% confidence interval "
               f"(cut at 0: regret is non-negative). `{FEW_SEEDS}` flags rows of fewer than {MIN_SEEDS} seeds, "
               "whose interval says little (one seed has none).", "",
-              markdown_table(headline_table(final)), "",
+              markdown_table(headline_table(final)), "", *sections,
               "## Log-log slopes", "",
               f"Slope of log cumulative regret against log t over t in {window}, per seed, then mean and 95% CI "
               "(1/2 is sqrt(T) regret, 1 is linear).", "",

@@ -32,6 +32,7 @@ import contextlib
 import hashlib
 import json
 import math
+import numbers
 import os
 import re
 import tempfile
@@ -227,8 +228,10 @@ class Grid:
     agents, envs : sequence of AgentEntry, EnvEntry
     epsilons : sequence of float
         Privacy levels of the private agents, each > 0.
-    seeds : int
-        Number of seeds (0 .. seeds-1), >= 1.
+    seeds : int or sequence of int
+        A count n >= 1 (the seeds 0 .. n-1) or the seeds themselves (distinct integers >= 0, kept in
+        their order); stored as a tuple. A seed names a cell's random stream (see the module docstring),
+        so two grids that share a seed and an env share its contexts and rewards.
     horizon : int
         T >= 1.
     delta : float
@@ -240,7 +243,7 @@ class Grid:
     agents: tuple
     envs: tuple
     epsilons: tuple = (1.0,)
-    seeds: int = 1
+    seeds: Any = 1
     horizon: int = 1024
     delta: float = 1e-5
     points_per_octave: int = 8
@@ -255,7 +258,7 @@ class Grid:
         object.__setattr__(self, "epsilons", tuple(check_epsilon(e) for e in self.epsilons))
         if not self.epsilons:
             raise ValueError("epsilons must contain at least one privacy level > 0")
-        object.__setattr__(self, "seeds", check_int("seeds", self.seeds, low=1))
+        object.__setattr__(self, "seeds", _seed_list(self.seeds))
         object.__setattr__(self, "horizon", check_int("horizon", self.horizon, low=1))
         object.__setattr__(self, "delta", check_delta(self.delta))
         object.__setattr__(self, "points_per_octave", check_int("points_per_octave", self.points_per_octave, low=1))
@@ -267,10 +270,25 @@ class Grid:
             for agent in self.agents:
                 levels: Sequence[float | None] = self.epsilons if agent.is_private() else (None,)
                 for eps in levels:
-                    for seed in range(self.seeds):
+                    for seed in self.seeds:
                         out.append(Cell(agent, env, eps, seed, self.horizon, self.delta if eps is not None else None,
                                         entropy, self.points_per_octave))
         return out
+
+
+def _seed_list(seeds: Any) -> tuple[int, ...]:
+    """A grid's seeds: ``range(n)`` for a count n >= 1, else the given distinct integers >= 0, as a tuple."""
+    if isinstance(seeds, (numbers.Integral, np.integer)) and not isinstance(seeds, (bool, np.bool_)):
+        return tuple(range(check_int("seeds", seeds, low=1)))
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Iterable):
+        raise TypeError(f"seeds must be a count (an integer >= 1) or a sequence of integers >= 0, "
+                        f"got {type(seeds).__name__}")
+    out = tuple(check_int("seeds[i]", s, low=0) for s in seeds)
+    if not out:
+        raise ValueError("seeds must contain at least one seed")
+    if len(set(out)) != len(out):
+        raise ValueError(f"seeds must be distinct, got {list(out)}")
+    return out
 
 
 def _limit_blas():
@@ -286,11 +304,20 @@ def cell_path(cells_dir: Path, cell: Cell) -> Path:
     return Path(cells_dir) / f"{cell.key}.csv"
 
 
-def run_cell(cell: Cell, cells_dir: str | os.PathLike) -> tuple[str, bool]:
-    """Run one cell unless its file exists; write the table atomically. Returns (key, ran)."""
+def run_cell(cell: Cell, cells_dir: str | os.PathLike, plugins: Sequence[Any] = ()) -> tuple[str, bool]:
+    """Run one cell unless its file exists; write the table atomically. Returns (key, ran).
+
+    ``plugins`` are the :class:`~privbandit.plugins.PluginRef` s of the sweep (:func:`plugin_refs`), made
+    known in this process first (a worker of a parallel sweep starts without the user's registrations).
+    """
     path = cell_path(Path(cells_dir), cell)
     if path.exists():
         return cell.key, False
+    if plugins:
+        from ..plugins import prepare
+
+        for ref in plugins:
+            prepare(ref)
     with _limit_blas():
         agent = cell.agent.build(cell.epsilon, cell.delta)
         env = cell.env.make(cell.horizon)
@@ -379,6 +406,56 @@ def backend_context(backend: str, jobs: int, address: str | None = None) -> Iter
             ray.shutdown()
 
 
+def _plugin_names(cells: Sequence[Cell]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The agent, oracle and family names the cells look up (oracles and families given by name)."""
+    agents, oracles, families = {}, {}, {}
+    for c in cells:
+        agents[c.agent.name] = None
+        oracle = dict(c.agent.kwargs).get("oracle")
+        if isinstance(oracle, str):
+            oracles[oracle] = None
+        family = dict(c.env.kwargs).get("family")
+        if isinstance(family, str):
+            families[family] = None
+    return tuple(agents), tuple(oracles), tuple(families)
+
+
+def plugin_refs(cells: Sequence[Cell]) -> tuple[Any, ...]:
+    """What a worker needs to find the cells' plugins: a :class:`~privbandit.plugins.PluginRef` for each
+    agent registered from user code and each import path ``"pkg.module:attr"`` among the agents, oracles
+    and families (built-in names and entry points need none: every worker finds them by name)."""
+    from ..plugins import agent_ref, is_import_path, ref_for_path
+
+    agents, oracles, families = _plugin_names(cells)
+    refs = [agent_ref(a) for a in agents]
+    refs += [ref_for_path("oracle", o) for o in oracles if is_import_path(o)]
+    refs += [ref_for_path("family", f) for f in families if is_import_path(f)]
+    return tuple(r for r in refs if r is not None)
+
+
+def _check_plugins(cells: Sequence[Cell], refs: tuple[Any, ...], n_jobs: int, backend: str | None) -> None:
+    """Before any cell runs: every worker (or this process, ``backend=None``) can find the cells' agents,
+    oracles and families; else a :class:`~privbandit.plugins.PluginError` that says which and why."""
+    from ..plugins import PluginError, probe
+
+    names = _plugin_names(cells)
+    if backend is None:
+        problems = probe(refs, *names)
+    else:
+        from joblib import Parallel, delayed
+
+        try:
+            found = Parallel(n_jobs=n_jobs)(delayed(probe)(refs, *names) for _ in range(n_jobs))
+        except Exception as exc:  # e.g. a factory the workers cannot unpickle
+            raise PluginError(f"the {backend} workers cannot load this sweep's plugins ({type(exc).__name__}: "
+                              f"{exc}); no cell was run") from None
+        problems = list(dict.fromkeys(p for worker in found for p in worker))
+    if problems:
+        where = "this process" if backend is None else f"a {backend} worker"
+        raise PluginError(f"{where} cannot find what the sweep needs, so no cell was run: "
+                          + "; ".join(problems))
+
+
 def _return_as() -> str:
     """``"generator_unordered"`` (progress as cells finish) where the active joblib backend supports it,
     else ``"list"`` (ray's backend does not support generators)."""
@@ -451,16 +528,19 @@ def sweep(cells: Sequence[Cell], out: str | os.PathLike, *, jobs: int = 1, backe
     ran: list[str] = []
     if todo:
         n_jobs = min(jobs if jobs > 0 else os.cpu_count() or 1, len(todo))
+        refs = plugin_refs(todo)
         bar = tqdm(total=len(todo), desc="cells", unit="cell", disable=not progress, dynamic_ncols=True)
         try:
             if n_jobs == 1 and backend == "loky":
+                _check_plugins(todo, refs, 1, None)
                 results: Iterable[tuple[str, bool]] = (run_cell(c, cells_dir) for c in todo)
                 for key, did in results:
                     (ran if did else skipped).append(key)
                     bar.update()
             else:
                 with backend_context(backend, n_jobs, address):
-                    gen = Parallel(return_as=_return_as())(delayed(run_cell)(c, str(cells_dir)) for c in todo)
+                    _check_plugins(todo, refs, n_jobs, backend)
+                    gen = Parallel(return_as=_return_as())(delayed(run_cell)(c, str(cells_dir), refs) for c in todo)
                     for key, did in gen:
                         (ran if did else skipped).append(key)
                         bar.update()

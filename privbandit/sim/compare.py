@@ -1,0 +1,351 @@
+"""Benchmark your own agent: a challenger run beside a suite's baselines, paired comparisons, a leaderboard.
+
+:func:`challenge` adds one agent (a registered name, an entry point or an import path
+``"pkg.module:factory"``) to every block of a suite that its privacy model fits, runs the sweep
+(resumable like every sweep) and compares it with each baseline.
+
+Paired comparisons
+------------------
+Every agent of a sweep meets the same contexts and rewards for an (env, seed): a cell's random stream
+is ``SeedSequence(entropy, spawn_key=(hash(env), seed))`` whatever the agent (common random numbers). So
+the comparison of the challenger with a baseline uses the per-seed differences of final regret,
+d_s = R_challenger(s) - R_baseline(s), which remove the seed-to-seed variation the two share:
+
+- mean difference and its Student-t 95% interval (n - 1 degrees of freedom over the n paired seeds);
+- wins: the seeds where the challenger's regret is lower;
+- ratio: the challenger's mean regret over the baseline's (on the paired seeds);
+- verdict: ``better`` if the interval lies below 0, ``worse`` if above, else ``not separable at these
+  seeds`` (always so with fewer than 2 paired seeds).
+
+A private challenger is compared, per env and epsilon, with the private baselines of its privacy model
+at the same (epsilon, delta) and with the non-private baselines (the price of privacy); a non-private
+challenger with the non-private baselines.
+
+References
+----------
+Source paper, `tab:comp` (the rates the baselines are known for), `eq:PoP` (the price of privacy).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..plugins import is_import_path
+from .report import final_rows, final_regret, markdown_table, mean_ci
+from .suites import Suite, agent_available, get_suite
+from .sweep import AgentEntry, SweepResult, sweep
+
+PRIVATE_MODELS: tuple[str, ...] = ("jdp", "ldp")
+"""Privacy models a challenger can declare (``--private``)."""
+
+BETTER, WORSE, NOT_SEPARABLE = "better", "worse", "not separable at these seeds"
+"""The verdicts of :func:`paired_comparison`."""
+
+BOARD_KEYS: tuple[str, ...] = ("env", "horizon", "model", "epsilon", "delta")
+"""A leaderboard is per env, horizon, privacy model and level (the non-private agents join every board)."""
+
+
+def agent_model(entry: AgentEntry) -> str:
+    """The privacy model of an agent entry: ``"none"``, ``"jdp"`` or ``"ldp"`` (built at epsilon = 1)."""
+    if not entry.is_private():
+        return "none"
+    return entry.build(1.0, 1e-5).privacy.model
+
+
+def challenger_entry(agent: str | AgentEntry, *, private: str | None = None, label: str | None = None,
+                     reference: str | None = None) -> AgentEntry:
+    """The challenger's :class:`AgentEntry`, its privacy model checked against ``private``.
+
+    Parameters
+    ----------
+    agent : str or AgentEntry
+        A registered name, an entry point name or an import path ``"pkg.module:factory"``.
+    private : {"jdp", "ldp"}, optional
+        The privacy model the agent claims; it must match the agent's own privacy spec. Needed when the
+        factory does not say whether it takes a budget.
+    label : str, optional
+        The ``agent`` column of the results (default: the name; for an import path, its attribute).
+    reference : str, optional
+        The baseline the report measures the challenger against first (its ratio and verdict).
+
+    Raises
+    ------
+    ValueError
+        For an unknown agent, a ``private`` outside {"jdp", "ldp"} or one the agent's spec contradicts.
+    """
+    if private is not None and private not in PRIVATE_MODELS:
+        raise ValueError(f"private must be one of {PRIVATE_MODELS} or None, got {private!r}")
+    if isinstance(agent, AgentEntry):
+        entry = agent
+    else:
+        if not isinstance(agent, str) or not agent:
+            raise ValueError(f"agent must be an agent name or an import path 'pkg.module:factory', got {agent!r}")
+        default = agent.partition(":")[2].split(".")[-1] if is_import_path(agent) else agent
+        entry = AgentEntry(agent, label=label or default, private=True if private else None, reference=reference)
+    model = agent_model(entry)
+    if private is not None and model != private:
+        raise ValueError(f"the agent claims {private!r} privacy but its privacy spec says {model!r}")
+    return entry
+
+
+def _grid_models(grid) -> set[str]:
+    return {agent_model(a) for a in grid.agents}
+
+
+def challenger_suite(suite: Suite | str, challenger: AgentEntry, *, seeds=None, horizon: int | None = None) -> Suite:
+    """The suite's available grids, the challenger added to every grid its privacy model fits.
+
+    A private challenger joins the grids with a baseline of its privacy model; a non-private one joins
+    every grid. ``seeds`` and ``horizon`` override the grids' (for tiny runs).
+
+    Raises
+    ------
+    ValueError
+        If no grid fits, or the challenger's label is a baseline's.
+    """
+    suite = get_suite(suite) if isinstance(suite, str) else suite
+    model = agent_model(challenger)
+    grids = []
+    for g in suite.available_grids():
+        if challenger.label in {a.label for a in g.agents}:
+            raise ValueError(f"the challenger's label {challenger.label!r} is a baseline's: choose another label")
+        if model == "none" or model in _grid_models(g):
+            g = replace(g, agents=g.agents + (challenger,))
+        else:
+            continue
+        if seeds is not None or horizon is not None:
+            g = replace(g, seeds=g.seeds if seeds is None else seeds, horizon=horizon or g.horizon)
+        grids.append(g)
+    if not grids:
+        raise ValueError(f"no block of suite {suite.name!r} has a baseline of the challenger's privacy model {model!r}")
+    return replace(suite, grids=tuple(grids))
+
+
+def paired_comparison(df: pd.DataFrame, challenger: str, *, reference: str | None = None, level: float = 0.95,
+                      at: int | None = None) -> pd.DataFrame:
+    """The challenger against each baseline through per-seed differences of final regret.
+
+    Parameters
+    ----------
+    df : DataFrame
+        A results table (of :func:`~privbandit.sim.sweep.sweep` or :func:`challenge`).
+    challenger : str
+        The challenger's ``agent`` label.
+    reference : str, optional
+        A baseline label: its rows are marked (``reference``) and come first.
+    level : float
+        Confidence level of the interval of the mean difference.
+    at : int, optional
+        Compare the regret at round ``at`` instead of the horizon.
+
+    Returns
+    -------
+    DataFrame
+        One row per (env, horizon, epsilon, delta, baseline): ``n_seeds`` (paired), ``mean_diff``,
+        ``ci_low``, ``ci_high`` (challenger minus baseline: negative is better), ``wins`` (seeds where the
+        challenger's regret is lower), ``ratio`` (mean regret over the baseline's), ``verdict``.
+
+    Raises
+    ------
+    ValueError
+        If the table has no run of ``challenger``.
+    """
+    final = final_rows(df, at)
+    mine = final[final["agent"] == challenger]
+    if mine.empty:
+        raise ValueError(f"the table has no run of the challenger {challenger!r}; agents: {sorted(set(final['agent']))}")
+    rows = []
+    for key, ch in mine.groupby(["env", "horizon", "epsilon", "delta", "privacy_model"], sort=False):
+        env, horizon, eps, delta, model = key
+        same = final[(final["env"] == env) & (final["horizon"] == horizon) & (final["agent"] != challenger)]
+        private_peers = same[(same["privacy_model"] == model) & (same["epsilon"] == eps) & (same["delta"] == delta)]
+        peers = pd.concat([private_peers, same[same["privacy_model"] == "none"]]) if model != "none" else private_peers
+        ch_regret = ch.set_index("seed")["cum_regret"]
+        for (base, base_model), b in peers.groupby(["agent", "privacy_model"], sort=False):
+            pairs = pd.concat([ch_regret.rename("c"), b.set_index("seed")["cum_regret"].rename("b")], axis=1,
+                              join="inner")
+            if pairs.empty:
+                continue
+            d = (pairs["c"] - pairs["b"]).to_numpy(float)
+            m, lo, hi = mean_ci(d, level=level)
+            verdict = BETTER if hi < 0 else WORSE if lo > 0 else NOT_SEPARABLE  # NaN (one seed) compares False
+            b_mean = float(pairs["b"].mean())
+            rows.append(dict(env=env, horizon=int(horizon), epsilon=eps, delta=delta, challenger=challenger,
+                             baseline=base, baseline_model=base_model, reference=base == reference,
+                             n_seeds=len(d), mean_diff=m, ci_low=lo, ci_high=hi, wins=int(np.sum(d < 0)),
+                             ratio=float(pairs["c"].mean()) / b_mean if b_mean > 0 else math.inf, verdict=verdict))
+    cols = ["env", "horizon", "epsilon", "delta", "challenger", "baseline", "baseline_model", "reference", "n_seeds",
+            "mean_diff", "ci_low", "ci_high", "wins", "ratio", "verdict"]
+    out = pd.DataFrame(rows, columns=cols)
+    if reference is not None and not out.empty:
+        out = out.sort_values(["env", "horizon", "epsilon", "reference"], ascending=[True, True, True, False],
+                              kind="stable").reset_index(drop=True)
+    return out
+
+
+def leaderboard(df: pd.DataFrame, at: int | None = None) -> pd.DataFrame:
+    """Every agent ranked by mean final regret per env, horizon, privacy model and privacy level.
+
+    The non-private agents (one run per env and seed) join every board of their env and horizon (model
+    ``"none"`` alone when the table has no private run there). Rank 1 is the lowest mean regret.
+
+    Returns
+    -------
+    DataFrame
+        env, horizon, model, epsilon, delta, rank, agent, privacy_model, n_seeds, mean, ci_low, ci_high.
+    """
+    final = final_regret(df, at)
+    private = final[final["privacy_model"] != "none"]
+    public = final[final["privacy_model"] == "none"]
+    boards = []
+    for (env, horizon), g in final.groupby(["env", "horizon"], sort=False):
+        levels = private[(private["env"] == env) & (private["horizon"] == horizon)]
+        levels = levels[["privacy_model", "epsilon", "delta"]].drop_duplicates().itertuples(index=False) \
+            if not levels.empty else [("none", math.inf, 0.0)]
+        pub = public[(public["env"] == env) & (public["horizon"] == horizon)]
+        for model, eps, delta in levels:
+            priv = g[(g["privacy_model"] == model) & (g["epsilon"] == eps) & (g["delta"] == delta)]
+            board = pd.concat([priv, pub]).sort_values("mean", kind="stable").assign(model=model, epsilon=eps,
+                                                                                    delta=delta)
+            board.insert(0, "rank", range(1, len(board) + 1))
+            boards.append(board)
+    cols = ["env", "horizon", "model", "epsilon", "delta", "rank", "agent", "privacy_model", "n_seeds", "mean",
+            "ci_low", "ci_high"]
+    return pd.concat(boards, ignore_index=True)[cols] if boards else pd.DataFrame(columns=cols)
+
+
+def challenger_figure(board: pd.DataFrame, challenger: str, path: str | os.PathLike) -> Path:
+    """The challenger against the field: per board (env, horizon, epsilon), every agent's mean final regret
+    with its 95% interval, the challenger in red. Saved as a PNG at ``path``."""
+    import matplotlib.pyplot as plt
+
+    keys = list(board.groupby(list(BOARD_KEYS), sort=False).groups)
+    fig, axes = plt.subplots(1, max(1, len(keys)), figsize=(4.2 * max(1, len(keys)), 0.35 * board["rank"].max() + 1.5),
+                             squeeze=False)
+    for ax, key in zip(axes[0], keys):
+        b = board[(board[list(BOARD_KEYS)] == pd.Series(key, index=list(BOARD_KEYS))).all(axis=1)]
+        b = b.sort_values("rank", ascending=False)
+        y = np.arange(len(b))
+        colours = ["tab:red" if a == challenger else "tab:gray" for a in b["agent"]]
+        err = np.vstack([b["mean"] - b["ci_low"].fillna(b["mean"]), b["ci_high"].fillna(b["mean"]) - b["mean"]])
+        ax.barh(y, b["mean"], xerr=err, color=colours, alpha=0.8)
+        ax.set_yticks(y, b["agent"])
+        env, horizon, model, eps, _ = key
+        ax.set_title(f"{env}, T={horizon}" + ("" if math.isinf(eps) else f", {model} eps={eps:g}"), fontsize=9)
+        ax.set_xlabel("final regret (95% CI)")
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def comparison_markdown(df: pd.DataFrame, challenger: str, reference: str | None = None) -> str:
+    """The report's sections on a challenger: the paired comparison and the leaderboard."""
+    cmp = paired_comparison(df, challenger, reference=reference)
+    shown = cmp.assign(**{"mean diff (95% CI)": [f"{m:.4g} [{lo:.4g}, {hi:.4g}]" if not math.isnan(lo) else f"{m:.4g}"
+                                                 for m, lo, hi in zip(cmp["mean_diff"], cmp["ci_low"], cmp["ci_high"])],
+                          "wins": [f"{w}/{n}" for w, n in zip(cmp["wins"], cmp["n_seeds"])],
+                          "epsilon": [("" if math.isinf(e) else e) for e in cmp["epsilon"]]})
+    ref = f" The reference is `{reference}` (listed first)." if reference else ""
+    parts = ["## Challenger: paired comparison", "",
+             f"`{challenger}` against each baseline on the same seeds (common random numbers): per-seed difference "
+             "of final regret, challenger minus baseline (negative is better), its mean and Student-t 95% "
+             "interval, the seeds the challenger wins, the ratio of mean regrets, and the verdict (`better` or "
+             f"`worse` when the interval excludes 0).{ref}", "",
+             markdown_table(shown, ["env", "horizon", "epsilon", "baseline", "baseline_model", "n_seeds",
+                                    "mean diff (95% CI)", "wins", "ratio", "verdict"]) if not cmp.empty
+             else "No baseline shares a seed with the challenger.", "",
+             "## Leaderboard", "",
+             "Every agent ranked by mean final regret per env, horizon, privacy model and level (the non-private "
+             "agents join every board).", "",
+             markdown_table(leaderboard(df).assign(epsilon=lambda t: [("" if math.isinf(e) else e)
+                                                                       for e in t["epsilon"]]),
+                            ["env", "horizon", "model", "epsilon", "rank", "agent", "privacy_model", "n_seeds", "mean",
+                             "ci_low", "ci_high"]), ""]
+    return "\n".join(parts)
+
+
+@dataclass
+class Challenge:
+    """What :func:`challenge` did: the sweep, the suite it ran, and the comparison tables."""
+
+    suite: Suite
+    challenger: str
+    reference: str | None
+    result: SweepResult
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """The results table."""
+        return self.result.table
+
+    def comparison(self) -> pd.DataFrame:
+        """:func:`paired_comparison` of the challenger."""
+        return paired_comparison(self.table, self.challenger, reference=self.reference)
+
+    def leaderboard(self) -> pd.DataFrame:
+        """:func:`leaderboard` of the run."""
+        return leaderboard(self.table)
+
+
+def challenge(suite: Suite | str, agent: str | AgentEntry, out: str | os.PathLike, *, private: str | None = None,
+              reference: str | None = None, label: str | None = None, seeds=None, horizon: int | None = None,
+              jobs: int = 1, backend: str = "loky", address: str | None = None, progress: bool = False) -> Challenge:
+    """Run an agent beside a suite's baselines (every block its privacy model fits) into ``out``.
+
+    Resumable: finished cells in ``out`` are kept, so a rerun only runs what is missing.
+
+    Parameters
+    ----------
+    suite : Suite or {"quick", "paper"}
+    agent : str or AgentEntry
+        A registered name, an entry point name or an import path ``"pkg.module:factory"``.
+    out : path
+        The results folder.
+    private : {"jdp", "ldp"}, optional
+        The privacy model the agent claims (checked against its spec).
+    reference : str, optional
+        A baseline label of the blocks the challenger joins: listed first in the comparison.
+    label : str, optional
+        The challenger's ``agent`` label.
+    seeds : int or sequence of int, optional
+        Override the suite's seeds (a count or the seeds).
+    horizon : int, optional
+        Override the suite's horizons.
+    jobs, backend, address, progress
+        As in :func:`~privbandit.sim.sweep.sweep`.
+
+    Returns
+    -------
+    Challenge
+
+    Raises
+    ------
+    ValueError
+        For an unknown agent, a claim its spec contradicts, no fitting block, or an unknown reference.
+    """
+    entry = challenger_entry(agent, private=private, label=label, reference=reference)
+    if not agent_available(entry):
+        raise ValueError(f"agent {entry.name!r} cannot be built (make_agent({entry.name!r}) fails)")
+    ran = challenger_suite(suite, entry, seeds=seeds, horizon=horizon)
+    if reference is not None:
+        labels = sorted({a.label for g in ran.grids for a in g.agents} - {entry.label})
+        if reference not in labels:
+            raise ValueError(f"reference must be a baseline of the blocks the challenger joins, one of {labels}; "
+                             f"got {reference!r}")
+    result = sweep(ran.cells(), out, jobs=jobs, backend=backend, address=address, progress=progress)
+    return Challenge(ran, entry.label, reference, result)
+
+
+__all__: Sequence[str] = ("BETTER", "NOT_SEPARABLE", "WORSE", "Challenge", "challenge", "challenger_entry",
+                          "challenger_figure", "challenger_suite", "comparison_markdown", "leaderboard",
+                          "paired_comparison")

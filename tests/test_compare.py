@@ -1,0 +1,137 @@
+"""Challenger runs, paired comparisons and the leaderboard (privbandit.sim.compare, bench --agent)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from privbandit import cli
+from privbandit.agents import base as agents_base
+from privbandit.sim import AgentEntry, EnvEntry, Grid
+from privbandit.sim.compare import (BETTER, NOT_SEPARABLE, WORSE, challenge, challenger_entry, leaderboard,
+                                    paired_comparison)
+from privbandit.sim.suites import Suite
+
+NONE = ("none", math.inf, 0.0)
+
+
+def _table(runs: dict) -> pd.DataFrame:
+    """A results table with only the final rows: {(agent, (model, eps, delta)): [regret of seed 0, 1, ...]}."""
+    rows = []
+    for (agent, (model, eps, delta)), regrets in runs.items():
+        for seed, r in enumerate(regrets):
+            if r is None:
+                continue
+            rows.append(dict(env="e", agent=agent, privacy_model=model, epsilon=eps, delta=delta, horizon=64,
+                             seed=seed, t=64, cum_regret=float(r), epsilon_spent=0.0))
+    return pd.DataFrame(rows)
+
+
+def test_paired_intervals_are_correct_on_a_known_table():
+    base = np.array([100.0, 250.0, 400.0, 180.0])   # large seed-to-seed spread, shared by both agents
+    jdp = ("jdp", 1.0, 1e-5)
+    table = _table({("new", jdp): base - [2, 4, 3, 3],          # d = -2, -4, -3, -3: better on every seed
+                    ("base", jdp): base,
+                    ("worse-than", jdp): base - [12, 14, 13, 13],  # d = +10 on every seed: worse
+                    ("near", jdp): base - [3, -1, 6, 0],          # d = +1, -5, +3, -3: not separable
+                    ("ref", NONE): [*(base[:3] - 4), None],       # non-private: joins, paired on 3 seeds only
+                    ("other-eps", ("jdp", 0.3, 1e-5)): base,      # another level: not compared
+                    ("local", ("ldp", 1.0, 1e-5)): base})         # another model: not compared
+    cmp = paired_comparison(table, "new", reference="ref").set_index("baseline")
+    assert set(cmp.index) == {"base", "worse-than", "near", "ref"}
+    half = stats.t.ppf(0.975, 3) * math.sqrt(2 / 3) / 2             # sd of (-2, -4, -3, -3) is sqrt(2/3)
+    row = cmp.loc["base"]
+    assert row["mean_diff"] == pytest.approx(-3.0) and row["n_seeds"] == 4 and row["wins"] == 4
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((-3 - half, -3 + half))
+    assert row["ratio"] == pytest.approx((base.mean() - 3) / base.mean()) and row["verdict"] == BETTER
+    assert cmp.loc["worse-than", "verdict"] == WORSE and cmp.loc["worse-than", "wins"] == 0
+    assert cmp.loc["near", "verdict"] == NOT_SEPARABLE and cmp.loc["near", "wins"] == 2
+    ref = cmp.loc["ref"]  # d = +2, 0, +1 on the three shared seeds
+    assert ref["n_seeds"] == 3 and ref["mean_diff"] == pytest.approx(1.0) and bool(ref["reference"])
+    assert paired_comparison(table, "new", reference="ref")["baseline"].iloc[0] == "ref"  # the reference first
+    # an unpaired interval (difference of two independent means) could not separate "base" at these seeds
+    unpaired = stats.ttest_ind(table[table.agent == "new"].cum_regret, table[table.agent == "base"].cum_regret)
+    assert unpaired.pvalue > 0.5
+
+
+def test_one_seed_is_never_separable():
+    table = _table({("new", NONE): [1.0], ("base", NONE): [100.0]})
+    row = paired_comparison(table, "new").iloc[0]
+    assert math.isnan(row["ci_low"]) and row["verdict"] == NOT_SEPARABLE and row["wins"] == 1
+    with pytest.raises(ValueError, match="no run of the challenger 'absent'"):
+        paired_comparison(table, "absent")
+
+
+def test_leaderboard_ranks_per_model_and_level_with_the_non_private_agents():
+    jdp = ("jdp", 1.0, 1e-5)
+    table = _table({("a", jdp): [30, 30, 30], ("b", jdp): [10, 10, 10], ("c", NONE): [20, 20, 20],
+                    ("d", ("ldp", 1.0, 1e-5)): [5, 5, 5]})
+    board = leaderboard(table)
+    jdp_board = board[board["model"] == "jdp"]
+    assert list(jdp_board["agent"]) == ["b", "c", "a"] and list(jdp_board["rank"]) == [1, 2, 3]
+    assert list(board[board["model"] == "ldp"]["agent"]) == ["d", "c"]
+
+
+ENV = EnvEntry("rd", "PrivLinCB-v0", dict(family="rare-direction", dim=3, n_arms=3))
+TINY = Suite("tiny", "a joint-DP and a local-DP block", (
+    Grid((AgentEntry("uniform", private=False), AgentEntry("elim-jdp", private=True)), (ENV,), epsilons=(1.0,),
+         seeds=2, horizon=32),
+    Grid((AgentEntry("elim-ldp", private=True),), (ENV,), epsilons=(1.0,), seeds=2, horizon=32)))
+
+
+@pytest.fixture
+def jdp_copy():
+    """A user's joint-DP agent, registered like a plugin (removed afterwards)."""
+    from privbandit.agents import make_agent, register_agent
+
+    def make(*, epsilon, delta=1e-5):
+        return make_agent("elim-jdp", epsilon=epsilon, delta=delta)
+
+    register_agent("jdp-copy", make, private=True)
+    yield "jdp-copy"
+    del agents_base._REGISTRY["jdp-copy"]
+
+
+def test_challenge_joins_the_blocks_its_model_fits_and_resumes(tmp_path, jdp_copy):
+    first = challenge(TINY, jdp_copy, tmp_path, reference="elim-jdp", seeds=(4, 7))
+    runs = first.table.drop_duplicates(["agent", "seed"])
+    assert set(runs["agent"]) == {"uniform", "elim-jdp", "jdp-copy"}  # not the local-DP block
+    assert set(runs["seed"]) == {4, 7} and len(first.result.ran) == 6
+    cmp = first.comparison().set_index("baseline")
+    assert cmp.loc["elim-jdp", "mean_diff"] == 0.0  # the same agent on the same seeds: common random numbers
+    assert first.leaderboard()["agent"].tolist().count("jdp-copy") == 1
+    again = challenge(TINY, jdp_copy, tmp_path, reference="elim-jdp", seeds=(4, 7))
+    assert again.result.ran == [] and len(again.result.skipped) == 6
+
+
+def test_challenge_refuses_a_wrong_claim_or_reference(tmp_path, jdp_copy):
+    with pytest.raises(ValueError, match="claims 'ldp' privacy but its privacy spec says 'jdp'"):
+        challenger_entry(jdp_copy, private="ldp")
+    with pytest.raises(ValueError, match="reference must be a baseline .* got 'elim-ldp'"):
+        challenge(TINY, jdp_copy, tmp_path, reference="elim-ldp")
+    with pytest.raises(ValueError, match="label 'uniform' is a baseline's"):
+        challenge(TINY, "uniform", tmp_path)
+
+
+def test_bench_agent_adds_the_comparison_and_leaderboard(tmp_path, capsys, jdp_copy):
+    out = tmp_path / "bench"
+    code = cli.main(["bench", "--suite", "quick", "--agent", jdp_copy, "--private", "jdp", "--reference", "elim-jdp",
+                     "--seeds", "2", "--horizon", "16", "--jobs", "1", "--no-progress", "--out", str(out)])
+    assert code == 0
+    report = (out / "report.md").read_text()
+    assert "## Challenger: paired comparison" in report and "## Leaderboard" in report
+    assert "challenger.png" in report and (out / "figures" / "challenger.png").is_file()
+    capsys.readouterr()
+    for args, message in ((["--reference", "elim-jdp"], "give it with --agent"),
+                          (["--agent", "nope"], "--agent nope: unknown agent 'nope'"),
+                          (["--agent", "no_such_mod_q:make"], "cannot import 'no_such_mod_q'"),
+                          (["--agent", jdp_copy, "--private", "ldp"], "claims 'ldp' privacy"),
+                          (["--agent", jdp_copy, "--reference", "elim-ldp"], "--reference must be a baseline")):
+        with pytest.raises(SystemExit) as exc:
+            cli.main(["bench", "--seeds", "1", "--horizon", "8", "--no-progress", "--out", str(out), *args])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert exc.value.code == 2 and len(err) == 1 and message in err[0], err
