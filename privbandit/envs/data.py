@@ -36,7 +36,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 
 from .._validation import as_generator, check_array, check_choice, check_int, check_positive, check_real
-from .features import FEATURE_MAPS, make_feature_map
+from .features import FEATURE_MAPS, DisjointFeatures, make_feature_map
 
 __all__ = ["DATASETS", "DATA_EXTRA", "REWARD_MODELS", "CBifySource", "DataContexts", "LabelContexts",
            "cbify_source", "load_dataset", "scale_rows"]
@@ -168,11 +168,8 @@ class DataContexts:
     def _contexts(self, x: np.ndarray) -> np.ndarray:
         if not self.per_arm:
             return x[:, None, :]
-        n, p, k = x.shape[0], x.shape[1], self.n_classes
-        out = np.zeros((n, k, k, p))
-        idx = np.arange(k)
-        out[:, idx, idx, :] = x[:, None, :]
-        return out.reshape(n, k, k * p)
+        k = self.n_classes
+        return DisjointFeatures(n_arms=k, dim=k * x.shape[1]).features(x[:, None, :])  # the K vectors e_a (x) x
 
     def _draw(self, n: int, rng: Any) -> np.ndarray:
         return as_generator(rng).integers(0, self.n_rows, size=check_int("n", n, low=0))
