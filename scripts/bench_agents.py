@@ -159,7 +159,7 @@ def real_cells(args, block: str, families: list[str], eps_list: list[float], kee
             for eps in (eps_list if name in PRIVATE else [math.nan]):
                 for seed in range(args.seeds):
                     out.append(dict(block=block, family=fam, agent=name, epsilon=eps, seed=seed,
-                                    env_label=f"cbify-{fam}-{args.real_reward}",
+                                    env_label=f"{block}-{fam}-{args.real_reward}",  # unique per block
                                     env_kwargs=dict(REAL_DATASETS[fam], reward=args.real_reward)))
     return out
 
