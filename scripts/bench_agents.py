@@ -12,6 +12,14 @@ The full grid of issue 6 (the defaults):
   (``PrivGLMCB-v0``, heavy-tailed, logistic link: elim-glm-jdp / elim-glm-ldp against elim-jdp / elim-ldp);
 - epsilon in {0.1, 0.3, 1} (delta = 1e-5), T = 2^20, 10 seeds; slopes over t in [2^14, 2^20].
 
+The real-data block (opt in: ``--blocks real-jdp,real-ldp --families digits,wine``): ``PrivCBify-v0`` on
+digits (top 8 principal directions, d = 80, K = 10) and wine (d = 39, K = 3), the cbify label reward
+(``--real-reward linear-fit`` for the exact linear model), the paper's and the practical agents
+(:data:`REAL_AGENTS`), joint and local DP. The issue's size is epsilon in {0.3, 1}, T = 2^18, 5 seeds::
+
+    python scripts/bench_agents.py --blocks real-jdp,real-ldp --families digits,wine --epsilons 0.3,1 \\
+        --log2-horizon 18 --seeds 5 --slope-window 12,18 --out bench-out/real
+
 Every run goes through ``privbandit.sim.run`` (batch path, geometric logging), which also checks each
 agent's privacy ledger against its spec. The LinUCB-family baselines update their policy every
 ``--ucb-batch`` rounds in the benchmark (1 = every round, the textbook algorithm; per-round updates of
@@ -83,6 +91,16 @@ UCB = {"linucb", "linucb-jdp", "ldp-ucb", "linucb-practical", "linucb-jdp-practi
 NONPRIVATE = "non-private"
 BLOCK_SHAPE = {"jdp": (10, 10), "ldp": (5, 5)}
 
+# --- the real-data block (PrivCBify-v0): opt in with --blocks real-jdp,real-ldp --families digits,wine ---------
+REAL_DATASETS = {"digits": dict(dataset="digits", n_components=8), "wine": dict(dataset="wine")}
+"""Real-data families: digits on its top 8 principal directions (d = 80, K = 10) and wine (d = 39, K = 3)."""
+REAL_AGENTS = {"real-jdp": ("uniform", "elim-nonprivate", "elim-ucb", "linucb-practical", "elim-jdp", "elim-jdp-ucb",
+                            "linucb-jdp-practical"),
+               "real-ldp": ("elim-nonprivate", "elim-ucb", "elim-ldp", "elim-ldp-greedy", "ldp-ucb-practical")}
+"""The paper's agents (elim-*), the practical ones (elim-ucb, elim-jdp-ucb, elim-ldp-greedy) and the practical
+LinUCB baselines, joint and local DP."""
+PRIVATE = PRIVATE | {"elim-jdp-ucb", "elim-ldp-greedy"}
+
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -93,7 +111,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--delta", type=float, default=1e-5)
     p.add_argument("--families", default="heavy-tailed,rare-direction,spiky,glm",
                    help="comma list of heavy-tailed, rare-direction, spiky, glm")
-    p.add_argument("--blocks", default="jdp,ldp", help="comma list of jdp (d=K=10), ldp (d=K=5)")
+    p.add_argument("--blocks", default="jdp,ldp", help="comma list of jdp (d=K=10), ldp (d=K=5), and the real-data "
+                   "blocks real-jdp, real-ldp (PrivCBify-v0 on the --families digits, wine; both when none is named)")
+    p.add_argument("--real-reward", default="label", choices=("label", "linear-fit"),
+                   help="reward model of the real-data blocks (PrivCBify-v0's reward)")
     p.add_argument("--agents", default="", help="restrict to these agent names (comma list)")
     p.add_argument("--ucb-batch", type=int, default=64, help="policy update period of the LinUCB baselines")
     p.add_argument("--slope-window", default="14,20", help="log2 t range of the log-log slope")
@@ -111,8 +132,11 @@ def cells(args) -> list[dict]:
     keep = set(a for a in args.agents.split(",") if a)
     out = []
     for block in [b for b in args.blocks.split(",") if b]:
+        if block in REAL_AGENTS:
+            out += real_cells(args, block, families, eps_list, keep)
+            continue
         d, k = BLOCK_SHAPE[block]
-        for fam in families:
+        for fam in [f for f in families if f not in REAL_DATASETS]:
             glm = fam == "glm"
             agents = (GLM_JDP_AGENTS if block == "jdp" else GLM_LDP_AGENTS) if glm else \
                 (JDP_AGENTS if block == "jdp" else LDP_AGENTS)
@@ -125,7 +149,24 @@ def cells(args) -> list[dict]:
     return out
 
 
+def real_cells(args, block: str, families: list[str], eps_list: list[float], keep: set[str]) -> list[dict]:
+    """The cells of a real-data block: its agents on the datasets named in ``families`` (all when none)."""
+    out = []
+    for fam in [f for f in families if f in REAL_DATASETS] or list(REAL_DATASETS):
+        for name in REAL_AGENTS[block]:
+            if keep and name not in keep:
+                continue
+            for eps in (eps_list if name in PRIVATE else [math.nan]):
+                for seed in range(args.seeds):
+                    out.append(dict(block=block, family=fam, agent=name, epsilon=eps, seed=seed,
+                                    env_label=f"{block}-{fam}-{args.real_reward}",  # unique per block
+                                    env_kwargs=dict(REAL_DATASETS[fam], reward=args.real_reward)))
+    return out
+
+
 def make_env(cell: dict, horizon: int):
+    if "env_kwargs" in cell:
+        return gym.make("PrivCBify-v0", horizon=horizon, max_episode_steps=horizon, **cell["env_kwargs"])
     glm = cell["family"] == "glm"
     return gym.make("PrivGLMCB-v0" if glm else "PrivLinCB-v0", n_arms=cell["n_arms"], dim=cell["dim"],
                     horizon=horizon, family="heavy-tailed" if glm else cell["family"], max_episode_steps=horizon)
@@ -169,7 +210,7 @@ def run_grid(args, out: Path) -> pd.DataFrame:
     for i, c in enumerate(todo):
         t0 = time.perf_counter()
         agent = build_agent(c["agent"], c["epsilon"], args.delta, args.ucb_batch)
-        env_label = f"{'glm' if c['family'] == 'glm' else 'lin'}-{c['family']}-d{c['dim']}K{c['n_arms']}"
+        env_label = c.get("env_label") or f"{'glm' if c['family'] == 'glm' else 'lin'}-{c['family']}-d{c['dim']}K{c['n_arms']}"
         df = run(agent, make_env(c, horizon), horizon, seed=c["seed"], labels=dict(agent=c["agent"], env=env_label))
         df["block"], df["family_label"], df["seed"] = c["block"], c["family"], c["seed"]
         df["eps_label"] = eps_label(c["epsilon"])
@@ -199,7 +240,11 @@ def summarize(data: pd.DataFrame, args) -> tuple[pd.DataFrame, pd.DataFrame]:
 PRIVACY_COST = {"jdp": [("elim-jdp", "elim-nonprivate"), ("elim-ssp", "elim-nonprivate"),
                         ("linucb-jdp", "linucb"), ("linucb-jdp-practical", "linucb-practical")],
                 "ldp": [("elim-ldp", "elim-nonprivate"), ("ldp-ucb", "linucb"),
-                        ("ldp-ucb-practical", "linucb-practical")]}
+                        ("ldp-ucb-practical", "linucb-practical")],
+                "real-jdp": [("elim-jdp", "elim-nonprivate"), ("elim-jdp-ucb", "elim-ucb"),
+                             ("linucb-jdp-practical", "linucb-practical")],
+                "real-ldp": [("elim-ldp", "elim-nonprivate"), ("elim-ldp-greedy", "elim-ucb"),
+                             ("ldp-ucb-practical", "linucb-practical")]}
 
 
 def privacy_cost_over_time(data: pd.DataFrame, args, epsilon: float = 1.0) -> list[str]:
@@ -287,6 +332,7 @@ def targets(fin: pd.DataFrame, sl: pd.DataFrame, args) -> list[str]:
 AGENT_ORDER = ("uniform", "epsilon-greedy", "linucb", "linucb-practical", "elim-nonprivate", "squarecb-nonprivate",
                "elim-jdp", "elim-ssp", "linucb-jdp", "linucb-jdp-practical", "squarecb-dpsgd", "elim-glm-jdp",
                "elim-ldp", "elim-ldp-ssp", "ldp-ucb", "ldp-ucb-practical", "squarecb-ldp-sgd", "elim-glm-ldp")
+AGENT_ORDER += tuple(a for block in REAL_AGENTS.values() for a in block if a not in AGENT_ORDER)  # real-data block
 
 
 def figures(data: pd.DataFrame, out: Path, x_min: int = 2 ** 10) -> list[Path]:

@@ -18,11 +18,12 @@ from gymnasium.error import ResetNeeded
 from .. import infomatrix
 from .._validation import as_generator, check_int
 from .core import BanditInstance, RoundBatch, RoundStream, build_instance, check_action
+from .data import CBifySource, cbify_source
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..agents.base import BanditSpec
 
-__all__ = ["DEFAULT_HORIZON", "PrivBanditEnv", "PrivGLMCBEnv", "PrivLinCBEnv"]
+__all__ = ["DEFAULT_HORIZON", "PrivBanditEnv", "PrivCBifyEnv", "PrivGLMCBEnv", "PrivLinCBEnv"]
 
 DEFAULT_HORIZON = 2 ** 16
 """Default horizon T (also the registered ``max_episode_steps``)."""
@@ -321,3 +322,88 @@ class PrivGLMCBEnv(PrivBanditEnv):
                          family_kwargs=family_kwargs, feature_map=feature_map, theta=theta,
                          instance_seed=instance_seed, bound=bound, link=link, link_kwargs=link_kwargs,
                          noise=noise, noise_scale=noise_scale, render_mode=render_mode)
+
+
+class PrivCBifyEnv(PrivBanditEnv):
+    """A contextual bandit over real classification data, the arms being the classes (``PrivCBify-v0``).
+
+    The cbify construction (Vowpal Wabbit's ``--cbify``, coba's classification sources): each round
+    draws one row x of a dataset (X, y) uniformly with replacement (so any horizon works), the agent
+    picks a class a and is rewarded for the true one. See :mod:`privbandit.envs.data` for every step.
+
+    ## Action Space
+    ``Discrete(K)``: K = the number of classes.
+
+    ## Observation Space
+    ``Box(-B, B, (K, d), float64)`` with d = K p: row a is phi(x, a) = e_a (x) x, ||phi|| = ||x|| <= B.
+
+    Features: the columns of X are standardised (centred, divided by their standard deviation; a
+    constant column becomes 0) with statistics of the whole dataset computed once before the run,
+    optionally projected onto the top ``n_components`` principal directions, then scaled by the public
+    clipping rule: every row is multiplied by B / r_q, r_q the ``clip_quantile``-quantile of the row
+    norms, and the rows still longer than B are projected onto the ball of radius B. With the default
+    ``clip_quantile=1`` no row is clipped and the spread of the norms is kept. ``env.data`` holds the
+    statistics (``center``, ``spread``, ``components``, ``factor``) and ``n_clipped``.
+
+    ## Rewards
+    theta* (``env.theta``) is a ridge fit (``ridge`` = lambda) of the signed one-hot labels
+    2 1{y = a} - 1 on the scaled rows, made once in the constructor, divided by
+    max(1, ||fit||, sup_{||phi|| <= B} |<phi, fit>|) (``env.data.fit_scale``) so that it lies in the
+    model's range; no mean is ever clipped.
+
+    - ``reward="label"`` (default): the cbify reward, r = +1 for the drawn row's true class and -1
+      otherwise (deterministic given the row); ``regret`` is against the true label: 2 for a wrong class,
+      0 for the right one. **Misspecified for linear agents**: E[r | x, a] is not <phi(x, a), theta*>
+      for any theta*, so their guarantees do not apply; theta* is then only the best ridge approximation.
+    - ``reward="linear-fit"``: semi-synthetic. r in [-1, 1] with mean <phi(x, a), theta*> exactly
+      (Rademacher, or the symmetrically clipped Gaussian of ``noise="gaussian"``), so the linear model
+      is exact and the pseudo-regret is exact.
+
+    ``info`` as in :class:`PrivLinCBEnv`: {``expected_reward`` (K,), ``optimal_action``, ``regret``, ``t``}.
+
+    ## Starting State
+    ``reset(seed=...)`` seeds ``np_random``, the only source of randomness (the rows drawn, then the
+    rewards, in blocks of 1024 rounds): ``step`` and :meth:`sample_batch` see identical rounds for a seed.
+
+    ## Episode End
+    No termination; truncation after ``horizon`` rounds (registered ``max_episode_steps`` = 2^16).
+
+    ## Arguments
+    - ``dataset``: ``"digits"`` (the default: 1797 rows, p = 64 pixels, K = 10), ``"wine"`` (178, 13, 3),
+      ``"breast_cancer"`` (569, 30, 2) or ``"iris"`` (150, 4, 3): the copies that ship inside
+      scikit-learn, which needs the optional extra ``pip install "privbandit[data]"``.
+    - ``X``, ``y``: a user dataset instead (X (n, p) finite, y (n,) labels with at least 2 classes;
+      the classes are ``np.unique(y)`` in sorted order). Needs no extra.
+    - ``feature_map``: ``"disjoint"`` (default; the context is x in R^p and phi(x, a) = e_a (x) x) or
+      ``"shared"`` (the context source serves the K vectors e_a (x) x, one theta* in R^{Kp}: the same
+      features, but the shared map's range check sup |<phi, theta*>| <= B ||theta*|| is stricter, so
+      theta* is scaled down more; it is there so that agents written for per-arm features see cbify data).
+    - ``reward``: ``"label"`` or ``"linear-fit"``; ``horizon`` (T, default 2^16); ``bound`` (B, default 1).
+    - ``standardize`` (default True), ``n_components`` (default None: no projection),
+      ``clip_quantile`` (q in (0, 1], default 1), ``ridge`` (default 1.0).
+    - ``noise``, ``noise_scale``: as :class:`PrivLinCBEnv` (no effect under ``reward="label"``, whose
+      means are +-1).
+
+    Diagnostics: :meth:`feature_second_moment` is exact (the rows' second moment), and ``u_star`` /
+    ``w_star`` solve on the exact atoms (all n rows, weight 1/n each); on digits with p = 64 that is
+    K n = 17970 atoms of dimension 640, so pass ``n_components`` for a fast solve.
+
+    ## Version History
+    - v0: initial version.
+
+    References
+    ----------
+    Source paper, `sec:intro-cb`, `def:linear-model`, `example:ill-condition-p`, `def:lmin`.
+    """
+
+    def __init__(self, *, dataset: str | None = None, X: Any = None, y: Any = None, feature_map: str = "disjoint",
+                 reward: str = "label", horizon: int = DEFAULT_HORIZON, bound: float = 1.0, standardize: bool = True,
+                 n_components: int | None = None, clip_quantile: float = 1.0, ridge: float = 1.0,
+                 noise: Any = "rademacher", noise_scale: float = 0.5, render_mode: str | None = None) -> None:
+        self.data: CBifySource = cbify_source(
+            dataset=dataset, X=X, y=y, feature_map=feature_map, reward=reward, bound=bound, standardize=standardize,
+            n_components=n_components, clip_quantile=clip_quantile, ridge=ridge)
+        self.reward_model = reward
+        super().__init__(n_arms=self.data.n_arms, dim=self.data.dim, horizon=horizon, family=self.data.family,
+                         feature_map=feature_map, theta=self.data.theta, instance_seed=None, bound=bound,
+                         link="identity", noise=noise, noise_scale=noise_scale, render_mode=render_mode)

@@ -155,17 +155,34 @@ def _check_contexts(instance: BanditInstance, contexts: Any, n: int) -> np.ndarr
     return np.clip(x, -instance.bound, instance.bound, out=x)
 
 
+def _check_means(instance: BanditInstance, means: Any, n: int) -> np.ndarray:
+    """Check a family's expected rewards: shape (n, K), values in [-1, 1]; returns a float64 array."""
+    m = np.asarray(means, dtype=np.float64)
+    if m.shape != (n, instance.n_arms):
+        raise ValueError(f"family.sample_with_means({n}, rng) must return means of shape {(n, instance.n_arms)}, "
+                         f"got {m.shape}")
+    if not np.all(np.abs(m) <= 1.0):  # also catches NaN
+        raise ValueError("family.sample_with_means returned expected rewards outside [-1, 1] (or NaN)")
+    return m
+
+
 def draw_block(instance: BanditInstance, n: int, rng: np.random.Generator) -> Block:
     """Draw n rounds: contexts first, then the rewards of all arms, from ``rng``.
 
     The six built-in families guarantee ||phi|| <= B (hence every coordinate in [-B, B]) by
     construction; any other family's output (subclasses included) is checked and clipped coordinate-wise.
+    A family with a ``sample_with_means(n, rng) -> (contexts, means (n, K))`` method supplies the expected
+    rewards itself (rewards that are not nu(<phi, theta*>), e.g. the class labels of ``PrivCBify-v0``).
     """
-    contexts = instance.family.sample(n, rng)
+    with_means = getattr(instance.family, "sample_with_means", None)
+    if with_means is None:
+        contexts, means = instance.family.sample(n, rng), None
+    else:
+        contexts, means = with_means(n, rng)
     if type(instance.family) not in _BUILT_IN:
         contexts = _check_contexts(instance, contexts, n)
     feats = instance.feature_map.features(contexts)
-    means = expected_rewards(instance, contexts)
+    means = expected_rewards(instance, contexts) if means is None else _check_means(instance, means, n)
     rewards = instance.noise.sample(means, rng)
     opt = optimal_actions(means)
     best = np.take_along_axis(means, opt[:, None], axis=1)[:, 0]

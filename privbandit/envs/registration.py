@@ -1,4 +1,4 @@
-"""Register PrivLinCB-v0 and PrivGLMCB-v0 with Gymnasium (done when ``privbandit`` is imported).
+"""Register PrivLinCB-v0, PrivGLMCB-v0 and PrivCBify-v0 with Gymnasium (done when ``privbandit`` is imported).
 
 ``gym.make("privbandit:PrivLinCB-v0")`` imports ``privbandit`` first, so it works with no prior import.
 Re-importing never re-registers (no "overriding" warning).
@@ -15,6 +15,7 @@ __all__ = ["ENV_IDS", "register_envs"]
 ENV_IDS = {
     "PrivLinCB-v0": ("privbandit.envs.bandit_env:PrivLinCBEnv", "privbandit.envs.vector:PrivLinCBVectorEnv"),
     "PrivGLMCB-v0": ("privbandit.envs.bandit_env:PrivGLMCBEnv", "privbandit.envs.vector:PrivGLMCBVectorEnv"),
+    "PrivCBify-v0": ("privbandit.envs.bandit_env:PrivCBifyEnv", "privbandit.envs.vector:PrivCBifyVectorEnv"),
 }
 """Env id -> (entry_point, vector_entry_point)."""
 

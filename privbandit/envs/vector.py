@@ -27,11 +27,12 @@ from gymnasium.vector.utils import batch_space
 from .._validation import check_int
 from .bandit_env import DEFAULT_HORIZON
 from .core import BLOCK_SIZE, BanditInstance, build_instance, draw_block
+from .data import CBifySource, cbify_source
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..agents.base import BanditSpec
 
-__all__ = ["PrivBanditVectorEnv", "PrivGLMCBVectorEnv", "PrivLinCBVectorEnv"]
+__all__ = ["PrivBanditVectorEnv", "PrivCBifyVectorEnv", "PrivGLMCBVectorEnv", "PrivLinCBVectorEnv"]
 
 
 class PrivBanditVectorEnv(VectorEnv):
@@ -182,3 +183,21 @@ class PrivGLMCBVectorEnv(PrivBanditVectorEnv):
 
     def __init__(self, num_envs: int = 1, *, link: Any = "logistic", **kwargs: Any) -> None:
         super().__init__(num_envs, link=link, **kwargs)
+
+
+class PrivCBifyVectorEnv(PrivBanditVectorEnv):
+    """Vector twin of :class:`~privbandit.envs.PrivCBifyEnv` (same arguments; the data is prepared once)."""
+
+    def __init__(self, num_envs: int = 1, *, max_episode_steps: int | None = None, dataset: str | None = None,
+                 X: Any = None, y: Any = None, feature_map: str = "disjoint", reward: str = "label",
+                 horizon: int = DEFAULT_HORIZON, bound: float = 1.0, standardize: bool = True,
+                 n_components: int | None = None, clip_quantile: float = 1.0, ridge: float = 1.0,
+                 noise: Any = "rademacher", noise_scale: float = 0.5, render_mode: str | None = None) -> None:
+        self.data: CBifySource = cbify_source(
+            dataset=dataset, X=X, y=y, feature_map=feature_map, reward=reward, bound=bound, standardize=standardize,
+            n_components=n_components, clip_quantile=clip_quantile, ridge=ridge)
+        self.reward_model = reward
+        super().__init__(num_envs, max_episode_steps=max_episode_steps, n_arms=self.data.n_arms, dim=self.data.dim,
+                         horizon=horizon, family=self.data.family, feature_map=feature_map, theta=self.data.theta,
+                         instance_seed=None, bound=bound, noise=noise, noise_scale=noise_scale,
+                         render_mode=render_mode)

@@ -9,7 +9,9 @@ in :meth:`Suite.missing`.
 - ``quick``: d = 5, K = 5 on the rare-direction and heavy-tailed-norm families; the epoch-batched agents
   at T = 2^16 with 4 seeds (joint DP at epsilon in {0.3, 1}, local DP at epsilon = 1); the baselines whose
   policy changes every round (:data:`PER_ROUND_BASELINES`, ~0.3-1 ms a round) at T = 2^14 with 2 seeds,
-  epsilon = 1, on rare-direction only. Finishes in under 5 minutes on 2 cores.
+  epsilon = 1, on rare-direction only; and one real-data cell block: ``PrivCBify-v0`` on digits (4 principal
+  directions, d = 40, K = 10, the cbify label reward), five agents at T = 2^14, epsilon = 1, 2 seeds.
+  Finishes in under 5 minutes on 2 cores.
 - ``paper``: the suite of the agent issue: joint DP at d = 10, K = 10 and local DP at d = 5, K = 5, on the
   heavy-tailed-norm, rare-direction and spiky families and one GLM instance, epsilon in {0.1, 0.3, 1},
   T = 2^20, 10 seeds (log-log slopes over t in [2^14, 2^20]). Hours on a laptop; use ``--jobs`` or a cluster.
@@ -151,11 +153,15 @@ def _pick(agents: tuple[AgentEntry, ...], *, per_round: bool, private: bool | No
 
 
 _QUICK_ENVS = (lin_env("rare-direction", 5, 5), lin_env("heavy-tailed", 5, 5))
+_REAL_ENVS = (EnvEntry("cbify-digits-pca4", "PrivCBify-v0", dict(dataset="digits", n_components=4)),)
+"""Real data: digits (K = 10 classes) on its top 4 principal directions (d = 40), the cbify label reward."""
+_REAL_AGENTS = ("uniform", "elim-nonprivate", "elim-jdp", "elim-jdp-ucb", "elim-ldp")
 QUICK = Suite(
     name="quick",
     description="d=5, K=5 on the rare-direction and heavy-tailed-norm families: the epoch-batched agents at "
                 "T=2^16 with 4 seeds (joint DP at epsilon in {0.3, 1}, local DP at epsilon = 1); the per-round "
-                "UCB baselines at T=2^14 with 2 seeds, epsilon = 1, rare-direction only",
+                "UCB baselines at T=2^14 with 2 seeds, epsilon = 1, rare-direction only; real data: digits "
+                "(PrivCBify-v0, 4 principal directions, d=40, K=10) with 5 agents at T=2^14, 2 seeds, epsilon = 1",
     grids=(  # the slowest cells first, so that parallel workers finish together
         Grid(_pick(JDP_AGENTS, per_round=True) + _pick(LDP_AGENTS, per_round=True, private=True), _QUICK_ENVS[:1],
              epsilons=(1.0,), seeds=2, horizon=2 ** 14, delta=1e-5),
@@ -163,6 +169,7 @@ QUICK = Suite(
              delta=1e-5),
         Grid(_pick(LDP_AGENTS, per_round=False, private=True), _QUICK_ENVS, epsilons=(1.0,), seeds=4,
              horizon=2 ** 16, delta=1e-5),
+        Grid(tuple({a.label: a for a in JDP_AGENTS + LDP_AGENTS if a.label in _REAL_AGENTS}.values()), _REAL_ENVS, epsilons=(1.0,), seeds=2, horizon=2 ** 14, delta=1e-5),
     ),
 )
 
