@@ -130,7 +130,7 @@ def test_bench_agent_adds_the_comparison_and_leaderboard(tmp_path, capsys, jdp_c
                           (["--agent", "nope"], "--agent nope: unknown agent 'nope'"),
                           (["--agent", "no_such_mod_q:make"], "cannot import 'no_such_mod_q'"),
                           (["--agent", jdp_copy, "--private", "ldp"], "claims 'ldp' privacy"),
-                          (["--agent", jdp_copy, "--reference", "elim-ldp"], "--reference must be a baseline")):
+                          (["--agent", jdp_copy, "--reference", "squarecb-ldp-sgd"], "--reference must be a baseline")):
         with pytest.raises(SystemExit) as exc:
             cli.main(["bench", "--seeds", "1", "--horizon", "8", "--no-progress", "--out", str(out), *args])
         err = capsys.readouterr().err.strip().splitlines()
