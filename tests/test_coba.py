@@ -14,7 +14,7 @@ from privbandit.agents import make_agent
 from privbandit.sim import collect_feedback, run
 
 coba = pytest.importorskip("coba", reason="coba is not installed (pip install 'privbandit[coba]')")
-from privbandit.integrations.coba import CobaEnvironment, CobaLearner, _ArmRewards, pseudo_regret  # noqa: E402
+from privbandit.integrations.coba import CobaEnvironment, CobaLearner, _ArmRewards, pseudo_regret
 
 T = 300
 
@@ -81,7 +81,7 @@ def test_the_environment_is_re_iterable_and_serves_the_runs_rounds():
 
 
 def test_rewards_are_served_by_arm_even_for_identical_rows():
-    actions = [tuple([0.5, 0.0]), tuple([0.5, 0.0])]         # equal rows, distinct objects
+    actions = [tuple([0.5, 0.0]), tuple([0.5, 0.0])]  # noqa: C409 - equal rows, distinct objects (no folding)
     assert actions[0] is not actions[1]
     rewards = _ArmRewards(actions, [1.0, -1.0])
     assert (rewards(actions[0]), rewards(actions[1])) == (1.0, -1.0)
