@@ -2,18 +2,21 @@
 
 ``run(agent, env, horizon, seed)`` plays one run and returns a tidy DataFrame; ``sweep(cells, out)``
 runs many, persisted cell by cell and resumable; ``get_suite("quick")`` is the README's benchmark;
-``challenge(suite, agent, out)`` runs your agent beside a suite's baselines and compares them seed by seed.
+``challenge(suite, agent, out)`` runs your agent beside a suite's baselines and compares them seed by seed;
+``collect_feedback(agent, env, horizon, seed)`` logs bandit feedback (arms, rewards, propensities) for
+off-policy evaluation.
 """
 
 from .compare import challenge, leaderboard, paired_comparison
-
+from .feedback import BanditFeedback, collect_feedback
 from .report import final_regret, ledger_guarantees, loglog_slopes, price_of_privacy, write_report
 from .runner import COLUMNS, geometric_grid, run, split_seed
 from .suites import SUITES, Suite, get_suite
 from .sweep import AgentEntry, BackendUnavailable, Cell, EnvEntry, Grid, SweepResult, combine, sweep
 
 __all__ = [
-    "COLUMNS", "SUITES", "AgentEntry", "BackendUnavailable", "Cell", "EnvEntry", "Grid", "Suite", "SweepResult",
-    "challenge", "combine", "final_regret", "leaderboard", "paired_comparison", "geometric_grid", "get_suite", "ledger_guarantees", "loglog_slopes",
-    "price_of_privacy", "run", "split_seed", "sweep", "write_report",
+    "COLUMNS", "SUITES", "AgentEntry", "BackendUnavailable", "BanditFeedback", "Cell", "EnvEntry", "Grid", "Suite",
+    "SweepResult", "challenge", "collect_feedback", "combine", "final_regret", "geometric_grid", "get_suite",
+    "leaderboard", "ledger_guarantees", "loglog_slopes", "paired_comparison", "price_of_privacy", "run", "split_seed",
+    "sweep", "write_report",
 ]

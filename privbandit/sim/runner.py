@@ -37,7 +37,7 @@ import dataclasses
 import math
 import numbers
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -110,8 +110,25 @@ def _spec_for(env: Any, horizon: int | None):
     return dataclasses.replace(spec, horizon=horizon)
 
 
+def start_run(agent: Agent, env: Any, horizon: int | None, seed: Any) -> tuple[Any, np.ndarray]:
+    """Reset ``env`` and ``agent`` for a run of ``horizon`` rounds from one ``seed`` (see the module docstring).
+
+    Returns
+    -------
+    spec : BanditSpec
+        The env's spec with the run's horizon (the agent was reset with it).
+    obs : ndarray (K, d)
+        The first round's features, from ``env.reset``.
+    """
+    spec = _spec_for(env, horizon)
+    env_seed, agent_rng = split_seed(seed)
+    obs, _info = env.reset(seed=env_seed)
+    agent.reset(spec, rng=agent_rng)
+    return spec, obs
+
+
 @contextlib.contextmanager
-def _made_env(env_id: str, horizon: int | None, env_kwargs: dict[str, Any] | None) -> Iterator[Any]:
+def made_env(env_id: str, horizon: int | None, env_kwargs: dict[str, Any] | None) -> Iterator[Any]:
     """``gym.make(env_id, horizon=horizon, **env_kwargs)``, closed on exit."""
     import gymnasium as gym
 
@@ -175,7 +192,52 @@ class _RegretLog:
         self.done += m
 
 
-def _play_batch(agent: Agent, env: Any, horizon: int, max_chunk: int, log: _RegretLog) -> None:
+class PolicyChunk(NamedTuple):
+    """Rounds played while the agent's policy was fixed (see :func:`policy_chunks`).
+
+    Attributes
+    ----------
+    start : int
+        0-based index of the chunk's first round in the run.
+    features, rewards, expected_rewards : ndarray (m, K, d), (m, K), (m, K)
+        The rounds as the env drew them (all arms' rewards).
+    arms : ndarray of int (m,)
+        The arms the agent chose.
+    epoch : int
+        The agent's epoch while it chose them (0 for agents without epochs).
+    """
+
+    start: int
+    features: np.ndarray
+    rewards: np.ndarray
+    expected_rewards: np.ndarray
+    arms: np.ndarray
+    epoch: int
+
+
+def policy_chunks(agent: Agent, env: Any, horizon: int, max_chunk: int = 1 << 14) -> Iterator[PolicyChunk]:
+    """Play the batch path, yielding each chunk of rounds served by one fixed policy before the agent learns it.
+
+    The agent (already reset) chooses a chunk's arms with one ``act_batch``; the chunk is yielded, and the
+    agent is updated with the chosen rows when the consumer asks for the next chunk. So while a chunk is
+    in the consumer's hands the agent's policy is still the one that chose its arms:
+    ``agent.action_probabilities(chunk.features)`` are the probabilities the arms were drawn from.
+
+    Parameters
+    ----------
+    agent : Agent
+        A privbandit agent, reset for this env.
+    env : gymnasium.Env
+        A privbandit bandit env, reset; ``env.unwrapped.sample_batch`` draws the rounds.
+    horizon : int
+        Rounds to play.
+    max_chunk : int
+        At most this many rounds per ``sample_batch`` call (memory bound, max_chunk x K x d floats).
+
+    References
+    ----------
+    Source paper, `alg:batch-cb-meta` (the policy is fixed within an epoch).
+    """
     sampler = env.unwrapped.sample_batch
     t = 0
     while t < horizon:
@@ -186,19 +248,26 @@ def _play_batch(agent: Agent, env: Any, horizon: int, max_chunk: int, log: _Regr
         features = np.asarray(batch.features, dtype=float)
         rewards = np.asarray(batch.rewards, dtype=float)
         expected = np.asarray(batch.expected_rewards, dtype=float)
-        best = expected.max(axis=1)
         lo = 0
         while lo < n:
             m = min(agent.rounds_until_update(), n - lo)
             if m <= 0:
                 raise RuntimeError(f"{type(agent).__name__}.rounds_until_update() returned {m} at round {t + lo}")
             hi = lo + m
+            epoch = _epoch(agent)
             arms = np.asarray(agent.act_batch(features[lo:hi]), dtype=np.int64)
             rows = np.arange(lo, hi)
-            log.add(best[lo:hi] - expected[rows, arms], _epoch(agent))
+            yield PolicyChunk(t + lo, features[lo:hi], rewards[lo:hi], expected[lo:hi], arms, epoch)
             agent.update(features[rows, arms], rewards[rows, arms])
             lo = hi
         t += n
+
+
+def _play_batch(agent: Agent, env: Any, horizon: int, max_chunk: int, log: _RegretLog) -> None:
+    for chunk in policy_chunks(agent, env, horizon, max_chunk):
+        expected = chunk.expected_rewards
+        chosen = expected[np.arange(chunk.arms.shape[0]), chunk.arms]
+        log.add(expected.max(axis=1) - chosen, chunk.epoch)
 
 
 def _play_loop(agent: Agent, env: Any, obs: np.ndarray, horizon: int, log: _RegretLog) -> None:
@@ -267,15 +336,12 @@ def run(agent: Agent, env: Any, horizon: int | None = None, seed: Any = 0, *, mo
         raise ValueError(f"log must be 'geometric' or 'all', got {log!r}")
     max_chunk = check_int("max_chunk", max_chunk, low=1)
     if isinstance(env, str):
-        with _made_env(env, horizon, env_kwargs) as made:
+        with made_env(env, horizon, env_kwargs) as made:
             return run(agent, made, horizon, seed, mode=mode, log=log, points_per_octave=points_per_octave,
                        max_chunk=max_chunk, labels=labels)
     if env_kwargs is not None:
         raise ValueError("env_kwargs applies only when env is given by id; configure the env instance instead")
-    spec = _spec_for(env, horizon)
-    env_seed, agent_rng = split_seed(seed)
-    obs, _info = env.reset(seed=env_seed)
-    agent.reset(spec, rng=agent_rng)
+    spec, obs = start_run(agent, env, horizon, seed)
     t = np.arange(1, spec.horizon + 1) if log == "all" else geometric_grid(spec.horizon, points_per_octave)
     logged = _RegretLog(t)                      # memory O(#logged rounds), not O(horizon)
     if mode == "batch":

@@ -1,0 +1,191 @@
+"""Logged bandit feedback for off-policy evaluation: what an agent played, with the propensities it used.
+
+``collect_feedback(agent, env, horizon, seed)`` plays the same rounds as :func:`privbandit.sim.run` for
+that seed (the batch path: same contexts, rewards and actions) and records, for every round t, the
+chosen arm a_t, its reward r_t, the expected rewards of all K arms, the logging policy's action
+distribution pi_t (``agent.action_probabilities`` of the round's features, taken while the policy that
+chose a_t is still in force) and its propensity ``pscore`` pi_t(a_t); the features phi_t(a) of every arm
+are kept on request. Within a policy chunk (the rounds one fixed policy serves, an epoch or less) the
+probabilities of all rounds come from one batched call, so there is no per-round Python work.
+
+The log is the interaction data itself (users' features and rewards), not a private release: it is for
+evaluating estimators and policies offline, as a simulator's ground truth.
+
+Two exports:
+
+- :meth:`BanditFeedback.to_frame`: a pandas table, one row per round.
+- :meth:`BanditFeedback.to_obp`: a dict in Open Bandit Pipeline's bandit-feedback layout (the one
+  ``obp.dataset.SyntheticBanditDataset.obtain_batch_bandit_feedback`` returns), ready for
+  ``obp.ope.OffPolicyEvaluation(bandit_feedback=..., ope_estimators=[...])``.
+
+References
+----------
+Source paper, `alg:batch-cb-meta` (the policy is fixed within an epoch, so a chunk's propensities are
+one policy's).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_int
+from ..agents.base import Agent
+from .runner import made_env, policy_chunks, start_run
+
+
+@dataclass(frozen=True)
+class BanditFeedback:
+    """Logged bandit feedback of one run (arrays indexed by round, 0-based).
+
+    Attributes
+    ----------
+    action : ndarray of int (T,)
+        The chosen arm a_t in {0, ..., K-1}.
+    reward : ndarray (T,)
+        Its drawn reward r_t.
+    pscore : ndarray (T,)
+        Its propensity pi_t(a_t) under the logging policy, > 0.
+    action_dist : ndarray (T, K)
+        The logging policy's whole action distribution pi_t in every round (rows sum to 1).
+    expected_reward : ndarray (T, K)
+        nu(<phi_t(a), theta*>) of every arm.
+    epoch : ndarray of int (T,)
+        The agent's epoch in every round (0 for agents without epochs).
+    context : ndarray (T, K, d) or None
+        The features phi_t(a) of every arm, when collected (``contexts=True``).
+    """
+
+    action: np.ndarray
+    reward: np.ndarray
+    pscore: np.ndarray
+    action_dist: np.ndarray
+    expected_reward: np.ndarray
+    epoch: np.ndarray
+    context: np.ndarray | None = None
+
+    @property
+    def n_rounds(self) -> int:
+        """T, the number of logged rounds."""
+        return int(self.action.shape[0])
+
+    @property
+    def n_actions(self) -> int:
+        """K, the number of arms."""
+        return int(self.expected_reward.shape[1])
+
+    @property
+    def regret(self) -> np.ndarray:
+        """Instantaneous pseudo-regret max_a m_t(a) - m_t(a_t) of every round, shape (T,)."""
+        chosen = self.expected_reward[np.arange(self.n_rounds), self.action]
+        return self.expected_reward.max(axis=1) - chosen
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per round: ``t`` (1-based), ``epoch``, ``action``, ``reward``, ``pscore``, ``regret``, then
+        ``expected_reward_<a>`` and ``pi_<a>`` for every arm a, then ``phi_<a>_<j>`` for every arm a and
+        coordinate j when the contexts were collected."""
+        k = self.n_actions
+        columns: dict[str, Any] = dict(t=np.arange(1, self.n_rounds + 1), epoch=self.epoch, action=self.action,
+                                       reward=self.reward, pscore=self.pscore, regret=self.regret)
+        columns.update({f"expected_reward_{a}": self.expected_reward[:, a] for a in range(k)})
+        columns.update({f"pi_{a}": self.action_dist[:, a] for a in range(k)})
+        if self.context is not None:
+            flat = self.context.reshape(self.n_rounds, -1)
+            d = self.context.shape[2]
+            columns.update({f"phi_{a}_{j}": flat[:, a * d + j] for a in range(k) for j in range(d)})
+        return pd.DataFrame(columns)
+
+    def to_obp(self) -> dict[str, Any]:
+        """The feedback as Open Bandit Pipeline's bandit-feedback dict.
+
+        Keys and shapes: ``n_rounds`` (T), ``n_actions`` (K), ``context`` (T, K*d): every arm's features of
+        the round, flattened arm by arm (None when the contexts were not collected), ``action_context``
+        (K, K): the identity (the arms are indices; their features live in ``context``), ``action`` (T,),
+        ``position`` None (no slates), ``reward`` (T,), ``expected_reward`` (T, K), ``pi_b`` (T, K, 1): the
+        logging policy's distribution, ``pscore`` (T,).
+        """
+        context = None if self.context is None else self.context.reshape(self.n_rounds, -1)
+        return dict(n_rounds=self.n_rounds, n_actions=self.n_actions, context=context,
+                    action_context=np.eye(self.n_actions), action=self.action, position=None, reward=self.reward,
+                    expected_reward=self.expected_reward, pi_b=self.action_dist[:, :, None], pscore=self.pscore)
+
+
+def collect_feedback(agent: Agent, env: Any, horizon: int | None = None, seed: Any = 0, *, contexts: bool = False,
+                     max_chunk: int = 1 << 14, env_kwargs: dict[str, Any] | None = None) -> BanditFeedback:
+    """Play ``agent`` on ``env`` as :func:`~privbandit.sim.run` does and log its bandit feedback.
+
+    Parameters
+    ----------
+    agent : Agent
+        Any privbandit agent; reset here with the env's spec and the seed's agent rng.
+    env : gymnasium.Env or str
+        A privbandit bandit env, or its Gymnasium id (made here with ``gym.make(env, horizon=horizon,
+        **env_kwargs)`` and closed at the end).
+    horizon : int, optional
+        Rounds to play, at most the env's episode length (default: that length).
+    seed : int or numpy.random.SeedSequence
+        The run's seed, split as in :func:`~privbandit.sim.run`: the same seed plays the same rounds and
+        actions there and here.
+    contexts : bool
+        Also keep every round's features (T x K x d floats).
+    max_chunk : int
+        At most this many rounds per ``sample_batch`` call (memory bound; no effect on the results).
+    env_kwargs : dict, optional
+        Keyword arguments of ``gym.make``, only when ``env`` is an id.
+
+    Returns
+    -------
+    BanditFeedback
+        The log; ``.to_frame()`` and ``.to_obp()`` export it.
+
+    Raises
+    ------
+    privbandit.privacy.ledger.PrivacyBudgetExceeded
+        If the agent's ledger shows a user who spent more than the agent's privacy spec.
+    RuntimeError
+        If the agent played an arm to which its ``action_probabilities`` gave probability 0.
+
+    References
+    ----------
+    Source paper, `alg:batch-cb-meta`.
+    """
+    if not isinstance(agent, Agent):
+        raise TypeError(f"agent must be a privbandit Agent, got {type(agent).__name__}")
+    if not isinstance(contexts, (bool, np.bool_)):
+        raise TypeError(f"contexts must be True or False, got {contexts!r}")
+    max_chunk = check_int("max_chunk", max_chunk, low=1)
+    if isinstance(env, str):
+        with made_env(env, horizon, env_kwargs) as made:
+            return collect_feedback(agent, made, horizon, seed, contexts=contexts, max_chunk=max_chunk)
+    if env_kwargs is not None:
+        raise ValueError("env_kwargs applies only when env is given by id; configure the env instance instead")
+    spec, _obs = start_run(agent, env, horizon, seed)
+    n, k = spec.horizon, spec.n_arms
+    action = np.empty(n, dtype=np.int64)
+    reward = np.empty(n)
+    dist = np.empty((n, k))
+    expected = np.empty((n, k))
+    epoch = np.empty(n, dtype=np.int64)
+    context = np.empty((n, k, spec.dim)) if contexts else None
+    for chunk in policy_chunks(agent, env, n, max_chunk):
+        # the chunk's arms were drawn from this policy; the agent learns from them only after this step
+        rows = slice(chunk.start, chunk.start + chunk.arms.shape[0])
+        m = np.arange(chunk.arms.shape[0])
+        action[rows] = chunk.arms
+        reward[rows] = chunk.rewards[m, chunk.arms]
+        dist[rows] = agent.action_probabilities(chunk.features)
+        expected[rows] = chunk.expected_rewards
+        epoch[rows] = chunk.epoch
+        if context is not None:
+            context[rows] = chunk.features
+    agent.ledger.check(agent.privacy)
+    pscore = dist[np.arange(n), action]
+    if not np.all(pscore > 0):
+        t = int(np.flatnonzero(~(pscore > 0))[0])
+        raise RuntimeError(f"{type(agent).__name__} played arm {action[t]} at round {t + 1}, to which its "
+                           "action_probabilities gave probability 0: the two disagree")
+    return BanditFeedback(action=action, reward=reward, pscore=pscore, action_dist=dist, expected_reward=expected,
+                          epoch=epoch, context=context)
