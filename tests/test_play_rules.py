@@ -167,16 +167,7 @@ def test_greedy_explores_with_the_default_public_rate():
     np.testing.assert_allclose(np.delete(p, best), np.delete(eps * span / span.sum(), best))
 
 
-# --- privacy: play reads only released estimates, schedules are public ------------------------------
-class PlantedLeak(EliminationAgent):
-    """A planted bug: plays the argmax of the in-progress (unreleased) ridge fit of the current epoch."""
-
-    def _choose(self, features, uniforms):
-        theta = np.linalg.solve(self.fit.gram + np.eye(self.fit.dim), self.fit.xty)
-        return np.argmax(features @ theta, axis=1)
-
-
-# --- the vectorised planner against the definitions ---------------------------------------------------------
+# --- the vectorised planner against the definitions ---------------------------------------------
 def _pick(members, u):
     """The floor(u n)-th of the n True entries of ``members`` (the agents' uniform pick)."""
     idx = np.flatnonzero(members)
@@ -239,6 +230,15 @@ def test_vectorised_planner_matches_the_definitions(play, link):
     np.testing.assert_allclose(agent.action_probabilities(x), want_p, rtol=0, atol=1e-12)
     assert replayed > 5, "inconsistent intervals must empty some test here, or the replay is untested"
     assert low > 5, "the estimate that cannot eliminate must set some UCB score, or skipping it is untested"
+
+
+# --- privacy: play reads only released estimates, schedules are public ------------------------------
+class PlantedLeak(EliminationAgent):
+    """A planted bug: plays the argmax of the in-progress (unreleased) ridge fit of the current epoch."""
+
+    def _choose(self, features, uniforms):
+        theta = np.linalg.solve(self.fit.gram + np.eye(self.fit.dim), self.fit.xty)
+        return np.argmax(features @ theta, axis=1)
 
 
 def _perturb(fit, rng):
