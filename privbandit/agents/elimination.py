@@ -15,8 +15,10 @@ Planning (`alg:plan`) for a context x: A_0 = A, and for each past epoch tau
 then play uniformly on a C-approximate barycentric spanner (C = 2) of the survivors (`def:spanner`,
 `lem:bary-spanner`; with ``spanner=False``, uniformly on all survivors, the footnote's choice when
 |A| = O(1)). The planner runs for a whole batch of contexts at once: one matrix product against
-every past epoch's (theta, M) gives the means and widths, then one vectorised spanner computation (:mod:`.spanner`). Past
-estimates whose test provably keeps every arm (:func:`can_eliminate`) are skipped.
+every past epoch's (theta, M), stacked once per epoch, gives the means and widths; all epochs' tests
+run in one vectorised pass (contexts whose tests conflict are replayed epoch by epoch); then one
+vectorised spanner computation (:mod:`.spanner`). Past estimates whose test provably keeps every arm
+(:func:`can_eliminate`) are skipped.
 
 Practical play (issue 12). Elimination always runs first; ``play`` then picks among the survivors:
 ``"spanner"`` (default, the paper's rule above), ``"ucb"`` (the survivor whose tightest upper bound
@@ -485,10 +487,14 @@ class EliminationAgent(EpochAgent):
         return barycentric_spanner(features, alive, constant=self.spanner_constant)
 
     def _survivors(self, features: np.ndarray) -> np.ndarray:
-        """:func:`surviving_actions` of the informative released estimates (stacked once per epoch)."""
-        if not self._informative or features.shape[0] == 0:
+        """:func:`surviving_actions` of the informative released estimates (stacked once per epoch), computed
+        in passes of :meth:`_play_chunk` contexts."""
+        m = features.shape[0]
+        if not self._informative or m == 0:
             return np.ones(features.shape[:2], dtype=bool)
-        return _survivors(self._stacked()[1], features, self.width_cap, _ELIMINATION_TOLERANCE)
+        stack, step = self._stacked()[1], self._play_chunk(features.shape)
+        return np.concatenate([_survivors(stack, features[lo:lo + step], self.width_cap, _ELIMINATION_TOLERANCE)
+                               for lo in range(0, m, step)])
 
     def _survivors_and_best(self, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The survivors (m, K) and, among them, the arms the UCB or greedy rule would exploit (ties)."""
