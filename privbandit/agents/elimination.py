@@ -476,9 +476,11 @@ class EliminationAgent(EpochAgent):
         return out
 
     def _play_chunk(self, shape: tuple[int, ...]) -> int:
-        """Contexts per pass of the UCB and greedy rules: the pass's product fits in :data:`_PLAY_BUDGET`."""
+        """Contexts per pass of the planner: the pass's product fits in :data:`_PLAY_BUDGET` (UCB's covers
+        every released estimate, elimination's only the informative ones)."""
         _, k, d = shape
-        return max(16, _PLAY_BUDGET // (k * (d + 1) * max(len(self.estimates), 1)))
+        stacked = len(self.estimates) if self.play == "ucb" else len(self._informative)
+        return max(16, _PLAY_BUDGET // (k * (d + 1) * max(stacked, 1)))
 
     def _spanner_of(self, features: np.ndarray, alive: np.ndarray) -> np.ndarray:
         """Where greedy play explores: the survivors' spanner (all survivors with ``spanner=False``)."""
