@@ -363,8 +363,8 @@ def speed_elimination(args) -> list[str]:
     horizon, reps = 2 ** args.speed_log2_rounds, args.speed_repeats
     runs: dict[str, list[tuple[float, float, int]]] = {name: [] for name, _, _ in SPEED_TARGETS}
     for _ in range(reps):
-        for name in runs:
-            runs[name].append(_elimination_run(name, horizon, args.delta))
+        for name, done in runs.items():
+            done.append(_elimination_run(name, horizon, args.delta))
     threads = os.environ.get("OPENBLAS_NUM_THREADS", "unset")
     lines = []
     for name, target, source in SPEED_TARGETS:
