@@ -17,12 +17,14 @@ from privbandit.agents import (
     BanditSpec,
     EliminationAgent,
     agent_descriptions,
+    barycentric_spanner,
     epoch_schedule,
     make_agent,
 )
 from privbandit.agents.base import doubling_schedule
 from privbandit.agents.elimination import cube_root_exploration, surviving_actions
-from privbandit.oracles import Ridge
+from privbandit.links import identity_link, logistic_link
+from privbandit.oracles import Estimate, Ridge
 
 PLAYS = ("spanner", "ucb", "greedy")
 
@@ -163,6 +165,71 @@ def test_greedy_explores_with_the_default_public_rate():
     best = int(np.argmax(p))
     assert p[best] == pytest.approx(1 - eps + eps * span[best] / span.sum())
     np.testing.assert_allclose(np.delete(p, best), np.delete(eps * span / span.sum(), best))
+
+
+# --- the vectorised planner against the definitions ---------------------------------------------
+def _pick(members, u):
+    """The floor(u n)-th of the n True entries of ``members`` (the agents' uniform pick)."""
+    idx = np.flatnonzero(members)
+    return idx[min(int(u * idx.size), idx.size - 1)]
+
+
+def _reference_play(estimates, x, u, play, eps, cap=2.0):
+    """Actions and probabilities of the play rules, written from their definitions: one context at a time,
+    one estimate at a time through the public Estimate API, every estimate tested (skipping those that
+    cannot eliminate changes nothing), an empty test skipped, UCB's score over every estimate."""
+    m, k, _ = x.shape
+    acts, probs, replayed, score_by_uninformative = np.empty(m, np.int64), np.zeros((m, k)), 0, 0
+    for i in range(m):
+        alive, upper, skipped = np.ones(k, bool), np.full(k, np.inf), False
+        for est in estimates:
+            upper_before_last = upper
+            f, b = est.mean(x[i]), np.minimum(est.width(x[i]), cap)
+            kept = alive & (f + b >= np.max(f - b) - 1e-12)
+            skipped |= not kept.any()
+            alive = kept if kept.any() else alive
+            upper = np.minimum(upper, f + b)
+        replayed += skipped
+        last = estimates[-1].mean(x[i]) + np.minimum(estimates[-1].width(x[i]), cap)
+        score_by_uninformative += np.any(alive & (last < upper_before_last))
+        span = barycentric_spanner(x[i][None], alive[None])[0]
+        if play == "spanner":
+            acts[i], probs[i] = _pick(span, u[i]), span / span.sum()
+            continue
+        score = upper if play == "ucb" else estimates[-1].mean(x[i])
+        best = alive & (score >= np.max(score[alive]) - 1e-12)
+        if play == "ucb":
+            acts[i], probs[i] = _pick(best, u[i]), best / best.sum()
+        else:
+            acts[i] = _pick(span, u[i] / eps) if u[i] < eps else _pick(best, (u[i] - eps) / (1 - eps))
+            probs[i] = eps * span / span.sum() + (1 - eps) * best / best.sum()
+    return acts, probs, replayed, score_by_uninformative
+
+
+@pytest.mark.parametrize("link", [identity_link(), logistic_link()], ids=["identity", "logistic"])
+@pytest.mark.parametrize("play", PLAYS)
+def test_vectorised_planner_matches_the_definitions(play, link):
+    """The stacked, vectorised planner (all epochs' tests in one pass, replay of contexts the tests empty,
+    one product for UCB's bounds) picks the arms the rules' definitions pick, with the same probabilities."""
+    rng = np.random.default_rng(11)
+    m, k, d, eps = 600, 6, 3, 0.3
+    x = rng.standard_normal((m, k, d))
+    x *= rng.uniform(0.2, 1.0, (m, k, 1)) / np.linalg.norm(x, axis=2, keepdims=True)      # inside ||phi|| <= 1
+    ests = [Estimate(rng.standard_normal(d) * 0.6, link, rng.standard_normal((d, d)), s) for s in (0.4, 0.15, 0.08)]
+    ests.append(Estimate(np.full(d, 0.01), link, np.eye(d), 0.05))     # cannot eliminate, often the lowest bound
+    agent = EliminationAgent("ridge", play=play, **({"exploration": lambda t: np.full(np.shape(t), eps)}
+                                                    if play == "greedy" else {}))
+    agent.reset(BanditSpec(k, d, 10 * m), rng=0)
+    for est in ests:                        # release the estimates through the agent's epoch-end hook
+        agent.estimates.append(est)
+        agent._on_epoch_end(est)
+    assert len(agent._informative) == 3, "the last estimate cannot eliminate: it must be skipped, not dropped"
+    u = rng.random(m)
+    want, want_p, replayed, low = _reference_play(ests, x, u, play, eps)
+    np.testing.assert_array_equal(agent._choose(x, u[:, None]), want)
+    np.testing.assert_allclose(agent.action_probabilities(x), want_p, rtol=0, atol=1e-12)
+    assert replayed > 5, "inconsistent intervals must empty some test here, or the replay is untested"
+    assert low > 5, "the estimate that cannot eliminate must set some UCB score, or skipping it is untested"
 
 
 # --- privacy: play reads only released estimates, schedules are public ------------------------------
