@@ -72,23 +72,32 @@ import numpy as np
 import pandas as pd
 
 import privbandit  # noqa: F401  (registers the envs)
-from privbandit.agents import make_agent
+from privbandit.agents import agent_is_private, make_agent
+from privbandit.agents.elimination import JDP_UCB_FIRST_EPOCH
 from privbandit.sim import final_regret, loglog_slopes, run
 
-JDP_AGENTS = ("uniform", "epsilon-greedy", "linucb", "linucb-practical", "elim-nonprivate", "squarecb-nonprivate",
-              "elim-jdp", "elim-ssp", "linucb-jdp", "linucb-jdp-practical", "squarecb-dpsgd")
-LDP_AGENTS = ("elim-nonprivate", "linucb", "linucb-practical", "elim-ldp", "elim-ldp-ssp", "ldp-ucb",
-              "ldp-ucb-practical", "squarecb-ldp-sgd")
-GLM_JDP_AGENTS = ("elim-nonprivate", "elim-jdp", "elim-glm-jdp")
-GLM_LDP_AGENTS = ("elim-ldp", "elim-glm-ldp")
+JDP_AGENTS = ("uniform", "epsilon-greedy", "linucb", "linucb-practical", "elim-nonprivate", "elim-ucb",
+              "squarecb-nonprivate", "elim-jdp", "elim-jdp-ucb", "elim-ssp", "linucb-jdp", "linucb-jdp-practical",
+              "squarecb-dpsgd", "squarecb-jdp-iw")
+LDP_AGENTS = ("uniform", "elim-nonprivate", "elim-ucb", "linucb", "linucb-practical", "elim-ldp", "elim-ldp-greedy",
+              "elim-ldp-ssp", "ldp-ucb", "ldp-ucb-practical", "squarecb-ldp-sgd")
+GLM_JDP_AGENTS = ("elim-nonprivate", "elim-ucb", "elim-jdp", "elim-jdp-ucb", "elim-glm-jdp", "elim-glm-jdp-ucb")
+GLM_LDP_AGENTS = ("elim-ldp", "elim-ldp-greedy", "elim-glm-ldp")
 VARIANTS = {"linucb-practical": ("linucb", {"radius": "practical"}),
             "linucb-jdp-practical": ("linucb-jdp", {"radius": "practical"}),
-            "ldp-ucb-practical": ("ldp-ucb", {"radius": "practical"})}
+            "ldp-ucb-practical": ("ldp-ucb", {"radius": "practical"}),
+            "elim-glm-jdp-ucb": ("elim-glm-jdp", {"play": "ucb", "first_epoch": JDP_UCB_FIRST_EPOCH})}
 """Benchmark labels of registered agents with other settings: label -> (agent name, keyword arguments).
-The LinUCB baselines run with both radii (the theorem's, their default, and the calibrated per-phi one)."""
-PRIVATE = {"elim-jdp", "elim-ssp", "linucb-jdp", "linucb-jdp-practical", "squarecb-dpsgd", "elim-ldp",
-           "elim-ldp-ssp", "ldp-ucb", "ldp-ucb-practical", "squarecb-ldp-sgd", "elim-glm-jdp", "elim-glm-ldp"}
+The LinUCB baselines run with both radii (the theorem's, their default, and the calibrated per-phi one);
+GLM elimination runs with UCB play and elim-jdp-ucb's first epoch too."""
 UCB = {"linucb", "linucb-jdp", "ldp-ucb", "linucb-practical", "linucb-jdp-practical", "ldp-ucb-practical"}
+
+
+def is_private(label: str) -> bool:
+    """Whether a grid label (a registered name or a :data:`VARIANTS` label) is a private agent."""
+    return agent_is_private(VARIANTS.get(label, (label,))[0])
+
+
 NONPRIVATE = "non-private"
 BLOCK_SHAPE = {"jdp": (10, 10), "ldp": (5, 5)}
 
@@ -100,7 +109,6 @@ REAL_AGENTS = {"real-jdp": ("uniform", "elim-nonprivate", "elim-ucb", "linucb-pr
                "real-ldp": ("elim-nonprivate", "elim-ucb", "elim-ldp", "elim-ldp-greedy", "ldp-ucb-practical")}
 """The paper's agents (elim-*), the practical ones (elim-ucb, elim-jdp-ucb, elim-ldp-greedy) and the practical
 LinUCB baselines, joint and local DP."""
-PRIVATE = PRIVATE | {"elim-jdp-ucb", "elim-ldp-greedy"}
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -148,7 +156,7 @@ def cells(args) -> list[dict]:
             for name in agents:
                 if keep and name not in keep:
                     continue
-                for eps in (eps_list if name in PRIVATE else [math.nan]):
+                for eps in (eps_list if is_private(name) else [math.nan]):
                     for seed in range(args.seeds):
                         out.append(dict(block=block, family=fam, agent=name, epsilon=eps, seed=seed, dim=d, n_arms=k))
     return out
@@ -161,7 +169,7 @@ def real_cells(args, block: str, families: list[str], eps_list: list[float], kee
         for name in REAL_AGENTS[block]:
             if keep and name not in keep:
                 continue
-            for eps in (eps_list if name in PRIVATE else [math.nan]):
+            for eps in (eps_list if is_private(name) else [math.nan]):
                 for seed in range(args.seeds):
                     out.append(dict(block=block, family=fam, agent=name, epsilon=eps, seed=seed,
                                     env_label=f"{block}-{fam}-{args.real_reward}",  # unique per block
@@ -181,7 +189,7 @@ def build_agent(name: str, epsilon: float, delta: float, ucb_batch: int):
     """The agent of a grid label (a registered name or a :data:`VARIANTS` label)."""
     agent, variant = VARIANTS.get(name, (name, {}))
     kw = dict(variant)
-    if name in PRIVATE:
+    if is_private(name):
         kw.update(epsilon=epsilon, delta=delta)
     if name in UCB:
         kw.update(batch_size=ucb_batch)
@@ -242,9 +250,9 @@ def summarize(data: pd.DataFrame, args) -> tuple[pd.DataFrame, pd.DataFrame]:
     return _label(data, final_regret(data)), _label(data, loglog_slopes(data, lo, hi))
 
 
-PRIVACY_COST = {"jdp": [("elim-jdp", "elim-nonprivate"), ("elim-ssp", "elim-nonprivate"),
+PRIVACY_COST = {"jdp": [("elim-jdp", "elim-nonprivate"), ("elim-jdp-ucb", "elim-ucb"), ("elim-ssp", "elim-nonprivate"),
                         ("linucb-jdp", "linucb"), ("linucb-jdp-practical", "linucb-practical")],
-                "ldp": [("elim-ldp", "elim-nonprivate"), ("ldp-ucb", "linucb"),
+                "ldp": [("elim-ldp", "elim-nonprivate"), ("elim-ldp-greedy", "elim-ucb"), ("ldp-ucb", "linucb"),
                         ("ldp-ucb-practical", "linucb-practical")],
                 "real-jdp": [("elim-jdp", "elim-nonprivate"), ("elim-jdp-ucb", "elim-ucb"),
                              ("linucb-jdp-practical", "linucb-practical")],
@@ -288,7 +296,7 @@ def privacy_cost_over_time(data: pd.DataFrame, args, epsilon: float = 1.0) -> li
 
 
 def _get(fin: pd.DataFrame, block, fam, agent, eps) -> float:
-    eps = "-" if agent not in PRIVATE else f"{eps:g}"
+    eps = "-" if not is_private(agent) else f"{eps:g}"
     row = fin[(fin["block"] == block) & (fin["family_label"] == fam) & (fin["agent"] == agent) & (fin["epsilon"] == eps)]
     return float(row["mean"].iloc[0]) if len(row) else math.nan
 
@@ -321,6 +329,7 @@ def targets(fin: pd.DataFrame, sl: pd.DataFrame, args) -> list[str]:
         lines.append(f"- slope elim-jdp ({r['family_label']}, eps=1) over t in [2^{args.slope_window.replace(',', ', 2^')}]: "
                      f"{r['mean']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}] ({'met' if r['mean'] <= 0.6 else 'MISSED'}; "
                      "target <= 0.6)")
+    lines += practical_targets(fin)
     if "jdp" not in set(fin["block"]):
         return lines
     d = 10
@@ -334,9 +343,62 @@ def targets(fin: pd.DataFrame, sl: pd.DataFrame, args) -> list[str]:
     return lines
 
 
-AGENT_ORDER = ("uniform", "epsilon-greedy", "linucb", "linucb-practical", "elim-nonprivate", "squarecb-nonprivate",
-               "elim-jdp", "elim-ssp", "linucb-jdp", "linucb-jdp-practical", "squarecb-dpsgd", "elim-glm-jdp",
-               "elim-ldp", "elim-ldp-ssp", "ldp-ucb", "ldp-ucb-practical", "squarecb-ldp-sgd", "elim-glm-ldp")
+NONPRIVATE_AGENTS = ("epsilon-greedy", "linucb", "linucb-practical", "elim-nonprivate", "elim-ucb",
+                     "squarecb-nonprivate")
+
+
+def practical_targets(fin: pd.DataFrame) -> list[str]:
+    """Issue 12's targets for the practical agents (elim-ucb, elim-jdp-ucb, elim-ldp-greedy), met or missed."""
+    lines = []
+    fams = [f for f in ("rare-direction", "heavy-tailed", "spiky") if f in set(fin["family_label"])]
+
+    def best(block, fam, agents):
+        vals = {a: _get(fin, block, fam, a, math.nan) for a in agents}
+        vals = {a: v for a, v in vals.items() if not math.isnan(v)}
+        return min(vals.items(), key=lambda kv: kv[1]) if vals else (None, math.nan)
+
+    for fam in fams:
+        a = _get(fin, "jdp", fam, "elim-ucb", math.nan)
+        name, b = best("jdp", fam, ("linucb", "linucb-practical"))
+        if not math.isnan(a * b):
+            lines.append(f"- elim-ucb vs the best-radius LinUCB ({fam}): {a:.0f} vs {name} {b:.0f} = {a / b:.2f}x "
+                         f"({'met' if a <= 1.5 * b else 'MISSED'}; target <= 1.5x)")
+    for eps, need in ((1.0, len(fams)), (0.3, min(2, len(fams)))):
+        wins = seen = 0
+        for fam in fams:
+            a = _get(fin, "jdp", fam, "elim-jdp-ucb", eps)
+            b = min(_get(fin, "jdp", fam, o, eps) for o in ("linucb-jdp", "linucb-jdp-practical"))
+            if not math.isnan(a * b):
+                wins, seen = wins + (a < b), seen + 1
+                lines.append(f"- elim-jdp-ucb vs linucb-jdp (best radius), {fam}, eps={eps:g}: {a:.0f} vs {b:.0f}")
+        if seen:
+                lines.append(f"  -> wins on {wins} of {seen} families at eps={eps:g} "
+                         f"({'met' if wins >= need else 'MISSED'}; target >= {need})")
+    for fam in fams:
+        a = _get(fin, "jdp", fam, "elim-jdp-ucb", 1.0)
+        name, b = best("jdp", fam, NONPRIVATE_AGENTS)
+        if not math.isnan(a * b):
+            goal = "" if fam == "rare-direction" else f" ({'met' if a <= 3 * b else 'MISSED'}; target <= 3x)"
+            lines.append(f"- elim-jdp-ucb (eps=1) vs the best non-private agent ({fam}): {a:.0f} vs {name} {b:.0f} "
+                         f"= {a / b:.2f}x{goal}")
+    wins = seen = 0
+    for fam in fams:
+        a, b = _get(fin, "ldp", fam, "elim-ldp-greedy", 1.0), _get(fin, "ldp", fam, "ldp-ucb", 1.0)
+        u = _get(fin, "ldp", fam, "uniform", math.nan)
+        if not math.isnan(a * b * u):
+            wins, seen = wins + (a < b), seen + 1
+            lines.append(f"- elim-ldp-greedy (eps=1, {fam}): {a:.0f}, ldp-ucb {b:.0f}, uniform {u:.0f} "
+                         f"(half of uniform: {'met' if a <= 0.5 * u else 'MISSED'})")
+    if seen:
+        lines.append(f"  -> elim-ldp-greedy beats ldp-ucb on {wins} of {seen} families "
+                     f"({'met' if wins >= 2 else 'MISSED'}; target >= 2)")
+    return lines
+
+
+AGENT_ORDER = ("uniform", "epsilon-greedy", "linucb", "linucb-practical", "elim-nonprivate", "elim-ucb",
+               "squarecb-nonprivate", "elim-jdp", "elim-jdp-ucb", "elim-ssp", "linucb-jdp", "linucb-jdp-practical",
+               "squarecb-dpsgd", "squarecb-jdp-iw", "elim-glm-jdp", "elim-glm-jdp-ucb", "elim-ldp", "elim-ldp-greedy",
+               "elim-ldp-ssp", "ldp-ucb", "ldp-ucb-practical", "squarecb-ldp-sgd", "elim-glm-ldp")
 AGENT_ORDER += tuple(a for block in REAL_AGENTS.values() for a in block if a not in AGENT_ORDER)  # real-data block
 
 
