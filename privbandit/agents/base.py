@@ -132,6 +132,11 @@ def _fast_rows(features: Any, rewards: Any, dim: int, bound: float) -> tuple[np.
     """
     if not (type(features) is np.ndarray and features.dtype == np.float64 and features.shape[-1:] == (dim,)):
         return None
+    if features.ndim == 1 and (type(rewards) is float or type(rewards) is np.float64):
+        if not -1.0 <= rewards <= 1.0:       # one row, the step loop's case (False for NaN too)
+            return None
+        x = features[None, :].copy()
+        return (x, np.array([rewards])) if _inside_ball(x, bound) else None
     if type(rewards) is float or type(rewards) is np.float64:
         if not -1.0 <= rewards <= 1.0:       # False for NaN too
             return None
@@ -209,7 +214,14 @@ class Agent(abc.ABC):
 
     def act(self, features: np.ndarray) -> int:
         """Choose an arm for one round's features (K, d) (rows above the bound B are clipped to it)."""
-        x = self._check_features(features, batched=False)
+        return self._act_one(self._check_features(features, batched=False))
+
+    def _act_one(self, x: np.ndarray) -> int:
+        """The arm of one round for checked features ``x`` (K, d): the batch rule on one context by default.
+
+        An override (the lean per-round path) must return what ``_act(x[None])[0]`` returns and draw the
+        same ``uniforms_per_round`` uniforms from ``self._act_rng``.
+        """
         return int(self._act(x[None])[0])
 
     def act_batch(self, features: np.ndarray) -> np.ndarray:
@@ -370,7 +382,7 @@ class EpochAgent(EpochScheduled):
                                                rng=self._fit_rng.spawn(1)[0])
 
     def _observe(self, x: np.ndarray, y: np.ndarray) -> None:
-        self.fit.add(x, y)
+        self.fit._add_clipped(x, y)            # update has checked and clipped the rows to the fit's bounds
         if self.t + x.shape[0] == int(self.epoch_ends[self.epoch]):
             estimate = self._release()
             self.ledger.extend(self.fit.ledger, offset=self.epoch_start)

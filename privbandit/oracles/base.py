@@ -187,6 +187,8 @@ class EpochFit(abc.ABC):
         self.n_seen = 0
         self._closed = 0
         self._result: Estimate | None = None
+        self._starts: list[int] = []
+        self._starts_of: tuple[int, ...] | None = None
 
     @property
     def stage_starts(self) -> np.ndarray:
@@ -201,23 +203,42 @@ class EpochFit(abc.ABC):
         ValueError
             On NaN/inf, wrong shapes, more rows than ``n_rounds``, or after ``result()``.
         """
+        self._check_open()
+        x, y = check_rows(features, rewards, self.dim)
+        self._check_room(x.shape[0])
+        if x.shape[0] == 0:
+            return
+        self._add_clipped(clip_features(x, self.bound), clip_rewards(y))
+
+    def _check_open(self) -> None:
         if self._result is not None:
             raise RuntimeError("this epoch's fit is finished (result() was called); start a new one")
-        x, y = check_rows(features, rewards, self.dim)
-        m = x.shape[0]
+
+    def _check_room(self, m: int) -> None:
         if self.n_seen + m > self.n_rounds:
             raise ValueError(f"this fit was started for n_rounds={self.n_rounds} rows; adding {m} more to "
                              f"{self.n_seen} would exceed it")
-        if m == 0:
-            return
-        x = clip_features(x, self.bound)
-        y = clip_rewards(y)
-        starts = self.stage_starts
+
+    def _add_clipped(self, x: np.ndarray, y: np.ndarray) -> None:
+        """``add`` for rows already checked and clipped: float64 features (m, d) with ||phi|| <= ``bound``
+        and rewards (m,) in [-1, 1], m >= 1 (e.g. rows that passed ``Agent.update``, whose bound B is the
+        fit's). Skips the row checks and the clipping, which would return these rows unchanged; still
+        refuses a finished fit or rows beyond ``n_rounds``.
+        """
+        self._check_open()
+        m = x.shape[0]
+        self._check_room(m)
+        if self._starts_of is not self.stage_sizes:     # stage boundaries as ints, computed once per fit
+            self._starts = [int(s) for s in self.stage_starts]
+            self._starts_of = self.stage_sizes
+        starts = self._starts
         pos = 0
         while pos < m:
             row = self.n_seen + pos
-            stage = int(np.searchsorted(starts, row, side="right") - 1)
-            take = min(m - pos, int(starts[stage + 1]) - row)
+            stage = self._closed            # the first stage not yet full holds the next row
+            while starts[stage + 1] <= row:     # (only empty stages are skipped here)
+                stage += 1
+            take = min(m - pos, starts[stage + 1] - row)
             self._add_rows(stage, row, x[pos:pos + take], y[pos:pos + take])
             pos += take
             if row + take == starts[stage + 1]:
