@@ -55,6 +55,7 @@ from .spanner import barycentric_spanner
 _PLAN_CHUNK = 4096
 _PLAY_BUDGET = 1 << 19   # entries of the (mK, J (d + 1)) product per pass of the UCB and greedy rules (4 MiB:
                          # at d = K = 10 the pass over m contexts runs ~1.3x faster than with 16 MiB passes)
+_FEW = 256            # arrays this small take numpy's reductions (one call) instead of one pass per arm
 _TIE = 1e-12          # scores this close to the best are ties (broken by the agent's uniform)
 _ELIMINATION_TOLERANCE = 1e-12   # slack of the elimination test (surviving_actions' default)
 
@@ -112,8 +113,11 @@ def _bounds(stack: _Stack, x: np.ndarray, width_cap: float) -> tuple[np.ndarray,
 def _row_max(values: np.ndarray) -> np.ndarray:
     """The maximum over the last (short, arms) axis of ``values`` (..., K), one elementwise pass per arm.
 
-    Equal to ``values.max(axis=-1)`` (a maximum is exact), without numpy's per-row reduction overhead.
+    Equal to ``values.max(axis=-1)`` (a maximum is exact), without numpy's per-row reduction overhead
+    (which costs less than K passes for few rows: the per-round path's single context).
     """
+    if values.size <= _FEW:
+        return values.max(axis=-1)
     top = values[..., 0].copy()
     for a in range(1, values.shape[-1]):
         np.maximum(top, values[..., a], out=top)
@@ -121,7 +125,9 @@ def _row_max(values: np.ndarray) -> np.ndarray:
 
 
 def _row_any(mask: np.ndarray) -> np.ndarray:
-    """``mask.any(axis=-1)`` for boolean ``mask`` (..., K), one elementwise pass per arm."""
+    """``mask.any(axis=-1)`` for boolean ``mask`` (..., K), one elementwise pass per arm (a reduction for few rows)."""
+    if mask.size <= _FEW:
+        return mask.any(axis=-1)
     out = mask[..., 0].copy()
     for a in range(1, mask.shape[-1]):
         out |= mask[..., a]

@@ -116,6 +116,9 @@ class _UCBAgent(Agent):
     def _choose(self, features: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
         return np.argmax(self._scores(features), axis=1)
 
+    def _act_one(self, x: np.ndarray) -> int:
+        return int(self._scores(x[None])[0].argmax())     # no uniforms to draw; argmax as in _choose
+
     def _probabilities(self, features: np.ndarray) -> np.ndarray:
         best = np.argmax(self._scores(features), axis=1)
         p = np.zeros(features.shape[:2])

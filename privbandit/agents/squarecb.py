@@ -77,6 +77,11 @@ def inverse_gap_weighting(predictions: np.ndarray, gamma: float | np.ndarray) ->
     g = np.asarray(gamma, dtype=float)
     if np.any(~np.isfinite(g)) or np.any(g < 0):
         raise ValueError(f"gamma must be finite and >= 0, got {gamma!r}")
+    return _igw(f, g)
+
+
+def _igw(f: np.ndarray, g: float | np.ndarray) -> np.ndarray:
+    """:func:`inverse_gap_weighting` for checked input: float predictions (m, K), finite gamma >= 0."""
     m, k = f.shape
     best = np.argmax(f, axis=1)
     gap = f[np.arange(m), best][:, None] - f
@@ -217,17 +222,31 @@ class SquareCBAgent(EpochAgent):
         if not (err > 0 and math.isfinite(err)):
             raise ValueError(f"the L2 rate must be finite and > 0, got {err!r}")
         self.gamma = self.gamma_scale * math.sqrt(spec.n_arms) / err
+        if not math.isfinite(self.gamma):
+            raise ValueError(f"gamma must be finite and >= 0, got {self.gamma!r} (the L2 rate {err!r} is too small)")
 
     def _predictions(self, features: np.ndarray) -> np.ndarray:
         if not self.estimates:
             return np.zeros(features.shape[:2])
-        return self.estimates[-1].mean(features)
+        return self.estimates[-1]._mean_checked(features)       # the agent has checked the features
 
     def _probabilities(self, features: np.ndarray) -> np.ndarray:
-        return inverse_gap_weighting(self._predictions(features), self.gamma)
+        return _igw(self._predictions(features), self._checked_gamma())
+
+    def _checked_gamma(self) -> float:
+        g = self.gamma        # set by this class (finite, > 0), but a public attribute: check it
+        if not (isinstance(g, (float, int)) and math.isfinite(g) and g >= 0):
+            inverse_gap_weighting(np.zeros((1, 1)), g)            # raises the public function's error
+            g = float(g)      # a numpy scalar or 0-d array that passed
+        return g
 
     def _choose(self, features: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
         return uniform_choice(self._probabilities(features), uniforms[:, 0])
+
+    def _act_one(self, x: np.ndarray) -> int:
+        # the batch rule on one context (same arithmetic), without the per-call overhead of _act
+        u = self._act_rng.random((1, 1))
+        return int(uniform_choice(self._probabilities(x[None]), u[:, 0])[0])
 
     def describe(self) -> dict:
         """Agent, privacy and oracle names."""

@@ -112,6 +112,10 @@ class Estimate:
         """Predicted mean reward nu(<phi, theta>), shape features.shape[:-1]."""
         return self.link(self.predictor(features))
 
+    def _mean_checked(self, features: np.ndarray) -> np.ndarray:
+        """:meth:`mean` for features the caller has checked: finite float64 (..., d) (an agent's)."""
+        return self.link(features @ self.theta)
+
     def width(self, features: np.ndarray) -> np.ndarray:
         """Confidence radius of the mean reward, L_nu * c * ||M phi||, shape features.shape[:-1].
 
