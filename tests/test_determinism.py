@@ -20,11 +20,12 @@ import sys
 import textwrap
 
 import gymnasium as gym
+import numpy as np
 import pandas as pd
 import pytest
 
 import privbandit  # noqa: F401  (registers the envs)
-from privbandit.agents import agent_is_private, make_agent
+from privbandit.agents import agent_is_private, agent_names, make_agent
 from privbandit.sim.runner import run
 from privbandit.sim.sweep import AgentEntry, EnvEntry, Grid, cell_path, read_cell, sweep
 
@@ -90,8 +91,9 @@ SEP = "\n---- next table ----\n"
 SCRIPT = textwrap.dedent("""
     import sys
     import gymnasium as gym
+import numpy as np
     import privbandit
-    from privbandit.agents import agent_is_private, make_agent
+    from privbandit.agents import agent_is_private, agent_names, make_agent
     from privbandit.sim.runner import run
     seed, tables = int(sys.argv[1]), []
     for i, name in enumerate(sys.argv[2:]):
@@ -114,3 +116,35 @@ def test_another_process_prints_the_same_bytes():
     assert len(tables) == len(names)
     for name, table in zip(names, tables):
         assert table.encode() == table_bytes(name, 3), name
+
+
+def _stream(name: str, horizon: int, seed: int = 3):
+    env = gym.make("PrivGLMCB-v0" if "glm" in name else "PrivLinCB-v0", horizon=horizon, **ENV_KW)
+    env.reset(seed=seed)
+    return env.unwrapped.bandit_spec(), env.unwrapped.sample_batch(horizon)
+
+
+@pytest.mark.parametrize("name", agent_names())
+def test_per_round_path_chooses_what_the_batch_path_chooses_for_every_agent(name):
+    # the lean per-round path (act + update of one row, no second check inside the fits) against the batch
+    # path (act_batch + update while the policy is fixed), over several epochs, for every registered agent
+    horizon = 300                       # past elim-jdp-ucb's first epoch of 256 rounds
+    spec, batch = _stream(name, horizon)
+    x, r = batch.features, batch.rewards
+    one = build(name).reset(spec, rng=11)
+    loop = []
+    for t in range(horizon):
+        a = one.act(x[t])
+        one.update(x[t, a], float(r[t, a]))
+        loop.append(a)
+    many = build(name).reset(spec, rng=11)
+    arms, t = [], 0
+    while t < horizon:
+        m = many.rounds_until_update()
+        a = many.act_batch(x[t:t + m])
+        rows = np.arange(t, t + m)
+        many.update(x[rows, a], r[rows, a])
+        arms.extend(int(v) for v in a)
+        t += m
+    assert loop == arms
+    assert len(set(loop)) > 1           # the policy does choose (not a constant arm)
