@@ -91,7 +91,6 @@ SEP = "\n---- next table ----\n"
 SCRIPT = textwrap.dedent("""
     import sys
     import gymnasium as gym
-import numpy as np
     import privbandit
     from privbandit.agents import agent_is_private, agent_names, make_agent
     from privbandit.sim.runner import run
