@@ -20,6 +20,13 @@ one env for S seeds. ``audit`` is an empirical privacy audit of a private agent
 (:mod:`privbandit.sim.audit`): a 95% lower bound on its epsilon, and its ledger; it exits with code 1
 when the audit refutes the claim. ``plot`` redraws the figures and the report of a results folder. Bad arguments exit
 with code 2 and a one-line message; Ctrl-C exits with code 130 and says how many cells were saved.
+
+A results folder is checked before it is trusted: ``bench`` and ``run`` move cell files that fail the check
+(:func:`privbandit.sim.sweep.load_cell`) to ``DIR/cells/rejected/``, say so on stderr and run those cells again;
+``plot`` refuses a folder with such files. Two commands on one folder: the second exits with code 2
+(``DIR/.lock``). A full disk exits with code 2 in one line, finished cells kept. When some group of the report
+has fewer seeds than planned (a dead worker), the last line says ``N groups incomplete: rerun to finish`` and
+the exit code is :data:`EXIT_INCOMPLETE` (3).
 """
 
 from __future__ import annotations
@@ -44,6 +51,16 @@ class UsageError(Exception):
 
 WRITE_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EISDIR, errno.EEXIST})
 """OSError numbers that mean "this path cannot be written": reported in one line, exit code 2."""
+
+FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+"""OSError numbers that mean "the disk is full": reported in one line, exit code 2."""
+
+EXIT_INCOMPLETE = 3
+"""Exit code of ``bench``, ``run`` and ``plot`` when some group of the report has fewer seeds than planned."""
+
+EXIT_CODES = ("exit codes: 0 done; 1 audit refuted; 2 bad arguments, a full disk or a folder in use by another "
+              f"command; {EXIT_INCOMPLETE} incomplete (some group has fewer seeds than planned: rerun to finish); "
+              "130 interrupted")
 
 REPORT_META = "report.json"
 """The file beside ``report.md`` that keeps its title, notes, references and slope window for ``plot``."""
@@ -118,11 +135,11 @@ def build_parser() -> argparse.ArgumentParser:
     from .sim.sweep import BACKENDS
 
     p = argparse.ArgumentParser(prog="privbandit", description="Differentially private contextual bandits: "
-                                "benchmarks, runs, plots.")
+                                "benchmarks, runs, plots.", epilog=EXIT_CODES)
     p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = p.add_subparsers(dest="command", required=True, metavar="{bench,run,plot,audit,list}")
 
-    b = sub.add_parser("bench", help="run a benchmark suite: results, figures and report.md")
+    b = sub.add_parser("bench", help="run a benchmark suite: results, figures and report.md", epilog=EXIT_CODES)
     b.add_argument("--suite", choices=sorted(SUITES), default="quick", help="the suite (default: quick)")
     b.add_argument("--out", type=Path, default=None, help="results folder (default: results/SUITE)")
     b.add_argument("--jobs", type=_jobs, default=-1, help="parallel workers (default -1: all cores)")
@@ -137,7 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--horizon", type=_positive_int, default=None, help="override the suite's horizon T")
     b.add_argument("--no-progress", action="store_true", help="no progress bar")
 
-    r = sub.add_parser("run", help="one agent on one env for several seeds")
+    r = sub.add_parser("run", help="one agent on one env for several seeds", epilog=EXIT_CODES)
     r.add_argument("--env", required=True, help="a registered env id, e.g. PrivLinCB-v0 (see: privbandit list envs)")
     r.add_argument("--agent", required=True, help="an agent name (see: privbandit list agents)")
     r.add_argument("--epsilon", type=_epsilon, default=None, help="privacy epsilon of a private agent (required for private agents)")
@@ -151,7 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--jobs", type=_jobs, default=1, help="parallel workers (default 1)")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
 
-    pl = sub.add_parser("plot", help="redraw the figures and report.md of a results folder")
+    pl = sub.add_parser("plot", help="redraw the figures and report.md of a results folder", epilog=EXIT_CODES)
     pl.add_argument("dir", type=Path, help="a folder with results.csv (from bench or run --out)")
 
     au = sub.add_parser("audit", help="empirical privacy audit of a private agent (a lower bound on its epsilon)")
@@ -178,9 +195,11 @@ def _use_agg() -> None:
 
 
 def _finish(table, out: Path, *, title: str, references: dict, notes: list[str],
-            slope_window=(None, None), challenger: str | None = None, reference: str | None = None) -> Path:
+            slope_window=(None, None), challenger: str | None = None, reference: str | None = None,
+            planned=None) -> Path:
     from .plots import save_standard_figures
     from .sim.report import write_report
+    from .sim.sweep import atomic_write
 
     _use_agg()
     figures = list(save_standard_figures(table, out / "figures"))
@@ -191,11 +210,47 @@ def _finish(table, out: Path, *, title: str, references: dict, notes: list[str],
         sections.append(comparison_markdown(table, challenger, reference))
         figures.append(challenger_figure(leaderboard(table), challenger, out / "figures" / "challenger.png"))
     report = write_report(table, out, title=title, references=references, figures=figures, notes=notes,
-                          slope_window=slope_window, sections=sections)
+                          slope_window=slope_window, sections=sections, planned=planned)
     meta = dict(title=title, notes=list(notes), references=dict(references), slope_window=list(slope_window),
-                challenger=challenger, reference=reference)
-    (out / REPORT_META).write_text(json.dumps(meta, indent=1) + "\n")
+                challenger=challenger, reference=reference,
+                planned=[] if planned is None else planned.to_dict(orient="records"))
+    atomic_write(out / REPORT_META, json.dumps(meta, indent=1) + "\n")
     return report
+
+
+def _run_sweep(args: argparse.Namespace, cells, out, **kwargs):
+    """``sweep(cells, out, ...)``, saying on stderr which cell files failed the check (moved aside, run
+    again) and which cells a dead worker lost."""
+    import warnings
+
+    from .sim.sweep import CellFilesRejected, sweep
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CellFilesRejected)  # said below, one line per file
+        res = sweep(cells, out, **kwargs)
+    prog = args.subparser.prog
+    for name, why in res.rejected:
+        print(f"{prog}: warning: cell file {name} failed the check ({why}): moved to "
+              f"{Path(out) / 'cells' / 'rejected'} and run again", file=sys.stderr)
+    if res.lost:
+        print(f"{prog}: warning: a worker died; {len(res.lost)} cells not finished (a rerun runs them): "
+              + ", ".join(res.lost), file=sys.stderr)
+    return res
+
+
+def _incomplete(table, planned) -> int:
+    """How many groups of the report have fewer seeds than planned."""
+    from .sim.report import final_regret, incomplete_groups
+
+    return incomplete_groups(final_regret(table, planned=planned)) if len(table) else 0
+
+
+def _completion(n: int) -> int:
+    """Print the last line about completeness; the exit code."""
+    if n:
+        print(f"{n} groups incomplete: rerun to finish")
+        return EXIT_INCOMPLETE
+    return 0
 
 
 def _read_meta(folder: Path) -> dict:
@@ -232,10 +287,10 @@ def _with_earlier(out: Path, others: Sequence[str], notes: list[str], references
     return notes, {**(old if isinstance(old, dict) else {}), **references}
 
 
-def _headline(table) -> str:
+def _headline(table, planned=None) -> str:
     from .sim.report import final_regret, headline_table, markdown_table
 
-    return markdown_table(headline_table(final_regret(table)))
+    return markdown_table(headline_table(final_regret(table, planned=planned)))
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -243,7 +298,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from .sim.suites import get_suite
-    from .sim.sweep import sweep
+    from .sim.sweep import folder_lock
 
     suite = get_suite(args.suite)
     challenger = None
@@ -260,10 +315,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if not cells:
         raise UsageError(f"suite {args.suite!r} has no agent available in this install")
     out = _output_folder(args.out or Path("results") / args.suite, "--out")
+    with folder_lock(out):
+        return _bench(args, suite, cells, out, challenger)
+
+
+def _bench(args: argparse.Namespace, suite, cells, out: Path, challenger: str | None) -> int:
+    from .sim.suites import get_suite
+
     start = time.perf_counter()
     args.sweep_state = (out, cells)
-    res = sweep(cells, out, jobs=args.jobs, backend=args.backend, address=args.address,
-                progress=not args.no_progress)
+    res = _run_sweep(args, cells, out, jobs=args.jobs, backend=args.backend, address=args.address,
+                     progress=not args.no_progress)
     wall = time.perf_counter() - start
     notes = [f"command: `privbandit {' '.join(shlex.quote(a) for a in args.argv)}`",
              f"suite `{suite.name}`: {suite.description}",
@@ -278,14 +340,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
     notes, references = _with_earlier(out, res.others, notes, suite.references())
     title = f"privbandit benchmark: {suite.name}" + (f", challenger {challenger}" if challenger else "")
     report = _finish(res.table, out, title=title, references=references, notes=notes,
-                     slope_window=suite.slope_window, challenger=challenger, reference=args.reference)
+                     slope_window=suite.slope_window, challenger=challenger, reference=args.reference,
+                     planned=res.planned)
     total = time.perf_counter() - start
-    print(_headline(res.table))
+    print(_headline(res.table, res.planned))
     print(f"\n{len(cells)} cells ({len(res.ran)} run, {len(res.skipped)} already finished); wall time {total:.1f} s")
     if res.others:
         print(f"{out} also holds {len(res.others)} cells of earlier commands: results.csv and the report include them")
     print(f"report: {report}")
-    return 0
+    return _completion(_incomplete(res.table, res.planned))
 
 
 def _challenger_suite(suite, args: argparse.Namespace):
@@ -310,7 +373,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     import gymnasium as gym
 
     from .agents import agent_names
-    from .sim.sweep import AgentEntry, EnvEntry, Grid, sweep
+    from .sim.sweep import AgentEntry, EnvEntry, Grid, folder_lock
 
     if args.env not in _env_ids():
         raise UsageError(f"--env must be one of {sorted(_env_ids())}, got {args.env!r}")
@@ -342,25 +405,27 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         args.sweep_state = (None, cells)
         with tempfile.TemporaryDirectory(prefix="privbandit-run-") as tmp:
-            res = sweep(cells, tmp, jobs=args.jobs, progress=not args.no_progress)
-    else:
-        out = _output_folder(args.out, "--out")
+            res = _run_sweep(args, cells, tmp, jobs=args.jobs, progress=not args.no_progress)
+        print(_headline(res.table, res.planned))
+        return _completion(_incomplete(res.table, res.planned))
+    out = _output_folder(args.out, "--out")
+    with folder_lock(out):
         args.sweep_state = (out, cells)
         start = time.perf_counter()
-        res = sweep(cells, out, jobs=args.jobs, progress=not args.no_progress)
+        res = _run_sweep(args, cells, out, jobs=args.jobs, progress=not args.no_progress)
         notes = [f"command: `privbandit {' '.join(shlex.quote(a) for a in args.argv)}`",
                  f"{len(cells)} cells ({len(res.ran)} run now, {len(res.skipped)} found finished); "
                  f"sweep wall time {time.perf_counter() - start:.1f} s with --jobs {args.jobs}"]
         notes, references = _with_earlier(out, res.others, notes, {})
         title = f"privbandit run: {args.agent} on {label}" if not res.others else f"privbandit results: {out}"
-        _finish(res.table, out, title=title, references=references or _references(res.table), notes=notes)
-    print(_headline(res.table))
-    if args.out is not None:
-        if res.others:
-            print(f"{args.out} also holds {len(res.others)} cells of earlier commands: results.csv and the report "
-                  "include them")
-        print(f"results: {args.out / 'results.csv'}")
-    return 0
+        _finish(res.table, out, title=title, references=references or _references(res.table), notes=notes,
+                planned=res.planned)
+    print(_headline(res.table, res.planned))
+    if res.others:
+        print(f"{args.out} also holds {len(res.others)} cells of earlier commands: results.csv and the report "
+              "include them")
+    print(f"results: {args.out / 'results.csv'}")
+    return _completion(_incomplete(res.table, res.planned))
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
@@ -380,6 +445,35 @@ def cmd_plot(args: argparse.Namespace) -> int:
         why = f"it lacks the columns {missing}" if missing else "it has no rows"
         raise UsageError(f"{path} is not a privbandit results table (from bench or run --out): {why}")
     _output_folder(args.dir, "DIR")
+    from .sim.sweep import folder_lock
+
+    with folder_lock(args.dir):
+        return _plot(args, table)
+
+
+def _damaged_cells(folder: Path) -> list[tuple[str, str]]:
+    """The cell files of ``folder/cells`` that fail :func:`~privbandit.sim.sweep.load_cell` (name, reason)."""
+    from .sim.sweep import CellFileError, load_cell
+
+    bad = []
+    for p in sorted((folder / "cells").glob("*.csv")):
+        try:
+            load_cell(p)
+        except CellFileError as exc:
+            bad.append((p.name, str(exc)))
+    return bad
+
+
+def _plot(args: argparse.Namespace, table) -> int:
+    import pandas as pd
+
+    from .sim.sweep import PLANNED_COLUMNS
+
+    bad = _damaged_cells(args.dir)
+    if bad:
+        raise UsageError(f"{len(bad)} cell files in {args.dir / 'cells'} fail the check, so results.csv cannot be "
+                         f"trusted ({bad[0][0]}: {bad[0][1]}{', ...' if len(bad) > 1 else ''}): rerun the command "
+                         "that made the folder (bench or run --out) to move them aside and run them again")
     meta = _read_meta(args.dir)  # keep the report's provenance (command, suite, wall time) and settings
     redrawn = f"redrawn by `privbandit plot {shlex.quote(str(args.dir))}`"
     notes = [n for n in meta.get("notes", ()) if isinstance(n, str) and not n.startswith("redrawn by")] + [redrawn]
@@ -388,11 +482,16 @@ def cmd_plot(args: argparse.Namespace) -> int:
     window = tuple(window) if isinstance(window, list) and len(window) == 2 else (None, None)
     challenger = meta.get("challenger") if isinstance(meta.get("challenger"), str) else None
     reference = meta.get("reference") if isinstance(meta.get("reference"), str) else None
+    try:
+        planned = pd.DataFrame(meta.get("planned") or [], columns=list(PLANNED_COLUMNS)).astype(
+            dict(env=str, agent=str, epsilon=float, horizon=int, n_planned=int))
+    except (TypeError, ValueError):
+        planned = None
     report = _finish(table, args.dir, title=str(meta.get("title", f"privbandit results: {args.dir}")),
                      references=references, notes=notes, slope_window=window, challenger=challenger,
-                     reference=reference)
+                     reference=reference, planned=planned)
     print(f"figures: {args.dir / 'figures'}\nreport: {report}")
-    return 0
+    return _completion(_incomplete(table, planned))
 
 
 def _references(table) -> dict[str, str]:
@@ -504,10 +603,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             sub.exit(2, f"{sub.prog}: error: {message}\n")
 
         from .plugins import PluginError
+        from .sim.sweep import FolderLocked
 
         try:
             return COMMANDS[args.command](args)
-        except (UsageError, PluginError) as exc:  # a plugin that cannot be imported says why, in one line
+        except (UsageError, PluginError, FolderLocked) as exc:  # a plugin that cannot be imported says why, in one line
             error(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         except ImportError as exc:  # an optional backend that is not installed
             from .sim.sweep import BackendUnavailable
@@ -518,6 +618,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError as exc:  # a path that cannot be written (read-only, not a folder, ...)
             if exc.errno in WRITE_ERRNOS and exc.filename:
                 error(f"cannot write {exc.filename}: {exc.strerror}")
+            if exc.errno in FULL_ERRNOS:
+                where = f" {exc.filename}" if exc.filename else ""
+                error(f"cannot write{where}: {exc.strerror or os.strerror(exc.errno)} (no partial file is kept; "
+                      "free some space and run the same command again to finish)")
             raise
     except KeyboardInterrupt:
         print(_interrupted(args), file=sys.stderr)

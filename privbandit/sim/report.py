@@ -6,7 +6,9 @@ stacked) and returns a small DataFrame; :func:`write_report` puts them into ``re
 A *run* is one (env, agent, privacy_model, epsilon, delta, horizon, seed). Confidence intervals are
 Student-t 95% intervals of the mean over seeds (one value per seed, so runs are independent); those of
 the regret, a non-negative quantity, are cut at 0. Groups of fewer than :data:`MIN_SEEDS` seeds are
-flagged: their interval (none at all for one seed) says little.
+flagged: their interval (none at all for one seed) says little. Given the seeds a sweep planned
+(:attr:`~privbandit.sim.sweep.SweepResult.planned`), every summary row carries ``n_seeds`` (found) and
+``n_planned``, and a group with missing seeds is flagged ``incomplete``.
 
 References
 ----------
@@ -31,6 +33,8 @@ MIN_SEEDS = 3
 """Fewer seeds than this and a summary row is flagged (``few_seeds``)."""
 FEW_SEEDS = f"< {MIN_SEEDS} seeds"
 """The flag of such rows in the report's tables."""
+PLAN_KEYS: tuple[str, ...] = ("env", "agent", "epsilon", "horizon")
+"""The columns that match a summary row with its planned seeds (``n_planned``)."""
 
 
 def _check(df: pd.DataFrame, needed: Iterable[str]) -> None:
@@ -82,27 +86,55 @@ def final_rows(df: pd.DataFrame, at: int | None = None) -> pd.DataFrame:
     return rows
 
 
-def _summarize(values: pd.DataFrame, column: str, floor: float | None = None) -> pd.DataFrame:
+def _plan(planned: pd.DataFrame | None) -> dict[tuple, int]:
+    """(env, agent, epsilon, horizon) -> seeds planned, from a table with :data:`PLAN_KEYS` and ``n_planned``."""
+    if planned is None or len(planned) == 0:
+        return {}
+    _check(planned, PLAN_KEYS + ("n_planned",))
+    return {(str(r.env), str(r.agent), float(r.epsilon), int(r.horizon)): int(r.n_planned)
+            for r in planned.itertuples(index=False)}
+
+
+def _summarize(values: pd.DataFrame, column: str, floor: float | None = None,
+               planned: pd.DataFrame | None = None) -> pd.DataFrame:
+    plan = _plan(planned)
     rows = []
     for key, g in values.groupby(list(GROUP_KEYS), sort=False, dropna=False):
         m, lo, hi = mean_ci(g[column].to_numpy(), floor=floor)
-        rows.append(dict(zip(GROUP_KEYS, key), n_seeds=len(g), few_seeds=len(g) < MIN_SEEDS, mean=m, ci_low=lo,
-                         ci_high=hi))
-    return pd.DataFrame(rows, columns=list(GROUP_KEYS) + ["n_seeds", "few_seeds", "mean", "ci_low", "ci_high"])
+        k = dict(zip(GROUP_KEYS, key))
+        n = len(g)
+        n_planned = max(n, plan.get((str(k["env"]), str(k["agent"]), float(k["epsilon"]), int(k["horizon"])), n))
+        rows.append(dict(k, n_seeds=n, n_planned=n_planned, incomplete=n < n_planned, few_seeds=n < MIN_SEEDS,
+                         mean=m, ci_low=lo, ci_high=hi))
+    return pd.DataFrame(rows, columns=list(GROUP_KEYS) + ["n_seeds", "n_planned", "incomplete", "few_seeds", "mean",
+                                                          "ci_low", "ci_high"])
 
 
-def final_regret(df: pd.DataFrame, at: int | None = None) -> pd.DataFrame:
+def final_regret(df: pd.DataFrame, at: int | None = None, planned: pd.DataFrame | None = None) -> pd.DataFrame:
     """Mean cumulative regret at the horizon (or at round ``at``) with its 95% CI.
 
     One row per (env, agent, privacy level, T); with ``at``, the regret of the first ``at`` rounds
     (so ``price_of_privacy(final_regret(df, at=t), ...)`` follows the price of privacy over time). The
     regret is non-negative, so the interval's low end is at least 0; ``few_seeds`` flags rows of fewer
     than :data:`MIN_SEEDS` seeds.
+
+    Parameters
+    ----------
+    planned : DataFrame, optional
+        Seeds planned per group: columns :data:`PLAN_KEYS` and ``n_planned`` (a sweep's
+        :attr:`~privbandit.sim.sweep.SweepResult.planned`). Each row gets ``n_planned`` (its found
+        ``n_seeds`` where the plan does not say) and ``incomplete`` (fewer seeds found than planned).
     """
-    return _summarize(final_rows(df, at), "cum_regret", floor=0.0)
+    return _summarize(final_rows(df, at), "cum_regret", floor=0.0, planned=planned)
 
 
-def loglog_slopes(df: pd.DataFrame, t_min: int | None = None, t_max: int | None = None) -> pd.DataFrame:
+def incomplete_groups(final: pd.DataFrame) -> int:
+    """How many rows of :func:`final_regret`'s table have fewer seeds than planned."""
+    return int(final["incomplete"].sum()) if "incomplete" in final else 0
+
+
+def loglog_slopes(df: pd.DataFrame, t_min: int | None = None, t_max: int | None = None,
+                  planned: pd.DataFrame | None = None) -> pd.DataFrame:
     """Slope of log(cumulative regret) against log(t) per run, then its mean and 95% CI over seeds.
 
     Parameters
@@ -110,6 +142,8 @@ def loglog_slopes(df: pd.DataFrame, t_min: int | None = None, t_max: int | None 
     t_min, t_max : int, optional
         The fitting window (default [T/64, T] of each run; logged rounds inside it with positive regret).
         A slope of 1/2 is sqrt(T) regret, 1 is linear regret.
+    planned : DataFrame, optional
+        Seeds planned per group, as in :func:`final_regret`.
     """
     _check(df, RUN_KEYS + ("t", "cum_regret"))
     rows = []
@@ -123,7 +157,7 @@ def loglog_slopes(df: pd.DataFrame, t_min: int | None = None, t_max: int | None 
             slope = float(np.polyfit(np.log(w["t"].to_numpy(float)), np.log(w["cum_regret"].to_numpy(float)), 1)[0])
         rows.append(dict(zip(RUN_KEYS, key), slope=slope))
     per_run = pd.DataFrame(rows, columns=list(RUN_KEYS) + ["slope"]).dropna(subset=["slope"])
-    return _summarize(per_run, "slope")
+    return _summarize(per_run, "slope", planned=planned)
 
 
 def price_of_privacy(final: pd.DataFrame, references: Mapping[str, str]) -> pd.DataFrame:
@@ -188,24 +222,30 @@ def markdown_table(df: pd.DataFrame, columns: Sequence[str] | None = None) -> st
 
 
 def _flags(table: pd.DataFrame) -> list[str]:
-    return [FEW_SEEDS if n < MIN_SEEDS else "" for n in table["n_seeds"]]
+    planned = table["n_planned"] if "n_planned" in table else table["n_seeds"]
+    return ["; ".join(f for f in (f"incomplete: {n} of {p} seeds" if n < p else "", FEW_SEEDS if n < MIN_SEEDS
+                                  else "") if f) for n, p in zip(table["n_seeds"], planned)]
 
 
 def headline_table(final: pd.DataFrame) -> pd.DataFrame:
-    """Final regret as ``mean [low, high]`` strings, one row per (env, agent, privacy level); the ``flag``
-    column marks rows of fewer than :data:`MIN_SEEDS` seeds."""
+    """Final regret as ``mean [low, high]`` strings, one row per (env, agent, privacy level), with the
+    seeds found and planned; the ``flag`` column marks incomplete rows (fewer seeds found than planned)
+    and rows of fewer than :data:`MIN_SEEDS` seeds."""
     out = final.copy()
     out["regret (95% CI)"] = [f"{_fmt(m)} [{_fmt(lo)}, {_fmt(hi)}]" if not math.isnan(lo) else _fmt(m)
                               for m, lo, hi in zip(out["mean"], out["ci_low"], out["ci_high"])]
     out["flag"] = _flags(out)
-    return out[["env", "agent", "privacy_model", "epsilon", "horizon", "n_seeds", "regret (95% CI)", "flag"]]
+    if "n_planned" not in out:
+        out["n_planned"] = out["n_seeds"]
+    return out[["env", "agent", "privacy_model", "epsilon", "horizon", "n_seeds", "n_planned", "regret (95% CI)",
+                "flag"]]
 
 
 def write_report(df: pd.DataFrame, out: str | os.PathLike, *, title: str = "privbandit benchmark",
                  references: Mapping[str, str] | None = None, figures: Sequence[str | os.PathLike] = (),
                  notes: Sequence[str] = (), slope_window: tuple[int | None, int | None] = (None, None),
-                 sections: Sequence[str] = ()) -> Path:
-    """Write ``report.md`` (final regret with CIs, log-log slopes, price of privacy, ledgers, figures).
+                 sections: Sequence[str] = (), planned: pd.DataFrame | None = None) -> Path:
+    """Write ``report.md`` atomically (final regret with CIs, log-log slopes, price of privacy, ledgers, figures).
 
     Parameters
     ----------
@@ -224,6 +264,8 @@ def write_report(df: pd.DataFrame, out: str | os.PathLike, *, title: str = "priv
     sections : sequence of str
         More markdown sections, placed after the final regret (e.g. a challenger's paired comparison and
         leaderboard, :func:`privbandit.sim.compare.comparison_markdown`).
+    planned : DataFrame, optional
+        Seeds planned per group (see :func:`final_regret`): incomplete groups are flagged and counted.
 
     Returns
     -------
@@ -232,22 +274,27 @@ def write_report(df: pd.DataFrame, out: str | os.PathLike, *, title: str = "priv
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    final = final_regret(df)
-    slopes = loglog_slopes(df, *slope_window)
+    final = final_regret(df, planned=planned)
+    slopes = loglog_slopes(df, *slope_window, planned=planned)
+    missing = incomplete_groups(final)
     window = "[T/64, T]" if slope_window == (None, None) else f"[{slope_window[0]}, {slope_window[1]}]"
     parts = [f"# {title}", ""]
     parts += [f"- {n}" for n in notes]
+    if missing:
+        parts += [f"- **{missing} groups incomplete** (fewer seeds found than planned, flagged below): rerun the "
+                  "command to finish"]
     parts += ["", "## Final regret", "",
               "Cumulative pseudo-regret at the horizon: mean over seeds and Student-t 95% confidence interval "
-              f"(cut at 0: regret is non-negative). `{FEW_SEEDS}` flags rows of fewer than {MIN_SEEDS} seeds, "
+              f"(cut at 0: regret is non-negative). `n_seeds` seeds found of `n_planned` planned; `incomplete` "
+              f"flags rows with missing seeds, `{FEW_SEEDS}` rows of fewer than {MIN_SEEDS} seeds, "
               "whose interval says little (one seed has none).", "",
               markdown_table(headline_table(final)), "", *sections,
               "## Log-log slopes", "",
               f"Slope of log cumulative regret against log t over t in {window}, per seed, then mean and 95% CI "
               "(1/2 is sqrt(T) regret, 1 is linear).", "",
               markdown_table(slopes.rename(columns={"mean": "slope"}).assign(flag=_flags(slopes)),
-                             ["env", "agent", "privacy_model", "epsilon", "horizon", "n_seeds", "slope", "ci_low",
-                              "ci_high", "flag"]), ""]
+                             ["env", "agent", "privacy_model", "epsilon", "horizon", "n_seeds", "n_planned", "slope",
+                              "ci_low", "ci_high", "flag"]), ""]
     pop = price_of_privacy(final, references or {})
     parts += ["## Price of privacy", "",
               "Final regret of each private agent over that of its non-private counterpart (same env, same T).", ""]
@@ -262,6 +309,6 @@ def write_report(df: pd.DataFrame, out: str | os.PathLike, *, title: str = "priv
         for f in figures:
             rel = os.path.relpath(Path(f), out)
             parts += [f"![{Path(f).stem}]({rel})", ""]
-    path = out / "report.md"
-    path.write_text("\n".join(parts))
-    return path
+    from .sweep import atomic_write
+
+    return atomic_write(out / "report.md", "\n".join(parts))

@@ -2,11 +2,19 @@
 
 A sweep is a list of :class:`Cell` s (one agent, one env, one epsilon, one seed, one horizon). Each
 cell runs :func:`~privbandit.sim.runner.run` in a worker and writes its table at once to
-``<out>/cells/<cell.key>.csv`` through a temporary file and an atomic :func:`os.replace`, so a file
-that exists is complete. A rerun skips every cell whose file exists; a killed sweep loses at most the
-cells that were running. When all cells are done, ``<out>/results.csv`` is their concatenation in the
-order of the cell list (so serial and parallel sweeps give identical tables), followed by any other cell
-that an earlier sweep left in the folder (so the file always covers every cell of the folder).
+``<out>/cells/<cell.key>.csv`` through a temporary file and an atomic :func:`os.replace`; the file ends
+with a footer line (:data:`FOOTER`: the cell's identity, the privbandit version, the entropy, the row
+count and a SHA-256 of the table above it) written last. A cell is finished only when its file passes
+:func:`load_cell` (footer, checksum, version, identity, schema, last logged round = horizon). A rerun
+skips every finished cell; a file that fails the check is moved to ``<out>/cells/rejected/``, named in a
+:class:`CellFilesRejected` warning and run again, and a file of another cell whose footer fails (or whose
+entropy is not the sweep's) is moved aside too, never mixed in. A killed sweep, or a dead worker, loses
+at most the cells that were running (:attr:`SweepResult.lost`). When the cells are done,
+``<out>/results.csv`` is their concatenation in the order of the cell list (so serial and parallel sweeps
+give identical tables), followed by any other finished cell that an earlier sweep left in the folder (so
+the file always covers every cell of the folder); it is written atomically too. One sweep at a time
+writes a folder: :func:`folder_lock` (``fcntl.flock`` on ``<out>/.lock``) refuses a second one with
+:class:`FolderLocked`.
 
 Seeds
 -----
@@ -29,13 +37,16 @@ when threadpoolctl is installed.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
+import io
 import json
 import math
 import numbers
 import os
 import re
 import tempfile
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
@@ -61,6 +72,26 @@ THREAD_ENV: dict[str, str] = {k: "1" for k in (
 
 class BackendUnavailable(ImportError):
     """Raised when the dask or ray backend is asked for but its package is not installed."""
+
+
+class FolderLocked(RuntimeError):
+    """Raised when another sweep (another process) is writing the same results folder."""
+
+
+class CellFileError(ValueError):
+    """Raised by :func:`load_cell` for a cell file that does not prove it is a finished cell."""
+
+
+class CellFilesRejected(UserWarning):
+    """Warned by :func:`sweep` when it moved cell files that failed :func:`load_cell` aside."""
+
+
+FOOTER = "#privbandit-cell "
+"""The start of a cell file's last line; the rest is a JSON object (key, identity, version, entropy,
+rows, sha256 of the lines above, planned_seeds of the cell's group)."""
+
+REJECTED = "rejected"
+"""The subfolder of ``<out>/cells`` where files that failed the check are moved."""
 
 
 def _freeze(kwargs: Mapping[str, Any] | Iterable[tuple[str, Any]] | None) -> tuple[tuple[str, Any], ...]:
@@ -304,11 +335,51 @@ def cell_path(cells_dir: Path, cell: Cell) -> Path:
     return Path(cells_dir) / f"{cell.key}.csv"
 
 
-def run_cell(cell: Cell, cells_dir: str | os.PathLike, plugins: Sequence[Any] = ()) -> tuple[str, bool]:
+def _version() -> str:
+    from .. import __version__
+
+    return __version__
+
+
+def atomic_write(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` to ``path`` through a temporary file in the same folder, fsync and :func:`os.replace`:
+    readers see the old file or the new one, never a torn one; on any error the temporary file is removed
+    and the old file is left as it was."""
+    path = Path(path)
+    data = memoryview(text.encode())
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        try:
+            while data:
+                data = data[os.write(fd, data):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def _cell_text(cell: Cell, table: pd.DataFrame, planned_seeds: Sequence[int]) -> str:
+    """The cell file: the table as CSV, then the footer (:data:`FOOTER`) that proves it complete."""
+    body = table.to_csv(index=False, lineterminator="\n")
+    footer = dict(key=cell.key, identity=json.loads(_canonical(cell.identity())), version=_version(),
+                  entropy=cell.entropy, rows=len(table), planned_seeds=[int(s) for s in planned_seeds],
+                  sha256=hashlib.sha256(body.encode()).hexdigest())
+    return body + FOOTER + json.dumps(footer, sort_keys=True, separators=(",", ":")) + "\n"
+
+
+def run_cell(cell: Cell, cells_dir: str | os.PathLike, plugins: Sequence[Any] = (),
+             planned_seeds: Sequence[int] | None = None) -> tuple[str, bool]:
     """Run one cell unless its file exists; write the table atomically. Returns (key, ran).
 
     ``plugins`` are the :class:`~privbandit.plugins.PluginRef` s of the sweep (:func:`plugin_refs`), made
     known in this process first (a worker of a parallel sweep starts without the user's registrations).
+    ``planned_seeds`` (the seeds of the cell's group in its sweep, default the cell's own) go into the
+    footer, so a later report knows how many seeds the group should have.
     """
     path = cell_path(Path(cells_dir), cell)
     if path.exists():
@@ -326,25 +397,154 @@ def run_cell(cell: Cell, cells_dir: str | os.PathLike, plugins: Sequence[Any] = 
                         labels=dict(agent=cell.agent.label, env=cell.env.label, seed=cell.seed))
         finally:
             env.close()
-    fd, tmp = tempfile.mkstemp(prefix=f".{cell.key}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", newline="") as fh:
-            table.to_csv(fh, index=False)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    atomic_write(path, _cell_text(cell, table, planned_seeds if planned_seeds is not None else (cell.seed,)))
     return cell.key, True
 
 
-def read_cell(path: str | os.PathLike) -> pd.DataFrame:
-    """Read a cell's (or a results) table back exactly (floats round-trip)."""
+def _split_footer(data: bytes) -> tuple[bytes, bytes | None]:
+    """The bytes above a cell file's footer line and the footer line (None if the last line is not one)."""
+    head, sep, last = data.rstrip(b"\n").rpartition(b"\n")
+    if last.startswith(FOOTER.encode()):
+        return (head + sep), last
+    return data, None
+
+
+def _read_table(source: Any) -> pd.DataFrame:
     extra = {} if _PANDAS_MAJOR >= 3 else {"float_precision": "round_trip"}  # pandas 3 round-trips by default
-    return pd.read_csv(path, keep_default_na=False, dtype={"agent": str, "env": str, "family": str,
-                                                           "privacy_model": str}, **extra)
+    return pd.read_csv(source, keep_default_na=False, dtype={"agent": str, "env": str, "family": str,
+                                                             "privacy_model": str}, **extra)
+
+
+def read_cell(path: str | os.PathLike) -> pd.DataFrame:
+    """Read a cell's (or a results) table back exactly (floats round-trip), without the footer; no check
+    (:func:`load_cell` checks)."""
+    body, _ = _split_footer(Path(path).read_bytes())
+    return _read_table(io.BytesIO(body))
+
+
+def load_cell(path: str | os.PathLike, cell: Cell | None = None,
+              entropies: Iterable[int] | None = None) -> tuple[pd.DataFrame, dict]:
+    """A cell file's table and footer, if the file proves it is a finished cell of this privbandit.
+
+    Checked: the footer line is there (written last, so a truncated file has none), the SHA-256 of the
+    table matches it, the privbandit version is this one, the footer's key is the file's name and, with
+    ``cell``, its identity is the cell's; the entropy is among ``entropies`` (if given); the table has the
+    columns :data:`~privbandit.sim.runner.COLUMNS`, the footer's row count, the identity's agent label,
+    env label, seed and horizon on every row, and its last logged round is the horizon.
+
+    Raises
+    ------
+    CellFileError
+        Saying what failed, in a few words.
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise CellFileError(f"unreadable ({exc.strerror or exc})") from None
+    body, line = _split_footer(data)
+    if line is None:
+        raise CellFileError("no footer: truncated, damaged or written by an older privbandit")
+    try:
+        footer = json.loads(line[len(FOOTER):].decode())
+        if not isinstance(footer, dict):
+            raise ValueError
+    except ValueError:
+        raise CellFileError("unreadable footer") from None
+    if footer.get("sha256") != hashlib.sha256(body).hexdigest():
+        raise CellFileError("checksum mismatch: the table was changed or damaged")
+    if footer.get("version") != _version():
+        raise CellFileError(f"written by privbandit {footer.get('version')}, this is {_version()}")
+    if f"{footer.get('key')}.csv" != path.name:
+        raise CellFileError(f"its footer names another cell ({footer.get('key')})")
+    if cell is not None and footer.get("identity") != json.loads(_canonical(cell.identity())):
+        raise CellFileError("its footer's identity is not this cell's")
+    if entropies is not None and footer.get("entropy") not in set(entropies):
+        raise CellFileError(f"entropy {footer.get('entropy')}, this sweep uses {sorted(set(entropies))}")
+    try:
+        table = _read_table(io.BytesIO(body))
+        ident = footer["identity"]
+        expected = dict(agent=ident["agent"][2], env=ident["env"][0], seed=ident["seed"], horizon=ident["horizon"])
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        raise CellFileError(f"unreadable table ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") \
+            from None
+    if tuple(table.columns) != COLUMNS:
+        raise CellFileError(f"columns {list(table.columns)} are not {list(COLUMNS)}")
+    if len(table) != footer.get("rows") or table.empty:
+        raise CellFileError(f"{len(table)} rows, its footer says {footer.get('rows')}")
+    for col, want in expected.items():
+        if not (table[col] == want).all():
+            raise CellFileError(f"column {col} is not {want!r} on every row")
+    if int(table["t"].iloc[-1]) != int(expected["horizon"]):
+        raise CellFileError(f"last logged round {table['t'].iloc[-1]}, not the horizon {expected['horizon']}")
+    return table, footer
+
+
+def _move_aside(path: Path) -> Path:
+    """Move a cell file that failed the check to ``cells/rejected/`` (never over another file there)."""
+    folder = path.parent / REJECTED
+    folder.mkdir(exist_ok=True)
+    target, n = folder / path.name, 1
+    while target.exists():
+        target, n = folder / f"{path.name}.{n}", n + 1
+    os.replace(path, target)
+    return target
+
+
+_HELD: dict[str, tuple[Any, int]] = {}
+
+
+@contextlib.contextmanager
+def folder_lock(out: str | os.PathLike) -> Iterator[Path]:
+    """Hold ``<out>/.lock`` (``fcntl.flock``, released when the process exits, even killed) for a sweep.
+
+    Re-entrant in one process (a command holds it around its sweep and its report). Without ``fcntl``
+    (Windows) it does nothing.
+
+    Raises
+    ------
+    FolderLocked
+        If another process holds it.
+    """
+    out = Path(out)
+    path = out / ".lock"
+    key = str(path.resolve())
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield path
+        return
+    if key in _HELD:
+        fh, n = _HELD[key]
+        _HELD[key] = (fh, n + 1)
+    else:
+        fh = open(path, "a+")  # noqa: SIM115 - held until the outermost exit
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                fh.close()
+                raise
+            fh.seek(0)
+            holder = fh.read().strip()
+            fh.close()
+            raise FolderLocked(f"{out} is in use by another privbandit sweep"
+                               f"{f' (pid {holder})' if holder.isdigit() else ''}: wait for it to finish, "
+                               "or write to another folder") from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(str(os.getpid()))
+        fh.flush()
+        _HELD[key] = (fh, 1)
+    try:
+        yield path
+    finally:
+        fh, n = _HELD[key]
+        if n > 1:
+            _HELD[key] = (fh, n - 1)
+        else:
+            del _HELD[key]
+            fh.close()  # closing the file releases the lock
 
 
 @contextlib.contextmanager
@@ -465,12 +665,49 @@ def _return_as() -> str:
     return "generator_unordered" if getattr(backend, "supports_return_generator", False) else "list"
 
 
+def _group(cell: Cell) -> tuple[str, str, float, int]:
+    """The report group of a cell (env, agent, epsilon, horizon), epsilon inf for a non-private agent as in
+    the run's table."""
+    return cell.env.label, cell.agent.label, math.inf if cell.epsilon is None else float(cell.epsilon), cell.horizon
+
+
+def _footer_group(footer: Mapping[str, Any]) -> tuple[str, str, float, int]:
+    ident = footer["identity"]
+    eps = ident["epsilon"]
+    return ident["env"][0], ident["agent"][2], math.inf if eps is None else float(eps), int(ident["horizon"])
+
+
+PLANNED_COLUMNS: tuple[str, ...] = ("env", "agent", "epsilon", "horizon", "n_planned")
+"""The columns of :attr:`SweepResult.planned`."""
+
+
+def _planned(groups: Mapping[tuple, set]) -> pd.DataFrame:
+    rows = [(*k, len(v)) for k, v in groups.items()]
+    return pd.DataFrame(rows, columns=list(PLANNED_COLUMNS))
+
+
+def _worker_lost_errors() -> tuple[type[BaseException], ...]:
+    """The exceptions joblib raises when a worker process dies (loky) or is lost too often (dask)."""
+    from joblib.externals.loky.process_executor import TerminatedWorkerError
+
+    errors: list[type[BaseException]] = [TerminatedWorkerError]
+    with contextlib.suppress(ImportError):
+        from distributed import KilledWorker
+
+        errors.append(KilledWorker)
+    return tuple(errors)
+
+
 @dataclass
 class SweepResult:
     """What a sweep did: the combined table and which cells ran now or were found finished.
 
     ``table`` is ``<out>/results.csv``: the sweep's cells, then ``others``, the cells that earlier sweeps
-    left in the same folder (their keys).
+    left in the same folder (their keys). ``rejected`` lists the cell files that failed :func:`load_cell`
+    (file name, reason), moved to ``<out>/cells/rejected/``; ``lost`` the keys of cells whose worker died
+    (not finished: a rerun runs them); ``planned`` the number of seeds planned per group (env, agent,
+    epsilon, horizon) by this sweep and by the footers of the other cells, for
+    :func:`~privbandit.sim.report.final_regret`'s completeness columns.
     """
 
     table: pd.DataFrame
@@ -478,6 +715,41 @@ class SweepResult:
     skipped: list[str] = field(default_factory=list)
     out: Path | None = None
     others: list[str] = field(default_factory=list)
+    rejected: list[tuple[str, str]] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)
+    planned: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(PLANNED_COLUMNS)))
+
+
+def _check_folder(cells: Sequence[Cell], cells_dir: Path) -> tuple[list[Cell], list[str], list[tuple[str, str]],
+                                                                    dict[tuple, set]]:
+    """Check every cell file of the folder: the sweep's cells to run, those found finished, the files moved
+    aside (name, reason) and the seeds planned per group (this sweep's and the other files' footers)."""
+    todo, skipped, rejected = [], [], []
+    groups: dict[tuple, set] = {}
+    for c in cells:
+        groups.setdefault(_group(c), set()).add(c.seed)
+        path = cell_path(cells_dir, c)
+        if not path.exists():
+            todo.append(c)
+            continue
+        try:
+            load_cell(path, c)
+        except CellFileError as exc:
+            rejected.append((path.name, str(exc)))
+            _move_aside(path)
+            todo.append(c)
+        else:
+            skipped.append(c.key)
+    entropies = {c.entropy for c in cells}
+    for path in other_cells(cells, cells_dir.parent):
+        try:
+            _, footer = load_cell(path, entropies=entropies)
+            groups.setdefault(_footer_group(footer), set()).update(
+                int(s) for s in footer.get("planned_seeds", [footer["identity"]["seed"]]))
+        except (CellFileError, KeyError, TypeError, ValueError) as exc:
+            rejected.append((path.name, str(exc) if isinstance(exc, CellFileError) else "unreadable footer"))
+            _move_aside(path)
+    return todo, skipped, rejected, groups
 
 
 def sweep(cells: Sequence[Cell], out: str | os.PathLike, *, jobs: int = 1, backend: str = "loky",
@@ -502,10 +774,22 @@ def sweep(cells: Sequence[Cell], out: str | os.PathLike, *, jobs: int = 1, backe
     Returns
     -------
     SweepResult
-    """
-    from joblib import Parallel, delayed
-    from tqdm.auto import tqdm
+        With ``lost`` the cells of workers that died (the sweep stops starting cells, keeps every
+        finished one and writes ``results.csv``; a rerun runs the lost ones).
 
+    Raises
+    ------
+    FolderLocked
+        If another process is sweeping into ``out``.
+    OSError
+        If a cell file cannot be written (e.g. ``ENOSPC``, a full disk): no partial file is left, the
+        finished cells are kept.
+
+    Warns
+    -----
+    CellFilesRejected
+        Naming the cell files that failed :func:`load_cell`, moved to ``<out>/cells/rejected/``.
+    """
     cells = list(cells)
     if not all(isinstance(c, Cell) for c in cells):
         raise TypeError("cells must be a sequence of Cell")
@@ -519,13 +803,26 @@ def sweep(cells: Sequence[Cell], out: str | os.PathLike, *, jobs: int = 1, backe
     out = Path(out)
     cells_dir = out / "cells"
     cells_dir.mkdir(parents=True, exist_ok=True)
+    with folder_lock(out):
+        return _sweep(cells, out, cells_dir, jobs, backend, address, progress)
+
+
+def _sweep(cells: list[Cell], out: Path, cells_dir: Path, jobs: int, backend: str, address: str | None,
+           progress: bool) -> SweepResult:
+    from joblib import Parallel, delayed
+    from tqdm.auto import tqdm
+
     for stale in cells_dir.glob(".*.tmp"):  # left by a killed sweep: never complete, never read
         with contextlib.suppress(FileNotFoundError):
             stale.unlink()
-
-    todo = [c for c in cells if not cell_path(cells_dir, c).exists()]
-    skipped = [c.key for c in cells if cell_path(cells_dir, c).exists()]
+    todo, skipped, rejected, groups = _check_folder(cells, cells_dir)
+    if rejected:
+        warnings.warn(CellFilesRejected(
+            f"{len(rejected)} cell files in {cells_dir} failed the check, moved to {cells_dir / REJECTED} and run "
+            "again: " + "; ".join(f"{name} ({why})" for name, why in rejected)), stacklevel=2)
+    planned_seeds = {k: sorted(v) for k, v in groups.items()}
     ran: list[str] = []
+    lost: list[str] = []
     if todo:
         n_jobs = min(jobs if jobs > 0 else os.cpu_count() or 1, len(todo))
         refs = plugin_refs(todo)
@@ -533,27 +830,41 @@ def sweep(cells: Sequence[Cell], out: str | os.PathLike, *, jobs: int = 1, backe
         try:
             if n_jobs == 1 and backend == "loky":
                 _check_plugins(todo, refs, 1, None)
-                results: Iterable[tuple[str, bool]] = (run_cell(c, cells_dir) for c in todo)
+                results: Iterable[tuple[str, bool]] = (run_cell(c, cells_dir, (), planned_seeds[_group(c)])
+                                                       for c in todo)
                 for key, did in results:
                     (ran if did else skipped).append(key)
                     bar.update()
             else:
                 with backend_context(backend, n_jobs, address):
                     _check_plugins(todo, refs, n_jobs, backend)
-                    gen = Parallel(return_as=_return_as())(delayed(run_cell)(c, str(cells_dir), refs) for c in todo)
-                    for key, did in gen:
-                        (ran if did else skipped).append(key)
-                        bar.update()
+                    gen = Parallel(return_as=_return_as())(
+                        delayed(run_cell)(c, str(cells_dir), refs, planned_seeds[_group(c)]) for c in todo)
+                    try:
+                        for key, did in gen:
+                            (ran if did else skipped).append(key)
+                            bar.update()
+                    except _worker_lost_errors():
+                        done = set(ran) | set(skipped)
+                        for c in todo:
+                            if c.key in done:
+                                continue
+                            try:  # a cell may have finished between the worker's death and the error
+                                load_cell(cell_path(cells_dir, c), c)
+                                ran.append(c.key)
+                            except CellFileError:
+                                lost.append(c.key)
         finally:
             bar.close()
     table = combine(cells, out)
     others = [p.stem for p in other_cells(cells, out)]
-    return SweepResult(table=table, ran=ran, skipped=skipped, out=out, others=others)
+    return SweepResult(table=table, ran=ran, skipped=skipped, out=out, others=others, rejected=rejected, lost=lost,
+                       planned=_planned(groups))
 
 
 def other_cells(cells: Sequence[Cell], out: str | os.PathLike) -> list[Path]:
-    """The finished cell files in ``<out>/cells`` that are not among ``cells`` (left by earlier sweeps into
-    the same folder), sorted by name."""
+    """The cell files in ``<out>/cells`` that are not among ``cells`` (left by earlier sweeps into the same
+    folder), sorted by name."""
     cells_dir = Path(out) / "cells"
     mine = {cell_path(cells_dir, c).name for c in cells}
     return sorted(p for p in cells_dir.glob("*.csv") if p.name not in mine)
@@ -563,15 +874,20 @@ def combine(cells: Sequence[Cell], out: str | os.PathLike) -> pd.DataFrame:
     """Write ``<out>/results.csv`` atomically: every finished cell of the folder, so that it never drops
     the results of an earlier sweep into the same folder.
 
-    The tables of ``cells`` come first, in their order, then those of :func:`other_cells`.
+    The tables of ``cells`` come first, in their order, then those of :func:`other_cells`. Only files that
+    pass :func:`load_cell` are read: a missing or damaged cell is left out (never averaged in), and the
+    report's completeness columns show it.
     """
     out = Path(out)
-    frames = [read_cell(p) for p in [cell_path(out / "cells", c) for c in cells] + other_cells(cells, out)]
+    frames = []
+    for c in cells:
+        with contextlib.suppress(CellFileError):
+            frames.append(load_cell(cell_path(out / "cells", c), c)[0])
+    for p in other_cells(cells, out):
+        with contextlib.suppress(CellFileError):
+            frames.append(load_cell(p)[0])
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMNS))
-    fd, tmp = tempfile.mkstemp(prefix=".results.", suffix=".tmp", dir=out)
-    with os.fdopen(fd, "w", newline="") as fh:
-        table.to_csv(fh, index=False)
-    os.replace(tmp, out / "results.csv")
+    atomic_write(out / "results.csv", table.to_csv(index=False, lineterminator="\n"))
     return table
 
 
