@@ -6,7 +6,7 @@
 - :func:`metric_vs_T` and :func:`coverage_vs_T`: regression error and confidence-width coverage against
   the sample size T (tables of the regression benchmarks);
 - :func:`information_ellipses`: 2-D matrices (Sigma^{1/2}, U*^{-1}, W*^{-1}, ...) as the images of the
-  unit circle;
+  unit circle; :func:`information_spectra`: d-dimensional ones as their sorted semi-axes;
 - :func:`save_standard_figures`: the PNGs of a results folder (used by ``privbandit bench`` and ``plot``),
   one panel per privacy model (none, JDP, LDP);
 - :func:`agent_palette`: the fixed colour of each agent, the same in every figure.
@@ -246,6 +246,17 @@ def ellipse_points(matrix: np.ndarray, n: int = 200) -> np.ndarray:
     return np.column_stack([np.cos(angle), np.sin(angle)]) @ m.T
 
 
+def semi_axes(matrix: np.ndarray) -> np.ndarray:
+    """Semi-axes of the image of the unit ball under a symmetric matrix: |eigenvalues|, largest first."""
+    m = np.asarray(matrix, dtype=float)
+    return np.sort(np.abs(np.linalg.eigvalsh((m + m.T) / 2)))[::-1]
+
+
+def _matrix_items(matrices: Mapping[str, np.ndarray], what: str):
+    if not matrices:
+        raise ValueError(f"matrices must map at least one label to {what}")
+    return matrices.items()
+
 def information_ellipses(matrices: Mapping[str, np.ndarray], *, normalize: bool = False, ax: Any = None,
                          title: str | None = None):
     """Draw 2x2 matrices as ellipses: the image of the unit circle under each.
@@ -269,17 +280,51 @@ def information_ellipses(matrices: Mapping[str, np.ndarray], *, normalize: bool 
     ----------
     Source paper, `def:FLDP`, `def:FJDP`, `lem:U-L1-covariance`.
     """
-    if not matrices:
-        raise ValueError("matrices must map at least one label to a 2x2 matrix")
     ax = _axes(ax)
-    for i, (label, m) in enumerate(matrices.items()):
+    for i, (label, m) in enumerate(_matrix_items(matrices, "a 2x2 matrix")):
         pts = ellipse_points(m)
         if normalize:
-            pts = pts / max(float(np.abs(np.linalg.eigvalsh((np.asarray(m) + np.asarray(m).T) / 2)).max()), 1e-300)
+            pts = pts / max(float(semi_axes(m)[0]), 1e-300)
         ax.plot(pts[:, 0], pts[:, 1], color=f"C{i}", label=label)
     ax.set_aspect("equal", adjustable="datalim")
     ax.axhline(0, color="0.8", linewidth=0.5)
     ax.axvline(0, color="0.8", linewidth=0.5)
+    ax.legend(fontsize="small")
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def information_spectra(matrices: Mapping[str, np.ndarray], *, ax: Any = None, title: str | None = None):
+    """Draw the semi-axes of symmetric d x d matrices, largest first, each divided by its largest.
+
+    The d-dimensional view of :func:`information_ellipses`: a flat line is a round ellipsoid, a steep
+    one a lopsided ellipsoid (the last point is 1 / the axis ratio). Log y axis.
+
+    Parameters
+    ----------
+    matrices : mapping
+        Label -> symmetric (d, d) matrix, e.g. Sigma^{1/2}, U*^{-1}, W*^{-1}.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    References
+    ----------
+    Source paper, `def:FLDP`, `def:FJDP`, `lem:U-L1-covariance`.
+    """
+    ax = _axes(ax)
+    for i, (label, m) in enumerate(_matrix_items(matrices, "a square matrix")):
+        m = np.asarray(m, dtype=float)
+        if m.ndim != 2 or m.shape[0] != m.shape[1] or not np.all(np.isfinite(m)):
+            raise ValueError(f"matrices[{label!r}] must be a finite square array, got shape {m.shape}")
+        axes = semi_axes(m)
+        ax.plot(np.arange(1, axes.size + 1), axes / max(float(axes[0]), 1e-300), "o-", color=f"C{i}", label=label,
+                markersize=3)
+    ax.set_yscale("log")
+    ax.set_xlabel("semi-axis (largest first)")
+    ax.set_ylabel("semi-axis / largest")
     ax.legend(fontsize="small")
     if title:
         ax.set_title(title)
@@ -400,4 +445,5 @@ def _safe(text: str) -> str:
 
 
 __all__ = ["PRIVACY_MODELS", "agent_palette", "coverage_vs_T", "ellipse_points", "information_ellipses",
-           "metric_vs_T", "regret_curves", "regret_vs_epsilon", "save_standard_figures"]
+           "information_spectra", "metric_vs_T", "regret_curves", "regret_vs_epsilon", "save_standard_figures",
+           "semi_axes"]

@@ -36,8 +36,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from privbandit import infomatrix, plots  # noqa: E402
+from privbandit import plots  # noqa: E402
 from privbandit.envs import make_family  # noqa: E402
+from privbandit.sim.demos import axis_ratio  # noqa: E402
+from privbandit.sim.demos import information_conclusions as conclusions  # noqa: E402
+from privbandit.sim.demos import information_matrices as matrices  # noqa: E402
 
 FAMILIES = {
     "spiky (condition 10)": dict(name="spiky", condition=10.0),
@@ -54,54 +57,6 @@ def law(spec: dict, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.nd
     if atoms is not None:
         return atoms
     return family.sample(n, rng)[:, 0, :], None
-
-
-def matrices(x: np.ndarray, w: np.ndarray | None, gamma: float, lam: float) -> dict[str, np.ndarray]:
-    """Sigma^{1/2}, U*^{-1} and W*^{-1} of the law."""
-    sigma = infomatrix.second_moment(x, w)
-    u = infomatrix.u_star(x, w, lam=lam).matrix
-    wm = infomatrix.w_star(x, w, gamma=gamma, lam=lam).matrix
-    return {"Sigma^1/2": infomatrix.psd_sqrt(sigma), "U*^-1": np.linalg.inv(u),
-            f"W*^-1 (gamma={gamma:g})": np.linalg.inv(wm)}
-
-
-def axis_ratio(m: np.ndarray) -> float:
-    """Largest over smallest semi-axis of the image of the unit circle under a symmetric matrix."""
-    ev = np.sort(np.abs(np.linalg.eigvalsh((m + m.T) / 2)))
-    return float(ev[-1] / ev[0])
-
-
-def conclusions(ratios: dict[str, dict[str, float]], spiky: str, condition: float) -> list[str]:
-    """What the axis ratios show, one sentence per finding, each computed from the printed ratios.
-
-    Parameters
-    ----------
-    ratios : dict
-        Family title -> {"Sigma^1/2": ratio, "U*^-1": ratio, "W*^-1 ...": ratio}.
-    spiky : str
-        The title of the spiky family, whose Sigma has condition number ``condition``.
-    condition : float
-        That condition number.
-
-    Returns
-    -------
-    list of str
-    """
-    lines = []
-    for title, r in ratios.items():
-        sig, u = r["Sigma^1/2"], r["U*^-1"]
-        w = next(v for k, v in r.items() if k.startswith("W*^-1"))
-        more = "more" if u > sig else "not more"
-        between = "between the two" if min(sig, u) <= w <= max(sig, u) else "outside [Sigma^1/2, U*^-1]"
-        lines.append(f"{title}: U*^-1 is {more} lopsided than Sigma^1/2 (axis ratio {u:.2f} against {sig:.2f}); "
-                     f"W*^-1 ({w:.2f}) is {between}.")
-    u = ratios[spiky]["U*^-1"]
-    near = abs(np.log(u / condition)) < abs(np.log(u / np.sqrt(condition)))
-    lines.append(f"{spiky}: U*^-1's axis ratio {u:.2f} is closer to the condition number {condition:g} than to its "
-                 f"square root {np.sqrt(condition):.2f}." if near else
-                 f"{spiky}: U*^-1's axis ratio {u:.2f} is closer to the square root {np.sqrt(condition):.2f} of the "
-                 f"condition number {condition:g} than to the condition number itself.")
-    return lines
 
 
 def main(argv: list[str] | None = None) -> int:

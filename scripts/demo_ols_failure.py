@@ -31,59 +31,10 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
 
 from privbandit import plots  # noqa: E402
-from privbandit.oracles import make_oracle  # noqa: E402
-
-
-def sample(n: int, s: float, theta: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """x = +-s with a fair sign; y = +-1 with mean theta * x."""
-    x = s * rng.choice([-1.0, 1.0], size=n)
-    y = np.where(rng.random(n) < (1 + theta * x) / 2, 1.0, -1.0)
-    return x[:, None], y
-
-
-def study(s: float, theta: float, epsilon: float, seeds: int, tmax: int, delta: float = 1e-6) -> pd.DataFrame:
-    """|theta_hat - theta*| of both estimators for T = 2^10 .. 2^tmax and each seed."""
-    rows = []
-    oracles = {"ldp-1d (sign(x)y, |x|)": make_oracle("ldp-1d", epsilon=epsilon, delta=delta),
-               "ssp-local (x^2, xy)": make_oracle("ssp-local", epsilon=epsilon, delta=delta)}
-    for k in range(10, tmax + 1):
-        n = 2 ** k
-        for seed in range(seeds):
-            data_rng, fit_rng = np.random.default_rng([seed, k]).spawn(2)
-            x, y = sample(n, s, theta, data_rng)
-            for label, oracle in oracles.items():
-                est = oracle.fit(x, y, rng=fit_rng.spawn(1)[0])
-                err = min(abs(float(est.theta[0]) - theta), 2.0)
-                rows.append(dict(estimator=label, T=n, seed=seed, error=err))
-    return pd.DataFrame(rows)
-
-
-def conclusion(ratio: float, s: float) -> str:
-    """What the measured error ratio (SSP / sign-based, at the largest T) shows, against the rates' 1/s.
-
-    Parameters
-    ----------
-    ratio : float
-        ssp-local's mean error over ldp-1d's.
-    s : float
-        The covariate magnitude |x| = s, so E|x| / E[x^2] = 1/s.
-
-    Returns
-    -------
-    str
-    """
-    if ratio >= 1 / s:
-        return (f"SSP's error is {ratio:.1f}x the sign-based estimator's, at least the 1/s = {1 / s:g} the rates "
-                "predict: under local DP the information in x is E|x| (the L1 covariance), not E[x^2], and the "
-                "channel smooth in x (perturbing x^2 and xy) cannot use it.")
-    if ratio > 1:
-        return (f"SSP's error is {ratio:.1f}x the sign-based estimator's: worse, but by less than the 1/s = {1 / s:g} "
-                "the rates predict at this T.")
-    return (f"SSP's error is {ratio:.1f}x the sign-based estimator's: the separation the rates predict "
-            f"(1/s = {1 / s:g}) is not visible at this T.")
+from privbandit.sim.demos import ols_conclusion as conclusion  # noqa: E402
+from privbandit.sim.demos import ols_study as study  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,7 +25,6 @@ Source paper, `tab:comp`, `eq:PoP`, `alg:batch-cb-JDP`, `appdx:regret-upper-LDP`
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
 from pathlib import Path
 
 import matplotlib
@@ -34,100 +33,16 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
 
 from privbandit import plots  # noqa: E402
-from privbandit.envs import make_family  # noqa: E402
-from privbandit.oracles import make_oracle  # noqa: E402
+from privbandit.sim.demos import first_epsilon_from_which, regression_errors  # noqa: E402,F401
+from privbandit.sim.demos import price_conclusions as conclusions  # noqa: E402
 from privbandit.sim.report import final_rows  # noqa: E402
 from privbandit.sim.suites import lin_env  # noqa: E402
 from privbandit.sim.sweep import AgentEntry, Grid, sweep  # noqa: E402
 
 AGENTS = (AgentEntry("uniform", private=False), AgentEntry("elim-nonprivate", private=False),
           AgentEntry("elim-jdp", private=True), AgentEntry("elim-ldp", private=True))
-
-
-def regression_errors(eps: tuple[float, ...], n: int, seeds: int, delta: float = 1e-6) -> pd.DataFrame:
-    """Sigma-norm error of IW-Regression-DP and IW-Regression-LDP on n rare-direction rows (d = 5) per epsilon."""
-    family = make_family("rare-direction", dim=5, n_arms=1)
-    sigma = family.second_moment()
-    rows = []
-    for seed in range(seeds):
-        data_rng, fit_rng = np.random.default_rng([seed, n]).spawn(2)
-        theta = family.theta_direction(data_rng)
-        x = family.sample(n, data_rng)[:, 0, :]
-        y = np.where(data_rng.random(n) < (1 + x @ theta) / 2, 1.0, -1.0)
-        for model, name in (("joint DP", "iw-regression-dp"), ("local DP", "iw-regression-ldp")):
-            for e in eps:
-                err = make_oracle(name, epsilon=e, delta=delta).fit(x, y, rng=fit_rng.spawn(1)[0]).theta - theta
-                rows.append(dict(model=model, epsilon=e, seed=seed, error=float(np.sqrt(err @ sigma @ err))))
-    return pd.DataFrame(rows)
-
-
-def first_epsilon_from_which(eps: Sequence[float], values: Sequence[float], limit: float) -> float | None:
-    """The smallest epsilon from which on (at it and every larger epsilon) ``values <= limit``, else None."""
-    order = np.argsort(eps)
-    e, v = np.asarray(eps, dtype=float)[order], np.asarray(values, dtype=float)[order]
-    ok = v <= limit
-    if not ok[-1]:
-        return None
-    bad = np.nonzero(~ok)[0]
-    return float(e[bad[-1] + 1] if bad.size else e[0])
-
-
-def conclusions(eps: Sequence[float], jdp_ratio: Sequence[float], ldp_regret: Sequence[float], uniform: float,
-                jdp_error: Sequence[float], ldp_error: Sequence[float], *, cheap: float = 1.5) -> list[str]:
-    """What the measured tables show, one sentence per finding, each computed from the numbers printed.
-
-    Parameters
-    ----------
-    eps : sequence of float
-        The epsilons, in the order of the other sequences.
-    jdp_ratio : sequence of float
-        Joint-DP elimination regret / non-private elimination regret, per epsilon.
-    ldp_regret : sequence of float
-        Local-DP elimination regret, per epsilon.
-    uniform : float
-        Regret of uniform play.
-    jdp_error, ldp_error : sequence of float
-        Sigma-norm error of IW-Regression-DP and IW-Regression-LDP, per epsilon.
-    cheap : float
-        The ratio of joint-DP to non-private regret counted as "cheap" (default 1.5).
-
-    Returns
-    -------
-    list of str
-    """
-    order = np.argsort(eps)
-    e = np.asarray(eps, dtype=float)[order]
-    ratio, ldp = np.asarray(jdp_ratio, dtype=float)[order], np.asarray(ldp_regret, dtype=float)[order]
-    jerr, lerr = np.asarray(jdp_error, dtype=float)[order], np.asarray(ldp_error, dtype=float)[order]
-    lines = []
-    start = first_epsilon_from_which(e, ratio, cheap)
-    if start is None:
-        i = int(np.argmin(ratio))
-        lines.append(f"Joint DP: JDP / non-private regret <= {cheap:g} is not reached in this range (smallest "
-                     f"ratio {ratio[i]:.2f}, at epsilon = {e[i]:g}).")
-    else:
-        lines.append(f"Joint DP: JDP / non-private regret <= {cheap:g} from epsilon = {start:g} on "
-                     f"(ratio {ratio[-1]:.2f} at epsilon = {e[-1]:g}, {ratio[0]:.2f} at epsilon = {e[0]:g}).")
-    lines.append(f"Joint-DP regression error: {jerr[0]:.4f} at epsilon = {e[0]:g}, {jerr[-1]:.4f} at epsilon = "
-                 f"{e[-1]:g} ({jerr[0] / jerr[-1]:.1f}x).")
-    rel = lerr / jerr
-    if np.all(rel > 1):
-        lines.append(f"Local DP: its regression error is {rel.min():.1f}-{rel.max():.1f}x the joint-DP one at every "
-                     f"epsilon, and {lerr[0] / lerr[-1]:.1f}x lower at epsilon = {e[-1]:g} than at {e[0]:g}.")
-    else:
-        lines.append(f"Local DP: its regression error is not above the joint-DP one at every epsilon "
-                     f"(LDP / JDP {rel.min():.1f}-{rel.max():.1f}x).")
-    left = ldp < 0.95 * uniform
-    if not left.any():
-        lines.append("The local-DP agent has not left uniform play at any epsilon (its regret is within 5% of the "
-                     "uniform one): local-DP elimination needs a longer horizon before its epochs eliminate arms.")
-    else:
-        lines.append("The local-DP agent's regret is below 95% of uniform play's at epsilon in {"
-                     + ", ".join(f"{v:g}" for v in e[left]) + "}.")
-    return lines
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -94,3 +94,18 @@ def test_price_of_privacy_demo_prints_conclusions_from_its_table(tmp_path, capsy
     else:
         assert f"from epsilon = {start:g} on" in out
     assert "near 1 from epsilon ~ 1" not in out
+
+
+def test_epsilon_slope_and_its_sentence_follow_the_numbers():
+    from privbandit.sim.demos import epsilon_slope, slope_conclusion
+
+    eps = np.array([0.3, 1.0, 3.0, 10.0])
+    assert epsilon_slope(eps, 5.0 / eps) == pytest.approx(-1.0)
+    assert epsilon_slope(eps, np.full(4, 7.0)) == pytest.approx(0.0, abs=1e-12)
+    assert "close to -1, the 1/epsilon rate" in slope_conclusion("LDP error", -0.9)
+    assert "close to 0, nearly free" in slope_conclusion("JDP regret", 0.1)
+    assert "flatter than the 1/epsilon rate" in slope_conclusion("LDP regret", -0.5)
+    assert "steeper than 1/epsilon" in slope_conclusion("x", -1.6)
+    assert "grows with epsilon" in slope_conclusion("x", 0.6)
+    with pytest.raises(ValueError, match="two distinct epsilons"):
+        epsilon_slope([1.0, 1.0], [2.0, 3.0])

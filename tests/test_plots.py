@@ -89,6 +89,15 @@ def test_information_ellipses_semi_axes_are_the_eigenvalues():
     assert np.isclose(np.abs(first.get_xdata()).max(), 1.0)  # normalized to a largest semi-axis of 1
 
 
+
+def test_information_spectra_draw_the_semi_axes_over_the_largest():
+    ax = plots.information_spectra({"Sigma^1/2": np.diag([4.0, 1.0, 2.0]), "U*^-1": -np.eye(3)})
+    first, second = ax.get_lines()
+    assert np.allclose(first.get_ydata(), [1.0, 0.5, 0.25]) and np.allclose(second.get_ydata(), 1.0)
+    assert ax.get_yscale() == "log"
+    with pytest.raises(ValueError, match="square"):
+        plots.information_spectra({"bad": np.ones((2, 3))})
+
 def test_bad_inputs_raise_clear_errors(tmp_path):
     with pytest.raises(ValueError, match="missing the columns"):
         plots.regret_curves(pd.DataFrame({"t": [1]}))
