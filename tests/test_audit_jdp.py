@@ -37,12 +37,13 @@ import privbandit.agents.linucb as linucb_module
 import privbandit.oracles.dp_sgd as dp_sgd_module
 import privbandit.oracles.iw_jdp as iw_jdp_module
 import privbandit.oracles.ssp as ssp_module
-from privbandit.agents import Agent, BanditSpec, make_agent
+from privbandit.agents import Agent, make_agent
 from privbandit.privacy import (
     GaussianMechanism,
     SymmetricGaussianMechanism,
     audit_delta,
 )
+from privbandit.sim.audit import neighbouring_streams, play_stream
 
 pytestmark = pytest.mark.slow
 
@@ -52,31 +53,9 @@ PLANT = 1000.0          # the planted bug divides sigma by this
 EPS_GRID = np.round(np.arange(0.05, 8.0001, 0.05), 2)
 
 
-def neighbouring_streams(horizon: int, neighbour: int = 0, dim: int = 2
-                         ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-    """Two streams (features (T, 2, d), rewards (T, 2)) that differ only in one user's reward vector."""
-    feats = np.zeros((horizon, 2, dim))
-    feats[:, 0, 0], feats[:, 1, 0] = 1.0, -1.0
-    rewards = np.zeros((horizon, 2))
-    rewards[neighbour] = (1.0, -1.0)  # arm 0 is good whichever arm the neighbour plays: its row says theta_1 > 0
-    rewards_prime = rewards.copy()
-    rewards_prime[neighbour] = (-1.0, 1.0)
-    return (feats, rewards), (feats.copy(), rewards_prime)
-
-
 def play(agent: Agent, feats: np.ndarray, rewards: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One run of ``agent`` on a fixed stream through the batch interface; the actions (T,)."""
-    horizon, k, d = feats.shape
-    agent.reset(BanditSpec(n_arms=k, dim=d, horizon=horizon), rng=rng)
-    actions = np.empty(horizon, dtype=np.int64)
-    t = 0
-    while t < horizon:
-        m = agent.rounds_until_update()
-        a = agent.act_batch(feats[t:t + m])
-        actions[t:t + m] = a
-        rows = np.arange(m)
-        agent.update(feats[t:t + m][rows, a], rewards[t:t + m][rows, a])
-        t += m
+    actions, _ = play_stream(agent, feats, rewards, rng)
     assert agent.ledger.check(agent.privacy) <= EPS * (1 + 1e-9)  # the ledger is satisfied either way
     return actions
 

@@ -30,7 +30,6 @@ Ullman & Oprea (2020); Nasr et al. (2021).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -57,8 +56,10 @@ def neighbouring_streams(horizon: int, neighbour: int = 0, dim: int = 2
     return (feats, rewards), (feats.copy(), rewards_prime)
 
 
-def _play(agent, feats: np.ndarray, rewards: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, float | None]:
-    """One run on a fixed stream: the actions (T,) and the ledger's worst epsilon (None if it is empty)."""
+def play_stream(agent, feats: np.ndarray, rewards: np.ndarray,
+                rng: np.random.Generator) -> tuple[np.ndarray, float | None]:
+    """One run on a fixed stream through the batch interface: the actions (T,) and the ledger's worst
+    epsilon (None if it recorded nothing)."""
     from ..agents import BanditSpec
 
     horizon, k, d = feats.shape
@@ -187,7 +188,7 @@ def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs
     outs, spent = [], []
     for i, (feats, rewards) in enumerate(streams):
         a = build()
-        runs = [_play(a, feats, rewards, np.random.default_rng(s))
+        runs = [play_stream(a, feats, rewards, np.random.default_rng(s))
                 for s in np.random.SeedSequence([seed, i]).spawn(n_draws)]
         outs.append(np.array([r[0] for r in runs]))
         spent += [r[1] for r in runs]
