@@ -333,7 +333,9 @@ def _bench(args: argparse.Namespace, suite, cells, out: Path, challenger: str | 
              f"sweep wall time {wall:.1f} s with --jobs {args.jobs} --backend {args.backend}"]
     missing = get_suite(args.suite).missing()
     if missing:
-        notes.append("agents of the suite not available in this install (left out): " + ", ".join(missing))
+        notes.append("agents or envs of the suite not available in this install (left out; the real-data envs "
+                     "need `pip install \"privbandit[data]\"`): " + ", ".join(missing))
+        print(notes[-1].replace("`", ""), file=sys.stderr)
     if challenger is not None:
         notes.append(f"challenger `{challenger}` ({args.agent}) beside the baselines of every block its privacy "
                      "model fits" + (f"; reference `{args.reference}`" if args.reference else ""))

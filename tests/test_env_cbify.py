@@ -235,3 +235,18 @@ def test_feature_second_moment_is_exact_and_u_star_w_star_run_on_digits():
     assert np.allclose(infomatrix.f_dp(wm.matrix, x, w, gamma=0.01, lam=0.01), np.eye(40), atol=1e-8)
     shared = PrivCBifyEnv(dataset="digits", n_components=4, feature_map="shared")
     assert np.allclose(shared.feature_second_moment(), sigma, atol=1e-15)
+
+
+def test_the_quick_suite_leaves_the_real_data_cell_out_without_scikit_learn(monkeypatch):
+    """The README's first command needs only `pip install -e .`: without the `data` extra the suite drops the
+    digits grid and names it, instead of failing inside a worker."""
+    from privbandit.sim.suites import get_suite
+
+    quick = get_suite("quick")
+    assert "cbify-digits-pca4" in {e.label for g in quick.available_grids() for e in g.envs}
+    monkeypatch.setitem(sys.modules, "sklearn", None)
+    monkeypatch.setattr(data_module, "_load", data_module._load.__wrapped__)
+    labels = {e.label for g in quick.available_grids() for e in g.envs}
+    assert "cbify-digits-pca4" not in labels and "rare-direction-d5k5" in labels
+    assert "cbify-digits-pca4" in quick.missing()
+    assert all(c.env.label != "cbify-digits-pca4" for c in quick.cells())

@@ -94,6 +94,16 @@ def agent_available(entry: AgentEntry) -> bool:
     return True
 
 
+def env_available(entry: EnvEntry) -> bool:
+    """Whether the entry's env can be made in this install (False when it needs a missing optional extra,
+    e.g. ``PrivCBify-v0`` on a scikit-learn dataset without ``privbandit[data]``)."""
+    try:
+        entry.make(1).close()
+    except ImportError:
+        return False
+    return True
+
+
 @dataclass(frozen=True)
 class Suite:
     """A named benchmark: grids of agents x envs x epsilons x seeds.
@@ -113,17 +123,20 @@ class Suite:
     slope_window: tuple = (None, None)
 
     def available_grids(self) -> list[Grid]:
-        """The grids with only the agents this install can build (grids left empty are dropped)."""
+        """The grids with only the agents and envs this install can build (grids left empty are dropped)."""
         out = []
         for g in self.grids:
             agents = tuple(a for a in g.agents if agent_available(a))
-            if agents:
-                out.append(replace(g, agents=agents))
+            envs = tuple(e for e in g.envs if env_available(e))
+            if agents and envs:
+                out.append(replace(g, agents=agents, envs=envs))
         return out
 
     def missing(self) -> list[str]:
-        """Labels of the suite's agents this install cannot build (not landed yet, or a missing oracle)."""
+        """Labels of the suite's agents and envs this install cannot build (a missing oracle, or an env that
+        needs an optional extra: ``privbandit[data]`` for the real-data envs)."""
         labels = {a.label for g in self.grids for a in g.agents if not agent_available(a)}
+        labels |= {e.label for g in self.grids for e in g.envs if not env_available(e)}
         return sorted(labels)
 
     def cells(self, entropy: int = DEFAULT_ENTROPY) -> list[Cell]:
