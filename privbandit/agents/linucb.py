@@ -67,7 +67,7 @@ from typing import ClassVar
 import numpy as np
 
 from .._validation import check_choice, check_delta, check_epsilon, check_int, check_positive, check_real
-from ..privacy import LocalRandomizer, PrivacySpec, SymmetricGaussianMechanism
+from ..privacy import LocalRandomizer, PrivacySpec, SymmetricGaussianMechanism, release_recorded
 from ..privacy.calibration import analytic_noise_multiplier
 from ..privacy.clipping import clip_features, clip_rewards
 from ..oracles.ridge import CONSTANTS as RADII, PRACTICAL_WIDTH
@@ -338,11 +338,10 @@ class SSLinUCBAgent(_NoisyGramUCB):
             if self._done_id[lev] != node_id:
                 raise RuntimeError("tree state out of sync with the round counter")
             if self._noisy_id[lev] != node_id:                 # release this node once, lazily
-                self._noisy[lev] = self.mechanism.release(self._done[lev], self._fit_rng)
-                self._noisy_id[lev] = node_id
                 start = node_id << lev
-                self.ledger.record(start, start + (1 << lev), self.mechanism.ledger_entry(), kind="central",
-                                   label=f"tree level {lev}")
+                self._noisy[lev] = release_recorded(self.ledger, self.mechanism, self._done[lev], self._fit_rng,
+                                                    start, start + (1 << lev), f"tree level {lev}")
+                self._noisy_id[lev] = node_id
             total += self._noisy[lev]
         return total
 

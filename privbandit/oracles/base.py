@@ -34,7 +34,7 @@ import numpy as np
 
 from .._validation import as_generator, check_array, check_int, check_positive, check_rows
 from ..links import Link, identity_link
-from ..privacy import PrivacyLedger, PrivacySpec
+from ..privacy import CentralMechanism, PrivacyLedger, PrivacySpec, release_recorded
 from ..privacy.clipping import clip_features, clip_rewards
 from ..privacy.randomizers import LocalRandomizer
 
@@ -276,6 +276,17 @@ class EpochFit(abc.ABC):
         """Row range [start, stop) of a stage (the records its releases touch)."""
         s = self.stage_starts
         return int(s[stage]), int(s[stage + 1])
+
+    def _release(self, mechanism: CentralMechanism, values: np.ndarray, start: int, stop: int,
+                 label: str) -> np.ndarray:
+        """Release a statistic of the rows [start, stop) through ``mechanism`` and record it in ``ledger``.
+
+        Every central release of a fit goes through here (noise from ``self.rng``), so none can miss the
+        ledger; ``label`` is prefixed with the oracle's name. The local counterpart is
+        :meth:`LocalEpochFit._add_rows`.
+        """
+        return release_recorded(self.ledger, mechanism, values, self.rng, start, stop,
+                                f"{self.oracle.name} {label}")
 
 
 class LocalEpochFit(EpochFit):

@@ -66,9 +66,8 @@ class DPSGDFit(EpochFit):
         sens = 2.0 * self.eta * self.bound * (self.bound + 1.0)
         mult = release_multiplier(self.oracle.privacy.epsilon, self.oracle.privacy.delta, self.oracle.calibration)
         mech = GaussianMechanism(sensitivity=sens, sigma=mult * sens)
-        self._theta_hat = mech.release(self._sum / n, self.rng)
+        self._theta_hat = self._release(mech, self._sum / n, start, stop, "average iterate")
         self._noise_sd = mech.sigma
-        self.ledger.record(start, stop, mech.ledger_entry(), label=f"{self.oracle.name} average iterate")
 
     def _estimate(self) -> Estimate:
         cfg = self.oracle

@@ -231,10 +231,12 @@ class IWGLMDPFit(SpectralStagesFit):
         h = symmetrize((half * wts[:, None]).T @ half / n) + lam * np.eye(d)
         sens_h = 2.0 * self.bound / (gamma * n)
         mech_h = SymmetricGaussianMechanism(sensitivity=sens_h, sigma=mult * sens_h)
-        h_noisy = mech_h.release(h, self.rng)
-        self.ledger.record(start, stop, mech_h.ledger_entry(), label=f"{self.oracle.name} H check")
+        h_noisy = self._release(mech_h, h, start, stop, "H check")
         sens_w = self.delta_n
         mech_w = GaussianMechanism(sensitivity=sens_w, sigma=mult * sens_w)
+        # Charged here, before the H check, on purpose: the budget is split between the H check and the output
+        # (multiplier(2)) whatever the check decides, so the ledger, and the guarantee it proves, are the same
+        # on every branch (check failed, ERM refused, output drawn below). Hence no _release for w.
         self.ledger.record(start, stop, mech_w.ledger_entry(), label=f"{self.oracle.name} output w")
         a_mat = symmetrize(w_half @ h_noisy @ w_half)
         a_min = float(np.linalg.eigvalsh(a_mat)[0])
@@ -247,7 +249,7 @@ class IWGLMDPFit(SpectralStagesFit):
             raise RuntimeError("the IW-GLM ERM did not reach its certified accuracy; the output's sensitivity "
                                "cannot be guaranteed, so nothing is released")
         self.erm = res
-        w_noisy = mech_w.release(res.w, self.rng)
+        w_noisy = mech_w.release(res.w, self.rng)     # recorded above, before the H check
         self._theta = self.w @ w_noisy
         self._diag = dict(h_check=True, a_min=a_min, noise_sd_w=mech_w.sigma, noise_sd_h=mech_h.sigma,
                           delta_n=sens_w)

@@ -282,8 +282,7 @@ class SpectralStagesFit(EpochFit):
         lam, gamma = self.params.lam, self.params.gamma
         sens = 2.0 * self.bound / (gamma * n)
         mech = SymmetricGaussianMechanism(sensitivity=sens, sigma=self._mult_h * sens)
-        h_noisy = mech.release(symmetrize(self._h_sum / n), self.rng)
-        self.ledger.record(start, stop, mech.ledger_entry(), label=f"{self.oracle.name} H stage {stage}")
+        h_noisy = self._release(mech, symmetrize(self._h_sum / n), start, stop, f"H stage {stage}")
         # H is PSD, so projecting H~ onto the PSD cone (post-processing) only moves it closer; it keeps
         # F_k >= lambda W_k > 0, so a noisy stage can never blow W up through a near-zero eigenvalue.
         h_noisy = psd_project(h_noisy)
@@ -401,8 +400,7 @@ class IWRegressionDPFit(SpectralStagesFit):
         sens = 2.0 * math.sqrt(2.0) * b / (self.params.gamma * n)
         mech = GaussianMechanism(sensitivity=sens, sigma=self.oracle.multiplier() * sens)
         joint = np.concatenate([b * self._psi / n, (self._psi_mat / n).ravel()])
-        out = mech.release(joint, self.rng)
-        self.ledger.record(start, stop, mech.ledger_entry(), label=f"{self.oracle.name} (psi, Psi)")
+        out = self._release(mech, joint, start, stop, "(psi, Psi)")
         self._released = (out[:d] / b, out[d:].reshape(d, d))
         self._noise = (mech.sigma / b, mech.sigma)
 
@@ -511,9 +509,8 @@ class IWFixedPFit(EpochFit):
         n = stop - start
         sens = 2.0 / (self.gamma * n)
         mech = GaussianMechanism(sensitivity=sens, sigma=self.oracle.multiplier() * sens)
-        self._psi = mech.release(self._psi / n, self.rng)
+        self._psi = self._release(mech, self._psi / n, start, stop, "psi")
         self._noise_sd = mech.sigma
-        self.ledger.record(start, stop, mech.ledger_entry(), label=f"{self.oracle.name} psi")
 
     def _estimate(self) -> Estimate:
         cfg = self.oracle

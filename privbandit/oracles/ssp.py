@@ -129,9 +129,8 @@ class SSPFit(EpochFit):
         sens = math.sqrt(2.0) * (self.bound ** 2 + 1.0)
         mult = release_multiplier(self.oracle.privacy.epsilon, self.oracle.privacy.delta, self.oracle.calibration)
         mech = SymmetricGaussianMechanism(sensitivity=sens, sigma=mult * sens)
-        self._aug = mech.release(symmetrize(self._aug), self.rng)
+        self._aug = self._release(mech, symmetrize(self._aug), start, stop, "[X y]^T [X y]")
         self._noise_sd = mech.sigma
-        self.ledger.record(start, stop, mech.ledger_entry(), label=f"{self.oracle.name} [X y]^T [X y]")
 
     def _estimate(self) -> Estimate:
         cfg = self.oracle

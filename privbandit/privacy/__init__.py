@@ -15,7 +15,13 @@ from .calibration import (
     paper_sigma_alpha,
 )
 from .clipping import ClippingWarning, clip_features, clip_rewards
-from .ledger import PrivacyBudgetExceeded, PrivacyLedger, Release
+from .ledger import (
+    CentralMechanism,
+    PrivacyBudgetExceeded,
+    PrivacyLedger,
+    Release,
+    release_recorded,
+)
 from .mechanisms import (
     GaussianMechanism,
     L2BallChannel,
@@ -30,9 +36,9 @@ from .spec import MODELS, PrivacySpec
 
 __all__ = [
     "AuditResult", "audit_delta", "clopper_pearson",
-    "CALIBRATION_METHODS", "MODELS", "ClippingWarning", "GaussianMechanism", "L2BallChannel", "LaplaceMechanism",
+    "CALIBRATION_METHODS", "MODELS", "CentralMechanism", "ClippingWarning", "GaussianMechanism", "L2BallChannel", "LaplaceMechanism",
     "LaplacePair", "LocalRandomizer", "MechanismEntry", "PrivacyBudgetExceeded", "PrivacyLedger", "PrivacySpec",
     "Release", "SymmetricGaussianMechanism", "analytic_noise_multiplier", "clip_features", "clip_rewards",
     "compose_gaussian_multipliers", "gaussian_delta", "gaussian_epsilon", "gaussian_sigma",
-    "l2_ball_channel_magnitude", "paper_sigma_alpha", "project_rows",
+    "l2_ball_channel_magnitude", "paper_sigma_alpha", "project_rows", "release_recorded",
 ]

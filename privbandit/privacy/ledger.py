@@ -19,7 +19,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Iterable
+from typing import Iterable, Protocol
 
 import numpy as np
 
@@ -27,6 +27,14 @@ from .._validation import check_delta, check_int
 from .calibration import compose_gaussian_multipliers, gaussian_epsilon
 from .mechanisms import MechanismEntry
 from .spec import PrivacySpec
+
+
+class CentralMechanism(Protocol):
+    """What :func:`release_recorded` needs of a mechanism: a noisy release and its ledger entry."""
+
+    def release(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray: ...
+
+    def ledger_entry(self) -> MechanismEntry: ...
 
 
 class PrivacyBudgetExceeded(RuntimeError):
@@ -191,3 +199,40 @@ class PrivacyLedger:
         """The releases as plain dicts (for tables and reports)."""
         return [dict(start=r.start, stop=r.stop, mechanism=r.entry.name, family=r.entry.family,
                      parameter=r.entry.parameter, kind=r.kind, label=r.label) for r in self.releases]
+
+
+def release_recorded(ledger: PrivacyLedger, mechanism: CentralMechanism, values: np.ndarray,
+                     rng: np.random.Generator, start: int, stop: int, label: str) -> np.ndarray:
+    """Release ``values`` through ``mechanism`` and record it in ``ledger`` as touching the records [start, stop).
+
+    The one step of every central release: the noise is drawn (``mechanism.release(values, rng)``) and the
+    release is recorded (``kind="central"``) together, so no release can miss the ledger. Sites that must
+    charge a budget before drawing record it themselves and say why.
+
+    Parameters
+    ----------
+    ledger : PrivacyLedger
+        The ledger of the records the statistic was computed from.
+    mechanism : CentralMechanism
+        The calibrated mechanism (its sensitivity bounds the statistic's change when one record changes).
+    values : ndarray
+        The exact statistic.
+    rng : numpy.random.Generator
+        The noise's randomness.
+    start, stop : int
+        The half-open range of records the statistic was computed from.
+    label : str
+        What was released (for reports).
+
+    Returns
+    -------
+    ndarray
+        The noisy statistic.
+
+    References
+    ----------
+    Source paper, `def:JDP`, `def:Guassian-channel`.
+    """
+    noisy = mechanism.release(values, rng)
+    ledger.record(start, stop, mechanism.ledger_entry(), kind="central", label=label)
+    return noisy
