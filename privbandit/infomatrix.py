@@ -74,6 +74,16 @@ def _psd_sqrt0(a: np.ndarray) -> np.ndarray:
     return (vecs * np.sqrt(np.maximum(vals, 0.0))) @ vecs.T
 
 
+def psd_project(a: np.ndarray) -> np.ndarray:
+    """The nearest PSD matrix in Frobenius norm: the symmetric part with its negative eigenvalues set to 0.
+
+    A privatised average of PSD matrices may be indefinite; projecting it is post-processing, and its
+    operator-norm distance to any PSD target is at most twice that of the input.
+    """
+    vals, vecs = np.linalg.eigh(symmetrize(a))
+    return (vecs * np.maximum(vals, 0.0)) @ vecs.T
+
+
 def psd_inv_sqrt(a: np.ndarray, floor: float = EIG_FLOOR) -> np.ndarray:
     """A^{-1/2} with floored eigenvalues (never NaN, never a crash on a noisy indefinite matrix)."""
     return psd_power(a, -0.5, floor)

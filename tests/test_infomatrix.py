@@ -91,6 +91,26 @@ def test_matrix_helpers():
     np.testing.assert_allclose(nxt @ nxt, u @ np.linalg.inv(f) @ u, rtol=1e-10, atol=1e-12)
 
 
+def test_psd_project_is_the_nearest_psd_matrix_and_the_one_both_iw_families_use():
+    from privbandit.oracles import iw_jdp, iw_ldp, ssp_local
+
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((D, D))
+    vals, vecs = np.linalg.eigh(im.symmetrize(a))
+    proj = im.psd_project(a)
+    np.testing.assert_allclose(proj, (vecs * np.maximum(vals, 0.0)) @ vecs.T, atol=1e-12)
+    assert np.linalg.eigvalsh(proj)[0] >= -1e-12 and vals[0] < 0          # a was indefinite; the projection is not
+    np.testing.assert_allclose(im.psd_project(proj), proj, atol=1e-12)     # PSD matrices stay where they are
+    # nearest in Frobenius norm: no random PSD matrix is closer to sym(a)
+    for _ in range(20):
+        b = rng.standard_normal((D, D))
+        b = b @ b.T
+        assert np.linalg.norm(im.symmetrize(a) - b) >= np.linalg.norm(im.symmetrize(a) - proj) - 1e-12
+    # one function for both families (issue 18): the JDP H stages and the LDP / SSP-local Gram projections
+    assert iw_jdp.psd_project is iw_ldp.psd_project is ssp_local.psd_project is im.psd_project
+    assert not hasattr(iw_ldp, "psd_part")
+
+
 # --- fixed points and the lemmas -----------------------------------------------------------------------
 
 @pytest.mark.parametrize("kind, seed", CASES)

@@ -54,7 +54,7 @@ import numpy as np
 from scipy import special
 
 from .._validation import check_array, check_choice, check_int, check_positive, check_real
-from ..infomatrix import f_dp, psd_sqrt, spectral_update, symmetrize, w_star
+from ..infomatrix import f_dp, psd_project, psd_sqrt, spectral_update, symmetrize, w_star
 from ..privacy import GaussianMechanism, PrivacySpec, SymmetricGaussianMechanism
 from ..privacy.calibration import CALIBRATION_METHODS, analytic_noise_multiplier, gaussian_sigma
 from .base import EpochFit, Estimate, Oracle, register_oracle, stage_sizes_split
@@ -187,12 +187,6 @@ def iw_parameters(n_rounds: int, dim: int, bound: float, multiplier: float, *, c
                 f"{PARAMETER_RANGE[1]:g}], where W ~ lambda^(-1/2) and the weights 1/(1 + gamma ||W phi||) stay "
                 "finite in floating point: choose moderate c_lambda / c_gamma overrides")
     return IWParameters(lam=float(lam), gamma=float(gamma), n_stages=int(k), c_width=float(c_width))
-
-
-def psd_project(a: np.ndarray) -> np.ndarray:
-    """The nearest PSD matrix (Frobenius): negative eigenvalues set to 0."""
-    vals, vecs = np.linalg.eigh(symmetrize(a))
-    return (vecs * np.maximum(vals, 0.0)) @ vecs.T
 
 
 def _op_norm(a: np.ndarray) -> float:

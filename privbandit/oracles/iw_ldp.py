@@ -52,7 +52,7 @@ import numpy as np
 from scipy import optimize
 
 from .._validation import check_array, check_choice, check_int, check_positive, check_real
-from ..infomatrix import spectral_update, symmetrize, u_star
+from ..infomatrix import psd_project, spectral_update, symmetrize, u_star
 from ..privacy import (
     GaussianMechanism,
     L2BallChannel,
@@ -82,16 +82,6 @@ def check_constants(constants: Any) -> str:
     """Validate a ``constants`` choice."""
     check_choice("constants", constants, CONSTANTS)
     return constants
-
-
-def psd_part(a: np.ndarray) -> np.ndarray:
-    """Projection of a symmetric matrix onto the PSD cone (negative eigenvalues set to 0).
-
-    A privatised average of PSD matrices may be indefinite; the projection is post-processing, and its
-    operator-norm distance to any PSD target is at most twice that of the input.
-    """
-    vals, vecs = np.linalg.eigh(symmetrize(a))
-    return (vecs * np.maximum(vals, 0.0)) @ vecs.T
 
 
 def unit_directions(ux: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -258,7 +248,7 @@ class SpectralLDPFit(LocalEpochFit):
             return
         lam_k = self.lams[stage]
         if self._h_count > 0:
-            h = psd_part(self._h_sum / self._h_count)
+            h = psd_project(self._h_sum / self._h_count)
             f = self._u_half @ h @ self._u_half + lam_k * self.u
             vals = np.linalg.eigvalsh(symmetrize(f))
             self.u = spectral_update(self.u, f)
@@ -595,5 +585,5 @@ class IWFixedPLDP(Oracle):
 
 __all__ = [
     "CONSTANTS", "IWFixedPLDP", "IWRegressionLDP", "SpectralLDPFit", "ball_least_squares", "learn_u_ldp",
-    "noise_multiplier", "psd_part", "spectral_lambda",
+    "noise_multiplier", "spectral_lambda",
 ]

@@ -28,10 +28,10 @@ from typing import ClassVar
 import numpy as np
 
 from .._validation import check_real
-from ..infomatrix import symmetrize
+from ..infomatrix import psd_project, symmetrize
 from ..privacy import GaussianMechanism, LocalRandomizer
 from .base import Estimate, Oracle, SummingLocalFit, register_oracle
-from .iw_ldp import ball_least_squares, noise_multiplier, padded, psd_part
+from .iw_ldp import ball_least_squares, noise_multiplier, padded
 from .ssp import ssp_estimate
 
 
@@ -67,7 +67,7 @@ class SSPLocalFit(SummingLocalFit):
         noise_sd = self._randomizer_.channel.sigma * math.sqrt(max(self._count, 1))
         if not cfg.shift:
             n = max(self._count, 1)
-            gram = psd_part(aug[:d, :d] / n) + cfg.lam / n * np.eye(d)
+            gram = psd_project(aug[:d, :d] / n) + cfg.lam / n * np.eye(d)
             theta = ball_least_squares(gram, aug[:d, d] / n) if self._count else np.zeros(d)
             return Estimate(theta, self.link, np.eye(d), 2.0 * cfg.width_multiplier,
                             info=dict(users=self._count, shift=False))
