@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import privbandit  # noqa: F401  (registers everything)
+import privbandit  # registers everything; its folder is scanned below
 from privbandit.agents import BanditSpec, make_agent
 from privbandit.oracles import make_oracle, oracle_class, oracle_names
 from privbandit.privacy import (
