@@ -6,9 +6,10 @@ argument and the allowed range, so that bad input never turns into a silent NaN 
 
 from __future__ import annotations
 
+import abc
 import math
 import numbers
-from typing import Any
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -153,3 +154,261 @@ def check_rows(features: Any, rewards: Any, dim: int | None = None) -> tuple[np.
     if y.shape[0] != x.shape[0]:
         raise ValueError(f"rewards must have one entry per feature row: got {y.shape[0]} rewards for {x.shape[0]} rows")
     return x, y
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """Return ``value`` as a bool (a Python or numpy bool), or raise TypeError naming ``name``."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+    return bool(value)
+
+
+# -- declared parameter constraints -------------------------------------------------------------------
+#
+# A configuration (an oracle dataclass, an agent) declares ``parameter_constraints``: a dict from each
+# constructor argument to a list of constraints, the value being valid when it meets one of them (``None``
+# in the list allows None). ``check_parameters`` checks every argument against its list in one place; each
+# constraint delegates to one of the check_* helpers above, so the messages are theirs.
+
+
+class Constraint(abc.ABC):
+    """One set of allowed values of a parameter (an entry of a ``parameter_constraints`` list)."""
+
+    @abc.abstractmethod
+    def check(self, name: str, value: Any) -> Any:
+        """Return ``value`` checked (converted as the check_* helper converts it), or raise naming ``name``."""
+
+    @abc.abstractmethod
+    def invalid_examples(self) -> tuple[Any, ...]:
+        """Values outside the set (each one refused by :meth:`check`), for the common tests."""
+
+    @abc.abstractmethod
+    def valid_example(self) -> Any:
+        """A value inside the set, for the common tests."""
+
+
+class Interval(Constraint):
+    """A real number (:func:`check_real`) or an integer (:func:`check_int`) between ``left`` and ``right``.
+
+    Parameters
+    ----------
+    kind : numbers.Real or numbers.Integral
+        The type of the values.
+    left, right : float, int or None
+        The ends (None for unbounded; an unbounded real must still be finite).
+    closed : {"both", "left", "right", "neither"}
+        Which ends belong to the interval (an integer interval is closed at its finite ends).
+    """
+
+    def __init__(self, kind: type, left: float | None, right: float | None, *, closed: str = "both") -> None:
+        check_choice("kind", kind, (numbers.Real, numbers.Integral))
+        check_choice("closed", closed, ("both", "left", "right", "neither"))
+        if kind is numbers.Integral and (left is None or closed != "both"):
+            raise ValueError("an integer Interval needs a finite left end and closed='both'")
+        self.kind, self.left, self.right, self.closed = kind, left, right, closed
+
+    def check(self, name: str, value: Any) -> Any:
+        if self.kind is numbers.Integral:
+            return check_int(name, value, low=self.left, high=self.right)  # type: ignore[arg-type]
+        return check_real(name, value, low=self.left, high=self.right,
+                          low_open=self.closed in ("right", "neither"), high_open=self.closed in ("left", "neither"))
+
+    def invalid_examples(self) -> tuple[Any, ...]:
+        if self.kind is numbers.Integral:
+            out: list[Any] = ["1", 2.5, True, self.left - 1]
+            return (*out, self.right + 1) if self.right is not None else tuple(out)
+        out = ["1", True, math.nan, math.inf, -math.inf]
+        for end, open_, step in ((self.left, self.closed in ("right", "neither"), -1.0),
+                                 (self.right, self.closed in ("left", "neither"), 1.0)):
+            if end is not None and math.isfinite(end):
+                out.append(end if open_ else end + step)
+        return tuple(out)                  # check_real refuses inf everywhere ("must be finite" when unbounded)
+
+    def valid_example(self) -> Any:
+        if self.kind is numbers.Integral:
+            return self.left
+        lo = -1.0 if self.left is None else self.left
+        hi = lo + 2.0 if self.right is None or math.isinf(self.right) else self.right
+        return (lo + hi) / 2.0
+
+    def __repr__(self) -> str:
+        return f"Interval({self.kind.__name__}, {self.left}, {self.right}, closed={self.closed!r})"
+
+
+class Options(Constraint):
+    """One of a tuple of allowed values (:func:`check_choice`)."""
+
+    def __init__(self, options: tuple) -> None:
+        self.options = tuple(options)
+
+    def check(self, name: str, value: Any) -> Any:
+        return check_choice(name, value, self.options)
+
+    def invalid_examples(self) -> tuple[Any, ...]:
+        return ("no-such-option", 3)
+
+    def valid_example(self) -> Any:
+        return self.options[0]
+
+    def __repr__(self) -> str:
+        return f"Options({self.options})"
+
+
+class Boolean(Constraint):
+    """A bool (:func:`check_bool`); numpy bools are accepted and converted."""
+
+    def check(self, name: str, value: Any) -> bool:
+        return check_bool(name, value)
+
+    def invalid_examples(self) -> tuple[Any, ...]:
+        return (1, "yes", None)
+
+    def valid_example(self) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return "Boolean()"
+
+
+class InstanceOf(Constraint):
+    """An instance of ``types``; the TypeError says ``"<name> must be <description>"``.
+
+    Parameters
+    ----------
+    types : type or tuple of type
+        The allowed types.
+    description : str, optional
+        What the value must be, e.g. ``"an Oracle or a registered oracle name"`` (``"a <Type>"`` by default).
+    example : callable, optional
+        Builds a value inside (for the common tests); without it the tests use the argument's default.
+    """
+
+    def __init__(self, types: type | tuple[type, ...], description: str | None = None,
+                 example: Callable[[], Any] | None = None) -> None:
+        self.types = types if isinstance(types, tuple) else (types,)
+        self.description = description or f"a {self.types[0].__name__}"
+        self._example = example
+
+    def check(self, name: str, value: Any) -> Any:
+        if not isinstance(value, self.types):
+            raise TypeError(f"{name} must be {self.description}, got {type(value).__name__}")
+        return value
+
+    def invalid_examples(self) -> tuple[Any, ...]:
+        return (object(),)
+
+    def valid_example(self) -> Any:
+        return None if self._example is None else self._example()
+
+    def __repr__(self) -> str:
+        return f"InstanceOf({self.description!r})"
+
+
+class IsCallable(Constraint):
+    """A callable; the TypeError says ``"<name> must be a callable <signature>"``."""
+
+    def __init__(self, signature: str) -> None:
+        self.signature = signature
+
+    def check(self, name: str, value: Any) -> Any:
+        if not callable(value):
+            raise TypeError(f"{name} must be a callable {self.signature}")
+        return value
+
+    def invalid_examples(self) -> tuple[Any, ...]:
+        return (0.1, "f")
+
+    def valid_example(self) -> Any:
+        return _constant_one
+
+    def __repr__(self) -> str:
+        return f"IsCallable({self.signature!r})"
+
+
+def _constant_one(*args: Any) -> float:
+    return 1.0
+
+
+class Array(Constraint):
+    """A finite float array (:func:`check_array`), returned as a float64 ndarray."""
+
+    def __init__(self, *, ndim: int | None = None, allow_empty: bool = True) -> None:
+        self.ndim, self.allow_empty = ndim, allow_empty
+
+    def check(self, name: str, value: Any) -> np.ndarray:
+        return check_array(name, value, ndim=self.ndim, allow_empty=self.allow_empty)
+
+    def invalid_examples(self) -> tuple[Any, ...]:
+        out: list[Any] = ["x", np.full((2,) * (self.ndim or 1), np.nan)]
+        if self.ndim is not None:
+            out.append(np.ones((2,) * (self.ndim + 1)))
+        if not self.allow_empty:
+            out.append(np.zeros((0,) * (self.ndim or 1)))
+        return tuple(out)
+
+    def valid_example(self) -> np.ndarray:
+        return np.eye(2) if self.ndim in (None, 2) else np.ones((2,) * self.ndim)
+
+    def __repr__(self) -> str:
+        return f"Array(ndim={self.ndim}, allow_empty={self.allow_empty})"
+
+
+ParameterConstraints = Mapping[str, Sequence["Constraint | None"]]
+"""A ``parameter_constraints`` table: argument name -> the constraints one of which its value must meet."""
+
+POSITIVE = Interval(numbers.Real, 0.0, None, closed="right")
+"""A finite real > 0 (:func:`check_positive`, :func:`check_epsilon`)."""
+UNIT_OPEN = Interval(numbers.Real, 0.0, 1.0, closed="neither")
+"""A real in (0, 1) (:func:`check_delta`, confidence levels, fractions)."""
+POSITIVE_INT = Interval(numbers.Integral, 1, None)
+"""An integer >= 1."""
+
+
+def check_parameter(name: str, value: Any, constraints: Sequence[Constraint | None]) -> Any:
+    """Check one argument against its list: the value of the first constraint it meets, else the last one's error.
+
+    ``None`` in the list accepts None; with one other constraint (the usual case) its error is the message.
+    """
+    if value is None and None in constraints:
+        return None
+    others = [c for c in constraints if c is not None]
+    if not others:
+        raise ValueError(f"{name} must be None, got {value!r}")
+    for constraint in others[:-1]:
+        try:
+            return constraint.check(name, value)
+        except (TypeError, ValueError):
+            continue
+    return others[-1].check(name, value)
+
+
+def check_parameters(owner: Any, values: Mapping[str, Any], constraints: ParameterConstraints) -> dict[str, Any]:
+    """Check every argument of ``values`` against its entry of ``constraints``; return the checked values.
+
+    Parameters
+    ----------
+    owner : class, function or object
+        Whose arguments these are (named in the error when an argument has no declared constraint).
+    values : mapping
+        Argument name -> value, checked in this order.
+    constraints : mapping
+        The owner's ``parameter_constraints`` table.
+
+    Returns
+    -------
+    dict
+        Argument name -> value as the constraint returns it (floats for reals, float64 arrays, ...).
+
+    Raises
+    ------
+    ValueError or TypeError
+        Naming the first argument outside its constraints and the allowed range; TypeError for an argument
+        that has no entry in ``constraints`` (a bug in ``owner``).
+    """
+    out = {}
+    for name, value in values.items():
+        if name not in constraints:
+            who = getattr(owner, "__qualname__", type(owner).__qualname__)
+            raise TypeError(f"{who} declares no constraint for its argument {name!r}: add it to parameter_constraints")
+        out[name] = check_parameter(name, value, constraints[name])
+    return out
