@@ -28,15 +28,29 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Sequence
+from typing import Any, Callable, ClassVar, Literal, Sequence
 
 import numpy as np
 
-from .._validation import as_generator, check_array, check_int, check_positive, check_rows
+from .._validation import (
+    InstanceOf,
+    ParameterConstraints,
+    as_generator,
+    check_array,
+    check_int,
+    check_parameters,
+    check_positive,
+    check_rows,
+)
 from ..links import Link, identity_link
 from ..privacy import CentralMechanism, PrivacyLedger, PrivacySpec, release_recorded
 from ..privacy.clipping import clip_features, clip_rewards
 from ..privacy.randomizers import LocalRandomizer
+
+CONSTANTS: tuple[str, ...] = ("practical", "theory")
+"""The two parameter regimes an oracle's ``constants`` chooses from (and LinUCB's ``radius``): the source's
+constants (``"theory"``) or the calibrated ones (``"practical"``)."""
+Constants = Literal["practical", "theory"]
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -340,8 +354,10 @@ class SummingLocalFit(LocalEpochFit):
 class Oracle(abc.ABC):
     """Base class of oracle configurations (frozen dataclasses).
 
-    Subclasses add their hyperparameters as fields (validated in ``__post_init__``), set ``name``,
-    ``privacy_models`` and ``fit_class``.
+    Subclasses add their hyperparameters as fields, declare each field's constraints in
+    ``parameter_constraints`` (``{**Base.parameter_constraints, "lam": [POSITIVE], ...}``, checked by
+    ``__post_init__`` in one place; a subclass's ``__post_init__`` adds only checks that tie fields together),
+    and set ``name``, ``privacy_models`` and ``fit_class``.
 
     Parameters
     ----------
@@ -354,10 +370,11 @@ class Oracle(abc.ABC):
     name: ClassVar[str] = ""
     privacy_models: ClassVar[tuple[str, ...]] = ("none",)
     fit_class: ClassVar[type[EpochFit]]
+    parameter_constraints: ClassVar[ParameterConstraints] = {"privacy": [InstanceOf(PrivacySpec)]}
 
     def __post_init__(self) -> None:
-        if not isinstance(self.privacy, PrivacySpec):
-            raise TypeError(f"privacy must be a PrivacySpec, got {type(self.privacy).__name__}")
+        check_parameters(type(self), {name: getattr(self, name) for name in self.parameter_constraints},
+                         self.parameter_constraints)
         if self.privacy.model not in self.privacy_models:
             raise ValueError(f"oracle {self.name!r} supports privacy models {self.privacy_models}, "
                              f"got {self.privacy.model!r}")

@@ -23,16 +23,17 @@ Source paper, `alg:JDP-improper-GD`, `thm:improper-JDP`, `appdx:improper-JDP`.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
-from .._validation import check_choice, check_positive, check_real
+from .._validation import POSITIVE, UNIT_OPEN, Interval, Options, ParameterConstraints
 from ..privacy import GaussianMechanism, PrivacySpec
 from ..privacy.calibration import CALIBRATION_METHODS
-from .base import EpochFit, Estimate, Oracle, register_oracle
-from .iw_jdp import CONSTANTS, release_multiplier
+from .base import CONSTANTS, EpochFit, Estimate, Oracle, register_oracle
+from .iw_jdp import release_multiplier
 
 
 class DPSGDFit(EpochFit):
@@ -119,15 +120,10 @@ class DPSGD(Oracle):
     name: ClassVar[str] = "dp-sgd"
     privacy_models: ClassVar[tuple[str, ...]] = ("jdp",)
     fit_class: ClassVar[type[EpochFit]] = DPSGDFit
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        check_choice("constants", self.constants, CONSTANTS)
-        check_choice("calibration", self.calibration, CALIBRATION_METHODS)
-        if self.eta is not None:
-            check_positive("eta", self.eta)
-        check_real("confidence", self.confidence, low=0.0, high=1.0, low_open=True, high_open=True)
-        check_real("norm_bound", self.norm_bound, low=0.0, high=1.0, low_open=True)
+    parameter_constraints: ClassVar[ParameterConstraints] = {
+        **Oracle.parameter_constraints, "constants": [Options(CONSTANTS)],
+        "calibration": [Options(CALIBRATION_METHODS)], "eta": [None, POSITIVE], "confidence": [UNIT_OPEN],
+        "norm_bound": [Interval(numbers.Real, 0.0, 1.0, closed="right")]}
 
     def step_size(self, n_rounds: int, bound: float) -> float:
         """eta for an epoch of ``n_rounds`` rows with feature bound B."""

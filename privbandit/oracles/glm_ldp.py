@@ -39,11 +39,18 @@ from typing import ClassVar
 import numpy as np
 from scipy import optimize
 
-from .._validation import check_int, check_real
+from .._validation import POSITIVE_INT, UNIT_OPEN, ParameterConstraints
 from ..links import Link
 from ..privacy import GaussianMechanism, LocalRandomizer
-from .base import Estimate, Oracle, register_oracle, stage_sizes_split, two_sided_quantile
-from .iw_ldp import Constants, SpectralLDPFit, _check_common, _spectral_plan, noise_multiplier, padded, unit_directions
+from .base import Constants, Estimate, Oracle, register_oracle, stage_sizes_split, two_sided_quantile
+from .iw_ldp import (
+    SPECTRAL_LDP_CONSTRAINTS,
+    SpectralLDPFit,
+    _spectral_plan,
+    noise_multiplier,
+    padded,
+    unit_directions,
+)
 
 PRACTICAL_SGD_STEPS = 256
 
@@ -207,10 +214,5 @@ class IWGLMLDP(Oracle):
     name: ClassVar[str] = "iw-glm-ldp"
     privacy_models: ClassVar[tuple[str, ...]] = ("ldp",)
     fit_class: ClassVar[type] = IWGLMLDPFit
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _check_common(self)
-        if self.sgd_steps is not None:
-            check_int("sgd_steps", self.sgd_steps, low=1)
-        check_real("u_fraction", self.u_fraction, low=0.0, high=1.0, low_open=True, high_open=True)
+    parameter_constraints: ClassVar[ParameterConstraints] = {
+        **SPECTRAL_LDP_CONSTRAINTS, "sgd_steps": [None, POSITIVE_INT], "u_fraction": [UNIT_OPEN]}

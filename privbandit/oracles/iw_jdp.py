@@ -53,14 +53,21 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import special
 
-from .._validation import check_array, check_choice, check_int, check_positive, check_real
+from .._validation import (
+    POSITIVE,
+    POSITIVE_INT,
+    UNIT_OPEN,
+    Array,
+    Options,
+    ParameterConstraints,
+    check_array,
+    check_choice,
+    check_int,
+)
 from ..infomatrix import f_dp, psd_project, psd_sqrt, spectral_update, symmetrize, w_star
 from ..privacy import GaussianMechanism, PrivacySpec, SymmetricGaussianMechanism
 from ..privacy.calibration import CALIBRATION_METHODS, analytic_noise_multiplier, gaussian_sigma
-from .base import EpochFit, Estimate, Oracle, register_oracle, stage_sizes_split
-
-CONSTANTS = ("practical", "theory")
-"""The two parameter regimes of every IW oracle."""
+from .base import CONSTANTS, EpochFit, Estimate, Oracle, register_oracle, stage_sizes_split
 
 # Defaults of the absolute constants, per regime. "theory" follows the source (see iw_parameters);
 # "practical" was calibrated with scripts/bench_regression.py (coverage >= 95% in every cell).
@@ -214,17 +221,11 @@ class _IWConfig(Oracle):
     gamma: float | None = None
 
     privacy_models: ClassVar[tuple[str, ...]] = ("jdp",)
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        check_choice("constants", self.constants, CONSTANTS)
-        check_choice("calibration", self.calibration, CALIBRATION_METHODS)
-        check_real("confidence", self.confidence, low=0.0, high=1.0, low_open=True, high_open=True)
-        for name in ("c_lambda", "c_gamma", "c_width", "lam", "gamma"):
-            if getattr(self, name) is not None:
-                check_positive(name, getattr(self, name))
-        if self.n_stages is not None:
-            check_int("n_stages", self.n_stages, low=1)
+    parameter_constraints: ClassVar[ParameterConstraints] = {
+        **Oracle.parameter_constraints, "constants": [Options(CONSTANTS)],
+        "calibration": [Options(CALIBRATION_METHODS)], "confidence": [UNIT_OPEN], "c_lambda": [None, POSITIVE],
+        "c_gamma": [None, POSITIVE], "c_width": [None, POSITIVE], "lam": [None, POSITIVE],
+        "gamma": [None, POSITIVE], "n_stages": [None, POSITIVE_INT]}
 
     def multiplier(self, n_releases: int = 1) -> float:
         """sigma / sensitivity of each release when ``n_releases`` releases touch the same rows."""
@@ -428,9 +429,8 @@ class _TwoPhaseIWConfig(_IWConfig):
 
     w_fraction: float = 0.5
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        check_real("w_fraction", self.w_fraction, low=0.0, high=1.0, low_open=True, high_open=True)
+    parameter_constraints: ClassVar[ParameterConstraints] = {**_IWConfig.parameter_constraints,
+                                                             "w_fraction": [UNIT_OPEN]}
 
 
 @register_oracle
@@ -571,22 +571,22 @@ class IWFixedPDP(_IWConfig):
 
     name: ClassVar[str] = "iw-fixed-p-dp"
     fit_class: ClassVar[type[EpochFit]] = IWFixedPFit
+    parameter_constraints: ClassVar[ParameterConstraints] = {
+        **_IWConfig.parameter_constraints, "features": [Array(ndim=2, allow_empty=False)],
+        "weights": [None, Array(ndim=1)], "norm_bound": [POSITIVE], "tol": [POSITIVE]}
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        x = check_array("features", self.features, ndim=2, allow_empty=False)
-        x = np.array(x, dtype=float)
+        x = np.array(self.features, dtype=float)      # checked: a finite, non-empty 2-D array
         x.setflags(write=False)
         object.__setattr__(self, "features", x)
         if self.weights is not None:
-            w = check_array("weights", self.weights, shape=(x.shape[0],))
+            w = check_array("weights", self.weights, shape=(x.shape[0],))    # one weight per atom
             if np.any(w < 0) or not w.sum() > 0:
                 raise ValueError("weights must be non-negative with a positive sum")
             w = np.array(w / w.sum())
             w.setflags(write=False)
             object.__setattr__(self, "weights", w)
-        check_positive("norm_bound", self.norm_bound)
-        check_positive("tol", self.tol)
         object.__setattr__(self, "_cache", {})
 
     def lam_gamma(self, n_rounds: int) -> tuple[float, float]:

@@ -44,14 +44,25 @@ Source paper, `alg:U-LDP`, `prop:alg-U-LDP`, `alg:LDP-linear-regression`, `lem:L
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy import optimize
 
-from .._validation import check_array, check_choice, check_int, check_positive, check_real
+from .._validation import (
+    POSITIVE,
+    POSITIVE_INT,
+    UNIT_OPEN,
+    Array,
+    Interval,
+    Options,
+    ParameterConstraints,
+    check_array,
+    check_positive,
+)
 from ..infomatrix import psd_project, spectral_update, symmetrize, u_star
 from ..privacy import (
     GaussianMechanism,
@@ -63,10 +74,17 @@ from ..privacy import (
     l2_ball_channel_magnitude,
 )
 from ..privacy.randomizers import padded
-from .base import Estimate, LocalEpochFit, Oracle, register_oracle, stage_sizes_split, two_sided_quantile
+from .base import (
+    CONSTANTS,
+    Constants,
+    Estimate,
+    LocalEpochFit,
+    Oracle,
+    register_oracle,
+    stage_sizes_split,
+    two_sided_quantile,
+)
 
-Constants = Literal["practical", "theory"]
-CONSTANTS: tuple[str, ...] = ("practical", "theory")
 
 PRACTICAL_STAGES = 4
 """K of the practical spectral iteration (the exact iteration reaches [1/2, 2] in about 3 steps)."""
@@ -76,12 +94,6 @@ PRACTICAL_STAGES = 4
 def noise_multiplier(epsilon: float, delta: float) -> float:
     """The analytic Gaussian's sigma / sensitivity for (epsilon, delta) (cached: it is a root search)."""
     return analytic_noise_multiplier(epsilon, delta)
-
-
-def check_constants(constants: Any) -> str:
-    """Validate a ``constants`` choice."""
-    check_choice("constants", constants, CONSTANTS)
-    return constants
 
 
 def unit_directions(ux: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -378,15 +390,10 @@ class IWRegressionLDPFit(SpectralLDPFit):
                                   constants=cfg.constants))
 
 
-def _check_common(obj: Any) -> None:
-    check_constants(obj.constants)
-    check_real("confidence", obj.confidence, low=0.0, high=1.0, low_open=True, high_open=True)
-    if obj.stages is not None:
-        check_int("stages", obj.stages, low=1)
-    if obj.lam is not None:
-        check_positive("lam", obj.lam)
-    if obj.width_multiplier is not None:
-        check_positive("width_multiplier", obj.width_multiplier)
+SPECTRAL_LDP_CONSTRAINTS: ParameterConstraints = {
+    **Oracle.parameter_constraints, "constants": [Options(CONSTANTS)], "confidence": [UNIT_OPEN],
+    "stages": [None, POSITIVE_INT], "lam": [None, POSITIVE], "width_multiplier": [None, POSITIVE]}
+"""The constraints of the fields every spectral LDP oracle shares (IW-Regression-LDP, IW-GLM-LDP, fixed p)."""
 
 
 @register_oracle
@@ -435,13 +442,11 @@ class IWRegressionLDP(Oracle):
     privacy_models: ClassVar[tuple[str, ...]] = ("ldp",)
     fit_class: ClassVar[type] = IWRegressionLDPFit
 
+    parameter_constraints: ClassVar[ParameterConstraints] = {
+        **SPECTRAL_LDP_CONSTRAINTS, "u_fraction": [Interval(numbers.Real, 0.0, 1.0, closed="right")]}
+
     PRACTICAL_WIDTH: ClassVar[float] = 2.0
     THEORY_WIDTH: ClassVar[float] = 8.0
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _check_common(self)
-        check_real("u_fraction", self.u_fraction, low=0.0, high=1.0, low_open=True)
 
     @property
     def width_constant(self) -> float:
@@ -566,16 +571,17 @@ class IWFixedPLDP(Oracle):
     name: ClassVar[str] = "iw-fixed-p-ldp"
     privacy_models: ClassVar[tuple[str, ...]] = ("ldp",)
     fit_class: ClassVar[type] = IWFixedPLDPFit
+    parameter_constraints: ClassVar[ParameterConstraints] = {
+        **SPECTRAL_LDP_CONSTRAINTS, "u_fraction": [UNIT_OPEN],
+        "public_features": [None, Array(ndim=2, allow_empty=False)], "public_weights": [None, Array(ndim=1)]}
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _check_common(self)
-        check_real("u_fraction", self.u_fraction, low=0.0, high=1.0, low_open=True, high_open=True)
         if self.public_features is not None:
-            pub = check_array("public_features", self.public_features, ndim=2, allow_empty=False)
+            pub = np.asarray(self.public_features, dtype=np.float64)    # checked: finite, non-empty, 2-D
             object.__setattr__(self, "public_features", pub)
             if self.public_weights is not None:
-                w = check_array("public_weights", self.public_weights, shape=(pub.shape[0],))
+                w = check_array("public_weights", self.public_weights, shape=(pub.shape[0],))  # one per atom
                 if np.any(w < 0) or w.sum() <= 0:
                     raise ValueError("public_weights must be non-negative with a positive sum")
                 object.__setattr__(self, "public_weights", w)
@@ -584,6 +590,6 @@ class IWFixedPLDP(Oracle):
 
 
 __all__ = [
-    "CONSTANTS", "IWFixedPLDP", "IWRegressionLDP", "SpectralLDPFit", "ball_least_squares", "learn_u_ldp",
+    "CONSTANTS", "SPECTRAL_LDP_CONSTRAINTS", "IWFixedPLDP", "IWRegressionLDP", "SpectralLDPFit", "ball_least_squares", "learn_u_ldp",
     "noise_multiplier", "spectral_lambda",
 ]

@@ -34,10 +34,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._validation import check_int, check_real
+from .._validation import POSITIVE, POSITIVE_INT, UNIT_OPEN, Options, ParameterConstraints
 from ..privacy import GaussianMechanism, LocalRandomizer
-from .base import Estimate, LocalEpochFit, Oracle, register_oracle, stage_sizes_split
-from .iw_ldp import Constants, check_constants, noise_multiplier, padded
+from .base import CONSTANTS, Constants, Estimate, LocalEpochFit, Oracle, register_oracle, stage_sizes_split
+from .iw_ldp import noise_multiplier, padded
 
 
 @dataclass(frozen=True)
@@ -151,12 +151,6 @@ class LDPClippedSGD(Oracle):
     name: ClassVar[str] = "ldp-sgd"
     privacy_models: ClassVar[tuple[str, ...]] = ("ldp",)
     fit_class: ClassVar[type] = LDPSGDFit
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        check_constants(self.constants)
-        if self.epochs is not None:
-            check_int("epochs", self.epochs, low=1)
-        check_real("eta", self.eta, low=0.0, low_open=True)
-        check_real("clip", self.clip, low=0.0, low_open=True)
-        check_real("confidence", self.confidence, low=0.0, high=1.0, low_open=True, high_open=True)
+    parameter_constraints: ClassVar[ParameterConstraints] = {
+        **Oracle.parameter_constraints, "constants": [Options(CONSTANTS)], "epochs": [None, POSITIVE_INT],
+        "eta": [POSITIVE], "clip": [POSITIVE], "confidence": [UNIT_OPEN]}

@@ -30,12 +30,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._validation import check_choice, check_positive, check_real
+from .._validation import POSITIVE, UNIT_OPEN, Options, ParameterConstraints
 from ..infomatrix import psd_inv_sqrt
-from .base import EpochFit, Estimate, Oracle, register_oracle
-
-CONSTANTS = ("practical", "theory")
-"""The two radius regimes of :class:`Ridge` (the names of the IW oracles' ``constants``)."""
+from .base import CONSTANTS, EpochFit, Estimate, Oracle, register_oracle
 
 PRACTICAL_WIDTH = 2.0
 """Default c_width of the practical radius c_width sigma_noise + sqrt(lambda) S (calibrated, see module)."""
@@ -120,20 +117,16 @@ class Ridge(Oracle):
     name: ClassVar[str] = "ridge"
     privacy_models: ClassVar[tuple[str, ...]] = ("none",)
     fit_class: ClassVar[type[EpochFit]] = RidgeFit
+    parameter_constraints: ClassVar[ParameterConstraints] = {
+        **Oracle.parameter_constraints, "lam": [POSITIVE], "constants": [Options(CONSTANTS)],
+        "confidence": [UNIT_OPEN], "noise_scale": [POSITIVE], "norm_bound": [POSITIVE],
+        "width_multiplier": [POSITIVE], "c_width": [None, POSITIVE]}
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        check_positive("lam", self.lam)
-        check_choice("constants", self.constants, CONSTANTS)
-        check_real("confidence", self.confidence, low=0.0, high=1.0, low_open=True, high_open=True)
-        check_positive("noise_scale", self.noise_scale)
-        check_positive("norm_bound", self.norm_bound)
-        check_positive("width_multiplier", self.width_multiplier)
-        if self.c_width is not None:
-            if self.constants != "practical":
-                raise ValueError("c_width sets the practical radius: it needs constants='practical', "
-                                 f"got constants={self.constants!r}")
-            check_positive("c_width", self.c_width)
+        if self.c_width is not None and self.constants != "practical":
+            raise ValueError("c_width sets the practical radius: it needs constants='practical', "
+                             f"got constants={self.constants!r}")
 
     def radius(self, v: np.ndarray) -> float:
         """beta of the width beta ||phi||_{V^{-1}} for the regularised Gram matrix ``v`` = X^T X + lambda I."""

@@ -36,10 +36,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._validation import check_array, check_real
+from .._validation import POSITIVE, UNIT_OPEN, Options, ParameterConstraints, check_array
 from ..privacy import LaplacePair, LocalRandomizer
-from .base import Estimate, Oracle, SummingLocalFit, register_oracle, two_sided_quantile
-from .iw_ldp import Constants, check_constants
+from .base import CONSTANTS, Constants, Estimate, Oracle, SummingLocalFit, register_oracle, two_sided_quantile
 
 
 #: The public centre subtracted from |x| / B, so that the pair lies in the L1 ball of radius 3/2.
@@ -134,14 +133,10 @@ class SimpleLDP(Oracle):
     name: ClassVar[str] = "ldp-1d"
     privacy_models: ClassVar[tuple[str, ...]] = ("ldp",)
     fit_class: ClassVar[type] = SimpleLDPFit
+    parameter_constraints: ClassVar[ParameterConstraints] = {
+        **Oracle.parameter_constraints, "constants": [Options(CONSTANTS)], "confidence": [UNIT_OPEN],
+        "width_multiplier": [None, POSITIVE]}
 
     def fit(self, features: Any, rewards: Any, **kwargs: Any) -> Estimate:
         """:meth:`Oracle.fit` on x of shape (n,) or (n, 1) and y of shape (n,)."""
         return super().fit(_column(features), rewards, **kwargs)
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        check_constants(self.constants)
-        check_real("confidence", self.confidence, low=0.0, high=1.0, low_open=True, high_open=True)
-        if self.width_multiplier is not None:
-            check_real("width_multiplier", self.width_multiplier, low=0.0, low_open=True)

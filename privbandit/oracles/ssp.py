@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._validation import check_choice, check_positive, check_real
+from .._validation import POSITIVE, UNIT_OPEN, Options, ParameterConstraints
 from ..infomatrix import symmetrize
 from ..links import Link
 from ..privacy import PrivacySpec, SymmetricGaussianMechanism
@@ -177,15 +177,9 @@ class SSP(Oracle):
     name: ClassVar[str] = "ssp"
     privacy_models: ClassVar[tuple[str, ...]] = ("jdp",)
     fit_class: ClassVar[type[EpochFit]] = SSPFit
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        check_positive("lam", self.lam)
-        check_real("confidence", self.confidence, low=0.0, high=1.0, low_open=True, high_open=True)
-        check_positive("noise_scale", self.noise_scale)
-        check_positive("norm_bound", self.norm_bound)
-        check_positive("width_multiplier", self.width_multiplier)
-        check_choice("calibration", self.calibration, CALIBRATION_METHODS)
+    parameter_constraints: ClassVar[ParameterConstraints] = {
+        **Oracle.parameter_constraints, "lam": [POSITIVE], "confidence": [UNIT_OPEN], "noise_scale": [POSITIVE],
+        "norm_bound": [POSITIVE], "width_multiplier": [POSITIVE], "calibration": [Options(CALIBRATION_METHODS)]}
 
 
 __all__ = ["SSP", "augmented_second_moment", "noise_operator_bound", "ssp_estimate"]

@@ -27,7 +27,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._validation import check_real
+from .._validation import POSITIVE, UNIT_OPEN, Boolean, ParameterConstraints
 from ..infomatrix import psd_project, symmetrize
 from ..privacy import GaussianMechanism, LocalRandomizer
 from .base import Estimate, Oracle, SummingLocalFit, register_oracle
@@ -109,9 +109,6 @@ class SSPLocal(Oracle):
     name: ClassVar[str] = "ssp-local"
     privacy_models: ClassVar[tuple[str, ...]] = ("ldp",)
     fit_class: ClassVar[type] = SSPLocalFit
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        check_real("lam", self.lam, low=0.0, low_open=True)
-        check_real("width_multiplier", self.width_multiplier, low=0.0, low_open=True)
-        check_real("confidence", self.confidence, low=0.0, high=1.0, low_open=True, high_open=True)
+    parameter_constraints: ClassVar[ParameterConstraints] = {
+        **Oracle.parameter_constraints, "lam": [POSITIVE], "width_multiplier": [POSITIVE], "confidence": [UNIT_OPEN],
+        "shift": [Boolean()]}
