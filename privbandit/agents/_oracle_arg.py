@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
+from .._validation import POSITIVE, UNIT_OPEN, InstanceOf, Options, ParameterConstraints, check_parameters
 from ..oracles.base import Oracle, make_oracle
+from ..privacy import MODELS
+
+ORACLE_ARGUMENT_CONSTRAINTS: ParameterConstraints = {
+    "oracle": [InstanceOf((Oracle, str), "an Oracle or a registered oracle name", example=lambda: "ridge")],
+    "epsilon": [None, POSITIVE],
+    "delta": [None, UNIT_OPEN],
+    "model": [None, Options(MODELS)],
+    "oracle_kwargs": [None, InstanceOf(Mapping, "a dict of the oracle's hyperparameters", example=dict)],
+}
+"""The constraints of the arguments of :func:`resolve_oracle` (which an agent taking an oracle passes on)."""
 
 
 def resolve_oracle(oracle: Oracle | str, *, epsilon: float | None = None, delta: float | None = None,
@@ -22,14 +33,20 @@ def resolve_oracle(oracle: Oracle | str, *, epsilon: float | None = None, delta:
         The privacy model (only with a name; the oracle's first supported model when omitted).
     oracle_kwargs : dict, optional
         Hyperparameters of the oracle's dataclass (only with a name).
+
+    Raises
+    ------
+    ValueError or TypeError
+        For an argument outside :data:`ORACLE_ARGUMENT_CONSTRAINTS`, budget arguments given with an Oracle
+        instance, or what :func:`~privbandit.oracles.make_oracle` refuses.
     """
+    check_parameters(resolve_oracle, dict(oracle=oracle, epsilon=epsilon, delta=delta, model=model,
+                                          oracle_kwargs=oracle_kwargs), ORACLE_ARGUMENT_CONSTRAINTS)
     if isinstance(oracle, Oracle):
         if epsilon is not None or delta is not None or model is not None or oracle_kwargs:
             raise ValueError("epsilon, delta, model and oracle_kwargs apply only when oracle is given by name; "
                              "configure the Oracle instance instead")
         return oracle
-    if not isinstance(oracle, str):
-        raise TypeError(f"oracle must be an Oracle or a registered oracle name, got {type(oracle).__name__}")
     kwargs = dict(oracle_kwargs or {})
     if epsilon is not None:
         kwargs["epsilon"] = epsilon

@@ -20,12 +20,25 @@ oracle per epoch).
 from __future__ import annotations
 
 import abc
+import numbers
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar
 
 import numpy as np
 
-from .._validation import as_generator, check_array, check_int, check_positive, check_real, check_rows
+from .._validation import (
+    POSITIVE_INT,
+    InstanceOf,
+    Interval,
+    ParameterConstraints,
+    as_generator,
+    check_array,
+    check_int,
+    check_parameters,
+    check_positive,
+    check_real,
+    check_rows,
+)
 from ..links import Link, identity_link
 from ..oracles.base import EpochFit, Estimate, Oracle
 from ..privacy import PrivacyLedger, PrivacySpec
@@ -161,16 +174,32 @@ class Agent(abc.ABC):
     """Interface of every agent (see the module docstring).
 
     Subclasses implement ``_reset``, ``_choose(features (m, K, d), uniforms (m, u))`` and ``_observe``,
-    and may override ``_probabilities``.
+    and may override ``_probabilities``. A subclass with constructor arguments declares each one's
+    constraints in ``parameter_constraints`` (``{**Base.parameter_constraints, "lam": [POSITIVE], ...}``)
+    and stores them with :meth:`_store_parameters`, which checks them in one place.
     """
 
     name: ClassVar[str] = ""
     uniforms_per_round: ClassVar[int] = 1
+    parameter_constraints: ClassVar[ParameterConstraints] = {}
 
     def __init__(self) -> None:
         self.spec: BanditSpec | None = None
         self.t = 0
         self.ledger = PrivacyLedger()
+
+    def _store_parameters(self, **values: Any) -> None:
+        """Check constructor arguments against ``parameter_constraints`` and store each as an attribute.
+
+        Values are stored as the constraints return them (reals as floats, bools as ``bool``).
+
+        Raises
+        ------
+        ValueError or TypeError
+            Naming the first argument outside its constraints and the allowed range.
+        """
+        for name, value in check_parameters(type(self), values, self.parameter_constraints).items():
+            setattr(self, name, value)
 
     # -- configuration ---------------------------------------------------------------------------
     @property
@@ -339,13 +368,13 @@ class EpochAgent(EpochScheduled):
         schedule (:func:`epoch_schedule`) before the run, from public parameters only.
     """
 
+    parameter_constraints: ClassVar[ParameterConstraints] = {
+        "oracle": [InstanceOf(Oracle, "a privbandit Oracle")], "first_epoch": [POSITIVE_INT],
+        "growth": [Interval(numbers.Real, 1.0, float("inf"), closed="neither")]}
+
     def __init__(self, oracle: Oracle, *, first_epoch: int = 1, growth: float = 2.0) -> None:
         super().__init__()
-        if not isinstance(oracle, Oracle):
-            raise TypeError(f"oracle must be a privbandit Oracle, got {type(oracle).__name__}")
-        self.oracle = oracle
-        self.first_epoch = check_int("first_epoch", first_epoch, low=1)
-        self.growth = check_real("growth", growth, low=1.0, high=float("inf"), low_open=True, high_open=True)
+        self._store_parameters(oracle=oracle, first_epoch=first_epoch, growth=growth)
 
     @property
     def privacy(self) -> PrivacySpec:

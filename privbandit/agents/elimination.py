@@ -41,14 +41,23 @@ Source paper, `alg:batch-cb-meta`, `alg:plan`, `alg:batch-cb-JDP`, `appdx:regret
 from __future__ import annotations
 
 import dataclasses
+import numbers
 from typing import Any, Callable, ClassVar, Sequence
 
 import numpy as np
 
-from .._validation import check_choice, check_int, check_positive, check_real
+from .._validation import (
+    POSITIVE,
+    Boolean,
+    Interval,
+    IsCallable,
+    Options,
+    ParameterConstraints,
+    check_int,
+)
 from ..oracles.base import EpochFit, Estimate, Oracle
 from ..oracles.ridge import Ridge, RidgeFit
-from ._oracle_arg import resolve_oracle
+from ._oracle_arg import ORACLE_ARGUMENT_CONSTRAINTS, resolve_oracle
 from .base import BanditSpec, EpochAgent, register_agent
 from .spanner import barycentric_spanner
 
@@ -357,6 +366,12 @@ class EliminationAgent(EpochAgent):
 
     name: ClassVar[str] = "elimination"
     uniforms_per_round: ClassVar[int] = 1
+    parameter_constraints: ClassVar[ParameterConstraints] = {
+        **EpochAgent.parameter_constraints, **ORACLE_ARGUMENT_CONSTRAINTS, "spanner": [Boolean()],
+        "spanner_constant": [Interval(numbers.Real, 1.0, None, closed="right")], "width_cap": [POSITIVE],
+        "play": [Options(PLAY_RULES)],
+        "exploration": [None, IsCallable("exploration(t: int array) -> rates in [0, 1]")],
+        "pooling": [Options(POOLING)]}
 
     def __init__(self, oracle: Oracle | str = "ridge", *, epsilon: float | None = None, delta: float | None = None,
                  model: str | None = None, oracle_kwargs: dict[str, Any] | None = None, spanner: bool = True,
@@ -365,19 +380,10 @@ class EliminationAgent(EpochAgent):
                  first_epoch: int = 1, growth: float = 2.0) -> None:
         super().__init__(resolve_oracle(oracle, epsilon=epsilon, delta=delta, model=model,
                                         oracle_kwargs=oracle_kwargs), first_epoch=first_epoch, growth=growth)
-        if not isinstance(spanner, (bool, np.bool_)):
-            raise TypeError(f"spanner must be a bool, got {type(spanner).__name__}")
-        self.spanner = bool(spanner)
-        self.spanner_constant = check_real("spanner_constant", spanner_constant, low=1.0, low_open=True)
-        self.width_cap = check_positive("width_cap", width_cap)
-        self.play = check_choice("play", play, PLAY_RULES)
-        if exploration is not None:
-            if play != "greedy":
-                raise ValueError(f"exploration is greedy play's rate: it needs play='greedy', got play={play!r}")
-            if not callable(exploration):
-                raise TypeError("exploration must be a callable exploration(t: int array) -> rates in [0, 1]")
-        self.exploration = exploration
-        self.pooling = check_choice("pooling", pooling, POOLING)
+        self._store_parameters(spanner=spanner, spanner_constant=spanner_constant, width_cap=width_cap, play=play,
+                               exploration=exploration, pooling=pooling)
+        if exploration is not None and play != "greedy":
+            raise ValueError(f"exploration is greedy play's rate: it needs play='greedy', got play={play!r}")
         if pooling == "ridge":
             if self.oracle.privacy.is_private:
                 raise ValueError(f"pooling='ridge' fits every past user's raw rows: it is for the non-private "

@@ -62,15 +62,17 @@ Chan, Shi & Song (2011) / Dwork et al. (2010), the tree-based aggregation mechan
 from __future__ import annotations
 
 import math
+import numbers
 from typing import ClassVar
 
 import numpy as np
 
-from .._validation import check_choice, check_delta, check_epsilon, check_int, check_positive, check_real
+from .._validation import POSITIVE, POSITIVE_INT, UNIT_OPEN, Interval, Options, ParameterConstraints
 from ..privacy import LocalRandomizer, PrivacySpec, SymmetricGaussianMechanism, release_recorded
 from ..privacy.calibration import analytic_noise_multiplier
 from ..privacy.clipping import clip_features, clip_rewards
-from ..oracles.ridge import CONSTANTS as RADII, PRACTICAL_WIDTH
+from ..oracles.base import CONSTANTS
+from ..oracles.ridge import PRACTICAL_WIDTH
 from ..privacy.randomizers import padded
 from .base import Agent, register_agent
 
@@ -82,23 +84,22 @@ class _UCBAgent(Agent):
     """Shared machinery: batching of policy updates, the optimistic choice and its probabilities."""
 
     uniforms_per_round: ClassVar[int] = 0
+    parameter_constraints: ClassVar[ParameterConstraints] = {
+        "lam": [POSITIVE], "confidence": [UNIT_OPEN], "noise_scale": [POSITIVE], "norm_bound": [POSITIVE],
+        "width_multiplier": [Interval(numbers.Real, 0.0, None)], "batch_size": [POSITIVE_INT],
+        "radius": [Options(CONSTANTS)], "c_width": [None, POSITIVE]}
 
     def __init__(self, *, lam: float = 1.0, confidence: float = 0.05, noise_scale: float = 1.0,
                  norm_bound: float = 1.0, width_multiplier: float = 1.0, batch_size: int = 1,
                  radius: str = "theory", c_width: float | None = None) -> None:
         super().__init__()
-        self.lam = check_positive("lam", lam)
-        self.confidence = check_real("confidence", confidence, low=0.0, high=1.0, low_open=True, high_open=True)
-        self.noise_scale = check_positive("noise_scale", noise_scale)
-        self.norm_bound = check_positive("norm_bound", norm_bound)
-        self.width_multiplier = check_real("width_multiplier", width_multiplier, low=0.0)
-        self.batch_size = check_int("batch_size", batch_size, low=1)
-        self.radius = check_choice("radius", radius, RADII)
-        if c_width is not None:
-            if radius != "practical":
-                raise ValueError(f"c_width sets the practical radius: it needs radius='practical', got radius={radius!r}")
-            check_positive("c_width", c_width)
-        self.c_width = PRACTICAL_WIDTH if c_width is None else float(c_width)
+        self._store_parameters(lam=lam, confidence=confidence, noise_scale=noise_scale, norm_bound=norm_bound,
+                               width_multiplier=width_multiplier, batch_size=batch_size, radius=radius,
+                               c_width=c_width)
+        if c_width is not None and radius != "practical":
+            raise ValueError(f"c_width sets the practical radius: it needs radius='practical', got radius={radius!r}")
+        if self.c_width is None:
+            self.c_width = PRACTICAL_WIDTH
 
     def rounds_until_update(self) -> int:
         """Rounds left in the current batch of ``batch_size`` rounds (0 at the horizon)."""
@@ -213,10 +214,12 @@ class LinUCBAgent(_UCBAgent):
 class _NoisyGramUCB(_UCBAgent):
     """UCB on a privatised augmented Gram matrix A~ = sum v v^T + noise, v = (phi, y)."""
 
+    parameter_constraints: ClassVar[ParameterConstraints] = {
+        **_UCBAgent.parameter_constraints, "epsilon": [POSITIVE], "delta": [UNIT_OPEN]}
+
     def __init__(self, *, epsilon: float = 1.0, delta: float = 1e-5, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.epsilon = check_epsilon(epsilon)
-        self.delta = check_delta(delta)
+        self._store_parameters(epsilon=epsilon, delta=delta)
 
     @property
     def node_sensitivity(self) -> float:

@@ -6,7 +6,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._validation import check_choice, check_positive, check_real
+from .._validation import POSITIVE, Options, ParameterConstraints, check_real
 from .base import Agent, EpochScheduled, doubling_schedule, register_agent
 
 
@@ -63,14 +63,14 @@ class EpsilonGreedyAgent(EpochScheduled):
     name: ClassVar[str] = "epsilon-greedy"
     uniforms_per_round: ClassVar[int] = 2
     SCHEDULES: ClassVar[tuple[str, ...]] = ("decay", "constant")
+    parameter_constraints: ClassVar[ParameterConstraints] = {
+        "schedule": [Options(SCHEDULES)], "explore_scale": [POSITIVE], "lam": [POSITIVE]}
 
     def __init__(self, *, explore_scale: float = 1.0, schedule: str = "decay", lam: float = 1.0) -> None:
         super().__init__()
-        check_choice("schedule", schedule, self.SCHEDULES)
-        self.schedule = schedule
-        high = 1.0 if schedule == "constant" else None
-        self.explore_scale = check_real("explore_scale", explore_scale, low=0.0, high=high, low_open=True)
-        self.lam = check_positive("lam", lam)
+        self._store_parameters(schedule=schedule, explore_scale=explore_scale, lam=lam)
+        if schedule == "constant":      # a constant rate is a probability
+            check_real("explore_scale", explore_scale, low=0.0, high=1.0, low_open=True)
 
     def _reset(self) -> None:
         spec = self._require_spec()

@@ -36,14 +36,15 @@ Foster & Rakhlin (2020); Simchi-Levi & Xu (2020); Vowpal Wabbit ``cb_explore_adf
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any, Callable, ClassVar
 
 import numpy as np
 
-from .._validation import check_choice, check_positive, check_real
+from .._validation import POSITIVE, UNIT_OPEN, Interval, IsCallable, Options, ParameterConstraints, check_positive
 from ..oracles.base import Estimate, Oracle
 from ..privacy.calibration import paper_sigma_alpha
-from ._oracle_arg import resolve_oracle
+from ._oracle_arg import ORACLE_ARGUMENT_CONSTRAINTS, resolve_oracle
 from .base import EpochAgent, register_agent, uniform_choice
 
 GAMMA_SCHEDULES = ("paper", "vw")
@@ -183,6 +184,11 @@ class SquareCBAgent(EpochAgent):
 
     name: ClassVar[str] = "squarecb"
     uniforms_per_round: ClassVar[int] = 1
+    parameter_constraints: ClassVar[ParameterConstraints] = {
+        **EpochAgent.parameter_constraints, **ORACLE_ARGUMENT_CONSTRAINTS,
+        "gamma_schedule": [Options(GAMMA_SCHEDULES)], "gamma_scale": [POSITIVE],
+        "gamma_exponent": [Interval(numbers.Real, 0.0, 1.0)], "confidence": [UNIT_OPEN],
+        "rate": [None, IsCallable("rate(n, dim) -> float")]}
 
     def __init__(self, oracle: Oracle | str = "ridge", *, epsilon: float | None = None, delta: float | None = None,
                  model: str | None = None, oracle_kwargs: dict[str, Any] | None = None,
@@ -190,14 +196,8 @@ class SquareCBAgent(EpochAgent):
                  confidence: float = 0.05, rate: Callable[[int, int], float] | None = None) -> None:
         super().__init__(resolve_oracle(oracle, epsilon=epsilon, delta=delta, model=model,
                                         oracle_kwargs=oracle_kwargs))
-        check_choice("gamma_schedule", gamma_schedule, GAMMA_SCHEDULES)
-        self.gamma_schedule = gamma_schedule
-        self.gamma_scale = check_positive("gamma_scale", gamma_scale)
-        self.gamma_exponent = check_real("gamma_exponent", gamma_exponent, low=0.0, high=1.0)
-        self.confidence = check_real("confidence", confidence, low=0.0, high=1.0, low_open=True, high_open=True)
-        if rate is not None and not callable(rate):
-            raise TypeError("rate must be a callable rate(n, dim) -> float")
-        self.rate = rate
+        self._store_parameters(gamma_schedule=gamma_schedule, gamma_scale=gamma_scale,
+                               gamma_exponent=gamma_exponent, confidence=confidence, rate=rate)
 
     def _reset(self) -> None:
         super()._reset()
