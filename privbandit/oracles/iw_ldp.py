@@ -220,11 +220,6 @@ class SpectralLDPFit(LocalEpochFit):
         self._randomizers: dict[int, Any] = {}
         self.trace: list[dict] = []
 
-    @property
-    def spectral_noise_std(self) -> float:
-        """Per-entry std s of the symmetric noise each spectral user adds."""
-        return self._sym_channel.sigma
-
     def _randomizer(self, stage: int):
         if stage not in self._randomizers:
             if stage < self.n_spectral_stages:

@@ -889,9 +889,3 @@ def combine(cells: Sequence[Cell], out: str | os.PathLike) -> pd.DataFrame:
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMNS))
     atomic_write(out / "results.csv", table.to_csv(index=False, lineterminator="\n"))
     return table
-
-
-def horizon_label(horizon: int) -> str:
-    """``"2^k"`` for powers of two, else the number."""
-    k = math.log2(horizon)
-    return f"2^{int(k)}" if k.is_integer() else str(horizon)
