@@ -65,6 +65,11 @@ from ..privacy import (
 from ..privacy.randomizers import padded
 from .base import Estimate, LocalEpochFit, Oracle, register_oracle, stage_sizes_split, two_sided_quantile
 
+__all__ = [
+    "CONSTANTS", "IWFixedPLDP", "IWRegressionLDP", "SpectralLDPFit", "ball_least_squares", "learn_u_ldp",
+    "noise_multiplier", "spectral_lambda",
+]
+
 Constants = Literal["practical", "theory"]
 CONSTANTS: tuple[str, ...] = ("practical", "theory")
 
@@ -576,9 +581,3 @@ class IWFixedPLDP(Oracle):
                 object.__setattr__(self, "public_weights", w)
         elif self.public_weights is not None:
             raise ValueError("public_weights needs public_features")
-
-
-__all__ = [
-    "CONSTANTS", "IWFixedPLDP", "IWRegressionLDP", "SpectralLDPFit", "ball_least_squares", "learn_u_ldp",
-    "noise_multiplier", "spectral_lambda",
-]

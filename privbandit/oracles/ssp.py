@@ -38,6 +38,8 @@ from ..privacy.calibration import CALIBRATION_METHODS
 from .base import EpochFit, Estimate, Oracle, register_oracle
 from .iw_jdp import release_multiplier
 
+__all__ = ["SSP", "augmented_second_moment", "noise_operator_bound", "ssp_estimate"]
+
 
 def augmented_second_moment(features: np.ndarray, rewards: np.ndarray) -> np.ndarray:
     """sum_t z_t z_t^T with z_t = (phi_t, y_t), shape (d+1, d+1)."""
@@ -186,6 +188,3 @@ class SSP(Oracle):
         check_positive("norm_bound", self.norm_bound)
         check_positive("width_multiplier", self.width_multiplier)
         check_choice("calibration", self.calibration, CALIBRATION_METHODS)
-
-
-__all__ = ["SSP", "augmented_second_moment", "noise_operator_bound", "ssp_estimate"]
