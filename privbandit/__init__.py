@@ -10,6 +10,12 @@ from .envs import PrivGLMCBEnv, PrivLinCBEnv, RoundBatch, make_family
 from .links import Link, identity_link, logistic_link
 from .privacy import PrivacyLedger, PrivacySpec
 
+__all__ = [
+    "Link", "PrivGLMCBEnv", "PrivLinCBEnv", "PrivacyLedger", "PrivacySpec", "RoundBatch", "agents", "envs",
+    "identity_link", "infomatrix", "logistic_link", "make_agent", "make_family", "make_oracle", "oracles", "plots",
+    "privacy", "run", "sim",
+]
+
 __version__ = "0.1.0"
 
 # Imported on first access, not with the envs: the agents and oracles need scipy, the runner pandas,
@@ -30,10 +36,3 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
-
-
-__all__ = [
-    "Link", "PrivGLMCBEnv", "PrivLinCBEnv", "PrivacyLedger", "PrivacySpec", "RoundBatch", "agents", "envs",
-    "identity_link", "infomatrix", "logistic_link", "make_agent", "make_family", "make_oracle", "oracles", "plots",
-    "privacy", "run", "sim",
-]

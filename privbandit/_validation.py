@@ -13,10 +13,6 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-RngLike = "int | np.random.SeedSequence | np.random.Generator | None"
-"""What an ``rng`` argument accepts (for type hints in docstrings)."""
-
-
 def as_generator(rng: Any = None) -> np.random.Generator:
     """Return a :class:`numpy.random.Generator` from a seed, a SeedSequence or a Generator (SPEC 7).
 

@@ -42,9 +42,6 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-FAMILIES_FALLBACK = ("isotropic", "spiky", "rare-direction", "heavy-tailed", "heavy-tailed-direction", "low-rank")
-
-
 class UsageError(Exception):
     """A bad argument found after parsing (reported like argparse's errors, exit code 2)."""
 
@@ -534,23 +531,11 @@ def cmd_list(args: argparse.Namespace) -> int:
             doc = (oracle_class(name).__doc__ or "").strip().splitlines()
             print(f"{name:24s} {doc[0] if doc else ''}")
     else:
-        for name in _family_names():
+        from .envs import family_names
+
+        for name in family_names():
             print(name)
     return 0
-
-
-def _family_names() -> list[str]:
-    try:
-        from . import envs
-    except ImportError:  # pragma: no cover - envs not installed yet
-        return list(FAMILIES_FALLBACK)
-    for attr in ("family_names", "FAMILIES"):
-        obj = getattr(envs, attr, None)
-        if callable(obj):
-            return list(obj())
-        if obj is not None:
-            return list(obj)
-    return list(FAMILIES_FALLBACK)
 
 
 def cmd_audit(args: argparse.Namespace) -> int:

@@ -32,6 +32,10 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+__all__ = ["PRIVACY_MODELS", "agent_palette", "coverage_vs_T", "ellipse_points", "information_ellipses",
+           "information_spectra", "metric_vs_T", "regret_curves", "regret_vs_epsilon", "save_standard_figures",
+           "semi_axes"]
+
 BAND: tuple[str, float] = ("se", 1.96)
 
 PRIVACY_MODELS: tuple[tuple[str, str], ...] = (("none", "non-private"), ("jdp", "joint DP"), ("ldp", "local DP"))
@@ -442,8 +446,3 @@ def save_standard_figures(data: pd.DataFrame, out: str | Path, *, dpi: int = 90)
 
 def _safe(text: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in str(text))
-
-
-__all__ = ["PRIVACY_MODELS", "agent_palette", "coverage_vs_T", "ellipse_points", "information_ellipses",
-           "information_spectra", "metric_vs_T", "regret_curves", "regret_vs_epsilon", "save_standard_figures",
-           "semi_axes"]

@@ -25,9 +25,11 @@ import pandas as pd
 import pytest
 
 import privbandit  # noqa: F401  (registers the envs)
-from privbandit.agents import agent_is_private, agent_names, make_agent
+from privbandit.agents import agent_names
 from privbandit.sim.runner import run
 from privbandit.sim.sweep import AgentEntry, EnvEntry, Grid, cell_path, read_cell, sweep
+
+from conftest import build_agent
 
 AGENTS = ["uniform", "epsilon-greedy", "elim-jdp", "elim-ldp", "linucb-jdp", "ldp-ucb", "squarecb-ldp-sgd",
           "elim-glm-jdp"]
@@ -35,17 +37,12 @@ HORIZON = 48
 ENV_KW = {"dim": 3, "n_arms": 4, "family": "heavy-tailed"}
 
 
-def build(name: str):
-    """``make_agent(name)``, at epsilon = 1, delta = 1e-5 if the agent is private."""
-    return make_agent(name, **(dict(epsilon=1.0, delta=1e-5) if agent_is_private(name) else {}))
-
-
 def make_env(name: str):
     return gym.make("PrivGLMCB-v0" if "glm" in name else "PrivLinCB-v0", horizon=HORIZON, **ENV_KW)
 
 
 def table_bytes(name: str, seed: int, **kw) -> bytes:
-    agent = kw.pop("agent", None) or build(name)
+    agent = kw.pop("agent", None) or build_agent(name)
     df = run(agent, make_env(name), seed=seed, log="all", **kw)
     return df.to_csv(index=False).encode()
 
@@ -60,7 +57,7 @@ def test_step_loop_and_batch_path_give_identical_bytes(name):
 
 @pytest.mark.parametrize("name", AGENTS)
 def test_reusing_an_agent_object_changes_nothing(name):
-    agent = build(name)
+    agent = build_agent(name)
     first = table_bytes(name, 9, agent=agent)
     table_bytes(name, 10, agent=agent)  # another run in between
     assert table_bytes(name, 9, agent=agent) == first
@@ -130,13 +127,13 @@ def test_per_round_path_chooses_what_the_batch_path_chooses_for_every_agent(name
     horizon = 300                       # past elim-jdp-ucb's first epoch of 256 rounds
     spec, batch = _stream(name, horizon)
     x, r = batch.features, batch.rewards
-    one = build(name).reset(spec, rng=11)
+    one = build_agent(name).reset(spec, rng=11)
     loop = []
     for t in range(horizon):
         a = one.act(x[t])
         one.update(x[t, a], float(r[t, a]))
         loop.append(a)
-    many = build(name).reset(spec, rng=11)
+    many = build_agent(name).reset(spec, rng=11)
     arms, t = [], 0
     while t < horizon:
         m = many.rounds_until_update()

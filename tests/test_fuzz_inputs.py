@@ -15,7 +15,6 @@ checked everywhere for free.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import warnings
 
@@ -28,8 +27,10 @@ from hypothesis import strategies as st
 import privbandit  # noqa: F401  (registers the envs)
 from privbandit.agents import BanditSpec, agent_is_private, agent_names, make_agent
 from privbandit.envs import PrivGLMCBEnv, PrivLinCBEnv
-from privbandit.oracles import make_oracle, oracle_class, oracle_names
+from privbandit.oracles import oracle_class, oracle_names
 from privbandit.privacy import ClippingWarning
+
+from conftest import build_oracle, oracle_dim
 
 FUZZ = settings(max_examples=40, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -244,20 +245,12 @@ def test_huge_inputs_are_clipped_with_a_warning_never_nan(name, scale, reward, h
 PRIVATE_ORACLES = [n for n in oracle_names() if oracle_class(n).privacy_models[0] != "none"]
 
 
-def _dim(name: str) -> int:
-    return 1 if name == "ldp-1d" else 2
-
-
-def build_oracle(name: str, **kwargs):
-    """``make_oracle`` plus, for the distribution-specific oracles, a public sample of the features."""
-    fields = {f.name for f in dataclasses.fields(oracle_class(name))}
+def _public(name: str) -> np.ndarray:
+    """The public sample of the distribution-specific oracles: norms uniform in [0, 1)."""
     rng = np.random.default_rng(99)
-    public = rng.standard_normal((200, _dim(name)))
+    public = rng.standard_normal((200, oracle_dim(name, 2)))
     public *= (rng.random(200) / np.linalg.norm(public, axis=1))[:, None]
-    extra = {k: public for k in ("features", "public_features") if k in fields}
-    if oracle_class(name).privacy_models != ("none",):
-        kwargs.setdefault("epsilon", 1.0)           # a private oracle needs its budget
-    return make_oracle(name, **extra, **kwargs)
+    return public
 
 
 @FUZZ
@@ -265,22 +258,22 @@ def build_oracle(name: str, **kwargs):
        st.sampled_from([0.0, -0.5, 1.0, 1.5, *BAD_REALS, "x"]))
 def test_oracle_privacy_parameters_are_validated(name, param, value):
     if value in (1.0, 1.5) and param == "epsilon":
-        assert build_oracle(name, **{param: value}).privacy.epsilon == value
+        assert build_oracle(name, _public(name), **{param: value}).privacy.epsilon == value
         return
-    expect_error(param, build_oracle, name, **{param: value})
+    expect_error(param, build_oracle, name, _public(name), **{param: value})
 
 
 @FUZZ
 @given(st.sampled_from(list(oracle_names())), st.sampled_from(["n_rounds", "dim", "bound"]),
        st.sampled_from([0, -1, 2.5, math.nan, math.inf, "4", None]))
 def test_oracle_start_is_validated(name, field, value):
-    kwargs = {"n_rounds": 8, "dim": _dim(name), "bound": 1.0}
+    kwargs = {"n_rounds": 8, "dim": oracle_dim(name, 2), "bound": 1.0}
     if field == "bound" and value == 2.5:
         return
     if field == "bound" and value is None:
         value = "none"
     kwargs[field] = value
-    oracle = build_oracle(name)
+    oracle = build_oracle(name, _public(name))
     n = kwargs.pop("n_rounds")
     expect_error(field, oracle.start, n, rng=0, **kwargs)
 
@@ -288,8 +281,8 @@ def test_oracle_start_is_validated(name, field, value):
 @FUZZ
 @given(st.sampled_from(list(oracle_names())), st.sampled_from(["nan", "inf", "shape", "count", "too-many"]))
 def test_oracle_fits_refuse_bad_rows(name, kind):
-    d = _dim(name)
-    fit = build_oracle(name).start(4, dim=d, rng=0)
+    d = oracle_dim(name, 2)
+    fit = build_oracle(name, _public(name)).start(4, dim=d, rng=0)
     x, y = np.full((2, d), 0.1), np.array([0.5, -0.5])
     if kind == "nan":
         x[1, 0] = math.nan
@@ -312,14 +305,14 @@ def test_oracle_fits_refuse_bad_rows(name, kind):
        st.floats(min_value=2.0, max_value=1e300, allow_nan=False, allow_infinity=False),
        st.floats(min_value=-1e300, max_value=1e300, allow_nan=False, allow_infinity=False))
 def test_oracles_clip_huge_rows_with_a_warning_and_stay_finite(name, scale, reward):
-    d = _dim(name)
+    d = oracle_dim(name, 2)
     rng = np.random.default_rng(1)
     x = rng.standard_normal((16, d))
     x *= scale / np.linalg.norm(x, axis=1, keepdims=True)
     y = np.full(16, reward)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        est = build_oracle(name).fit(x, y, rng=2)
+        est = build_oracle(name, _public(name)).fit(x, y, rng=2)
         width = est.width(x / scale)
     kinds = {type(w.message) for w in caught}
     assert kinds <= {ClippingWarning} and ClippingWarning in kinds, [str(w.message) for w in caught]

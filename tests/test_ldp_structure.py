@@ -14,6 +14,8 @@ from privbandit.oracles import LocalEpochFit, make_oracle, oracle_class, oracle_
 from privbandit.oracles.iw_ldp import IWRegressionLDPFit
 from privbandit.privacy import LocalRandomizer
 
+from conftest import oracle_dim
+
 LOCAL = [n for n in oracle_names() if "ldp" in oracle_class(n).privacy_models
          and issubclass(oracle_class(n).fit_class, LocalEpochFit)]
 MINE = ["ldp-1d", "iw-regression-ldp", "iw-fixed-p-ldp", "iw-glm-ldp", "ldp-sgd", "ssp-local"]
@@ -119,10 +121,6 @@ class LeakyRandomizer(LocalRandomizer):
                                          np.atleast_1d(np.asarray(rewards, float))), dtype=float)
 
 
-def _dim(name):
-    return 1 if name == "ldp-1d" else 3
-
-
 def test_every_local_oracle_of_issue_5_is_registered():
     assert set(MINE) <= set(LOCAL)
 
@@ -134,7 +132,7 @@ def test_local_fits_do_not_override_add_rows(name):
 
 @pytest.mark.parametrize("name", LOCAL)
 def test_aggregation_never_receives_raw_data(name):
-    x, y = _rows(400, _dim(name), 1)
+    x, y = _rows(400, oracle_dim(name, 3), 1)
     rec, est, _ = run_recorded(name, x, y)
     assert sum(o.shape[0] for _, o in rec.received) == 400
     assert len(rec.raw_stats) == len(rec.received) > 0
@@ -144,7 +142,7 @@ def test_aggregation_never_receives_raw_data(name):
 
 @pytest.mark.parametrize("name", MINE)
 def test_detector_flags_a_bypassed_randomizer(name):
-    x, y = _rows(200, _dim(name), 2)
+    x, y = _rows(200, oracle_dim(name, 3), 2)
     rec, _, _ = run_recorded(name, x, y, leak=True)
     problems = detect_raw(rec, x, y)
     assert any("unnoised statistic" in p for p in problems), problems

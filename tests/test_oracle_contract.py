@@ -13,16 +13,17 @@ import numpy as np
 import pytest
 
 import privbandit  # noqa: F401  (registers everything)
-from privbandit.oracles import Estimate, make_oracle, oracle_class, oracle_names
+from privbandit.oracles import Estimate, make_oracle, oracle_names
 from privbandit.privacy import PrivacyBudgetExceeded, PrivacySpec
 
+from conftest import build_oracle, oracle_dim
+
 NAMES = oracle_names()
-DIMS = {"ldp-1d": 1}
 N_ROWS = 96
 
 
 def _dim(name: str) -> int:
-    return DIMS.get(name, 3)
+    return oracle_dim(name, 3)
 
 
 def _data(dim: int, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -35,17 +36,7 @@ def _data(dim: int, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _build(name: str, **kwargs):
-    cls = oracle_class(name)
-    extra = {}
-    field_names = {f.name for f in dataclasses.fields(cls)}
-    public, _ = _data(_dim(name), 400, seed=99)
-    for key in ("features", "public_features"):
-        if key in field_names:
-            extra[key] = public
-    if cls.privacy_models != ("none",):            # a private oracle needs its budget; ridge takes none
-        extra.update(epsilon=1.0, delta=1e-5)
-    extra.update(kwargs)
-    return make_oracle(name, **extra)
+    return build_oracle(name, _data(_dim(name), 400, seed=99)[0], **kwargs)
 
 
 def _fit(name: str, seed: int = 1, chunks: tuple[int, ...] | None = None, n: int = N_ROWS) -> tuple:

@@ -20,6 +20,8 @@ from privbandit.oracles.ldp_sgd import ClippedGradientStatistic, ldp_sgd_epochs
 from privbandit.privacy import PrivacySpec
 from privbandit.privacy.mechanisms import LaplacePair
 
+from conftest import oracle_dim
+
 LDP = ["ldp-1d", "iw-regression-ldp", "iw-fixed-p-ldp", "iw-glm-ldp", "ldp-sgd", "ssp-local"]
 
 
@@ -34,10 +36,6 @@ def linear_data(n, d, rng, theta):
     x = features(n, d, rng)
     y = np.where(rng.random(n) < (1 + x @ theta) / 2, 1.0, -1.0)
     return x, y
-
-
-def dim_of(name):
-    return 1 if name == "ldp-1d" else 3
 
 
 # --- statistics and solvers -------------------------------------------------------------------------
@@ -132,7 +130,7 @@ def test_spectral_iteration_survives_pure_noise():
 
 @pytest.mark.parametrize("name", LDP)
 def test_each_record_spends_at_most_its_budget_once(name):
-    d = dim_of(name)
+    d = oracle_dim(name, 3)
     rng = np.random.default_rng(6)
     x, y = linear_data(700, d, rng, np.full(d, 0.4 / np.sqrt(d)))
     spec = PrivacySpec("ldp", 0.7, 1e-6)
@@ -173,7 +171,7 @@ def test_ldp_1d_uses_the_laplace_pair_at_epsilon():
 
 @pytest.mark.parametrize("name", LDP)
 def test_large_epsilon_recovers_theta(name):
-    d = dim_of(name)
+    d = oracle_dim(name, 3)
     rng = np.random.default_rng(8)
     theta = np.array([0.5]) if d == 1 else np.array([0.5, -0.3, 0.2])
     x, y = linear_data(20000, d, rng, theta)
@@ -208,7 +206,7 @@ def test_theory_widths_are_wider_than_practical(name):
 
 @pytest.mark.parametrize("name", LDP)
 def test_no_nan_on_degenerate_epochs(name):
-    d = dim_of(name)
+    d = oracle_dim(name, 3)
     oracle = make_oracle(name, epsilon=0.5, delta=1e-5)
     for n_rounds, rows in ((1, 1), (5, 0), (9, 3), (40, 40)):
         for seed in range(3):
@@ -239,7 +237,7 @@ def test_two_sided_quantile_is_accurate_for_tiny_confidences():
 def test_tiny_confidence_gives_a_finite_wider_width(name, epsilon, n):
     # these practical widths use the Gaussian quantile at `confidence` (1 - confidence/2 rounds to 1 below
     # ~1e-16); ldp-1d needs enough users for its width to stay below the cap of 2
-    d = dim_of(name)
+    d = oracle_dim(name, 3)
     x, y = linear_data(n, d, np.random.default_rng(0), np.full(d, 0.3))
     widths = []
     for c in (0.05, 1e-300):

@@ -16,7 +16,6 @@ The one exception is iw-glm-dp's output release, charged before its H check deci
 from __future__ import annotations
 
 import ast
-import dataclasses
 from collections import Counter
 from pathlib import Path
 
@@ -25,7 +24,7 @@ import pytest
 
 import privbandit  # registers everything; its folder is scanned below
 from privbandit.agents import BanditSpec, make_agent
-from privbandit.oracles import make_oracle, oracle_class, oracle_names
+from privbandit.oracles import oracle_class, oracle_names
 from privbandit.privacy import (
     GaussianMechanism,
     L2BallChannel,
@@ -34,6 +33,8 @@ from privbandit.privacy import (
     PrivacyLedger,
     SymmetricGaussianMechanism,
 )
+
+from conftest import build_oracle, oracle_dim, public_sample
 
 MECHANISMS = (GaussianMechanism, SymmetricGaussianMechanism, LaplaceMechanism, L2BallChannel)
 PRIVATE = tuple(n for n in oracle_names() if oracle_class(n).privacy_models != ("none",))
@@ -106,14 +107,6 @@ def _check_step(draws: list[tuple], ledger: PrivacyLedger, n_central_before: int
     return len(central)
 
 
-def _build(name: str, dim: int):
-    field_names = {f.name for f in dataclasses.fields(oracle_class(name))}
-    public = np.random.default_rng(99).standard_normal((200, dim))
-    public /= np.maximum(1.0, np.linalg.norm(public, axis=1, keepdims=True))
-    kwargs = {key: public for key in ("features", "public_features") if key in field_names}
-    return make_oracle(name, epsilon=1.0, delta=1e-5, **kwargs)
-
-
 def _rows(dim: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(0)
     x = rng.standard_normal((n, dim))
@@ -123,8 +116,8 @@ def _rows(dim: int, n: int) -> tuple[np.ndarray, np.ndarray]:
 
 @pytest.mark.parametrize("name", PRIVATE)
 def test_every_draw_of_a_private_oracle_is_in_its_ledger_one_to_one(monkeypatch, name: str) -> None:
-    dim = 1 if name == "ldp-1d" else 3
-    fit = _build(name, dim).start(N_ROUNDS, dim=dim, rng=3)
+    dim = oracle_dim(name, 3)
+    fit = build_oracle(name, public_sample(dim)).start(N_ROUNDS, dim=dim, rng=3)
     stages = {fit.stage_range(s) for s in range(len(fit.stage_sizes))}
     x, y = _rows(dim, N_ROUNDS)
     draws = Draws(monkeypatch)

@@ -15,7 +15,6 @@ with the changed row the first row of the partly filled stage.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
@@ -23,8 +22,10 @@ import pytest
 
 import privbandit  # noqa: F401  (registers everything)
 from privbandit.links import logistic_link
-from privbandit.oracles import make_oracle, oracle_class, oracle_names
+from privbandit.oracles import oracle_class, oracle_names
 from privbandit.privacy import GaussianMechanism, L2BallChannel, LaplaceMechanism, SymmetricGaussianMechanism
+
+from conftest import build_oracle, oracle_dim, public_sample
 
 MECHANISMS = (GaussianMechanism, SymmetricGaussianMechanism, LaplaceMechanism, L2BallChannel)
 PRIVATE = tuple(n for n in oracle_names() if oracle_class(n).privacy_models != ("none",))
@@ -58,20 +59,6 @@ class Releases:
             monkeypatch.setattr(cls, "release", release)
 
 
-def _build(name: str, **kwargs):
-    field_names = {f.name for f in dataclasses.fields(oracle_class(name))}
-    public = np.random.default_rng(99).standard_normal((200, _dim(name)))
-    public /= np.maximum(1.0, np.linalg.norm(public, axis=1, keepdims=True))
-    for key in ("features", "public_features"):
-        if key in field_names:
-            kwargs[key] = public
-    return make_oracle(name, epsilon=1.0, delta=1e-5, **kwargs)
-
-
-def _dim(name: str) -> int:
-    return 1 if name == "ldp-1d" else DIM
-
-
 def _neighbours(dim: int, n: int, index: int) -> tuple[tuple, tuple]:
     """Random rows inside the bounds; row ``index`` is (B e_0, 1) in D and (B e_last, -1) (or (-B, 1)) in D'."""
     rng = np.random.default_rng(0)
@@ -88,8 +75,8 @@ def _neighbours(dim: int, n: int, index: int) -> tuple[tuple, tuple]:
 
 
 def _run_pair(monkeypatch, name: str, schedule, oracle_kwargs: dict | None = None, link=None):
-    oracle = _build(name, **(oracle_kwargs or {}))
-    dim = _dim(name)
+    dim = oracle_dim(name, DIM)
+    oracle = build_oracle(name, public_sample(dim), **(oracle_kwargs or {}))
     starts = oracle.start(N_ROUNDS, dim=dim).stage_starts
     if schedule is None:
         stop, index = N_ROUNDS, 0

@@ -22,7 +22,6 @@ count at the smallest sizes, plus every law at d = 50 for every oracle.
 
 from __future__ import annotations
 
-import dataclasses
 import warnings
 
 import numpy as np
@@ -30,8 +29,10 @@ import pytest
 
 import privbandit  # noqa: F401  (registers everything)
 from privbandit.agents import BanditSpec, EpochAgent, agent_is_private, agent_names, make_agent
-from privbandit.oracles import make_oracle, oracle_class, oracle_names
+from privbandit.oracles import oracle_names
 from privbandit.privacy import ClippingWarning
+
+from conftest import ONE_DIMENSIONAL, build_oracle, oracle_dim
 
 KINDS = ("rank-deficient", "near-singular", "duplicates", "zeros", "tiny", "at-bound", "mixed")
 ORACLES = oracle_names()
@@ -80,15 +81,9 @@ def probes(d: int, rng: np.random.Generator) -> np.ndarray:
     return p / np.linalg.norm(p, axis=1, keepdims=True)
 
 
-def build_oracle(name: str, d: int, rng: np.random.Generator):
-    fields = {f.name for f in dataclasses.fields(oracle_class(name))}
-    extra = {}
-    if fields & {"features", "public_features"}:
-        public = features(str(rng.choice(KINDS)), 64, d, rng)
-        extra = {k: public for k in ("features", "public_features") if k in fields}
-    if oracle_class(name).privacy_models != ("none",):
-        extra["epsilon"] = 1.0                       # a private oracle needs its budget
-    return make_oracle(name, **extra)
+def public_features(d: int, rng: np.random.Generator):
+    """The public sample of a distribution-specific oracle, drawn from ``rng`` only when one is needed."""
+    return lambda: features(str(rng.choice(KINDS)), 64, d, rng)
 
 
 def check_estimate(est, d: int, rng: np.random.Generator, what: str) -> None:
@@ -102,7 +97,7 @@ def check_estimate(est, d: int, rng: np.random.Generator, what: str) -> None:
 
 def check_oracle_seed(name: str, seed: int, max_dim: int = 50, max_n: int = 64) -> None:
     rng = np.random.default_rng([seed, 1])
-    d = 1 if name == "ldp-1d" else draw_dim(rng, max_dim)
+    d = 1 if name in ONE_DIMENSIONAL else draw_dim(rng, max_dim)
     n = int(rng.integers(1, max_n + 1))
     kind = str(rng.choice(KINDS))
     x = features(kind, n, d, rng)
@@ -110,7 +105,7 @@ def check_oracle_seed(name: str, seed: int, max_dim: int = 50, max_n: int = 64) 
     what = f"{name} seed={seed} d={d} n={n} {kind}"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ClippingWarning)
-        oracle = build_oracle(name, d, rng)
+        oracle = build_oracle(name, public_features(d, rng))
         fit = oracle.start(n, dim=d, rng=rng)
         cut = int(rng.integers(0, n + 1))
         fit.add(x[:cut], y[:cut])
@@ -173,11 +168,11 @@ def test_agents_on_degenerate_features(name):
 
 def fit_at_d50(name: str, kind: str, seed: int) -> None:
     rng = np.random.default_rng(seed)
-    d = 1 if name == "ldp-1d" else 50
+    d = oracle_dim(name, 50)
     x = features(kind, 40, d, rng)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ClippingWarning)
-        est = build_oracle(name, d, rng).fit(x, rewards(x, rng), rng=1)
+        est = build_oracle(name, public_features(d, rng)).fit(x, rewards(x, rng), rng=1)
     check_estimate(est, d, rng, f"{name} {kind} d={d}")
 
 

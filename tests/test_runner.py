@@ -11,10 +11,12 @@ import pandas as pd
 import pytest
 
 import privbandit  # noqa: F401 - registers the envs
-from privbandit.agents import UniformAgent, agent_is_private, agent_names, make_agent
+from privbandit.agents import UniformAgent, agent_names
 from privbandit.privacy import GaussianMechanism, PrivacySpec
 from privbandit.privacy.ledger import PrivacyBudgetExceeded
 from privbandit.sim.runner import COLUMNS, geometric_grid, run, split_seed
+
+from conftest import build_agent
 
 T = 160
 
@@ -23,15 +25,11 @@ def make_env(horizon: int = T, family: str = "heavy-tailed", **kw):
     return gym.make("PrivLinCB-v0", family=family, dim=3, n_arms=4, horizon=horizon, **kw)
 
 
-def _build(name: str):
-    return make_agent(name, **(dict(epsilon=1.0, delta=1e-5) if agent_is_private(name) else {}))
-
-
 def _buildable() -> list[str]:
     out = []
     for name in agent_names():
         try:
-            _build(name)
+            build_agent(name)
         except (ValueError, TypeError):  # an agent whose oracle has not landed in this install
             continue
         out.append(name)
@@ -40,8 +38,8 @@ def _buildable() -> list[str]:
 
 @pytest.mark.parametrize("name", _buildable())
 def test_batch_path_equals_step_loop_byte_for_byte(name):
-    a = run(_build(name), make_env(), T, seed=7, mode="batch")
-    b = run(_build(name), make_env(), T, seed=7, mode="loop")
+    a = run(build_agent(name), make_env(), T, seed=7, mode="batch")
+    b = run(build_agent(name), make_env(), T, seed=7, mode="loop")
     pd.testing.assert_frame_equal(a, b, check_exact=True)
     assert a.to_csv(index=False) == b.to_csv(index=False)
 

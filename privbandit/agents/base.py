@@ -484,6 +484,12 @@ def make_agent(name: str, **kwargs: Any) -> Agent:
     >>> from privbandit.agents import make_agent
     >>> make_agent("elim-jdp", epsilon=1.0, delta=1e-5).privacy.label()
     'jdp(eps=1, delta=1e-05)'
+    >>> make_agent("linucb").privacy.label()
+    'non-private'
+    >>> make_agent("linucb", epsilon=1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: linucb is non-private: it takes no epsilon/delta, got epsilon (its private counterpart is linucb-jdp)
     """
     entry = _lookup(name)
     budget = sorted(k for k in ("epsilon", "delta") if k in kwargs)

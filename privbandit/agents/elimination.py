@@ -61,6 +61,9 @@ from ._oracle_arg import ORACLE_ARGUMENT_CONSTRAINTS, resolve_oracle
 from .base import BanditSpec, EpochAgent, register_agent
 from .spanner import barycentric_spanner
 
+__all__ = ["PLAY_RULES", "POOLING", "EliminationAgent", "can_eliminate", "cube_root_exploration", "epoch_bounds",
+           "surviving_actions", "theory_confidence", "uniform_over"]
+
 _PLAN_CHUNK = 4096
 _PLAY_BUDGET = 1 << 19   # entries of the (mK, J (d + 1)) product per pass of the UCB and greedy rules (4 MiB:
                          # at d = K = 10 the pass over m contexts runs ~1.3x faster than with 16 MiB passes)
@@ -581,6 +584,3 @@ _factory("elim-glm-ldp", "iw-glm-ldp", "ldp",
 _factory("elim-ldp-greedy", "iw-regression-ldp", "ldp",
          "local-DP action elimination with IW-Regression-LDP, greedy play among the survivors with (d/t)^(1/3) "
          "exploration on their spanner (appdx:regret-upper-LDP with greedy play)", play="greedy")
-
-__all__ = ["PLAY_RULES", "POOLING", "EliminationAgent", "can_eliminate", "cube_root_exploration", "epoch_bounds",
-           "surviving_actions", "theory_confidence", "uniform_over"]

@@ -76,6 +76,8 @@ from ..oracles.ridge import PRACTICAL_WIDTH
 from ..privacy.randomizers import padded
 from .base import Agent, register_agent
 
+__all__ = ["LDPUCBAgent", "LinUCBAgent", "SSLinUCBAgent"]
+
 _EIG_FLOOR = 1e-9
 _CHUNK = 4096
 
@@ -429,5 +431,3 @@ register_agent("linucb-jdp", SSLinUCBAgent, private=True,
                description="joint-DP LinUCB with tree-based aggregation (Shariff & Sheffet 2018)")
 register_agent("ldp-ucb", LDPUCBAgent, private=True,
                description="local-DP LinUCB, users privatise (phi phi^T, phi y) (Zheng et al. 2020)")
-
-__all__ = ["LDPUCBAgent", "LinUCBAgent", "SSLinUCBAgent"]

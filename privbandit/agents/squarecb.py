@@ -47,6 +47,8 @@ from ..privacy.calibration import paper_sigma_alpha
 from ._oracle_arg import ORACLE_ARGUMENT_CONSTRAINTS, resolve_oracle
 from .base import EpochAgent, register_agent, uniform_choice
 
+__all__ = ["GAMMA_SCHEDULES", "IW_RATE_ORACLES", "SquareCBAgent", "inverse_gap_weighting", "iw_l2_rate", "l2_rate"]
+
 GAMMA_SCHEDULES = ("paper", "vw")
 IW_RATE_ORACLES = ("iw-regression-dp",)
 """Oracles whose paper-schedule rate is :func:`iw_l2_rate` (from the fit's lambda and gamma), not :func:`l2_rate`."""
@@ -275,5 +277,3 @@ _factory("squarecb-jdp-iw", "iw-regression-dp", "jdp",
          "joint-DP SquareCB with IW-Regression-DP (alg:square-cb, alg:JDP-linear-regression, alg:W-JDP)")
 _factory("squarecb-ldp-sgd", "ldp-sgd", "ldp",
          "local-DP SquareCB with LDP clipped SGD (alg:square-cb, alg:LDP-improper-GD)")
-
-__all__ = ["GAMMA_SCHEDULES", "IW_RATE_ORACLES", "SquareCBAgent", "inverse_gap_weighting", "iw_l2_rate", "l2_rate"]

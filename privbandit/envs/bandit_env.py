@@ -259,6 +259,25 @@ class PrivLinCBEnv(PrivBanditEnv):
     References
     ----------
     Source paper, `sec:intro-cb`, `example:ill-condition-p`, `prop:lower-perturbed-p`, `ssec:OLS`, `def:lmin`.
+
+    Examples
+    --------
+    >>> import gymnasium as gym
+    >>> import privbandit  # registers the envs
+    >>> env = gym.make("PrivLinCB-v0", n_arms=4, dim=3, horizon=100, family="rare-direction", conditioning=0.01)
+    >>> obs, info = env.reset(seed=0)
+    >>> obs.shape, info
+    ((4, 3), {'t': 0})
+    >>> obs, reward, terminated, truncated, info = env.step(0)
+    >>> sorted(info), info["expected_reward"].shape
+    (['expected_reward', 'optimal_action', 'regret', 't'], (4,))
+    >>> float(reward) in (-1.0, 1.0), terminated, truncated
+    (True, False, False)
+    >>> batch = env.unwrapped.sample_batch(64)   # the next 64 rounds, exactly as 64 steps would see them
+    >>> batch.features.shape, batch.rewards.shape
+    ((64, 4, 3), (64, 4))
+    >>> env.unwrapped.bandit_spec()              # what an agent is told
+    BanditSpec(n_arms=4, dim=3, horizon=100, bound=1.0, link=...)
     """
 
     def __init__(self, *, n_arms: int = 10, dim: int = 10, horizon: int = DEFAULT_HORIZON,
@@ -310,6 +329,18 @@ class PrivGLMCBEnv(PrivBanditEnv):
     References
     ----------
     Source paper, `def:GLM`, `appdx:proof-JDP-gen-linear`, `sec:intro-cb`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privbandit.envs import PrivGLMCBEnv
+    >>> env = PrivGLMCBEnv(n_arms=3, dim=2, horizon=50, link_kwargs={"scale": 4.0})
+    >>> obs, info = env.reset(seed=1)
+    >>> obs.shape, env.bandit_spec().link.name
+    ((3, 2), 'logistic')
+    >>> means = env.step(0)[-1]["expected_reward"]   # nu(<phi(x, a), theta*>) of each arm
+    >>> means.shape, bool(np.all(np.abs(means) <= 1))
+    ((3,), True)
     """
 
     def __init__(self, *, n_arms: int = 10, dim: int = 10, horizon: int = DEFAULT_HORIZON,
@@ -394,6 +425,22 @@ class PrivCBifyEnv(PrivBanditEnv):
     References
     ----------
     Source paper, `sec:intro-cb`, `def:linear-model`, `example:ill-condition-p`, `def:lmin`.
+
+    Examples
+    --------
+    A user dataset needs no extra (``dataset="digits"`` needs scikit-learn):
+
+    >>> import numpy as np
+    >>> from privbandit.envs import PrivCBifyEnv
+    >>> rng = np.random.default_rng(0)
+    >>> X, y = rng.standard_normal((60, 4)), np.arange(60) % 3
+    >>> env = PrivCBifyEnv(X=X, y=y, horizon=20)
+    >>> env.action_space, env.observation_space.shape   # K = 3 classes, d = K p = 12
+    (Discrete(3), (3, 12))
+    >>> obs, info = env.reset(seed=0)
+    >>> obs, reward, terminated, truncated, info = env.step(0)
+    >>> float(reward) in (-1.0, 1.0), float(info["regret"]) in (0.0, 2.0)   # the label reward
+    (True, True)
     """
 
     def __init__(self, *, dataset: str | None = None, X: Any = None, y: Any = None, feature_map: str = "disjoint",

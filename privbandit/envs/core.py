@@ -299,9 +299,18 @@ def build_instance(*, n_arms: int, dim: int, family: Any, conditioning: Any, fam
     dim = check_int("dim", dim, low=1)
     bound = check_positive("bound", bound)
     fmap = make_feature_map(feature_map, n_arms=n_arms, dim=dim)
-    ctx_arms, ctx_dim = fmap.context_shape
+    fam = _context_family(family, conditioning, family_kwargs, fmap, bound)
+    th = _theta_star(theta, instance_seed, fam, fmap, dim, bound)
+    zmax = fmap.predictor_bound(th, bound)
+    lk = _reward_link(link, link_kwargs, zmax, bound)
+    nz = make_noise(noise, scale=check_positive("noise_scale", noise_scale))
+    return BanditInstance(fam, fmap, th, lk, nz, bound)
 
-    # -- context family --------------------------------------------------------------------------
+
+def _context_family(family: Any, conditioning: Any, family_kwargs: Any, fmap: FeatureMap, bound: float) -> Any:
+    """The context family of :func:`build_instance`: a named family built with its dial and parameters,
+    or a user's family object checked against the feature map's context shape and the bound B."""
+    ctx_arms, ctx_dim = fmap.context_shape
     if isinstance(family, str):
         if family not in FAMILIES and not find_family(family):  # an import path or an entry point
             raise ValueError(f"family must be one of {tuple(FAMILIES)} or a context family object, got {family!r}")
@@ -316,37 +325,41 @@ def build_instance(*, n_arms: int, dim: int, family: Any, conditioning: Any, fam
                 raise ValueError(f"pass the {family!r} dial {dial!r} either as conditioning or in family_kwargs, "
                                  "not both")
             params[dial] = conditioning
-        fam = make_family(family, dim=ctx_dim, n_arms=ctx_arms, bound=bound, **params)
-    else:
-        if not callable(getattr(family, "sample", None)):
-            raise TypeError(f"family must be a name in {tuple(FAMILIES)} or an object with sample(n, rng), "
-                            f"got {type(family).__name__}")
-        if conditioning is not None or family_kwargs:
-            raise ValueError("conditioning and family_kwargs apply to named families only; configure the family "
-                             "object itself")
-        for attr, want in (("dim", ctx_dim), ("n_arms", ctx_arms)):
-            have = getattr(family, attr, want)
-            if have != want:
-                raise ValueError(f"family.{attr} = {have} but the {fmap.name!r} feature map needs {want} "
-                                 f"(contexts of shape (n, {ctx_arms}, {ctx_dim}))")
-        fam_bound = getattr(family, "bound", bound)
-        if fam_bound > bound * (1 + _NORM_SLACK):
-            raise ValueError(f"family.bound = {fam_bound:g} exceeds the env's feature bound B = {bound:g}")
-        fam = family
+        return make_family(family, dim=ctx_dim, n_arms=ctx_arms, bound=bound, **params)
+    if not callable(getattr(family, "sample", None)):
+        raise TypeError(f"family must be a name in {tuple(FAMILIES)} or an object with sample(n, rng), "
+                        f"got {type(family).__name__}")
+    if conditioning is not None or family_kwargs:
+        raise ValueError("conditioning and family_kwargs apply to named families only; configure the family "
+                         "object itself")
+    for attr, want in (("dim", ctx_dim), ("n_arms", ctx_arms)):
+        have = getattr(family, attr, want)
+        if have != want:
+            raise ValueError(f"family.{attr} = {have} but the {fmap.name!r} feature map needs {want} "
+                             f"(contexts of shape (n, {ctx_arms}, {ctx_dim}))")
+    fam_bound = getattr(family, "bound", bound)
+    if fam_bound > bound * (1 + _NORM_SLACK):
+        raise ValueError(f"family.bound = {fam_bound:g} exceeds the env's feature bound B = {bound:g}")
+    return family
 
-    # -- theta* ------------------------------------------------------------------------------------
+
+def _theta_star(theta: Any, instance_seed: Any, fam: Any, fmap: FeatureMap, dim: int, bound: float) -> np.ndarray:
+    """theta* of :func:`build_instance`: ``theta`` checked to lie in the unit ball, or drawn from
+    ``instance_seed`` in the family's suggested direction (isotropic if it has none) with norm min(1, 1/B)."""
     if theta is None:
         seed = check_int("instance_seed", instance_seed, low=0) if instance_seed is not None else None
+        ctx_arms, ctx_dim = fmap.context_shape
         source = fam if callable(getattr(fam, "theta_direction", None)) else Isotropic(ctx_dim, ctx_arms, bound)
-        th = fmap.draw_theta(source, np.random.default_rng(seed), min(1.0, 1.0 / bound))
-    else:
-        th = check_array("theta", theta, shape=(dim,))
-        if float(np.linalg.norm(th)) > 1 + 1e-12:
-            raise ValueError(f"theta must lie in the unit ball (||theta|| <= 1), got norm {np.linalg.norm(th):g}")
+        return fmap.draw_theta(source, np.random.default_rng(seed), min(1.0, 1.0 / bound))
+    th = check_array("theta", theta, shape=(dim,))
+    if float(np.linalg.norm(th)) > 1 + 1e-12:
+        raise ValueError(f"theta must lie in the unit ball (||theta|| <= 1), got norm {np.linalg.norm(th):g}")
+    return th
 
-    zmax = fmap.predictor_bound(th, bound)
 
-    # -- link and noise ----------------------------------------------------------------------------
+def _reward_link(link: Any, link_kwargs: Any, zmax: float, bound: float) -> Link:
+    """The link of :func:`build_instance`, checked to map the predictor range [-zmax, zmax] into [-1, 1]
+    with its derivative bounds (:func:`_check_link`)."""
     if isinstance(link, Link):
         if link_kwargs:
             raise ValueError("link_kwargs apply to a named link only; configure the Link object itself")
@@ -366,6 +379,5 @@ def build_instance(*, n_arms: int, dim: int, family: Any, conditioning: Any, fam
         raise ValueError(f"with the identity link the mean reward <phi, theta> must stay in [-1, 1]: "
                          f"sup |<phi, theta>| = {zmax:g} > 1 (need B ||theta|| <= 1; B = {bound:g})")
     _check_link(lk, zmax)
-    nz = make_noise(noise, scale=check_positive("noise_scale", noise_scale))
-    return BanditInstance(fam, fmap, th, lk, nz, bound)
+    return lk
 

@@ -440,6 +440,10 @@ def make_oracle(name: str, **kwargs: Any) -> Oracle:
     >>> from privbandit.oracles import make_oracle
     >>> make_oracle("iw-regression-dp", epsilon=1.0, delta=1e-5).privacy.label()
     'jdp(eps=1, delta=1e-05)'
+    >>> make_oracle("iw-regression-ldp", epsilon=0.5).privacy.label()   # delta defaults to 1e-5
+    'ldp(eps=0.5, delta=1e-05)'
+    >>> make_oracle("ridge").privacy.label()
+    'non-private'
     """
     cls = oracle_class(name)
     budget = sorted(k for k in ("epsilon", "delta") if k in kwargs)

@@ -297,6 +297,19 @@ class IWGLMDP(_TwoPhaseIWConfig):
     References
     ----------
     Source paper, `alg:JDP-L1-regression`, `alg:JDP-SGD`, `thm:JDP-L1-regression`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privbandit.links import make_link
+    >>> from privbandit.oracles import make_oracle
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.uniform(-1.0, 1.0, (2000, 3)) / np.sqrt(3)
+    >>> link = make_link("logistic")                  # nu(z) = tanh(z)
+    >>> y = np.where(rng.random(2000) < (1 + link(x @ [0.6, -0.8, 0.0])) / 2, 1.0, -1.0)
+    >>> est = make_oracle("iw-glm-dp", epsilon=1.0, delta=1e-5).fit(x, y, link=link, rng=1)
+    >>> est.theta.shape, est.link.name, est.mean(x[:5]).shape
+    ((3,), 'logistic', (5,))
     """
 
     name: ClassVar[str] = "iw-glm-dp"

@@ -468,6 +468,24 @@ class IWRegressionDP(_TwoPhaseIWConfig):
     ----------
     Source paper, `alg:JDP-linear-regression`, `thm:JDP-linear-regression-full`, `lem:hth-JDP-property`,
     `lem:JDP-cb-logA` (width 10 lambda ||W phi||).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privbandit.oracles import make_oracle
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.uniform(-1.0, 1.0, (2000, 3)) / np.sqrt(3)                 # rows with ||x|| <= 1
+    >>> y = np.where(rng.random(2000) < (1 + x @ [0.6, -0.8, 0.0]) / 2, 1.0, -1.0)   # E y = <x, theta*>
+
+    >>> oracle = make_oracle("iw-regression-dp", epsilon=1.0, delta=1e-5)
+    >>> fit = oracle.start(2000, dim=3, rng=1)        # one epoch: 2000 users, d = 3, B = 1
+    >>> fit.stage_sizes                               # three stages learn W, then one regresses
+    (333, 333, 333, 1001)
+    >>> fit.add(x, y)
+    >>> fit.result().theta.shape
+    (3,)
+    >>> fit.ledger.n_records, round(fit.ledger.guarantee(1e-5), 6)   # every user spent (1, 1e-5)
+    (2000, 1.0)
     """
 
     name: ClassVar[str] = "iw-regression-dp"

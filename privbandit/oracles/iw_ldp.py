@@ -85,6 +85,10 @@ from .base import (
     two_sided_quantile,
 )
 
+__all__ = [
+    "CONSTANTS", "SPECTRAL_LDP_CONSTRAINTS", "IWFixedPLDP", "IWRegressionLDP", "SpectralLDPFit", "ball_least_squares",
+    "learn_u_ldp", "noise_multiplier", "spectral_lambda",
+]
 
 PRACTICAL_STAGES = 4
 """K of the practical spectral iteration (the exact iteration reaches [1/2, 2] in about 3 steps)."""
@@ -231,11 +235,6 @@ class SpectralLDPFit(LocalEpochFit):
         self._h_count = 0
         self._randomizers: dict[int, Any] = {}
         self.trace: list[dict] = []
-
-    @property
-    def spectral_noise_std(self) -> float:
-        """Per-entry std s of the symmetric noise each spectral user adds."""
-        return self._sym_channel.sigma
 
     def _randomizer(self, stage: int):
         if stage not in self._randomizers:
@@ -429,6 +428,21 @@ class IWRegressionLDP(Oracle):
     ----------
     Source paper, `alg:LDP-linear-regression`, `alg:U-LDP`, `lem:L-LDP-solution`,
     `thm:LDP-linear-regression-full`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from privbandit.oracles import make_oracle
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.uniform(-1.0, 1.0, (2000, 3)) / np.sqrt(3)                 # rows with ||x|| <= 1
+    >>> y = np.where(rng.random(2000) < (1 + x @ [0.6, -0.8, 0.0]) / 2, 1.0, -1.0)   # E y = <x, theta*>
+
+    >>> fit = make_oracle("iw-regression-ldp", epsilon=1.0, delta=1e-5).start(2000, dim=3, rng=1)
+    >>> fit.add(x, y)                                 # each row is randomized, by its user, right here
+    >>> fit.result().theta.shape
+    (3,)
+    >>> sorted({r["kind"] for r in fit.ledger.summary()}), round(fit.ledger.guarantee(1e-5), 6)
+    (['local'], 1.0)
     """
 
     constants: Constants = "practical"
@@ -587,9 +601,3 @@ class IWFixedPLDP(Oracle):
                 object.__setattr__(self, "public_weights", w)
         elif self.public_weights is not None:
             raise ValueError("public_weights needs public_features")
-
-
-__all__ = [
-    "CONSTANTS", "SPECTRAL_LDP_CONSTRAINTS", "IWFixedPLDP", "IWRegressionLDP", "SpectralLDPFit", "ball_least_squares", "learn_u_ldp",
-    "noise_multiplier", "spectral_lambda",
-]

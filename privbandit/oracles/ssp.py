@@ -38,6 +38,8 @@ from ..privacy.calibration import CALIBRATION_METHODS
 from .base import EpochFit, Estimate, Oracle, register_oracle
 from .iw_jdp import release_multiplier
 
+__all__ = ["SSP", "augmented_second_moment", "noise_operator_bound", "ssp_estimate"]
+
 
 def augmented_second_moment(features: np.ndarray, rewards: np.ndarray) -> np.ndarray:
     """sum_t z_t z_t^T with z_t = (phi_t, y_t), shape (d+1, d+1)."""
@@ -180,6 +182,3 @@ class SSP(Oracle):
     parameter_constraints: ClassVar[ParameterConstraints] = {
         **Oracle.parameter_constraints, "lam": [POSITIVE], "confidence": [UNIT_OPEN], "noise_scale": [POSITIVE],
         "norm_bound": [POSITIVE], "width_multiplier": [POSITIVE], "calibration": [Options(CALIBRATION_METHODS)]}
-
-
-__all__ = ["SSP", "augmented_second_moment", "noise_operator_bound", "ssp_estimate"]

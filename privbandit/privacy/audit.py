@@ -163,38 +163,63 @@ def audit_delta(run_d: Sampler, run_d_prime: Sampler, epsilon: float, *, n_draws
     rng_p, rng_q = as_generator(rng).spawn(2)
     raw_p = np.asarray(run_d(n_draws, rng_p))
     raw_q = np.asarray(run_d_prime(n_draws, rng_q))
+    half = n_draws // 2
+    t_p, t_q = _statistic(raw_p, raw_q, n_draws, half, project)
+    alpha = (1.0 - confidence) / 2.0  # Bonferroni over the two probabilities
+    e_eps = math.exp(epsilon)
+    tau, side, order = _select_set(t_p[:half], t_q[:half], e_eps, alpha, n_thresholds)
+    delta_hat, delta_lower, delta_upper = _evaluate_set(t_p[half:], t_q[half:], tau, side, order, e_eps, alpha)
+    return AuditResult(
+        epsilon=epsilon,
+        delta_hat=delta_hat,
+        delta_lower=delta_lower,
+        delta_upper=delta_upper,
+        confidence=confidence,
+        n_draws=n_draws,
+        threshold=tau,
+        side=side,
+        order=order,
+    )
+
+
+def _statistic(raw_p: np.ndarray, raw_q: np.ndarray, n_draws: int, half: int,
+               project: "Projection | np.ndarray | None") -> tuple[np.ndarray, np.ndarray]:
+    """Step 1 of :func:`audit_delta`: reduce every output to one number t (see its ``project``).
+
+    The default direction (the difference of the two output means) is estimated on the selection half,
+    the first ``half`` draws, only.
+    """
     out_p = _flatten(raw_p, n_draws, "run_d")
     out_q = _flatten(raw_q, n_draws, "run_d_prime")
     if out_p.shape != out_q.shape:
         raise ValueError(f"run_d and run_d_prime must return outputs of the same shape, got {raw_p.shape} "
                          f"and {raw_q.shape}")
-    half = n_draws // 2
-    sel, ev = slice(0, half), slice(half, n_draws)
-
     if callable(project):
         t_p = np.asarray(project(raw_p), dtype=float).reshape(-1)
         t_q = np.asarray(project(raw_q), dtype=float).reshape(-1)
         if t_p.shape != (n_draws,) or t_q.shape != (n_draws,):
             raise ValueError(f"project must return one number per draw, got shapes {t_p.shape}, {t_q.shape}")
+        return t_p, t_q
+    if project is not None:
+        direction = np.asarray(project, dtype=float).reshape(-1)
+        if direction.shape != (out_p.shape[1],):
+            raise ValueError(f"project must have {out_p.shape[1]} entries (the flattened output), got "
+                             f"{direction.shape}")
+    elif out_p.shape[1] == 1:
+        direction = np.ones(1)
     else:
-        if project is not None:
-            direction = np.asarray(project, dtype=float).reshape(-1)
-            if direction.shape != (out_p.shape[1],):
-                raise ValueError(f"project must have {out_p.shape[1]} entries (the flattened output), got "
-                                 f"{direction.shape}")
-        elif out_p.shape[1] == 1:
-            direction = np.ones(1)
-        else:
-            direction = out_p[sel].mean(axis=0) - out_q[sel].mean(axis=0)
-            if not np.any(direction):
-                direction = np.eye(out_p.shape[1])[0]
-        t_p, t_q = out_p @ direction, out_q @ direction
+        direction = out_p[:half].mean(axis=0) - out_q[:half].mean(axis=0)
+        if not np.any(direction):
+            direction = np.eye(out_p.shape[1])[0]
+    return out_p @ direction, out_q @ direction
 
-    alpha = (1.0 - confidence) / 2.0  # Bonferroni over the two probabilities
-    e_eps = math.exp(epsilon)
 
-    # Selection half: the half-line (either side, either order) with the best lower bound.
-    sp, sq = np.sort(t_p[sel]), np.sort(t_q[sel])
+def _select_set(t_p: np.ndarray, t_q: np.ndarray, e_eps: float, alpha: float,
+                n_thresholds: int) -> tuple[float, str, str]:
+    """Step 2 of :func:`audit_delta`, on the selection half: the half-line (either side, either order)
+    with the best lower bound on the hockey-stick value. Returns (tau, side, order)."""
+    half = t_p.size
+    sp, sq = np.sort(t_p), np.sort(t_q)
     thresholds = np.unique(np.quantile(np.concatenate([sp, sq]), np.linspace(0.0, 1.0, n_thresholds)))
     above_p, above_q = _counts_above(sp, thresholds), _counts_above(sq, thresholds)
     cand = {  # (side, order): (counts of the P set, counts of the Q set)
@@ -211,24 +236,18 @@ def audit_delta(run_d: Sampler, run_d_prime: Sampler, epsilon: float, *, n_draws
         i = int(np.argmax(score))
         if score[i] > best[0]:
             best = (float(score[i]), float(thresholds[i]), side, order)
-    _, tau, side, order = best
+    return best[1], best[2], best[3]
 
-    # Evaluation half: the chosen set's hockey-stick value with Clopper-Pearson intervals.
-    n_ev = n_draws - half
-    ep, eq = t_p[ev], t_q[ev]
-    in_p = np.count_nonzero(ep > tau) if side == "above" else np.count_nonzero(ep <= tau)
-    in_q = np.count_nonzero(eq > tau) if side == "above" else np.count_nonzero(eq <= tau)
+
+def _evaluate_set(t_p: np.ndarray, t_q: np.ndarray, tau: float, side: str, order: str, e_eps: float,
+                  alpha: float) -> tuple[float, float, float]:
+    """Step 3 of :func:`audit_delta`, on the evaluation half: the chosen set's hockey-stick value with
+    Clopper-Pearson intervals. Returns (delta_hat, delta_lower, delta_upper)."""
+    n_ev = t_p.size
+    in_p = np.count_nonzero(t_p > tau) if side == "above" else np.count_nonzero(t_p <= tau)
+    in_q = np.count_nonzero(t_q > tau) if side == "above" else np.count_nonzero(t_q <= tau)
     k_a, k_b = (in_p, in_q) if order == "D,D'" else (in_q, in_p)
     lo_a, up_a = clopper_pearson(k_a, n_ev, alpha)
     lo_b, up_b = clopper_pearson(k_b, n_ev, alpha)
-    return AuditResult(
-        epsilon=epsilon,
-        delta_hat=float(max(0.0, k_a / n_ev - e_eps * k_b / n_ev)),
-        delta_lower=float(lo_a - e_eps * up_b),
-        delta_upper=float(max(0.0, up_a - e_eps * lo_b)),
-        confidence=confidence,
-        n_draws=n_draws,
-        threshold=tau,
-        side=side,
-        order=order,
-    )
+    return (float(max(0.0, k_a / n_ev - e_eps * k_b / n_ev)), float(lo_a - e_eps * up_b),
+            float(max(0.0, up_a - e_eps * lo_b)))

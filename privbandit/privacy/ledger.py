@@ -103,18 +103,30 @@ def _compose_epsilon(entries: tuple[tuple[MechanismEntry, int], ...], delta: flo
 class PrivacyLedger:
     """Records every release and proves each record's composed (epsilon, delta).
 
+    References
+    ----------
+    Source paper, `def:JDP`, `def:LDP`; composition of Gaussian channels (`def:Guassian-channel`).
+
     Examples
     --------
-    >>> from privbandit.privacy import GaussianMechanism, PrivacyLedger
+    >>> from privbandit.privacy import GaussianMechanism, PrivacyLedger, PrivacySpec
     >>> ledger = PrivacyLedger()
     >>> mech = GaussianMechanism.calibrated(1.0, 1e-5, sensitivity=2.0)
     >>> ledger.record(0, 100, mech.ledger_entry(), label="psi")
     >>> round(ledger.guarantee(1e-5), 6)
     1.0
+    >>> round(ledger.check(PrivacySpec("jdp", 1.0, 1e-5)), 6)
+    1.0
 
-    References
-    ----------
-    Source paper, `def:JDP`, `def:LDP`; composition of Gaussian channels (`def:Guassian-channel`).
+    A second release on the records 50..149: those in both compose (exactly, for Gaussians).
+
+    >>> ledger.record(50, 150, mech.ledger_entry(), label="Psi")
+    >>> ledger.n_records, round(ledger.record_epsilon(0, 1e-5), 6), round(ledger.record_epsilon(75, 1e-5), 2)
+    (150, 1.0, 1.47)
+    >>> ledger.check(PrivacySpec("jdp", 1.0, 1e-5))
+    Traceback (most recent call last):
+    ...
+    privbandit...PrivacyBudgetExceeded: a record spent epsilon=1.465... at delta=1e-05, above the spec's epsilon=1
     """
 
     releases: list[Release] = field(default_factory=list)

@@ -37,6 +37,8 @@ import numpy as np
 
 from .._validation import check_delta, check_epsilon, check_int
 
+__all__ = ["LEDGER_MISSING", "AgentAudit", "audit_agent", "neighbouring_streams"]
+
 LEDGER_MISSING = "ledger missing: privacy not verified"
 """What the audit says of an agent that claims privacy but records no release."""
 
@@ -205,6 +207,3 @@ def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs
     refuted = [e for e in EPS_GRID if at(e).violates(delta)]
     return AgentAudit(agent, model, epsilon, delta, float(max(refuted, default=0.0)), at(epsilon).delta_lower,
                       ledger, n_draws, horizon)
-
-
-__all__ = ["LEDGER_MISSING", "AgentAudit", "audit_agent", "neighbouring_streams"]

@@ -32,7 +32,6 @@ import math
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -41,6 +40,9 @@ from ..plugins import is_import_path
 from .report import final_rows, final_regret, markdown_table, mean_ci
 from .suites import Suite, agent_available, get_suite
 from .sweep import AgentEntry, SweepResult, sweep
+
+__all__ = ["BETTER", "NOT_SEPARABLE", "WORSE", "Challenge", "challenge", "challenger_entry", "challenger_figure",
+           "challenger_suite", "comparison_markdown", "leaderboard", "paired_comparison"]
 
 PRIVATE_MODELS: tuple[str, ...] = ("jdp", "ldp")
 """Privacy models a challenger can declare (``--private``)."""
@@ -344,8 +346,3 @@ def challenge(suite: Suite | str, agent: str | AgentEntry, out: str | os.PathLik
                              f"got {reference!r}")
     result = sweep(ran.cells(), out, jobs=jobs, backend=backend, address=address, progress=progress)
     return Challenge(ran, entry.label, reference, result)
-
-
-__all__: Sequence[str] = ("BETTER", "NOT_SEPARABLE", "WORSE", "Challenge", "challenge", "challenger_entry",
-                          "challenger_figure", "challenger_suite", "comparison_markdown", "leaderboard",
-                          "paired_comparison")

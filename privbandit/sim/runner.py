@@ -328,6 +328,18 @@ def run(agent: Agent, env: Any, horizon: int | None = None, seed: Any = 0, *, mo
     References
     ----------
     Source paper, `alg:batch-cb-meta`, `def:JDP-interactive`.
+
+    Examples
+    --------
+    >>> from privbandit.agents import make_agent
+    >>> from privbandit.sim import run
+    >>> table = run(make_agent("elim-jdp", epsilon=1.0), "PrivLinCB-v0", horizon=256, seed=0,
+    ...             env_kwargs={"n_arms": 3, "dim": 2})
+    >>> list(table.columns)
+    ['agent', 'env', 'family', 'privacy_model', 'epsilon', 'delta', 'seed', 'n_arms', 'dim', 'horizon',
+     't', 'epoch', 'regret', 'cum_regret', 'epsilon_spent']
+    >>> int(table["t"].iloc[-1]), round(float(table["epsilon_spent"].iloc[-1]), 6)
+    (256, 1.0)
     """
     if not isinstance(agent, Agent):
         raise TypeError(f"agent must be a privbandit Agent, got {type(agent).__name__}")

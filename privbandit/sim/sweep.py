@@ -789,6 +789,23 @@ def sweep(cells: Sequence[Cell], out: str | os.PathLike, *, jobs: int = 1, backe
     -----
     CellFilesRejected
         Naming the cell files that failed :func:`load_cell`, moved to ``<out>/cells/rejected/``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from privbandit.sim import AgentEntry, EnvEntry, Grid, sweep
+    >>> grid = Grid(agents=(AgentEntry("uniform"), AgentEntry("elim-jdp")),
+    ...             envs=(EnvEntry("iso-d2", kwargs={"family": "isotropic", "n_arms": 3, "dim": 2}),),
+    ...             epsilons=(1.0,), seeds=2, horizon=128)
+    >>> len(grid.cells())                 # (uniform, elim-jdp at epsilon = 1) x 2 seeds
+    4
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     first = sweep(grid.cells(), out)
+    ...     again = sweep(grid.cells(), out)  # resumes: every cell is finished already
+    >>> len(first.ran), len(again.ran), len(again.skipped)
+    (4, 0, 4)
+    >>> sorted(first.table["agent"].unique()), int(first.table["t"].max())
+    (['elim-jdp', 'uniform'], 128)
     """
     cells = list(cells)
     if not all(isinstance(c, Cell) for c in cells):
@@ -889,9 +906,3 @@ def combine(cells: Sequence[Cell], out: str | os.PathLike) -> pd.DataFrame:
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMNS))
     atomic_write(out / "results.csv", table.to_csv(index=False, lineterminator="\n"))
     return table
-
-
-def horizon_label(horizon: int) -> str:
-    """``"2^k"`` for powers of two, else the number."""
-    k = math.log2(horizon)
-    return f"2^{int(k)}" if k.is_integer() else str(horizon)

@@ -1,0 +1,59 @@
+"""Helpers shared by several test files: ``from conftest import build_oracle`` (pytest puts tests/ on the path).
+
+Each helper is one idea that several files had written for themselves: the dimension an oracle test uses,
+the public sample of the distribution-specific oracles, an oracle or an agent built with the budget a
+private one needs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+import numpy as np
+
+from privbandit.agents import agent_is_private, make_agent
+from privbandit.oracles import make_oracle, oracle_class
+
+ONE_DIMENSIONAL = frozenset({"ldp-1d"})
+"""Oracles that only fit d = 1."""
+
+PUBLIC_FIELDS = ("features", "public_features")
+"""Fields through which a distribution-specific oracle takes a public sample of the features."""
+
+BUDGET = {"epsilon": 1.0, "delta": 1e-5}
+"""The privacy level a test gives a private oracle or agent unless it says otherwise."""
+
+
+def oracle_dim(name: str, dim: int) -> int:
+    """The dimension a test of oracle ``name`` uses: ``dim``, or 1 for a one-dimensional oracle."""
+    return 1 if name in ONE_DIMENSIONAL else dim
+
+
+def public_sample(dim: int, n: int = 200, seed: int = 99) -> np.ndarray:
+    """n Gaussian rows of dimension ``dim`` projected into the unit ball (a public sample of features)."""
+    public = np.random.default_rng(seed).standard_normal((n, dim))
+    public /= np.maximum(1.0, np.linalg.norm(public, axis=1, keepdims=True))
+    return public
+
+
+def build_oracle(name: str, public: np.ndarray | Callable[[], np.ndarray], **kwargs: Any):
+    """``make_oracle(name, **kwargs)`` plus what a test's oracle needs besides its own arguments.
+
+    A distribution-specific oracle gets ``public`` in each of its :data:`PUBLIC_FIELDS` (a callable is called
+    only then, so that a test drawing it from its own rng draws nothing for the other oracles); a private
+    oracle gets :data:`BUDGET` unless ``kwargs`` set it.
+    """
+    cls = oracle_class(name)
+    fields = [f.name for f in dataclasses.fields(cls) if f.name in PUBLIC_FIELDS]
+    if fields:
+        sample = public() if callable(public) else public
+        kwargs = {**dict.fromkeys(fields, sample), **kwargs}
+    if cls.privacy_models != ("none",):
+        kwargs = {**BUDGET, **kwargs}
+    return make_oracle(name, **kwargs)
+
+
+def build_agent(name: str, **kwargs: Any):
+    """``make_agent(name, **kwargs)``, with :data:`BUDGET` if the agent is private."""
+    return make_agent(name, **(BUDGET if agent_is_private(name) else {}), **kwargs)

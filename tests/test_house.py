@@ -1,0 +1,112 @@
+"""House rules that a reviewer would otherwise check by hand: short functions, ``__all__`` after the imports,
+and an Examples section (collected by ``--doctest-modules``) on every entry point the README names."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import privbandit
+
+PACKAGE = Path(privbandit.__file__).resolve().parent
+
+MAX_FUNCTION_LINES = 80
+"""Lines of code per function at most (docstrings, comments and blank lines not counted)."""
+
+
+def code_lines(source: str, node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """Lines of code of one function: its lines minus its docstring, blank lines and comment-only lines.
+
+    A nested function's lines count for it and for the function around it.
+    """
+    lines = set(range(node.lineno, node.end_lineno + 1))
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        lines -= set(range(body[0].lineno, body[0].end_lineno + 1))
+    text = source.splitlines()
+    return sum(1 for i in lines if text[i - 1].strip() and not text[i - 1].strip().startswith("#"))
+
+
+def long_functions(source: str, limit: int = MAX_FUNCTION_LINES) -> list[tuple[str, int]]:
+    """(name, lines of code) of every function in ``source`` longer than ``limit``."""
+    return [(node.name, n) for node in ast.walk(ast.parse(source))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (n := code_lines(source, node)) > limit]
+
+
+def _function(n_code: int, *, docstring: int = 0, comments: int = 0, blanks: int = 0) -> str:
+    """A synthetic function with ``n_code`` lines of code (the ``def`` line included) and filler."""
+    lines = ["def f(x):"]
+    if docstring:
+        lines += ['    """Doc.'] + ["    more doc"] * (docstring - 2) + ['    """']
+    lines += ["    # a comment"] * comments + [""] * blanks
+    lines += [f"    x = x + {i}" for i in range(n_code - 2)] + ["    return x"]
+    return "\n".join(lines) + "\n"
+
+
+def test_the_counter_counts_code_lines_only():
+    src = _function(10, docstring=6, comments=4, blanks=3)
+    assert code_lines(src, ast.parse(src).body[0]) == 10
+
+
+def test_the_counter_flags_an_81_line_function_and_passes_an_80_line_one():
+    assert long_functions(_function(80, docstring=30, comments=20, blanks=20)) == []
+    assert long_functions(_function(81)) == [("f", 81)]
+
+
+def test_the_counter_sees_methods_and_nested_functions():
+    method = "class A:\n" + "".join("    " + line + "\n" for line in _function(81).splitlines())
+    assert long_functions(method) == [("f", 81)]
+    outer = "def outer():\n" + "".join("    " + line + "\n" for line in _function(80).splitlines())
+    assert long_functions(outer) == [("outer", 81)]
+
+
+def test_no_function_in_privbandit_is_longer_than_80_lines_of_code():
+    found = [f"{path.relative_to(PACKAGE.parent)}: {name} ({n} lines)"
+             for path in sorted(PACKAGE.rglob("*.py")) for name, n in long_functions(path.read_text())]
+    assert found == [], f"split these into named steps: {found}"
+
+
+def all_after_imports(source: str) -> bool | None:
+    """Whether a module's ``__all__`` comes before its first function or class (None: it has none)."""
+    first_def = None
+    for i, node in enumerate(ast.parse(source).body):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and first_def is None:
+            first_def = i
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            return first_def is None
+    return None
+
+
+def test_all_placement_check_tells_top_from_bottom():
+    top = "import os\n\n__all__ = ['f']\n\n\ndef f():\n    pass\n"
+    bottom = "import os\n\n\ndef f():\n    pass\n\n\n__all__ = ['f']\n"
+    assert all_after_imports(top) is True
+    assert all_after_imports(bottom) is False
+    assert all_after_imports("def f():\n    pass\n") is None
+
+
+def test_every_module_puts_all_after_its_imports():
+    bottom = [str(p.relative_to(PACKAGE.parent)) for p in sorted(PACKAGE.rglob("*.py"))
+              if all_after_imports(p.read_text()) is False]
+    assert bottom == []
+
+
+def _documented() -> list:
+    from privbandit.agents import make_agent
+    from privbandit.envs import PrivCBifyEnv, PrivGLMCBEnv, PrivLinCBEnv
+    from privbandit.oracles import make_oracle, oracle_class
+    from privbandit.privacy import PrivacyLedger
+    from privbandit.sim import run, sweep
+
+    oracles = [oracle_class(n) for n in ("ridge", "iw-regression-dp", "iw-regression-ldp", "iw-glm-dp")]
+    return [PrivLinCBEnv, PrivGLMCBEnv, PrivCBifyEnv, make_oracle, *oracles, make_agent, run, sweep, PrivacyLedger]
+
+
+@pytest.mark.parametrize("obj", _documented(), ids=lambda obj: obj.__name__)
+def test_entry_points_have_an_examples_section_that_runs(obj):
+    doc = obj.__doc__ or ""
+    assert "\n    Examples\n    --------\n" in doc and "    >>> " in doc, f"{obj.__name__} has no Examples section"
