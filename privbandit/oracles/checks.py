@@ -147,7 +147,8 @@ def check_fit_shapes(oracle: Oracle, *, dim: int = 3, n_rows: int = 96, rng: int
     one = {"mean": est.mean(fresh[0]).shape, "width": est.width(fresh[0]).shape}
     wrong.update({f"{k} of one row": s for k, s in one.items() if s != ()})
     if wrong:
-        raise ContractError(name, f"predictions on features (7, {dim}) must have shape (7,), on one row (), got {wrong}")
+        raise ContractError(name, f"predictions on features (7, {dim}) must have shape (7,), on one row (), "
+                                  f"got {wrong}")
     width = est.width(fresh)
     if not (np.all(np.isfinite(est.theta)) and np.all(np.isfinite(width))):
         raise ContractError(name, f"theta {est.theta} and the widths {width} must be finite")
