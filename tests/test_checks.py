@@ -17,6 +17,7 @@ import privbandit  # noqa: F401  (registers everything)
 from privbandit.agents import (
     AGENT_CHECKS,
     EliminationAgent,
+    SSLinUCBAgent,
     UniformAgent,
     agent_is_private,
     agent_names,
@@ -38,7 +39,16 @@ from privbandit.oracles import (
 from privbandit.oracles.checks import synthetic_rows
 from privbandit.oracles.ridge import RidgeFit
 from privbandit.oracles.ssp import SSPFit
-from privbandit.privacy import GaussianMechanism, PrivacySpec, release_recorded
+from privbandit.privacy import (
+    GaussianMechanism,
+    L2BallChannel,
+    LaplaceMechanism,
+    LocalRandomizer,
+    PrivacySpec,
+    SymmetricGaussianMechanism,
+    release_recorded,
+)
+from privbandit.privacy.replay import ReleaseTape, ReplayMismatch, sensitivity_ratio
 
 ONE_DIMENSIONAL = {"ldp-1d"}     # oracles whose fits take d = 1 only (the others are checked at d = 3)
 HORIZON = 128
@@ -133,6 +143,15 @@ class UnrecordedFit(SSPFit):
         self._noise_sd = 1.0
 
 
+class HalfSensitivityFit(SSPFit):
+    def _close_stage(self, stage):                # noise calibrated to half the statistic's sensitivity
+        start, stop = self.stage_range(stage)
+        sens = np.sqrt(2.0) * (self.bound ** 2 + 1.0) / 2
+        mech = SymmetricGaussianMechanism.calibrated(self.oracle.privacy.epsilon, self.oracle.privacy.delta, sens)
+        self._aug = self._release(mech, self._aug, start, stop, "[X y]^T [X y]")
+        self._noise_sd = mech.sigma
+
+
 class RawInfoFit(SSPFit):
     def _add_rows(self, stage, start, x, y):
         super()._add_rows(stage, start, x, y)
@@ -152,6 +171,7 @@ PLANTED_ORACLES = [
     (Ridge, LastChunkFit, "check_streaming_equals_one_shot"),
     (SSP, UnseededFit, "check_deterministic_for_a_seed"),
     (SSP, UnrecordedFit, "check_ledger_within_budget"),
+    (SSP, HalfSensitivityFit, "check_releases_within_sensitivity"),
     (SSP, RawInfoFit, "check_estimate_holds_only_released_values"),
     (Ridge, NanTolerantFit, "check_bad_input_errors"),
 ]
@@ -227,10 +247,19 @@ class RawRidgeRelease(EliminationAgent):
         return Ridge().fit(x, y)
 
 
+class HalfSensitivityTree(SSLinUCBAgent):
+    """Its tree nodes' noise calibrated to half the node sensitivity (the ledger, trusting it, is happy)."""
+
+    def _reset(self):
+        super()._reset()
+        self.mechanism = SymmetricGaussianMechanism(self.mechanism.sensitivity / 2, self.mechanism.sigma / 2)
+
+
 PLANTED_AGENTS = [
     (lambda: FirstArm(), "check_action_probabilities"),
     (lambda: ExtraDrawPerStep(), "check_step_loop_equals_batch_path"),
     (lambda: CentralLDP(), "check_ledger_within_budget"),
+    (lambda: HalfSensitivityTree(epsilon=1.0, delta=1e-5), "check_releases_within_sensitivity"),
     (lambda: RawRidgeRelease("iw-regression-dp", epsilon=1.0, delta=1e-5, play="ucb"),
      "check_actions_depend_only_on_releases"),
     (lambda: UncheckedInput(), "check_bad_input_errors"),
@@ -246,6 +275,7 @@ def test_a_broken_agent_fails_the_check_that_names_its_bug(factory, check):
 
 def test_the_planted_agents_honest_twins_pass():
     check_agent(lambda: CentralLDP(model="jdp"), horizon=HORIZON)      # central releases are fine under JDP
+    check_agent(lambda: SSLinUCBAgent(epsilon=1.0, delta=1e-5), horizon=HORIZON)
     check_agent(lambda: EliminationAgent("iw-regression-dp", epsilon=1.0, delta=1e-5, play="ucb"), horizon=HORIZON)
 
 
@@ -270,3 +300,54 @@ def test_play_loop_and_play_batch_agree_on_a_fixed_stream():
     np.testing.assert_array_equal(loop, played.actions)
     assert played.probabilities.shape == (50, 3)
     np.testing.assert_allclose(played.probabilities.sum(axis=1), 1.0)
+
+
+# --- the record-and-replay tape the privacy checks stand on ------------------------------------------
+class Halving(GaussianMechanism):
+    """Releases through its parent with half the noise: one release for the tape, not two."""
+
+    def release(self, values, rng=None):
+        return GaussianMechanism(self.sensitivity, self.sigma / 2).release(values, rng)
+
+
+def test_a_tape_records_replays_and_restores_the_mechanisms():
+    mech, nested = GaussianMechanism(1.0, 1.0), Halving(1.0, 1.0)
+    originals = (GaussianMechanism.__dict__["release"], Halving.__dict__["release"])
+    with ReleaseTape() as tape:
+        assert GaussianMechanism.__dict__["release"] is not originals[0]       # wrapped while open
+        a = mech.release(np.zeros(3), rng=0)
+        b = nested.release(np.ones(2), rng=1)
+        local = LocalRandomizer.gaussian(lambda x, y: x, 1.0, 1.0, 1e-5)(np.eye(2) * 0.5, np.zeros(2), rng=2)
+    assert (GaussianMechanism.__dict__["release"], Halving.__dict__["release"]) == originals   # restored on exit
+    assert len(tape) == 3 and [type(m) for m in tape.mechanisms] == [GaussianMechanism, Halving, GaussianMechanism]
+    np.testing.assert_array_equal(tape.inputs[1], np.ones(2))
+    np.testing.assert_array_equal(tape.outputs[2], local)
+    with ReleaseTape(replay=tape) as again:
+        np.testing.assert_array_equal(mech.release(np.full(3, 5.0), rng=9), a)      # the recorded output
+        np.testing.assert_array_equal(nested.release(np.zeros(2), rng=9), b)
+        with pytest.raises(ReplayMismatch, match="shape"):
+            mech.release(np.zeros(4))
+    np.testing.assert_array_equal(again.inputs[0], np.full(3, 5.0))
+    with ReleaseTape(replay=tape):
+        for values in (np.zeros(3), np.zeros(2), np.zeros((2, 2))):
+            mech.release(values)
+        with pytest.raises(ReplayMismatch, match="no recorded counterpart"):
+            mech.release(np.zeros(3))
+    assert np.array_equal(mech.release(np.zeros(3), rng=0), a)       # unpatched: the mechanism's own draw
+    with pytest.raises(TypeError, match="ReleaseTape"):
+        ReleaseTape(replay=[a])
+
+
+def test_sensitivity_ratio_in_each_mechanisms_norm():
+    gauss, laplace = GaussianMechanism(2.0, 1.0), LaplaceMechanism(4.0, 1.0)
+    ball = L2BallChannel(1.0, 2, radius=1.0)
+    assert sensitivity_ratio(gauss, [0.0, 0.0], [1.2, 1.6]) == pytest.approx(1.0)        # L2: 2 / 2
+    assert sensitivity_ratio(laplace, [0.0, 0.0], [1.0, -1.0]) == pytest.approx(0.5)     # L1: 2 / 4
+    rows = np.zeros((3, 2))
+    moved = rows.copy()
+    moved[1] = [0.6, 0.8]
+    assert sensitivity_ratio(ball, rows, moved, local=True) == pytest.approx(0.5)         # 1 / (2 r)
+    moved[2] = [0.1, 0.0]
+    assert sensitivity_ratio(gauss, rows, moved, local=True) == np.inf                     # two records changed
+    assert sensitivity_ratio(ball, rows, rows * 0 + [2.0, 0.0], local=False) == np.inf    # outside the ball
+    assert sensitivity_ratio(gauss, rows, rows[:2]) == np.inf and sensitivity_ratio(gauss, rows, rows) == 0.0

@@ -24,8 +24,8 @@ import pytest
 import privbandit  # noqa: F401  (registers everything)
 from privbandit.links import logistic_link
 from privbandit.oracles import make_oracle, oracle_class, oracle_names
-from privbandit.privacy import GaussianMechanism, L2BallChannel, LaplaceMechanism
-from privbandit.privacy.replay import ReleaseTape
+from privbandit.privacy import GaussianMechanism
+from privbandit.privacy.replay import ReleaseTape, sensitivity_ratio
 
 PRIVATE = tuple(n for n in oracle_names() if oracle_class(n).privacy_models != ("none",))
 N_ROUNDS, DIM = 400, 3
@@ -84,26 +84,6 @@ def _run_pair(name: str, schedule, oracle_kwargs: dict | None = None, link=None)
     return oracle, runs, estimates
 
 
-def _moved(mech, a: np.ndarray, b: np.ndarray, local: bool) -> float:
-    """The largest ratio (distance of the pre-noise statistics) / (declared sensitivity) of one release."""
-    if not local:
-        assert not isinstance(mech, (LaplaceMechanism, L2BallChannel))
-        return float(np.linalg.norm(a - b)) / mech.sensitivity
-    a, b = a.reshape(a.shape[0], -1), b.reshape(b.shape[0], -1)
-    changed = np.flatnonzero(np.any(a != b, axis=1))
-    assert changed.size <= 1, "a local release of other users changed: it saw more than released outputs"
-    if isinstance(mech, L2BallChannel):  # pure LDP for any two inputs of the ball (of diameter 2 r)
-        assert np.all(np.linalg.norm(a, axis=1) <= mech.radius * SLACK)
-        assert np.all(np.linalg.norm(b, axis=1) <= mech.radius * SLACK)
-    if not changed.size:
-        return 0.0
-    diff = a[changed[0]] - b[changed[0]]
-    if isinstance(mech, L2BallChannel):
-        return float(np.linalg.norm(diff)) / (2.0 * mech.radius)
-    dist = np.abs(diff).sum() if isinstance(mech, LaplaceMechanism) else np.linalg.norm(diff)
-    return float(dist) / mech.sensitivity
-
-
 CASES = [(name, {}) for name in PRIVATE] + [("iw-glm-dp", dict(lam=1.0))]
 
 
@@ -116,7 +96,7 @@ def test_releases_move_within_declared_sensitivity_also_on_early_results(name, k
     ratios = []
     for mech_a, a, mech_b, b in zip(run_a.mechanisms, run_a.inputs, run_b.mechanisms, run_b.inputs):
         assert mech_a == mech_b
-        ratios.append(_moved(mech_a, a, b, local))
+        ratios.append(sensitivity_ratio(mech_a, a, b, local=local))
     assert max(ratios) <= SLACK, (name, schedule, ratios)
     assert max(ratios) > 1e-3, ratios  # the changed row did move a release: the test has power
 

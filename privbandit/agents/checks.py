@@ -17,9 +17,10 @@ all arms from a linear model, so every path sees the same rounds) and raises
   them changes no action;
 - :func:`check_ledger_within_budget`: a private agent records releases within its spec (local ones only
   for local DP), a non-private one records none;
-- :func:`check_actions_depend_only_on_releases`: for a private agent, changing one user's data changes no
-  other user's action once the run is handed the first run's releases
-  (:class:`~privbandit.privacy.replay.ReleaseTape`);
+- :func:`check_releases_within_sensitivity`: for a private agent, when one user's data changes and the
+  run is handed the first run's releases (:class:`~privbandit.privacy.replay.ReleaseTape`), every release's
+  exact input moves by at most its mechanism's declared sensitivity;
+- :func:`check_actions_depend_only_on_releases`: and no other user's action changes;
 - :func:`check_bad_input_errors`: acting before ``reset``, wrong shapes, NaN, too many rounds or rows raise.
 
 :func:`play_batch` and :func:`play_loop` play an agent on a fixed stream (the privacy audit uses the first).
@@ -40,14 +41,15 @@ from typing import Any, Callable, NamedTuple, Union
 import numpy as np
 
 from .._validation import check_int
-from ..oracles.checks import BUDGET_RTOL, ContractError
-from ..privacy.replay import ReleaseTape, ReplayMismatch
+from ..oracles.checks import BUDGET_RTOL, ContractError, neighbours_at
+from ..privacy.replay import ReleaseTape, ReplayMismatch, sensitivity_ratio
 from .base import Agent, BanditSpec
 
 __all__ = [
     "AGENT_CHECKS", "AgentLike", "Played", "check_act_and_update_shapes", "check_action_probabilities",
     "check_actions_depend_only_on_releases", "check_agent", "check_bad_input_errors", "check_ledger_within_budget",
-    "check_step_loop_equals_batch_path", "play_batch", "play_loop", "synthetic_stream",
+    "check_releases_within_sensitivity", "check_step_loop_equals_batch_path", "play_batch", "play_loop",
+    "synthetic_stream",
 ]
 
 AgentLike = Union[Agent, Callable[[], Agent]]
@@ -91,11 +93,11 @@ def _reset(agent: Agent, features: np.ndarray, rng: Any) -> int:
 
 
 def _policy_rounds(agent: Agent, t: int, horizon: int) -> int:
-    """``agent.rounds_until_update()``, or a ContractError unless it is in [1, horizon - t]."""
+    """``agent.rounds_until_update()``, or a ContractError (of the shapes check) unless it is in [1, horizon - t]."""
     m = agent.rounds_until_update()
     if not (isinstance(m, (int, np.integer)) and 1 <= m <= horizon - t):
-        raise ContractError("rounds_until_update", f"at round {t} of {horizon} it must return an int in "
-                                                   f"[1, {horizon - t}], got {m!r}")
+        raise ContractError("check_act_and_update_shapes", f"rounds_until_update() at round {t} of {horizon} must "
+                                                           f"return an int in [1, {horizon - t}], got {m!r}")
     return int(m)
 
 
@@ -127,7 +129,7 @@ def play_batch(agent: Agent, features: np.ndarray, rewards: np.ndarray, rng: Any
     Raises
     ------
     ContractError
-        If ``rounds_until_update()`` leaves [1, T - t] before the horizon.
+        Naming ``check_act_and_update_shapes``, if ``rounds_until_update()`` leaves [1, T - t] before the horizon.
     """
     horizon = _reset(agent, features, rng)
     actions = np.empty(horizon, dtype=np.int64)
@@ -195,7 +197,7 @@ def check_act_and_update_shapes(agent: AgentLike, *, n_arms: int = 4, dim: int =
     Raises
     ------
     ContractError
-        Naming ``check_act_and_update_shapes`` (or ``rounds_until_update``) and what was wrong.
+        Naming ``check_act_and_update_shapes`` and what was wrong.
     """
     name = "check_act_and_update_shapes"
     a = _builder(agent)()
@@ -343,13 +345,60 @@ def check_ledger_within_budget(agent: AgentLike, *, n_arms: int = 4, dim: int = 
                                   f"(0, {spec.epsilon:g}] (the spec)")
 
 
-def _neighbour(x: np.ndarray, r: np.ndarray, user: int) -> tuple[tuple, tuple]:
-    """Two streams differing only in ``user``'s data: features at +-e_1-like extremes, rewards +1 or -1."""
-    d = x.shape[2]
-    x1, r1, x2, r2 = x.copy(), r.copy(), x.copy(), r.copy()
-    x1[user], r1[user] = np.eye(d)[0], 1.0
-    x2[user], r2[user] = -np.eye(d)[-1], -1.0
-    return (x1, r1), (x2, r2)
+def _replayed_runs(build: Callable[[], Agent], n_arms: int, dim: int, horizon: int, rng: int, check: str) -> list:
+    """For users u in {0, T // 3}: play stream D recording every release, then its neighbour D' (user u's data
+    changed, :func:`~privbandit.oracles.checks.neighbours_at`) with the same seed, replaying them.
+
+    Returns (u, tape of D, actions on D, tape of D', actions on D') for each u.
+    """
+    x, r = _stream(n_arms, dim, horizon, rng)
+    runs = []
+    for user in sorted({0, horizon // 3}):
+        (x1, r1), (x2, r2) = neighbours_at(x, r, user)
+        with ReleaseTape() as tape:
+            first = play_batch(build(), x1, r1, rng).actions
+        if not len(tape):
+            raise ContractError(check, "the agent released nothing through privbandit's mechanisms: a private agent "
+                                       "must release through them (privbandit.privacy) to be checked and accounted")
+        try:
+            with ReleaseTape(replay=tape) as again:
+                second = play_batch(build(), x2, r2, rng).actions
+        except ReplayMismatch as exc:
+            raise ContractError(check, f"changing user {user}'s data changed the releases ({exc}): what is "
+                                       "released, and when, must not depend on the data") from exc
+        if len(again) != len(tape):
+            raise ContractError(check, f"changing user {user}'s data changed the number of releases ({len(tape)} "
+                                       f"vs {len(again)})")
+        runs.append((user, tape, first, again, second))
+    return runs
+
+
+def check_releases_within_sensitivity(agent: AgentLike, *, n_arms: int = 4, dim: int = 3, horizon: int = 256,
+                                      rng: int = 0) -> None:
+    """Every release of a private agent moves by at most its mechanism's declared sensitivity when one user changes.
+
+    The runs of :func:`check_actions_depend_only_on_releases`: for each release, the exact inputs on D and on
+    its neighbour D' (handed D's releases) may differ by at most the declared sensitivity
+    (:func:`~privbandit.privacy.replay.sensitivity_ratio` <= 1; per row for a local-DP agent). A breach means
+    noise too small for the data, which the ledger (trusting the declared sensitivity) cannot see. Nothing to
+    check for a non-private agent.
+
+    Raises
+    ------
+    ContractError
+        Naming ``check_releases_within_sensitivity`` and the release that moved too far.
+    """
+    name = "check_releases_within_sensitivity"
+    build = _builder(agent)
+    spec = build().privacy
+    if not spec.is_private:
+        return
+    for user, tape, _, again, _ in _replayed_runs(build, n_arms, dim, horizon, rng, name):
+        for k, (mech, a, b) in enumerate(zip(tape.mechanisms, tape.inputs, again.inputs)):
+            ratio = sensitivity_ratio(mech, a, b, local=spec.model == "ldp")
+            if ratio > 1 + BUDGET_RTOL:
+                raise ContractError(name, f"changing user {user}'s data moved release {k}'s input by {ratio:.4g} "
+                                          f"times the declared sensitivity of its {type(mech).__name__}")
 
 
 def check_actions_depend_only_on_releases(agent: AgentLike, *, n_arms: int = 4, dim: int = 3, horizon: int = 256,
@@ -372,23 +421,7 @@ def check_actions_depend_only_on_releases(agent: AgentLike, *, n_arms: int = 4, 
     build = _builder(agent)
     if not build().privacy.is_private:
         return
-    x, r = _stream(n_arms, dim, horizon, rng)
-    for user in sorted({0, horizon // 3}):
-        (x1, r1), (x2, r2) = _neighbour(x, r, user)
-        with ReleaseTape() as tape:
-            first = play_batch(build(), x1, r1, rng).actions
-        if not len(tape):
-            raise ContractError(name, "the agent released nothing through privbandit's mechanisms: a private agent "
-                                      "must release through them (privbandit.privacy) to be checked and accounted")
-        try:
-            with ReleaseTape(replay=tape) as again:
-                second = play_batch(build(), x2, r2, rng).actions
-        except ReplayMismatch as exc:
-            raise ContractError(name, f"changing user {user}'s data changed the releases ({exc}): what is released, "
-                                      "and when, must not depend on the data") from exc
-        if len(again) != len(tape):
-            raise ContractError(name, f"changing user {user}'s data changed the number of releases ({len(tape)} vs "
-                                      f"{len(again)})")
+    for user, _, first, _, second in _replayed_runs(build, n_arms, dim, horizon, rng, name):
         differ = [t for t in np.flatnonzero(first != second) if t != user]
         if differ:
             raise ContractError(name, f"changing only user {user}'s data changed user {differ[0]}'s arm though every "
@@ -438,7 +471,8 @@ def check_bad_input_errors(agent: AgentLike, *, n_arms: int = 4, dim: int = 3, h
 
 AGENT_CHECKS: tuple[Callable[..., None], ...] = (
     check_act_and_update_shapes, check_step_loop_equals_batch_path, check_action_probabilities,
-    check_ledger_within_budget, check_actions_depend_only_on_releases, check_bad_input_errors,
+    check_ledger_within_budget, check_releases_within_sensitivity, check_actions_depend_only_on_releases,
+    check_bad_input_errors,
 )
 """The checks :func:`check_agent` runs, in order; each takes ``(agent, *, n_arms, dim, horizon, rng)``."""
 

@@ -14,9 +14,11 @@ at the first breach:
 - :func:`check_streaming_equals_one_shot`: rows fed in ragged chunks give the Estimate of one ``add``;
 - :func:`check_ledger_within_budget`: every row is charged, no record beyond the fit, the worst record within
   the spec (a non-private oracle records nothing);
-- :func:`check_estimate_holds_only_released_values`: for a private oracle, two datasets that differ in one
-  row give the same Estimate (``info`` included) once the second fit is handed the first fit's releases
-  (:class:`~privbandit.privacy.replay.ReleaseTape`);
+- :func:`check_releases_within_sensitivity`: for a private oracle, when one row changes and the second fit
+  is handed the first fit's releases (:class:`~privbandit.privacy.replay.ReleaseTape`), every release's
+  exact input moves by at most its mechanism's declared sensitivity (noise too small for the data fails);
+- :func:`check_estimate_holds_only_released_values`: and the two fits give the same Estimate (``info``
+  included);
 - :func:`check_bad_input_errors`: NaN, inf, wrong shapes, too many rows and ``n_rounds=0`` raise ValueError.
 
 Passing is evidence, not proof: the checks see one small dataset and a few seeds. The statistical quality
@@ -34,13 +36,13 @@ from typing import Any, Callable
 import numpy as np
 
 from .._validation import check_int
-from ..privacy.replay import ReleaseTape, ReplayMismatch
+from ..privacy.replay import ReleaseTape, ReplayMismatch, sensitivity_ratio
 from .base import Estimate, Oracle
 
 __all__ = [
     "ContractError", "ORACLE_CHECKS", "check_bad_input_errors", "check_deterministic_for_a_seed",
     "check_estimate_holds_only_released_values", "check_fit_shapes", "check_ledger_within_budget",
-    "check_oracle", "check_result_is_final", "check_streaming_equals_one_shot",
+    "check_oracle", "check_releases_within_sensitivity", "check_result_is_final", "check_streaming_equals_one_shot",
 ]
 
 #: Relative slack of a ledger's worst epsilon against the spec (floating-point composition).
@@ -254,14 +256,80 @@ def check_ledger_within_budget(oracle: Oracle, *, dim: int = 3, n_rows: int = 96
         raise ContractError(name, f"rows {free[:5]} were used but no release charged them")
 
 
+def neighbours_at(x: np.ndarray, y: np.ndarray, row: int) -> tuple[tuple, tuple]:
+    """Two copies of a dataset (or stream) that differ in ``row`` only: features B e_1 and reward +1 in the
+    first, -B e_d / 2 and -1 in the second (B = 1; every arm's, for a stream (T, K, d), (T, K)).
+
+    The change flips the reward and moves the feature across the ball, changing its direction, its norm and
+    the sign of each coordinate's product with the reward (also in one dimension).
+    """
+    d = x.shape[-1]
+    x1, y1, x2, y2 = x.copy(), y.copy(), x.copy(), y.copy()
+    x1[row], y1[row] = np.eye(d)[0], 1.0
+    x2[row], y2[row] = -0.5 * np.eye(d)[-1], -1.0
+    return (x1, y1), (x2, y2)
+
+
+def _replayed_neighbours(oracle: Oracle, dim: int, n_rows: int, rng: int, check: str) -> list[tuple]:
+    """Fit D recording every release, then its neighbour D' replaying them, for the first row of the first and
+    of the last stage: (row, tape of D, Estimate of D, tape of D', Estimate of D') for each."""
+    x, y = synthetic_rows(dim, n_rows, rng)
+    last_stage = int(oracle.start(n_rows, dim=dim).stage_starts[-2])
+    pairs = []
+    for row in sorted({0, min(last_stage, n_rows - 1)}):
+        (x1, y1), (x2, y2) = neighbours_at(x, y, row)
+        with ReleaseTape() as tape:
+            _, a = _fit(oracle, x1, y1, rng)
+        try:
+            with ReleaseTape(replay=tape) as again:
+                _, b = _fit(oracle, x2, y2, rng)
+        except ReplayMismatch as exc:
+            raise ContractError(check, f"changing row {row} changed the releases ({exc}): what is released, and "
+                                       "when, must not depend on the data") from exc
+        if not len(tape) or len(again) != len(tape):
+            raise ContractError(check, f"neighbouring datasets made {len(tape)} and {len(again)} releases through "
+                                       "privbandit mechanisms (a private oracle must release through them)")
+        pairs.append((row, tape, a, again, b))
+    return pairs
+
+
+def check_releases_within_sensitivity(oracle: Oracle, *, dim: int = 3, n_rows: int = 96, rng: int = 0) -> None:
+    """Every release of a private fit moves by at most its mechanism's declared sensitivity when one row changes.
+
+    Fit D, recording every release's exact input, and its neighbour D' (one row moved across the ball, its
+    reward flipped; the first row of the first and of the last stage) handed D's releases, as adaptive
+    composition conditions on them. For each release the inputs of the two fits may differ by at most the
+    declared sensitivity (:func:`~privbandit.privacy.replay.sensitivity_ratio` <= 1; per row for a local
+    oracle). A breach means the noise is too small for the data: the ledger, which trusts the declared
+    sensitivity, cannot see it. Nothing to check for a non-private oracle.
+
+    Raises
+    ------
+    ContractError
+        Naming ``check_releases_within_sensitivity`` and the release that moved too far.
+    """
+    name = "check_releases_within_sensitivity"
+    if not oracle.privacy.is_private:
+        return
+    local = oracle.privacy.model == "ldp"
+    for row, tape, _, again, _ in _replayed_neighbours(oracle, dim, n_rows, rng, name):
+        for k, (mech, a, b) in enumerate(zip(tape.mechanisms, tape.inputs, again.inputs)):
+            ratio = sensitivity_ratio(mech, a, b, local=local)
+            if ratio > 1 + BUDGET_RTOL:
+                raise ContractError(name, f"changing row {row} moved release {k}'s input by {ratio:.4g} times the "
+                                          f"declared sensitivity of its {type(mech).__name__}: the noise is "
+                                          "calibrated to a sensitivity the statistic does not have")
+
+
 def check_estimate_holds_only_released_values(oracle: Oracle, *, dim: int = 3, n_rows: int = 96,
                                               rng: int = 0) -> None:
     """A private Estimate is a function of the releases and public parameters only (replayed neighbours).
 
-    Fit D, recording every release; fit the neighbour D' (row 0 moved to the other side of the ball, its
-    reward flipped) with the same seed while every release returns the first fit's output. The two
-    Estimates (theta, width and ``info``) must be equal, and the second fit must make the same number of
-    releases of the same shapes. Nothing to check for a non-private oracle.
+    Fit D, recording every release; fit the neighbour D' (one row moved across the ball, its reward
+    flipped; the first row of the first and of the last stage) with the same seed while every release
+    returns the first fit's output. The two Estimates (theta, width and ``info``) must be equal, and the
+    second fit must make the same number of releases of the same shapes. Nothing to check for a
+    non-private oracle.
 
     Raises
     ------
@@ -271,28 +339,14 @@ def check_estimate_holds_only_released_values(oracle: Oracle, *, dim: int = 3, n
     name = "check_estimate_holds_only_released_values"
     if not oracle.privacy.is_private:
         return
-    x, y = synthetic_rows(dim, n_rows, rng)
-    x2, y2 = x.copy(), y.copy()
-    x[0], y[0] = np.eye(dim)[0], 1.0
-    x2[0], y2[0] = -np.eye(dim)[-1], -1.0
-    with ReleaseTape() as tape:
-        _, a = _fit(oracle, x, y, rng)
-    try:
-        with ReleaseTape(replay=tape) as again:
-            _, b = _fit(oracle, x2, y2, rng)
-    except ReplayMismatch as exc:
-        raise ContractError(name, f"neighbouring datasets made different releases ({exc}): what is released, "
-                                  "and when, must not depend on the data") from exc
-    if not tape.outputs or len(again) != len(tape):
-        raise ContractError(name, f"neighbouring datasets made {len(tape)} and {len(again)} releases through "
-                                  "privbandit mechanisms (a private oracle must release through them)")
-    if not _same_estimate(a, b):
-        raise ContractError(name, "given the same releases, a neighbouring dataset gave another theta or width: "
-                                  "the Estimate reads data that was not released")
-    differ = sorted(k for k in set(a.info) | set(b.info) if not _same_value(a.info.get(k), b.info.get(k)))
-    if differ:
-        raise ContractError(name, f"given the same releases, info {differ} differ on a neighbouring dataset: a "
-                                  "private Estimate may carry only released values and public parameters")
+    for row, _, a, _, b in _replayed_neighbours(oracle, dim, n_rows, rng, name):
+        if not _same_estimate(a, b):
+            raise ContractError(name, f"given the same releases, changing row {row} changed theta or the width: "
+                                      "the Estimate reads data that was not released")
+        differ = sorted(k for k in set(a.info) | set(b.info) if not _same_value(a.info.get(k), b.info.get(k)))
+        if differ:
+            raise ContractError(name, f"given the same releases, changing row {row} changed info {differ}: a "
+                                      "private Estimate may carry only released values and public parameters")
 
 
 def check_bad_input_errors(oracle: Oracle, *, dim: int = 3, n_rows: int = 96, rng: int = 0) -> None:
@@ -327,7 +381,8 @@ def check_bad_input_errors(oracle: Oracle, *, dim: int = 3, n_rows: int = 96, rn
 
 ORACLE_CHECKS: tuple[Callable[..., None], ...] = (
     check_fit_shapes, check_result_is_final, check_deterministic_for_a_seed, check_streaming_equals_one_shot,
-    check_ledger_within_budget, check_estimate_holds_only_released_values, check_bad_input_errors,
+    check_ledger_within_budget, check_releases_within_sensitivity, check_estimate_holds_only_released_values,
+    check_bad_input_errors,
 )
 """The checks :func:`check_oracle` runs, in order; each takes ``(oracle, *, dim, n_rows, rng)``."""
 

@@ -35,7 +35,7 @@ import numpy as np
 
 from .mechanisms import GaussianMechanism, L2BallChannel, LaplaceMechanism
 
-__all__ = ["ReleaseTape", "ReplayMismatch", "mechanism_classes"]
+__all__ = ["ReleaseTape", "ReplayMismatch", "mechanism_classes", "sensitivity_ratio"]
 
 ROOTS: tuple[type, ...] = (GaussianMechanism, LaplaceMechanism, L2BallChannel)
 """The mechanism families whose ``release`` (and every subclass's own ``release``) a tape wraps."""
@@ -56,6 +56,53 @@ def mechanism_classes() -> tuple[type, ...]:
         seen.append(cls)
         stack.extend(cls.__subclasses__())
     return tuple(c for c in seen if "release" in c.__dict__)
+
+
+def sensitivity_ratio(mechanism: Any, a: Any, b: Any, *, local: bool = False) -> float:
+    """How far one release's exact input moved between two runs, in units of the mechanism's sensitivity.
+
+    The distance is measured in the mechanism's norm: L1 for a
+    :class:`~privbandit.privacy.LaplaceMechanism`, L2 (Frobenius for matrices) otherwise; the sensitivity is
+    the declared ``sensitivity``, or the diameter 2 r of an :class:`~privbandit.privacy.L2BallChannel`'s ball
+    (whose inputs must lie in it). A ratio above 1 means the release is noisier on paper than in fact: the
+    declared sensitivity does not cover the change.
+
+    Parameters
+    ----------
+    mechanism : GaussianMechanism, SymmetricGaussianMechanism, LaplaceMechanism or L2BallChannel
+    a, b : array_like
+        The release's exact input in the two runs (same shape).
+    local : bool
+        A local release: rows are records, each privatized by itself, and at most one may change (one
+        record's data); the ratio is that row's.
+
+    Returns
+    -------
+    float
+        The ratio; inf if the shapes differ, if a local release changed more than one row, or if an input
+        leaves an L2-ball channel's ball.
+
+    References
+    ----------
+    Source paper, `def:Guassian-channel`, `def:LDP`.
+    """
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape:
+        return float("inf")
+    laplace, ball = isinstance(mechanism, LaplaceMechanism), isinstance(mechanism, L2BallChannel)
+    scale = 2.0 * mechanism.radius if ball else float(mechanism.sensitivity)
+    rows_a, rows_b = (a.reshape(a.shape[0], -1), b.reshape(b.shape[0], -1)) if local else (a.ravel(), b.ravel())
+    if ball and max(np.linalg.norm(rows_a, axis=-1).max(initial=0.0),
+                    np.linalg.norm(rows_b, axis=-1).max(initial=0.0)) > mechanism.radius * (1 + 1e-9):
+        return float("inf")
+    diff = rows_a - rows_b
+    if local:
+        changed = np.flatnonzero(np.any(diff != 0, axis=1))
+        if changed.size > 1:
+            return float("inf")
+        diff = diff[changed[0]] if changed.size else np.zeros(diff.shape[1])
+    dist = np.abs(diff).sum() if laplace else np.linalg.norm(diff)
+    return float(dist) / scale
 
 
 class ReleaseTape:
