@@ -1,13 +1,13 @@
 """Every private oracle's releases, checked on neighbouring datasets by record and replay.
 
-Run A fits dataset D and records every mechanism call: the pre-noise statistic and the output. Run B fits
-the neighbour D' (one row replaced, inside the bounds) and every mechanism call *returns run A's output*
-instead of drawing noise. Run B therefore sees exactly the released history of run A, which is the
-conditioning of adaptive composition: for every release k, the pre-noise statistics of runs A and B, given
-the same earlier releases, must differ by at most the mechanism's declared sensitivity (L2, Frobenius for
-matrices; per row for a local channel, L1 for a Laplace channel). And since the two runs released the same
-values, everything an Estimate exposes (theta, width, ``info``) must be equal: a private Estimate carries
-released values and public parameters only.
+Run A fits dataset D and records every mechanism call, the pre-noise statistic and the output (a
+:class:`~privbandit.privacy.replay.ReleaseTape`). Run B fits the neighbour D' (one row replaced, inside the
+bounds) and every mechanism call *returns run A's output* instead of its own draw. Run B therefore sees
+exactly the released history of run A, which is the conditioning of adaptive composition: for every
+release k, the pre-noise statistics of runs A and B, given the same earlier releases, must differ by at
+most the mechanism's declared sensitivity (L2, Frobenius for matrices; per row for a local channel, L1 for
+a Laplace channel). And since the two runs released the same values, everything an Estimate exposes
+(theta, width, ``info``) must be equal: a private Estimate carries released values and public parameters only.
 
 Fits are ended early (``result()`` after 2, 10 or 20 rows of a stage, the first or the last) as well as full,
 with the changed row the first row of the partly filled stage.
@@ -23,11 +23,11 @@ import pytest
 import privbandit  # noqa: F401  (registers everything)
 from privbandit.links import logistic_link
 from privbandit.oracles import oracle_class, oracle_names
-from privbandit.privacy import GaussianMechanism, L2BallChannel, LaplaceMechanism, SymmetricGaussianMechanism
+from privbandit.privacy import GaussianMechanism
+from privbandit.privacy.replay import ReleaseTape, sensitivity_ratio
 
 from conftest import build_oracle, oracle_dim, public_sample
 
-MECHANISMS = (GaussianMechanism, SymmetricGaussianMechanism, LaplaceMechanism, L2BallChannel)
 PRIVATE = tuple(n for n in oracle_names() if oracle_class(n).privacy_models != ("none",))
 N_ROUNDS, DIM = 400, 3
 SLACK = 1 + 1e-9
@@ -36,27 +36,6 @@ SLACK = 1 + 1e-9
 SCHEDULES = [(2, "first"), (20, "first"), (2, "last"), (10, "last"), (20, "last"), (N_ROUNDS, "last"), None]
 
 
-class Releases:
-    """Record every mechanism release, or (``replay``) return a recorded run's outputs in the same order."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch, replay: "Releases | None" = None) -> None:
-        self.calls: list[tuple[Any, np.ndarray]] = []
-        self.outputs: list[np.ndarray] = []
-        for cls in MECHANISMS:
-            original = cls.__dict__["release"]
-
-            def release(mech, values, rng=None, _orig=original):
-                k = len(self.calls)
-                self.calls.append((mech, np.array(values, dtype=float)))
-                if replay is None:
-                    out = np.array(_orig(mech, values, rng))
-                else:
-                    out = replay.outputs[k].copy()
-                    assert out.shape == np.shape(values)
-                self.outputs.append(out.copy())
-                return out
-
-            monkeypatch.setattr(cls, "release", release)
 
 
 def _neighbours(dim: int, n: int, index: int) -> tuple[tuple, tuple]:
@@ -74,7 +53,7 @@ def _neighbours(dim: int, n: int, index: int) -> tuple[tuple, tuple]:
     return (x, y), (x2, y2)
 
 
-def _run_pair(monkeypatch, name: str, schedule, oracle_kwargs: dict | None = None, link=None):
+def _run_pair(name: str, schedule, oracle_kwargs: dict | None = None, link=None):
     dim = oracle_dim(name, DIM)
     oracle = build_oracle(name, public_sample(dim), **(oracle_kwargs or {}))
     starts = oracle.start(N_ROUNDS, dim=dim).stage_starts
@@ -86,33 +65,12 @@ def _run_pair(monkeypatch, name: str, schedule, oracle_kwargs: dict | None = Non
         stop, index = min(first + k, N_ROUNDS), first
     runs, estimates = [], []
     for x, y in _neighbours(dim, N_ROUNDS, index):
-        rec = Releases(monkeypatch, replay=runs[0] if runs else None)
-        fit = oracle.start(N_ROUNDS, dim=dim, link=link, rng=7)
-        fit.add(x[:stop], y[:stop])
-        estimates.append(fit.result())
-        runs.append(rec)
-        monkeypatch.undo()
+        with ReleaseTape(replay=runs[0] if runs else None) as tape:
+            fit = oracle.start(N_ROUNDS, dim=dim, link=link, rng=7)
+            fit.add(x[:stop], y[:stop])
+            estimates.append(fit.result())
+        runs.append(tape)
     return oracle, runs, estimates
-
-
-def _moved(mech, a: np.ndarray, b: np.ndarray, local: bool) -> float:
-    """The largest ratio (distance of the pre-noise statistics) / (declared sensitivity) of one release."""
-    if not local:
-        assert not isinstance(mech, (LaplaceMechanism, L2BallChannel))
-        return float(np.linalg.norm(a - b)) / mech.sensitivity
-    a, b = a.reshape(a.shape[0], -1), b.reshape(b.shape[0], -1)
-    changed = np.flatnonzero(np.any(a != b, axis=1))
-    assert changed.size <= 1, "a local release of other users changed: it saw more than released outputs"
-    if isinstance(mech, L2BallChannel):  # pure LDP for any two inputs of the ball (of diameter 2 r)
-        assert np.all(np.linalg.norm(a, axis=1) <= mech.radius * SLACK)
-        assert np.all(np.linalg.norm(b, axis=1) <= mech.radius * SLACK)
-    if not changed.size:
-        return 0.0
-    diff = a[changed[0]] - b[changed[0]]
-    if isinstance(mech, L2BallChannel):
-        return float(np.linalg.norm(diff)) / (2.0 * mech.radius)
-    dist = np.abs(diff).sum() if isinstance(mech, LaplaceMechanism) else np.linalg.norm(diff)
-    return float(dist) / mech.sensitivity
 
 
 CASES = [(name, {}) for name in PRIVATE] + [("iw-glm-dp", dict(lam=1.0))]
@@ -120,24 +78,24 @@ CASES = [(name, {}) for name in PRIVATE] + [("iw-glm-dp", dict(lam=1.0))]
 
 @pytest.mark.parametrize("schedule", SCHEDULES, ids=str)
 @pytest.mark.parametrize("name, kwargs", CASES, ids=lambda v: str(v) if v else "")
-def test_releases_move_within_declared_sensitivity_also_on_early_results(monkeypatch, name, kwargs, schedule):
-    oracle, (run_a, run_b), _ = _run_pair(monkeypatch, name, schedule, kwargs)
-    assert len(run_a.calls) == len(run_b.calls) >= 1
+def test_releases_move_within_declared_sensitivity_also_on_early_results(name, kwargs, schedule):
+    oracle, (run_a, run_b), _ = _run_pair(name, schedule, kwargs)
+    assert len(run_a) == len(run_b) >= 1
     local = oracle.privacy.model == "ldp"
     ratios = []
-    for (mech_a, a), (mech_b, b) in zip(run_a.calls, run_b.calls):
+    for mech_a, a, mech_b, b in zip(run_a.mechanisms, run_a.inputs, run_b.mechanisms, run_b.inputs):
         assert mech_a == mech_b
-        ratios.append(_moved(mech_a, a, b, local))
+        ratios.append(sensitivity_ratio(mech_a, a, b, local=local))
     assert max(ratios) <= SLACK, (name, schedule, ratios)
     assert max(ratios) > 1e-3, ratios  # the changed row did move a release: the test has power
 
 
-def test_iw_glm_dp_output_on_a_partly_filled_regression_stage(monkeypatch):
+def test_iw_glm_dp_output_on_a_partly_filled_regression_stage():
     """The audit's case: lambda = 1, result() after 2 of the regression stage's planned rows."""
-    _, (run_a, run_b), _ = _run_pair(monkeypatch, "iw-glm-dp", (2, "last"), dict(lam=1.0))
-    mech, a = run_a.calls[-1]
+    _, (run_a, run_b), _ = _run_pair("iw-glm-dp", (2, "last"), dict(lam=1.0))
+    mech, a = run_a.mechanisms[-1], run_a.inputs[-1]
     assert type(mech) is GaussianMechanism  # the output w, after the H check passed
-    ratio = np.linalg.norm(a - run_b.calls[-1][1]) / mech.sensitivity
+    ratio = np.linalg.norm(a - run_b.inputs[-1]) / mech.sensitivity
     assert 0.01 < ratio <= SLACK
 
 
@@ -154,9 +112,9 @@ def _same(a: Any, b: Any) -> bool:
 @pytest.mark.parametrize("schedule", [(10, "last"), (N_ROUNDS, "last"), None], ids=str)
 @pytest.mark.parametrize("name, kwargs, link", [(n, {}, None) for n in PRIVATE]
                          + [("iw-glm-dp", dict(lam=1.0), logistic_link(2.0, 1.0))], ids=lambda v: str(v) if v else "")
-def test_private_estimate_holds_only_released_values(monkeypatch, name, kwargs, link, schedule):
+def test_private_estimate_holds_only_released_values(name, kwargs, link, schedule):
     """Given the same releases, neighbouring datasets give the same Estimate, ``info`` included."""
-    _, _, (est_a, est_b) = _run_pair(monkeypatch, name, schedule, kwargs, link=link)
+    _, _, (est_a, est_b) = _run_pair(name, schedule, kwargs, link=link)
     assert _same(est_a.theta, est_b.theta)
     assert _same(est_a.width_matrix, est_b.width_matrix) and est_a.width_scale == est_b.width_scale
     assert est_a.info.keys() == est_b.info.keys()

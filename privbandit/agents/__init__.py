@@ -1,7 +1,8 @@
 """Epoch-batched bandit agents and the baselines, behind one interface (:mod:`.base`).
 
 ``make_agent(name, ...)`` builds a registered agent (a private one needs ``epsilon=``); ``agent_names()``
-lists them and ``agent_is_private(name)`` says which take a budget.
+lists them and ``agent_is_private(name)`` says which take a budget. ``check_agent(agent)`` runs the
+interface contract on any agent (:mod:`.checks`).
 """
 
 from .base import (
@@ -17,6 +18,7 @@ from .base import (
     register_agent,
     uniform_choice,
 )
+from .checks import AGENT_CHECKS, check_agent
 from .elimination import EliminationAgent, surviving_actions
 from .linucb import LDPUCBAgent, LinUCBAgent, SSLinUCBAgent
 from .simple import EpsilonGreedyAgent, UniformAgent
@@ -28,4 +30,6 @@ __all__ = [
     "SSLinUCBAgent", "SquareCBAgent", "UniformAgent", "agent_descriptions", "agent_is_private", "agent_names",
     "barycentric_spanner", "doubling_schedule", "epoch_schedule", "inverse_gap_weighting", "make_agent",
     "register_agent", "surviving_actions", "uniform_choice",
+    # the contract as a public checker (issue 18)
+    "AGENT_CHECKS", "check_agent",
 ]

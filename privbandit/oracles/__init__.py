@@ -1,7 +1,8 @@
 """Private regression oracles behind one epoch-batched interface (:mod:`.base`).
 
 Importing this package registers every oracle; ``make_oracle(name, ...)`` builds one and
-``oracle_names()`` lists them.
+``oracle_names()`` lists them. ``check_oracle(oracle)`` runs the interface contract on any oracle
+(:mod:`.checks`).
 """
 
 from .base import (
@@ -31,6 +32,9 @@ from .ldp_sgd import LDPClippedSGD
 from .simple_ldp import SimpleLDP
 from .ssp_local import SSPLocal
 
+# --- the contract as a public checker (issue 18) ---
+from .checks import ORACLE_CHECKS, ContractError, check_oracle
+
 __all__ = [
     "EpochFit", "Estimate", "LocalEpochFit", "SummingLocalFit", "Oracle", "Ridge", "make_oracle", "oracle_class", "oracle_names",
     "register_oracle", "stage_sizes_split",
@@ -38,4 +42,6 @@ __all__ = [
     "DPSGD", "IWFixedPDP", "IWGLMDP", "IWRegressionDP", "SSP", "SpectralDP",
     # local-DP oracles (issue 5)
     "IWFixedPLDP", "IWGLMLDP", "IWRegressionLDP", "LDPClippedSGD", "SSPLocal", "SimpleLDP", "learn_u_ldp",
+    # the contract as a public checker (issue 18)
+    "ORACLE_CHECKS", "ContractError", "check_oracle",
 ]

@@ -60,21 +60,11 @@ def neighbouring_streams(horizon: int, neighbour: int = 0, dim: int = 2
 
 def play_stream(agent, feats: np.ndarray, rewards: np.ndarray,
                 rng: np.random.Generator) -> tuple[np.ndarray, float | None]:
-    """One run on a fixed stream through the batch interface: the actions (T,) and the ledger's worst
-    epsilon (None if it recorded nothing)."""
-    from ..agents import BanditSpec
+    """One run on a fixed stream through the batch interface (:func:`privbandit.agents.checks.play_batch`): the
+    actions (T,) and the ledger's worst epsilon (None if it recorded nothing)."""
+    from ..agents.checks import play_batch
 
-    horizon, k, d = feats.shape
-    agent.reset(BanditSpec(n_arms=k, dim=d, horizon=horizon), rng=rng)
-    actions = np.empty(horizon, dtype=np.int64)
-    t = 0
-    while t < horizon:
-        m = agent.rounds_until_update()
-        a = agent.act_batch(feats[t:t + m])
-        actions[t:t + m] = a
-        rows = np.arange(m)
-        agent.update(feats[t:t + m][rows, a], rewards[t:t + m][rows, a])
-        t += m
+    actions = play_batch(agent, feats, rewards, rng).actions
     spent = agent.ledger.guarantee(agent.privacy.delta) if agent.ledger.releases else None
     return actions, spent
 

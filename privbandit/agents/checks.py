@@ -1,0 +1,534 @@
+"""The agent contract as a public checker: :func:`check_agent` runs small named checks on any agent.
+
+Users are invited to benchmark their own agents; ``check_agent(agent)`` tells them, as Gymnasium's
+``check_env`` does for envs, whether theirs keeps the interface the runner, the sweeps and the privacy
+audit rely on. Each check is a public function (:data:`AGENT_CHECKS`, in the order ``check_agent`` runs
+them) that plays the agent on a synthetic stream (K arms, features in the ball of radius B = 1, rewards of
+all arms from a linear model, so every path sees the same rounds) and raises
+:class:`~privbandit.oracles.ContractError`, naming itself and what failed, at the first breach:
+
+- :func:`check_act_and_update_shapes`: ``reset`` returns the agent; ``rounds_until_update`` is in
+  [1, T - t] until the horizon and 0 there; ``act`` returns an arm, ``act_batch`` (m,) arms,
+  ``action_probabilities`` (K,) or (m, K);
+- :func:`check_step_loop_equals_batch_path`: the per-round loop (``act``, ``update`` one row), the batch path
+  (``act_batch`` while the policy is fixed) and a ragged batch path give the same actions and ledger;
+- :func:`check_action_probabilities`: ``action_probabilities`` are distributions, every drawn arm had a
+  positive probability, the draws' frequencies agree with them (Freedman's inequality), and asking for
+  them changes no action;
+- :func:`check_ledger_within_budget`: a private agent records releases within its spec (local ones only
+  for local DP), a non-private one records none;
+- :func:`check_releases_within_sensitivity`: for a private agent, when one user's data changes and the
+  run is handed the first run's releases (:class:`~privbandit.privacy.replay.ReleaseTape`), every release's
+  exact input moves by at most its mechanism's declared sensitivity;
+- :func:`check_actions_depend_only_on_releases`: and no other user's action changes;
+- :func:`check_bad_input_errors`: acting before ``reset``, wrong shapes, NaN, too many rounds or rows raise.
+
+:func:`play_batch` and :func:`play_loop` play an agent on a fixed stream (the privacy audit uses the first).
+Passing is evidence, not proof: the checks see one small stream and one seed; regret is the benchmark's
+business, not the contract's.
+
+References
+----------
+Source paper, `alg:batch-cb-meta` (a policy fixed within an epoch), `alg:plan`, `def:JDP-interactive`,
+`def:LDP`.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Callable, NamedTuple, Union
+
+import numpy as np
+
+from .._validation import check_int
+from ..oracles.checks import BUDGET_RTOL, ContractError, neighbours_at
+from ..privacy.replay import ReleaseTape, ReplayMismatch, sensitivity_ratio
+from .base import Agent, BanditSpec
+
+__all__ = [
+    "AGENT_CHECKS", "AgentLike", "Played", "check_act_and_update_shapes", "check_action_probabilities",
+    "check_actions_depend_only_on_releases", "check_agent", "check_bad_input_errors", "check_ledger_within_budget",
+    "check_releases_within_sensitivity", "check_step_loop_equals_batch_path", "play_batch", "play_loop",
+    "synthetic_stream",
+]
+
+AgentLike = Union[Agent, Callable[[], Agent]]
+"""An :class:`~privbandit.agents.Agent` (copied before each run) or a zero-argument factory returning one."""
+
+#: False-alarm rate, per arm, of the frequency test of :func:`check_action_probabilities`.
+FREQUENCY_ALPHA = 1e-6
+
+
+class Played(NamedTuple):
+    """A run on a fixed stream (:func:`play_batch`).
+
+    Attributes
+    ----------
+    actions : ndarray of int (T,)
+    probabilities : ndarray (T, K) or None
+        ``action_probabilities`` of each round, taken just before its arm was drawn (if asked for).
+    """
+
+    actions: np.ndarray
+    probabilities: np.ndarray | None
+
+
+def synthetic_stream(n_arms: int, dim: int, horizon: int, rng: Any = 0) -> tuple[np.ndarray, np.ndarray]:
+    """A contract stream: features (T, K, d) with norms uniform in [0, 1), rewards (T, K) of every arm in [-1, 1].
+
+    The rewards are clip(<phi, theta> + 0.5 z, -1, 1) with theta = (1, ..., 1) / sqrt(d), z ~ N(0, 1).
+    """
+    gen = np.random.default_rng(rng)
+    x = gen.standard_normal((horizon, n_arms, dim))
+    x *= (gen.random((horizon, n_arms)) / np.maximum(np.linalg.norm(x, axis=2), 1e-300))[..., None]
+    theta = np.ones(dim) / np.sqrt(dim)
+    rewards = np.clip(x @ theta + 0.5 * gen.standard_normal((horizon, n_arms)), -1.0, 1.0)
+    return x, rewards
+
+
+def _reset(agent: Agent, features: np.ndarray, rng: Any) -> int:
+    horizon, k, d = features.shape
+    agent.reset(BanditSpec(n_arms=k, dim=d, horizon=horizon), rng=rng)
+    return horizon
+
+
+def _policy_rounds(agent: Agent, t: int, horizon: int) -> int:
+    """``agent.rounds_until_update()``, or a ContractError (of the shapes check) unless it is in [1, horizon - t]."""
+    m = agent.rounds_until_update()
+    if not (isinstance(m, (int, np.integer)) and 1 <= m <= horizon - t):
+        raise ContractError("check_act_and_update_shapes", f"rounds_until_update() at round {t} of {horizon} must "
+                                                           f"return an int in [1, {horizon - t}], got {m!r}")
+    return int(m)
+
+
+def play_batch(agent: Agent, features: np.ndarray, rewards: np.ndarray, rng: Any = None, *,
+               max_chunk: int | None = None, probabilities: bool = False) -> Played:
+    """Reset ``agent`` for a fixed stream and play it through the batch interface.
+
+    While the policy is fixed (``rounds_until_update()`` rounds, at most ``max_chunk``) ``act_batch``
+    chooses the rounds' arms at once and ``update`` gets the chosen rows and rewards.
+
+    Parameters
+    ----------
+    agent : Agent
+        Reset here with ``BanditSpec(n_arms=K, dim=d, horizon=T)`` and ``rng``.
+    features : ndarray (T, K, d)
+    rewards : ndarray (T, K)
+        Every arm's reward of every round.
+    rng : int or Generator, optional
+        The agent's randomness.
+    max_chunk : int, optional
+        Serve a fixed policy in pieces of at most this many rounds (the actions must not change).
+    probabilities : bool
+        Also take ``action_probabilities`` of each piece just before its ``act_batch``.
+
+    Returns
+    -------
+    Played
+
+    Raises
+    ------
+    ContractError
+        Naming ``check_act_and_update_shapes``, if ``rounds_until_update()`` leaves [1, T - t] before the horizon.
+    """
+    horizon = _reset(agent, features, rng)
+    actions = np.empty(horizon, dtype=np.int64)
+    probs = np.empty(rewards.shape) if probabilities else None
+    t = 0
+    while t < horizon:
+        m = _policy_rounds(agent, t, horizon)
+        m = m if max_chunk is None else min(m, max_chunk)
+        if probs is not None:
+            probs[t:t + m] = agent.action_probabilities(features[t:t + m])
+        a = np.asarray(agent.act_batch(features[t:t + m]))
+        actions[t:t + m] = a
+        rows = np.arange(m)
+        agent.update(features[t:t + m][rows, a], rewards[t:t + m][rows, a])
+        t += m
+    return Played(actions, probs)
+
+
+def play_loop(agent: Agent, features: np.ndarray, rewards: np.ndarray, rng: Any = None) -> np.ndarray:
+    """Reset ``agent`` for a fixed stream and play the Gymnasium step loop: ``act`` one round, ``update`` its row.
+
+    Parameters and randomness as :func:`play_batch`; returns the actions (T,).
+    """
+    horizon = _reset(agent, features, rng)
+    actions = np.empty(horizon, dtype=np.int64)
+    for t in range(horizon):
+        a = agent.act(features[t])
+        actions[t] = a
+        agent.update(features[t, a], float(rewards[t, a]))
+    return actions
+
+
+def _builder(agent: AgentLike) -> Callable[[], Agent]:
+    """A zero-argument function returning a fresh agent: a deep copy of an Agent, or the factory's product."""
+    if isinstance(agent, Agent):
+        return lambda: copy.deepcopy(agent)
+    if not callable(agent):
+        raise TypeError(f"agent must be a privbandit Agent or a factory returning one, got {type(agent).__name__}")
+
+    def build() -> Agent:
+        made = agent()
+        if not isinstance(made, Agent):
+            raise TypeError(f"the agent factory must return a privbandit Agent, got {type(made).__name__}")
+        return made
+
+    return build
+
+
+def _stream(n_arms: int, dim: int, horizon: int, rng: int) -> tuple[np.ndarray, np.ndarray]:
+    return synthetic_stream(n_arms, dim, horizon, np.random.SeedSequence([rng, 1]))
+
+
+def _in_range(arms: np.ndarray, n_arms: int) -> bool:
+    return np.issubdtype(arms.dtype, np.integer) and bool(np.all((arms >= 0) & (arms < n_arms)))
+
+
+def check_act_and_update_shapes(agent: AgentLike, *, n_arms: int = 4, dim: int = 3, horizon: int = 256,
+                                rng: int = 0) -> None:
+    """Play the stream mixing ``act`` and ``act_batch``, checking every return value's type and shape.
+
+    ``reset`` returns the agent; ``rounds_until_update()`` is in [1, T - t] before the horizon and 0 at it;
+    ``act`` returns an int arm in [0, K); ``act_batch`` on (m, K, d) an integer array (m,) of arms;
+    ``action_probabilities`` has shape (K,) for one round's features and (m, K) for m rounds.
+
+    Raises
+    ------
+    ContractError
+        Naming ``check_act_and_update_shapes`` and what was wrong.
+    """
+    name = "check_act_and_update_shapes"
+    a = _builder(agent)()
+    x, r = _stream(n_arms, dim, horizon, rng)
+    if a.reset(BanditSpec(n_arms=n_arms, dim=dim, horizon=horizon), rng=rng) is not a:
+        raise ContractError(name, "reset(spec, rng) must return the agent itself")
+    t = 0
+    while t < horizon:
+        m = _policy_rounds(a, t, horizon)
+        p_one, p_many = a.action_probabilities(x[t]), a.action_probabilities(x[t:t + m])
+        if np.shape(p_one) != (n_arms,) or np.shape(p_many) != (m, n_arms):
+            raise ContractError(name, f"action_probabilities must have shape ({n_arms},) for one round and ({m}, "
+                                      f"{n_arms}) for {m}, got {np.shape(p_one)} and {np.shape(p_many)}")
+        first = a.act(x[t])
+        if not (isinstance(first, (int, np.integer)) and 0 <= first < n_arms):
+            raise ContractError(name, f"act must return an int arm in [0, {n_arms}), got {first!r}")
+        rest = np.asarray(a.act_batch(x[t + 1:t + m])) if m > 1 else np.empty(0, dtype=np.int64)
+        if rest.shape != (m - 1,) or not _in_range(rest, n_arms):
+            raise ContractError(name, f"act_batch on {m - 1} rounds must return {m - 1} int arms in [0, {n_arms}), "
+                                      f"got {rest!r}")
+        arms = np.concatenate([[first], rest]).astype(np.int64)
+        rows = np.arange(m)
+        a.update(x[t:t + m][rows, arms], r[t:t + m][rows, arms])
+        t += m
+    if a.rounds_until_update() != 0:
+        raise ContractError(name, f"rounds_until_update() must be 0 at the horizon, got {a.rounds_until_update()!r}")
+
+
+def check_step_loop_equals_batch_path(agent: AgentLike, *, n_arms: int = 4, dim: int = 3, horizon: int = 256,
+                                      rng: int = 0) -> None:
+    """For one seed the step loop, the batch path and a ragged batch path give the same actions and ledger.
+
+    The ragged path serves each fixed policy in pieces of at most 3 rounds. Every round must consume the
+    agent's randomness in round order whichever path chooses it.
+
+    Raises
+    ------
+    ContractError
+        Naming ``check_step_loop_equals_batch_path`` and the first round that differs.
+    """
+    build = _builder(agent)
+    x, r = _stream(n_arms, dim, horizon, rng)
+    runs = {}
+    for path in ("step loop", "batch path", "ragged batch path"):
+        a = build()
+        if path == "step loop":
+            actions = play_loop(a, x, r, rng)
+        else:
+            actions = play_batch(a, x, r, rng, max_chunk=3 if path.startswith("ragged") else None).actions
+        runs[path] = (actions, list(a.ledger.releases))
+    loop_actions, loop_ledger = runs["step loop"]
+    for path in ("batch path", "ragged batch path"):
+        actions, ledger = runs[path]
+        differ = np.flatnonzero(actions != loop_actions)
+        if differ.size:
+            t = int(differ[0])
+            raise ContractError("check_step_loop_equals_batch_path",
+                                f"the {path} played arm {actions[t]} at round {t}, the step loop arm {loop_actions[t]} "
+                                "(same seed): draw exactly the same uniforms per round whether acting one by one "
+                                "or in a batch")
+        if ledger != loop_ledger:
+            raise ContractError("check_step_loop_equals_batch_path",
+                                f"the {path} recorded other releases than the step loop ({len(ledger)} vs "
+                                f"{len(loop_ledger)})")
+
+
+def _frequency_slack(variance: np.ndarray) -> np.ndarray:
+    """Freedman's bound on |sum_t (1{a_t = k} - p_t(k))| at false-alarm rate :data:`FREQUENCY_ALPHA` (per arm)."""
+    log_term = np.log(2.0 / FREQUENCY_ALPHA)
+    return np.sqrt(2.0 * variance * log_term) + 2.0 * log_term / 3.0
+
+
+def check_action_probabilities(agent: AgentLike, *, n_arms: int = 4, dim: int = 3, horizon: int = 256,
+                               rng: int = 0) -> None:
+    """``action_probabilities`` is the distribution the arms are drawn from, and asking for it changes nothing.
+
+    On the batch path, each piece's probabilities are taken just before its ``act_batch``. They must be
+    finite, >= 0 and sum to 1 per round; every drawn arm must have had a positive probability; for every
+    arm k the count of draws minus the summed probabilities, a martingale, must be within Freedman's bound
+    sqrt(2 V log(2/alpha)) + (2/3) log(2/alpha), V = sum_t p_t(k) (1 - p_t(k)), alpha =
+    :data:`FREQUENCY_ALPHA`. And the actions must equal those of the same run without the calls.
+
+    Raises
+    ------
+    ContractError
+        Naming ``check_action_probabilities`` and what was wrong.
+    """
+    name = "check_action_probabilities"
+    build = _builder(agent)
+    x, r = _stream(n_arms, dim, horizon, rng)
+    played = play_batch(build(), x, r, rng, probabilities=True)
+    p, arms = played.probabilities, played.actions
+    if not np.all(np.isfinite(p)) or np.any(p < 0) or not np.allclose(p.sum(axis=1), 1.0, rtol=0, atol=1e-9):
+        raise ContractError(name, "action_probabilities must be finite, >= 0 and sum to 1 in every round")
+    chosen = p[np.arange(horizon), arms]
+    if np.any(chosen <= 0):
+        t = int(np.flatnonzero(chosen <= 0)[0])
+        raise ContractError(name, f"round {t} played arm {arms[t]}, to which action_probabilities gave probability "
+                                  f"{chosen[t]:g}: the two disagree")
+    excess = np.bincount(arms, minlength=n_arms) - p.sum(axis=0)
+    slack = _frequency_slack((p * (1 - p)).sum(axis=0))
+    if np.any(np.abs(excess) > slack):
+        k = int(np.argmax(np.abs(excess) - slack))
+        raise ContractError(name, f"arm {k} was drawn {np.count_nonzero(arms == k)} times in {horizon} rounds, but "
+                                  f"action_probabilities summed to {p[:, k].sum():.1f} (bound +-{slack[k]:.1f})")
+    plain = play_batch(build(), x, r, rng).actions
+    if not np.array_equal(plain, arms):
+        raise ContractError(name, "calling action_probabilities changed the actions: it must not draw from the "
+                                  "agent's randomness nor change its state")
+
+
+def check_ledger_within_budget(agent: AgentLike, *, n_arms: int = 4, dim: int = 3, horizon: int = 256,
+                               rng: int = 0) -> None:
+    """After a run the agent's ledger holds its privacy claim.
+
+    A non-private agent records nothing. A private one records at least one release, every release touches
+    rounds in [0, T), the worst user's composed epsilon at the spec's delta is at most the spec's epsilon
+    (relative slack :data:`~privbandit.oracles.checks.BUDGET_RTOL`), and a local-DP agent records local
+    releases only.
+
+    Raises
+    ------
+    ContractError
+        Naming ``check_ledger_within_budget`` and what was wrong.
+    """
+    name = "check_ledger_within_budget"
+    a = _builder(agent)()
+    x, r = _stream(n_arms, dim, horizon, rng)
+    play_batch(a, x, r, rng)
+    spec, ledger = a.privacy, a.ledger
+    if not spec.is_private:
+        if ledger.releases:
+            raise ContractError(name, f"a non-private agent recorded {len(ledger.releases)} release(s)")
+        return
+    if not ledger.releases:
+        raise ContractError(name, f"a {spec.model} agent recorded no release: its privacy cannot be verified")
+    outside = [rel for rel in ledger.releases if not 0 <= rel.start < rel.stop <= horizon]
+    if outside:
+        raise ContractError(name, f"releases must touch rounds in [0, {horizon}), got {outside[0]}")
+    if spec.model == "ldp" and any(rel.kind != "local" for rel in ledger.releases):
+        raise ContractError(name, "a local-DP agent recorded a central release: the server saw raw rows")
+    spent = ledger.guarantee(spec.delta)
+    if not 0 < spent <= spec.epsilon * (1 + BUDGET_RTOL):
+        raise ContractError(name, f"the worst user spent epsilon={spent:.6g} at delta={spec.delta:g}; it must be in "
+                                  f"(0, {spec.epsilon:g}] (the spec)")
+
+
+def _replayed_runs(build: Callable[[], Agent], n_arms: int, dim: int, horizon: int, rng: int, check: str) -> list:
+    """For users u in {0, T // 3}: play stream D recording every release, then its neighbour D' (user u's data
+    changed, :func:`~privbandit.oracles.checks.neighbours_at`) with the same seed, replaying them.
+
+    Returns (u, tape of D, actions on D, tape of D', actions on D') for each u.
+    """
+    x, r = _stream(n_arms, dim, horizon, rng)
+    runs = []
+    for user in sorted({0, horizon // 3}):
+        (x1, r1), (x2, r2) = neighbours_at(x, r, user)
+        with ReleaseTape() as tape:
+            first = play_batch(build(), x1, r1, rng).actions
+        if not len(tape):
+            raise ContractError(check, "the agent released nothing through privbandit's mechanisms: a private agent "
+                                       "must release through them (privbandit.privacy) to be checked and accounted")
+        try:
+            with ReleaseTape(replay=tape) as again:
+                second = play_batch(build(), x2, r2, rng).actions
+        except ReplayMismatch as exc:
+            raise ContractError(check, f"changing user {user}'s data changed the releases ({exc}): what is "
+                                       "released, and when, must not depend on the data") from exc
+        if len(again) != len(tape):
+            raise ContractError(check, f"changing user {user}'s data changed the number of releases ({len(tape)} "
+                                       f"vs {len(again)})")
+        runs.append((user, tape, first, again, second))
+    return runs
+
+
+def check_releases_within_sensitivity(agent: AgentLike, *, n_arms: int = 4, dim: int = 3, horizon: int = 256,
+                                      rng: int = 0) -> None:
+    """Every release of a private agent moves by at most its mechanism's declared sensitivity when one user changes.
+
+    The runs of :func:`check_actions_depend_only_on_releases`: for each release, the exact inputs on D and on
+    its neighbour D' (handed D's releases) may differ by at most the declared sensitivity
+    (:func:`~privbandit.privacy.replay.sensitivity_ratio` <= 1; per row for a local-DP agent). A breach means
+    noise too small for the data, which the ledger (trusting the declared sensitivity) cannot see. Nothing to
+    check for a non-private agent.
+
+    Raises
+    ------
+    ContractError
+        Naming ``check_releases_within_sensitivity`` and the release that moved too far.
+    """
+    name = "check_releases_within_sensitivity"
+    build = _builder(agent)
+    spec = build().privacy
+    if not spec.is_private:
+        return
+    for user, tape, _, again, _ in _replayed_runs(build, n_arms, dim, horizon, rng, name):
+        for k, (mech, a, b) in enumerate(zip(tape.mechanisms, tape.inputs, again.inputs)):
+            ratio = sensitivity_ratio(mech, a, b, local=spec.model == "ldp")
+            if ratio > 1 + BUDGET_RTOL:
+                raise ContractError(name, f"changing user {user}'s data moved release {k}'s input by {ratio:.4g} "
+                                          f"times the declared sensitivity of its {type(mech).__name__}")
+
+
+def check_actions_depend_only_on_releases(agent: AgentLike, *, n_arms: int = 4, dim: int = 3, horizon: int = 256,
+                                          rng: int = 0) -> None:
+    """A private agent's other users' actions depend on one user's data only through its releases.
+
+    For users u in {0, T // 3}: play stream D (user u's features and rewards at one extreme), recording every
+    release; play the neighbour D' (user u's at the other extreme) with the same seed while every release
+    returns the first run's output. Every user other than u must get the same arm, and the second run must
+    make the same releases (number and shapes): what an agent releases, and when, is public. This is the
+    data flow joint DP needs (`def:JDP-interactive`; local DP implies it). Nothing to check for a
+    non-private agent.
+
+    Raises
+    ------
+    ContractError
+        Naming ``check_actions_depend_only_on_releases`` and the first user whose action changed.
+    """
+    name = "check_actions_depend_only_on_releases"
+    build = _builder(agent)
+    if not build().privacy.is_private:
+        return
+    for user, _, first, _, second in _replayed_runs(build, n_arms, dim, horizon, rng, name):
+        differ = [t for t in np.flatnonzero(first != second) if t != user]
+        if differ:
+            raise ContractError(name, f"changing only user {user}'s data changed user {differ[0]}'s arm though every "
+                                      "release was the same: the agent acts on data it did not release")
+
+
+def check_bad_input_errors(agent: AgentLike, *, n_arms: int = 4, dim: int = 3, horizon: int = 256,
+                           rng: int = 0) -> None:
+    """Misuse raises: acting before ``reset`` (RuntimeError), a spec that is not a BanditSpec (TypeError), and
+    features of the wrong shape or with NaN, rows and rewards that do not match, a NaN reward, more rounds
+    than ``rounds_until_update()`` in ``act_batch`` or ``update`` (ValueError).
+
+    Raises
+    ------
+    ContractError
+        Naming ``check_bad_input_errors`` and the misuse that was accepted.
+    """
+    a = _builder(agent)()
+    x, _ = _stream(n_arms, dim, horizon, rng)
+    spec = BanditSpec(n_arms=n_arms, dim=dim, horizon=horizon)
+    nan = x[0].copy()
+    nan[0, 0] = np.nan
+    wide = np.zeros((n_arms, dim + 1))
+    cases: list[tuple[str, type, Callable[[], Any]]] = [
+        ("act before reset", RuntimeError, lambda: a.act(x[0])),
+        ("reset with a dict for spec", TypeError, lambda: a.reset({"n_arms": n_arms}, rng=rng)),
+        (f"act on features of shape {wide.shape}", ValueError, lambda: a.reset(spec, rng=rng).act(wide)),
+        ("act on features with a NaN", ValueError, lambda: a.act(nan)),
+        ("update with 2 rows and 3 rewards", ValueError, lambda: a.update(x[0, :2], np.zeros(3))),
+        ("update with a NaN reward", ValueError, lambda: a.update(x[0, 0], float("nan"))),
+        ("act_batch on one round more than rounds_until_update()", ValueError,
+         lambda: a.act_batch(np.repeat(x[:1], a.rounds_until_update() + 1, axis=0))),
+        ("update with one row more than rounds_until_update()", ValueError,
+         lambda: a.update(np.repeat(x[0, :1], a.rounds_until_update() + 1, axis=0),
+                          np.zeros(a.rounds_until_update() + 1))),
+    ]
+    for what, error, call in cases:
+        try:
+            call()
+        except error:
+            continue
+        except Exception as exc:               # the wrong kind of error: say which
+            raise ContractError("check_bad_input_errors", f"{what} must raise {error.__name__}, raised "
+                                                          f"{type(exc).__name__}: {exc}") from exc
+        raise ContractError("check_bad_input_errors", f"{what} must raise {error.__name__}, and did not")
+
+
+AGENT_CHECKS: tuple[Callable[..., None], ...] = (
+    check_act_and_update_shapes, check_step_loop_equals_batch_path, check_action_probabilities,
+    check_ledger_within_budget, check_releases_within_sensitivity, check_actions_depend_only_on_releases,
+    check_bad_input_errors,
+)
+"""The checks :func:`check_agent` runs, in order; each takes ``(agent, *, n_arms, dim, horizon, rng)``."""
+
+
+def check_agent(agent: AgentLike, *, n_arms: int = 4, dim: int = 3, horizon: int = 256, rng: int = 0) -> None:
+    """Check that ``agent`` keeps the agent contract: run every check of :data:`AGENT_CHECKS`.
+
+    Run it on your own agent as you run Gymnasium's ``check_env`` on your own env; the test suite runs it on
+    every registered agent. It returns None when every check passes and raises at the first breach.
+
+    Parameters
+    ----------
+    agent : Agent or callable
+        The agent (deep-copied before each run, so it is never changed) or a zero-argument factory returning
+        a fresh one, e.g. ``lambda: make_agent("elim-jdp", epsilon=1.0)``.
+    n_arms, dim : int
+        K >= 2 arms and the feature dimension d >= 1 of the synthetic stream.
+    horizon : int
+        T >= 8 rounds of each run (longer runs give the frequency test more power and take longer).
+    rng : int
+        Seed (>= 0) of the stream and of the agent.
+
+    Raises
+    ------
+    ContractError
+        From the first check that fails, naming it (``err.check``) and what failed.
+    TypeError
+        If ``agent`` is neither an Agent nor a factory returning one.
+
+    References
+    ----------
+    Source paper, `alg:batch-cb-meta`, `alg:plan`, `def:JDP-interactive`, `def:LDP`.
+
+    Examples
+    --------
+    >>> from privbandit.agents import check_agent, make_agent
+    >>> check_agent(make_agent("elim-jdp-ucb", epsilon=1.0, delta=1e-5), horizon=64)
+
+    An agent whose ``action_probabilities`` do not describe its draws fails, naming the check:
+
+    >>> import numpy as np
+    >>> from privbandit.agents import UniformAgent
+    >>> from privbandit.oracles import ContractError
+    >>> class FirstArm(UniformAgent):               # says uniform, always plays arm 0
+    ...     def _choose(self, features, uniforms):
+    ...         return np.zeros(features.shape[0], dtype=np.int64)
+    >>> try:
+    ...     check_agent(FirstArm, horizon=64)
+    ... except ContractError as err:
+    ...     print(err.check)
+    check_action_probabilities
+    """
+    build = _builder(agent)
+    n_arms = check_int("n_arms", n_arms, low=2)
+    dim = check_int("dim", dim, low=1)
+    horizon = check_int("horizon", horizon, low=8)
+    rng = check_int("rng", rng, low=0)
+    for check in AGENT_CHECKS:
+        check(build, n_arms=n_arms, dim=dim, horizon=horizon, rng=rng)
