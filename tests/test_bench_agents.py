@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from privbandit.sim.sweep import _limit_blas
+
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "bench_agents.py"
 GRID = ["--log2-horizon", "11", "--seeds", "2", "--families", "heavy-tailed", "--blocks", "jdp", "--agents",
         "uniform,linucb,elim-jdp", "--epsilons", "0.3,1", "--slope-window", "8,11"]
@@ -26,10 +28,16 @@ LINE = re.compile(r"\[\d+/\d+\] (\S+) (\S+) (\S+) eps=(\S+) seed=(\d+):")
 
 
 def _load():
+    """The script as a module; the BLAS thread variables it sets are taken back (other tests' processes)."""
     spec = importlib.util.spec_from_file_location("_bench_agents", SCRIPT)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+    environ = dict(os.environ)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        os.environ.clear()
+        os.environ.update(environ)
     return module
 
 
@@ -70,8 +78,9 @@ def _ran(stdout: str) -> list[tuple]:
 
 
 def _bench_here(*args, out: Path, capsys) -> str:
-    """Run the script's ``main`` in this process (one job); its output."""
-    assert bench.main([*GRID, *map(str, args), "--out", str(out)]) == 0
+    """Run the script's ``main`` in this process (one job, one BLAS thread as in the workers); its output."""
+    with _limit_blas():
+        assert bench.main([*GRID, *map(str, args), "--out", str(out)]) == 0
     return capsys.readouterr().out
 
 
@@ -79,7 +88,7 @@ def _bench_here(*args, out: Path, capsys) -> str:
 def reference(tmp_path_factory) -> tuple[Path, str]:
     """The tiny grid run in this process (``--jobs 1``): its folder and its output."""
     out = tmp_path_factory.mktemp("bench") / "jobs1"
-    with pytest.MonkeyPatch.context() as mp:
+    with pytest.MonkeyPatch.context() as mp, _limit_blas():
         mp.setattr(sys, "stdout", io.StringIO())
         assert bench.main([*GRID, "--jobs", "1", "--out", str(out)]) == 0
         return out, sys.stdout.getvalue()
