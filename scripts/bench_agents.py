@@ -25,8 +25,16 @@ agent's privacy ledger against its spec. The LinUCB-family baselines update thei
 ``--ucb-batch`` rounds in the benchmark (1 = every round, the textbook algorithm; per-round updates of
 2^20 rounds x 10 seeds would take hours in Python); the noise and the tree are unchanged by batching.
 
-Outputs (in ``--out``, an ignored folder): ``runs.csv`` (tidy, one row per logged round; cells already in
-it are skipped on a rerun), ``final.csv`` and ``slopes.csv`` (``privbandit.sim``'s summaries: Student-t 95%
+The grid's runs (cells) go to ``--jobs`` worker processes (default: every core; joblib's loky backend through
+``privbandit.sim.sweep.backend_context``, one BLAS thread per worker), the costliest first (:data:`CELL_COST`),
+so that the grid does not end waiting on one long run. Each run is seeded by its cell alone, so the tables do
+not depend on ``--jobs``. Each finished cell is appended to ``runs.csv`` at once; Ctrl-C exits with code 130
+and one line saying how many cells are saved, and the same command again runs only the rest (resume). Bad
+arguments exit with code 2 and one line.
+
+Outputs (in ``--out``, an ignored folder): ``runs.csv`` (tidy, one row per logged round, the cells in the
+grid's order once the grid is done, whatever order they finished in; cells already in it are skipped on a
+rerun), ``final.csv`` and ``slopes.csv`` (``privbandit.sim``'s summaries: Student-t 95%
 intervals over seeds), ``report.md`` (tables, targets, the price of privacy over time, speed),
 and ``curves_<block>_<family>.png`` (log-log regret curves with 95% bands, one panel per epsilon).
 
@@ -37,7 +45,7 @@ loop against MABWiser's LinUCB on the same stream (MABWiser is imported only her
 
 Examples
 --------
-The full grid (hours)::
+The full grid (1760 runs; about 70 minutes with ``--jobs 2`` on 2 idle cores, estimated 2026-11-26)::
 
     python scripts/bench_agents.py --out bench-out/agents
 
@@ -57,9 +65,11 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import signal
 import sys
 import time
 from pathlib import Path
+from typing import Iterator
 
 # One BLAS thread, as privbandit's sweeps run their workers (privbandit.sim.sweep): on 2 cores a second
 # OpenBLAS thread spins after the planner's product and halves the elimination batch path's speed, and
@@ -74,7 +84,9 @@ import pandas as pd
 import privbandit  # noqa: F401  (registers the envs)
 from privbandit.agents import agent_is_private, make_agent
 from privbandit.agents.elimination import JDP_UCB_FIRST_EPOCH
+from privbandit.cli import _jobs
 from privbandit.sim import final_regret, loglog_slopes, run
+from privbandit.sim.sweep import atomic_write, backend_context
 
 JDP_AGENTS = ("uniform", "epsilon-greedy", "linucb", "linucb-practical", "elim-nonprivate", "elim-ucb",
               "squarecb-nonprivate", "elim-jdp", "elim-jdp-ucb", "elim-ssp", "linucb-jdp", "linucb-jdp-practical",
@@ -111,8 +123,15 @@ REAL_AGENTS = {"real-jdp": ("uniform", "elim-nonprivate", "elim-ucb", "linucb-pr
 LinUCB baselines, joint and local DP."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """Bad arguments: one line on stderr (``bench_agents.py: error: ...``), exit code 2, no usage block."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = _Parser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default="bench-out/agents", help="output folder (ignored by git)")
     p.add_argument("--log2-horizon", type=int, default=20, help="T = 2^this")
     p.add_argument("--seeds", type=int, default=10)
@@ -126,6 +145,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="reward model of the real-data blocks (PrivCBify-v0's reward)")
     p.add_argument("--agents", default="", help="restrict to these agent names (comma list)")
     p.add_argument("--ucb-batch", type=int, default=64, help="policy update period of the LinUCB baselines")
+    p.add_argument("--jobs", type=_jobs, default=os.cpu_count() or 1,
+                   help="worker processes for the grid's runs (default: all cores; -1 also means all cores)")
     p.add_argument("--slope-window", default="14,20", help="log2 t range of the log-log slope")
     p.add_argument("--speed", action="store_true", help="also measure speed")
     p.add_argument("--speed-log2-rounds", type=int, default=18, help="rounds of the elimination speed runs")
@@ -209,28 +230,136 @@ def read_runs(path: Path) -> pd.DataFrame:
     return pd.read_csv(path, dtype={"eps_label": str, "family_label": str, "block": str})
 
 
+def run_cell(c: dict, horizon: int, delta: float, ucb_batch: int) -> tuple[dict, pd.DataFrame]:
+    """One cell of the grid and its run's table with the benchmark's columns (runs in a worker).
+
+    The run is seeded by the cell alone (``seed=c["seed"]``), so its table does not depend on the process
+    that runs it, on the other cells or on ``--jobs`` (only the ``seconds`` column does).
+    """
+    t0 = time.perf_counter()
+    agent = build_agent(c["agent"], c["epsilon"], delta, ucb_batch)
+    env_label = c.get("env_label") or f"{'glm' if c['family'] == 'glm' else 'lin'}-{c['family']}-d{c['dim']}K{c['n_arms']}"
+    df = run(agent, make_env(c, horizon), horizon, seed=c["seed"], labels=dict(agent=c["agent"], env=env_label))
+    df["block"], df["family_label"], df["seed"] = c["block"], c["family"], c["seed"]
+    df["eps_label"] = eps_label(c["epsilon"])
+    df["seconds"] = time.perf_counter() - t0
+    return c, df
+
+
+CELL_COST = {("jdp", "uniform"): 0.42, ("jdp", "epsilon-greedy"): 0.43, ("jdp", "linucb"): 0.96,
+             ("jdp", "linucb-practical"): 0.88, ("jdp", "elim-nonprivate"): 1.67, ("jdp", "elim-ucb"): 1.46,
+             ("jdp", "squarecb-nonprivate"): 0.45, ("jdp", "elim-jdp"): 1.61, ("jdp", "elim-jdp-ucb"): 0.98,
+             ("jdp", "elim-ssp"): 1.73, ("jdp", "linucb-jdp"): 1.78, ("jdp", "linucb-jdp-practical"): 1.78,
+             ("jdp", "squarecb-dpsgd"): 1.26, ("jdp", "squarecb-jdp-iw"): 0.49, ("jdp", "elim-glm-jdp"): 1.37,
+             ("jdp", "elim-glm-jdp-ucb"): 1.04,
+             ("ldp", "uniform"): 0.14, ("ldp", "elim-nonprivate"): 0.62, ("ldp", "elim-ucb"): 0.53,
+             ("ldp", "linucb"): 0.57, ("ldp", "linucb-practical"): 0.57, ("ldp", "elim-ldp"): 0.81,
+             ("ldp", "elim-ldp-greedy"): 0.44, ("ldp", "elim-ldp-ssp"): 0.78, ("ldp", "ldp-ucb"): 1.47,
+             ("ldp", "ldp-ucb-practical"): 1.54, ("ldp", "squarecb-ldp-sgd"): 0.24, ("ldp", "elim-glm-ldp"): 1.12}
+"""Estimated cost of a cell per (block, agent): CPU seconds of one run at T = 2^18 (epsilon = 1, seed 0, one
+BLAS thread), mean over the block's families; measured 2026-11-26 on the 2-core machine. Only the order
+matters (:func:`schedule`); the runs grow about linearly in T."""
+
+
+def cell_cost(c: dict) -> float:
+    """A cell's estimated cost (:data:`CELL_COST`; a cell it does not know, e.g. of a real-data block, counts
+    as the costliest, so it starts early)."""
+    return CELL_COST.get((c["block"], c["agent"]), max(CELL_COST.values()))
+
+
+def schedule(todo: list[dict]) -> list[dict]:
+    """The cells longest first (:func:`cell_cost`), grid order among equals: with several workers the grid
+    then ends on short cells instead of waiting for one long cell started last."""
+    return sorted(todo, key=cell_cost, reverse=True)  # a stable sort, also in reverse
+
+
+def finished_cells(path: Path, horizon: int) -> set[tuple]:
+    """The keys (:func:`cell_key`) of the cells in ``runs.csv`` that reached ``horizon``."""
+    if not path.exists():
+        return set()
+    old = read_runs(path)
+    old = old[old["horizon"] == horizon]
+    last = old.groupby(["block", "family_label", "agent", "eps_label", "seed"])["t"].max()
+    return {tuple(key) for key, t in last.items() if t == horizon}
+
+
+def append_cell(path: Path, df: pd.DataFrame) -> None:
+    """Append one finished cell's rows to ``runs.csv`` in one write, Ctrl-C (SIGINT) held back meanwhile:
+    an interrupted grid keeps whole cells only."""
+    text = df.to_csv(index=False, header=not path.exists())
+    block = getattr(signal, "pthread_sigmask", None)  # POSIX
+    old = block(signal.SIG_BLOCK, {signal.SIGINT}) if block else None
+    try:
+        with open(path, "a") as fh:
+            fh.write(text)
+    finally:
+        if block:
+            block(signal.SIG_SETMASK, old)
+
+
+def grid_order(path: Path, grid: list[dict], horizon: int) -> None:
+    """Rewrite ``runs.csv`` (atomically) with the grid's cells in the grid's order, whatever order they
+    finished in, then the other rows (other horizons or flags) in their order; every field is kept as
+    written (read as text)."""
+    raw = pd.read_csv(path, dtype=str, keep_default_na=False)
+    rank = {cell_key(c): i for i, c in enumerate(grid)}
+    keys = zip(raw["block"], raw["family_label"], raw["agent"], raw["eps_label"], raw["seed"].astype(int))
+    ours = pd.to_numeric(raw["horizon"]) == horizon
+    order = [rank.get(k, len(rank)) if mine else len(rank) for k, mine in zip(keys, ours)]
+    atomic_write(path, raw.iloc[np.argsort(order, kind="stable")].to_csv(index=False))
+
+
+class GridInterrupted(KeyboardInterrupt):
+    """Ctrl-C during the grid: how many of its cells are saved in ``runs.csv``."""
+
+    def __init__(self, saved: int, total: int, path: Path):
+        super().__init__(f"interrupted: {saved} of {total} cells saved in {path}; run the same command again "
+                         "to resume")
+
+
+def finish(todo: list[dict], args, horizon: int) -> Iterator[tuple[dict, pd.DataFrame]]:
+    """Run the cells, longest first (:func:`schedule`), yielding each as it finishes: in this process for
+    one job, else in ``--jobs`` loky processes with one BLAS thread each (``privbandit.sim.sweep``'s
+    :func:`~privbandit.sim.sweep.backend_context`)."""
+    order = schedule(todo)
+    jobs = min(args.jobs if args.jobs > 0 else os.cpu_count() or 1, len(order))
+    if jobs <= 1:
+        for c in order:
+            yield run_cell(c, horizon, args.delta, args.ucb_batch)
+        return
+    from joblib import Parallel, delayed
+
+    with backend_context("loky", jobs):
+        yield from Parallel(return_as="generator_unordered")(
+            delayed(run_cell)(c, horizon, args.delta, args.ucb_batch) for c in order)
+
+
 def run_grid(args, out: Path) -> pd.DataFrame:
+    """Run the grid's cells not yet in ``<out>/runs.csv``, appending each as it finishes, then put the file
+    in the grid's order.
+
+    Raises
+    ------
+    GridInterrupted
+        On Ctrl-C, after the finished cells are saved (a rerun does only the rest).
+    """
     horizon = 2 ** args.log2_horizon
     path = out / "runs.csv"
-    done = set()
-    if path.exists():
-        old = read_runs(path)
-        old = old[old["horizon"] == horizon]
-        for key, _ in old.groupby(["block", "family_label", "agent", "eps_label", "seed"]):
-            done.add(tuple(key))
-    todo = [c for c in cells(args) if cell_key(c) not in done]
+    grid = cells(args)
+    done = finished_cells(path, horizon)
+    todo = [c for c in grid if cell_key(c) not in done]
+    saved = len(grid) - len(todo)
     print(f"{len(todo)} runs to do ({len(done)} already in {path})", flush=True)
-    for i, c in enumerate(todo):
-        t0 = time.perf_counter()
-        agent = build_agent(c["agent"], c["epsilon"], args.delta, args.ucb_batch)
-        env_label = c.get("env_label") or f"{'glm' if c['family'] == 'glm' else 'lin'}-{c['family']}-d{c['dim']}K{c['n_arms']}"
-        df = run(agent, make_env(c, horizon), horizon, seed=c["seed"], labels=dict(agent=c["agent"], env=env_label))
-        df["block"], df["family_label"], df["seed"] = c["block"], c["family"], c["seed"]
-        df["eps_label"] = eps_label(c["epsilon"])
-        df["seconds"] = time.perf_counter() - t0
-        df.to_csv(path, mode="a", header=not path.exists(), index=False)
-        print(f"[{i + 1}/{len(todo)}] {c['block']} {c['family']} {c['agent']} eps={c['epsilon']:g} seed={c['seed']}: "
-              f"R_T={df['cum_regret'].iloc[-1]:.1f} ({df['seconds'].iloc[0]:.1f}s)", flush=True)
+    try:
+        for i, (c, df) in enumerate(finish(todo, args, horizon)):
+            append_cell(path, df)
+            saved += 1
+            print(f"[{i + 1}/{len(todo)}] {c['block']} {c['family']} {c['agent']} eps={c['epsilon']:g} "
+                  f"seed={c['seed']}: R_T={df['cum_regret'].iloc[-1]:.1f} ({df['seconds'].iloc[0]:.1f}s)", flush=True)
+    except KeyboardInterrupt:
+        raise GridInterrupted(saved, len(grid), path) from None
+    if todo:
+        grid_order(path, grid, horizon)
     data = read_runs(path)
     return data[data["horizon"] == horizon]
 
@@ -558,6 +687,15 @@ def speed_linucb(args) -> list[str]:
 
 
 def main(argv=None) -> int:
+    """Run the benchmark; the exit code (2 on bad arguments, 130 on Ctrl-C, with one line on stderr)."""
+    try:
+        return bench(argv)
+    except KeyboardInterrupt as exc:  # GridInterrupted says how many cells are saved
+        print(str(exc) if isinstance(exc, GridInterrupted) else "interrupted", file=sys.stderr)
+        return 130
+
+
+def bench(argv=None) -> int:
     args = parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

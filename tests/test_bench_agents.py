@@ -1,0 +1,174 @@
+"""The agent benchmark's grid runner (scripts/bench_agents.py): --jobs, longest cells first, grid order, resume.
+
+Every cell is seeded on its own, so the tables do not depend on ``--jobs`` or on how often the grid was
+interrupted; the grids here are tiny (T = 2^11, a few agents, 2 seeds).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from privbandit.sim.sweep import _limit_blas
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "bench_agents.py"
+GRID = ["--log2-horizon", "11", "--seeds", "2", "--families", "heavy-tailed", "--blocks", "jdp", "--agents",
+        "uniform,linucb,elim-jdp", "--epsilons", "0.3,1", "--slope-window", "8,11"]
+N_CELLS = 2 + 2 + 2 * 2  # uniform and linucb: one cell per seed; elim-jdp: one per seed and epsilon
+LINE = re.compile(r"\[\d+/\d+\] (\S+) (\S+) (\S+) eps=(\S+) seed=(\d+):")
+
+
+def _load():
+    """The script as a module; the BLAS thread variables it sets are taken back (other tests' processes)."""
+    spec = importlib.util.spec_from_file_location("_bench_agents", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    environ = dict(os.environ)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        os.environ.clear()
+        os.environ.update(environ)
+    return module
+
+
+bench = _load()
+
+
+def _bench(*args, out: Path) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, str(SCRIPT), *GRID, *map(str, args), "--out", str(out)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=_env())
+
+
+def _env() -> dict:
+    root = str(SCRIPT.parents[1])  # this tree's privbandit, whatever is installed
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+
+
+def _runs(out: Path) -> list[str]:
+    """runs.csv without its last column (seconds, the only one that depends on the machine)."""
+    lines = (out / "runs.csv").read_text().splitlines()
+    assert lines[0].endswith(",seconds")
+    return [line.rsplit(",", 1)[0] for line in lines]
+
+
+def _keys_in_file(out: Path) -> list[tuple]:
+    """The cells of runs.csv in their order in the file."""
+    data = bench.read_runs(out / "runs.csv")
+    keys = zip(data["block"], data["family_label"], data["agent"], data["eps_label"], data["seed"])
+    return list(dict.fromkeys(keys))
+
+
+def _grid_keys() -> list[tuple]:
+    return [bench.cell_key(c) for c in bench.cells(bench.parse_args(GRID))]
+
+
+def _ran(stdout: str) -> list[tuple]:
+    """The cells in the order they finished (the progress lines)."""
+    return [(b, f, a, bench.eps_label(float(e)), int(s)) for b, f, a, e, s in LINE.findall(stdout)]
+
+
+def _bench_here(*args, out: Path, capsys) -> str:
+    """Run the script's ``main`` in this process (one job, one BLAS thread as in the workers); its output."""
+    with _limit_blas():
+        assert bench.main([*GRID, *map(str, args), "--out", str(out)]) == 0
+    return capsys.readouterr().out
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> tuple[Path, str]:
+    """The tiny grid run in this process (``--jobs 1``): its folder and its output."""
+    out = tmp_path_factory.mktemp("bench") / "jobs1"
+    with pytest.MonkeyPatch.context() as mp, _limit_blas():
+        mp.setattr(sys, "stdout", io.StringIO())
+        assert bench.main([*GRID, "--jobs", "1", "--out", str(out)]) == 0
+        return out, sys.stdout.getvalue()
+
+
+def test_one_job_runs_longest_first_and_writes_the_grid_order(reference):
+    out, stdout = reference
+    grid = _grid_keys()
+    assert len(grid) == N_CELLS
+    assert _ran(stdout) == [bench.cell_key(c) for c in bench.schedule(bench.cells(bench.parse_args(GRID)))] != grid
+    assert _keys_in_file(out) == grid
+
+
+def test_cells_run_longest_first_and_results_do_not_depend_on_jobs(reference, tmp_path):
+    res = _bench("--jobs", 2, out=tmp_path)
+    assert res.returncode == 0, res.stderr
+    ran = _ran(res.stdout)
+    assert sorted(ran) == sorted(_grid_keys()) and ran != _grid_keys()  # run in another order ...
+    assert _runs(tmp_path) == _runs(reference[0])  # ... written in the grid's, row for row
+    for name in ("final.csv", "slopes.csv"):
+        assert (tmp_path / name).read_bytes() == (reference[0] / name).read_bytes()
+
+
+def test_schedule_puts_costly_cells_first_and_keeps_grid_order_among_equals():
+    grid = bench.cells(bench.parse_args(["--blocks", "jdp,ldp,real-jdp", "--families", "heavy-tailed,glm,digits"]))
+    order = bench.schedule(grid)
+    costs = [bench.cell_cost(c) for c in order]
+    assert sorted(map(bench.cell_key, order)) == sorted(map(bench.cell_key, grid))
+    assert costs == sorted(costs, reverse=True) and costs[0] > costs[-1]
+    position = {bench.cell_key(c): i for i, c in enumerate(grid)}
+    for a, b in zip(order, order[1:]):
+        if bench.cell_cost(a) == bench.cell_cost(b):
+            assert position[bench.cell_key(a)] < position[bench.cell_key(b)]
+    real = [c for c in grid if c["block"] == "real-jdp"]  # not in the cost table: counted as the costliest
+    assert real and all(bench.cell_cost(c) == costs[0] for c in real)
+    assert all((c["block"], c["agent"]) in bench.CELL_COST for c in grid if c["block"] in ("jdp", "ldp"))
+
+
+def test_a_rerun_after_a_partial_run_does_only_the_rest(reference, tmp_path, capsys):
+    _bench_here("--jobs", 1, "--agents", "elim-jdp", out=tmp_path, capsys=capsys)
+    stdout = _bench_here("--jobs", 1, out=tmp_path, capsys=capsys)
+    assert f"{N_CELLS - 4} runs to do (4 already in" in stdout
+    assert {a for _, _, a, _, _ in _ran(stdout)} == {"uniform", "linucb"}
+    assert _runs(tmp_path) == _runs(reference[0])
+
+
+def test_ctrl_c_keeps_the_finished_cells_in_one_line_and_the_rerun_finishes(reference, tmp_path, capsys):
+    cmd = [sys.executable, str(SCRIPT), *GRID, "--jobs", "2", "--out", str(tmp_path)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
+                            start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not (tmp_path / "runs.csv").exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: SIGINT to the whole process group
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    match = re.fullmatch(rf"interrupted: (\d+) of {N_CELLS} cells saved in {re.escape(str(tmp_path / 'runs.csv'))}; "
+                         r"run the same command again to resume\n", err)
+    assert match, err
+    saved = len(_keys_in_file(tmp_path))
+    assert 1 <= int(match.group(1)) == saved < N_CELLS
+    assert f"{N_CELLS - saved} runs to do ({saved} already in" in _bench_here("--jobs", 1, out=tmp_path, capsys=capsys)
+    assert _runs(tmp_path) == _runs(reference[0])
+
+
+@pytest.mark.parametrize("jobs", ["0", "-2", "two", "1.5", ""])
+def test_bad_jobs_is_one_line_and_exit_code_2(jobs, capsys):
+    with pytest.raises(SystemExit) as exc:
+        bench.parse_args(["--jobs", jobs])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2
+    assert re.fullmatch(r"\S+: error: argument --jobs: must be -1 \(all cores\) or an integer >= 1, got .*\n", err), err
+
+
+def test_bad_jobs_stops_before_any_run(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        bench.main(["--jobs", "0", "--out", str(tmp_path / "never")])
+    assert exc.value.code == 2 and capsys.readouterr().out == "" and not (tmp_path / "never").exists()
+
+
+def test_jobs_defaults_to_every_core_and_takes_minus_one():
+    assert bench.parse_args([]).jobs == (os.cpu_count() or 1)
+    assert bench.parse_args(["--jobs", "-1"]).jobs == -1
