@@ -41,7 +41,7 @@ from typing import Any, Callable, NamedTuple, Union
 import numpy as np
 
 from .._validation import check_int
-from ..oracles.checks import BUDGET_RTOL, ContractError, neighbours_at
+from ..oracles.checks import BUDGET_RTOL, ContractError, ledger_within_spec, neighbours_at
 from ..privacy.replay import ReleaseTape, ReplayMismatch, sensitivity_ratio
 from .base import Agent, BanditSpec
 
@@ -327,22 +327,7 @@ def check_ledger_within_budget(agent: AgentLike, *, n_arms: int = 4, dim: int = 
     a = _builder(agent)()
     x, r = _stream(n_arms, dim, horizon, rng)
     play_batch(a, x, r, rng)
-    spec, ledger = a.privacy, a.ledger
-    if not spec.is_private:
-        if ledger.releases:
-            raise ContractError(name, f"a non-private agent recorded {len(ledger.releases)} release(s)")
-        return
-    if not ledger.releases:
-        raise ContractError(name, f"a {spec.model} agent recorded no release: its privacy cannot be verified")
-    outside = [rel for rel in ledger.releases if not 0 <= rel.start < rel.stop <= horizon]
-    if outside:
-        raise ContractError(name, f"releases must touch rounds in [0, {horizon}), got {outside[0]}")
-    if spec.model == "ldp" and any(rel.kind != "local" for rel in ledger.releases):
-        raise ContractError(name, "a local-DP agent recorded a central release: the server saw raw rows")
-    spent = ledger.guarantee(spec.delta)
-    if not 0 < spent <= spec.epsilon * (1 + BUDGET_RTOL):
-        raise ContractError(name, f"the worst user spent epsilon={spent:.6g} at delta={spec.delta:g}; it must be in "
-                                  f"(0, {spec.epsilon:g}] (the spec)")
+    ledger_within_spec(name, "agent", "rounds", a.privacy, a.ledger, horizon)
 
 
 def _replayed_runs(build: Callable[[], Agent], n_arms: int, dim: int, horizon: int, rng: int, check: str) -> list:

@@ -236,24 +236,40 @@ def check_ledger_within_budget(oracle: Oracle, *, dim: int = 3, n_rows: int = 96
     x, y = synthetic_rows(dim, n_rows, rng)
     fit, _ = _fit(oracle, x, y, rng)
     spec, ledger = oracle.privacy, fit.ledger
+    if ledger_within_spec(name, "oracle", "records", spec, ledger, n_rows):
+        free = [i for i in range(n_rows) if ledger.record_epsilon(i, spec.delta) <= 0]
+        if free:
+            raise ContractError(name, f"rows {free[:5]} were used but no release charged them")
+
+
+def ledger_within_spec(name: str, owner: str, unit: str, spec: Any, ledger: Any, n: int) -> bool:
+    """The ledger part of the contract an oracle and an agent share; False for a non-private ``spec``.
+
+    A non-private owner records no release; a private one records at least one, each touching ``unit``
+    (records or rounds) in ``[0, n)``, only local releases under local DP, and its worst user's epsilon at
+    the spec's delta in ``(0, epsilon]`` (relative slack :data:`BUDGET_RTOL`).
+
+    Raises
+    ------
+    ContractError
+        Naming the check ``name`` and what was wrong.
+    """
     if not spec.is_private:
         if ledger.releases:
-            raise ContractError(name, f"a non-private oracle recorded {len(ledger.releases)} release(s)")
-        return
+            raise ContractError(name, f"a non-private {owner} recorded {len(ledger.releases)} release(s)")
+        return False
     if not ledger.releases:
-        raise ContractError(name, f"a {spec.model} oracle recorded no release: its privacy cannot be verified")
-    outside = [r for r in ledger.releases if not 0 <= r.start < r.stop <= n_rows]
+        raise ContractError(name, f"a {spec.model} {owner} recorded no release: its privacy cannot be verified")
+    outside = [r for r in ledger.releases if not 0 <= r.start < r.stop <= n]
     if outside:
-        raise ContractError(name, f"releases must touch records in [0, {n_rows}) (the fit's rows), got {outside[0]}")
+        raise ContractError(name, f"releases must touch {unit} in [0, {n}), got {outside[0]}")
     if spec.model == "ldp" and any(r.kind != "local" for r in ledger.releases):
-        raise ContractError(name, "a local-DP oracle recorded a central release: the server saw raw rows")
+        raise ContractError(name, f"a local-DP {owner} recorded a central release: the server saw raw rows")
     spent = ledger.guarantee(spec.delta)
-    if spent > spec.epsilon * (1 + BUDGET_RTOL):
-        raise ContractError(name, f"the worst record spent epsilon={spent:.6g} at delta={spec.delta:g}, above the "
-                                  f"spec's epsilon={spec.epsilon:g}")
-    free = [i for i in range(n_rows) if ledger.record_epsilon(i, spec.delta) <= 0]
-    if free:
-        raise ContractError(name, f"rows {free[:5]} were used but no release charged them")
+    if not 0 < spent <= spec.epsilon * (1 + BUDGET_RTOL):
+        raise ContractError(name, f"the worst user spent epsilon={spent:.6g} at delta={spec.delta:g}; it must be in "
+                                  f"(0, {spec.epsilon:g}] (the spec)")
+    return True
 
 
 def neighbours_at(x: np.ndarray, y: np.ndarray, row: int) -> tuple[tuple, tuple]:
