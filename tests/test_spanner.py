@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from privbandit.agents.spanner import barycentric_spanner, spanner_coefficients
+from privbandit.agents.spanner import barycentric_spanner, barycentric_spanner_one, spanner_coefficients
 
 
 def _contexts(rng, m, k, d):
@@ -80,3 +80,33 @@ def test_bad_input():
         barycentric_spanner(phi, np.ones((2, 4), dtype=bool))
     with pytest.raises(ValueError, match="features"):
         barycentric_spanner(np.full((2, 3, 2), np.nan))
+
+
+@pytest.mark.parametrize("k,d,c", [(10, 10, 2.0), (30, 3, 2.0), (12, 5, 1.2), (4, 8, 2.0), (7, 1, 2.0)])
+def test_the_one_context_spanner_is_the_batched_row(k, d, c):
+    """The per-round path's spanner equals the batched one on random, degenerate and one-hot contexts."""
+    rng = np.random.default_rng(k * 7 + d)
+    m = 400
+    phi = _contexts(rng, m, k, d)
+    phi[-40:] = np.eye(max(k, d))[:k, :d] * rng.choice([1.0, -1.0, 0.5], (40, k, 1))  # exact ties
+    phi[-60:-40] = rng.integers(-2, 3, (20, k, d))
+    mask = rng.random((m, k)) < 0.6
+    mask[np.arange(m), rng.integers(0, k, m)] = True
+    mask[:20] = True
+    batched = barycentric_spanner(phi, mask, constant=c)
+    one = np.array([barycentric_spanner_one(phi[i], mask[i], constant=c) for i in range(m)])
+    np.testing.assert_array_equal(one, batched)
+    np.testing.assert_array_equal(barycentric_spanner_one(phi[0], constant=c),
+                                  barycentric_spanner(phi[:1], constant=c)[0])
+
+
+def test_the_one_context_spanner_checks_its_input():
+    phi = np.eye(3)
+    with pytest.raises(ValueError, match="mask"):
+        barycentric_spanner_one(phi, np.zeros(3, dtype=bool))
+    with pytest.raises(ValueError, match="mask"):
+        barycentric_spanner_one(phi, np.ones(4, dtype=bool))
+    with pytest.raises(ValueError, match="features"):
+        barycentric_spanner_one(np.full((3, 3), np.nan))
+    with pytest.raises(ValueError, match="constant"):
+        barycentric_spanner_one(phi, constant=1.0)

@@ -50,7 +50,7 @@ from ..oracles.base import EpochFit, Estimate, Oracle
 from ..oracles.ridge import Ridge, RidgeFit
 from ._oracle_arg import resolve_oracle
 from .base import BanditSpec, EpochAgent, register_agent
-from .spanner import barycentric_spanner
+from .spanner import _max_swaps, _spanner_one, barycentric_spanner
 
 _PLAN_CHUNK = 4096
 _PLAY_BUDGET = 1 << 19   # entries of the (mK, J (d + 1)) product per pass of the UCB and greedy rules (4 MiB:
@@ -292,6 +292,31 @@ def uniform_over(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
     return np.argmax(np.cumsum(mask, axis=1) > target[:, None], axis=1)
 
 
+def _pick(mask: np.ndarray, u: float) -> int:
+    """:func:`uniform_over` of one context: the floor(u n)-th True entry of ``mask`` (K,) (n = its count)."""
+    arms = np.flatnonzero(mask)
+    n = arms.shape[0]
+    return int(arms[min(int(u * n), n - 1)])
+
+
+def _eliminate_one(mean: np.ndarray, width: np.ndarray, upper: np.ndarray, tolerance: float) -> np.ndarray:
+    """:func:`_eliminate_all` of one context from all survivors: bounds (J, K) of the epochs whose tests run.
+
+    The same comparisons: the conjunction of the J tests when it keeps an arm, else the tests in order,
+    each skipped when it would remove every survivor.
+    """
+    passed = upper >= ((mean - width).max(axis=1) - tolerance)[:, None]
+    kept = passed.all(axis=0)
+    if kept.any():
+        return kept
+    kept = np.ones(mean.shape[1], dtype=bool)
+    for test in passed:
+        nxt = kept & test
+        if nxt.any():
+            kept = nxt
+    return kept
+
+
 class EliminationAgent(EpochAgent):
     """Action elimination over past epochs' confidence intervals, playing uniformly on a spanner.
 
@@ -426,6 +451,36 @@ class EliminationAgent(EpochAgent):
             index = np.array([j for j, e in enumerate(self.estimates) if id(e) in informative], dtype=np.int64)
             self._stacks = (_stack(self.estimates), _stack(self._informative) if self._informative else None, index)
         return self._stacks
+
+    def _act_one(self, x: np.ndarray) -> int:
+        """One round's arm for checked features ``x`` (K, d): what ``_act(x[None])[0]`` returns, with the
+        same uniform, through the one-context planner (:func:`_eliminate_one`, :func:`_spanner_one`). A
+        subclass with its own ``_choose`` gets the batch rule on one context."""
+        if type(self)._choose is not EliminationAgent._choose:
+            return super()._act_one(x)
+        u = float(self._act_rng.random())
+        if self.play == "spanner" or not self.estimates:
+            alive = self._survivors_one(x)
+            return _pick(self._spanner_one(x, alive) if self.spanner else alive, u)
+        alive, best = self._survivors_and_best(x[None])
+        if self.play == "ucb":
+            return _pick(best[0], u)
+        eps = float(self._exploration_rates(0, 1)[0])
+        if u < eps:                              # explore with u / eps_t, exploit with (u - eps_t) / (1 - eps_t)
+            return _pick(self._spanner_one(x, alive[0]) if self.spanner else alive[0], u / eps)
+        return _pick(best[0], (u - eps) / (1.0 - eps))
+
+    def _spanner_one(self, x: np.ndarray, alive: np.ndarray) -> np.ndarray:
+        """The spanner of one context's survivors (:func:`~privbandit.agents.spanner.barycentric_spanner_one`)."""
+        return _spanner_one(x, alive, self.spanner_constant, _max_swaps(x.shape[1], self.spanner_constant))
+
+    def _survivors_one(self, x: np.ndarray) -> np.ndarray:
+        """:meth:`_survivors` of one context ``x`` (K, d): the survivors (K,)."""
+        if not self._informative:
+            return np.ones(x.shape[0], dtype=bool)
+        mean, width = _bounds(self._stacked()[1], x[None], self.width_cap)
+        mean, width = mean[:, 0], width[:, 0]
+        return _eliminate_one(mean, width, mean + width, _ELIMINATION_TOLERANCE)
 
     def play_set(self, features: np.ndarray) -> np.ndarray:
         """The set the policy plays uniformly on, (m, K) booleans: the spanner of the survivors."""

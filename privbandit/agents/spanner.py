@@ -91,7 +91,7 @@ def barycentric_spanner(features: np.ndarray, mask: np.ndarray | None = None, *,
         if m and not np.all(mask.any(axis=1)):
             raise ValueError("mask must keep at least one action in every context")
     if max_swaps is None:
-        max_swaps = 4 * d * (1 + int(np.ceil(np.log(max(d, 2)) / np.log(constant)))) + 8
+        max_swaps = _max_swaps(d, constant)
     if m == 0:
         return np.zeros((0, k), dtype=bool)
     # a single candidate is its own spanner (step 1 picks it, or it is the zero vector and kept as the
@@ -166,6 +166,98 @@ def _spanner_chunk(phi: np.ndarray, mask: np.ndarray, constant: float, max_swaps
     empty = ~out.any(axis=1)                                  # every candidate is the zero vector
     if np.any(empty):
         out[empty, np.argmax(mask[empty], axis=1)] = True
+    return out
+
+
+def barycentric_spanner_one(features: np.ndarray, mask: np.ndarray | None = None, *, constant: float = 2.0,
+                            max_swaps: int | None = None) -> np.ndarray:
+    """:func:`barycentric_spanner` of one context: ``barycentric_spanner(features[None], mask[None])[0]``.
+
+    The per-round path of the agents: step 1 runs in plain Python floats on the candidates' columns only
+    (the same products and differences, in the same order, as the batched elimination, so the same
+    arms), and stops once every candidate is held; step 2's swaps, rarely needed, run through the batched
+    code.
+
+    Parameters
+    ----------
+    features : ndarray (K, d)
+        phi(x, a) of one context.
+    mask : ndarray of bool (K,), optional
+        The candidate set (all actions by default), at least one True entry.
+    constant, max_swaps
+        As in :func:`barycentric_spanner`.
+
+    Returns
+    -------
+    ndarray of bool (K,)
+        The spanner, equal to the batched function's row.
+
+    References
+    ----------
+    Source paper, `def:spanner`, `lem:bary-spanner`; Awerbuch & Kleinberg (2008).
+    """
+    phi = check_array("features", features, ndim=2)
+    k, d = phi.shape
+    constant = check_real("constant", constant, low=1.0, low_open=True)
+    if mask is None:
+        mask = np.ones(k, dtype=bool)
+    else:
+        mask = np.asarray(mask)
+        if mask.shape != (k,) or mask.dtype != bool:
+            raise ValueError(f"mask must be a boolean array of shape ({k},), got {mask.dtype} {mask.shape}")
+        if not mask.any():
+            raise ValueError("mask must keep at least one action")
+    return _spanner_one(phi, mask, constant, _max_swaps(d, constant) if max_swaps is None else max_swaps)
+
+
+def _max_swaps(d: int, constant: float) -> int:
+    """The default cap on step 2's swaps per context (far above d log_C d)."""
+    return 4 * d * (1 + int(np.ceil(np.log(max(d, 2)) / np.log(constant)))) + 8
+
+
+def _spanner_one(phi: np.ndarray, mask: np.ndarray, constant: float, max_swaps: int) -> np.ndarray:
+    """:func:`barycentric_spanner_one` for checked input: finite features (K, d), a non-empty bool mask (K,).
+
+    Step 1 follows :func:`_spanner_chunk` on the candidates' columns: a held arm's column is exactly zero
+    below its position (its pivot ratio is 1.0, so each entry loses exactly itself) and stays zero, so it
+    is dropped from the later updates and can never be the largest candidate; once every candidate is
+    held, the remaining positions find only zeros and keep their unit vectors.
+    """
+    arms = np.flatnonzero(mask).tolist()
+    n = len(arms)
+    if n == 1:                                  # a single candidate is its own spanner
+        return mask.copy()
+    sub = phi[arms]
+    scale = float(np.abs(sub).max())
+    tol = _RANK_TOL * (scale if scale > 0 else 1.0)
+    rows = sub.T.tolist()                       # rows[i][c]: coefficient i of the c-th live candidate
+    live = list(range(n))                       # candidates not yet held, in arm order
+    held: list[int] = []
+    d = len(rows)
+    for i in range(d):
+        row = rows[i]
+        mags = [abs(v) for v in row]
+        top = max(mags)
+        if not top > tol:                       # every candidate gives 0: keep e_i
+            continue
+        j = mags.index(top)                     # the first largest, as argmax
+        held.append(live.pop(j))
+        if not live:
+            break
+        p = row[j]
+        ratio = [v / p for v in row]
+        del ratio[j]
+        for r in range(i + 1, d):
+            below = rows[r]
+            b = below.pop(j)
+            rows[r] = [v - b * q for v, q in zip(below, ratio)]
+    if live and len(held) > 1:                  # a candidate outside the basis: step 2 may swap
+        return _spanner_chunk(phi[None], mask[None], constant, max_swaps)[0]
+    out = np.zeros(mask.shape[0], dtype=bool)
+    if held:
+        out[[arms[c] for c in held]] = True
+    else:                                       # every candidate is the zero vector
+        out[arms[0]] = True
     return out
 
 
