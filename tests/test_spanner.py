@@ -110,3 +110,26 @@ def test_the_one_context_spanner_checks_its_input():
         barycentric_spanner_one(np.full((3, 3), np.nan))
     with pytest.raises(ValueError, match="constant"):
         barycentric_spanner_one(phi, constant=1.0)
+
+
+def test_the_well_posed_shortcut_holds_every_candidate_exactly_when_the_batched_code_does():
+    """Square candidate sets with a smallest singular value from 1e-13 to 1 (relative): where the Cholesky
+    certificate fires the batched spanner holds every candidate, and the one-context result always equals it."""
+    from privbandit.agents.spanner import _holds_all
+
+    rng = np.random.default_rng(3)
+    fired = 0
+    for n in (2, 5, 10, 16):
+        for s_min in np.logspace(-13, 0, 27):
+            q1, _ = np.linalg.qr(rng.standard_normal((n, n)))
+            q2, _ = np.linalg.qr(rng.standard_normal((n, n)))
+            phi = (q1 * np.geomspace(1.0, s_min, n)) @ q2.T * rng.uniform(0.01, 100)
+            scale = np.abs(phi).max()
+            batched = barycentric_spanner(phi[None])[0]
+            if _holds_all(phi, scale):
+                fired += 1
+                assert batched.all() and s_min > 1e-5
+            elif s_min > 1e-3:
+                raise AssertionError("the certificate must fire on well-conditioned sets")
+            np.testing.assert_array_equal(barycentric_spanner_one(phi), batched)
+    assert fired > 30

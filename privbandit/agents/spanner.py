@@ -32,6 +32,8 @@ import numpy as np
 from .._validation import check_array, check_real
 
 _RANK_TOL = 1e-9
+_WELL_POSED = 1e-4      # sigma_min of a square candidate set, relative to its largest |entry|, above which
+_WELL_POSED_MAX = 16    # (up to 16 candidates) step 1 provably holds every candidate (:func:`_holds_all`)
 _CHUNK = 1024                                       # contexts per pass (cache-sized work arrays)
 
 
@@ -229,6 +231,8 @@ def _spanner_one(phi: np.ndarray, mask: np.ndarray, constant: float, max_swaps: 
         return mask.copy()
     sub = phi[arms]
     scale = float(np.abs(sub).max())
+    if n == phi.shape[1] and n <= _WELL_POSED_MAX and scale > 0 and _holds_all(sub, scale):
+        return mask.copy()
     tol = _RANK_TOL * (scale if scale > 0 else 1.0)
     rows = sub.T.tolist()                       # rows[i][c]: coefficient i of the c-th live candidate
     live = list(range(n))                       # candidates not yet held, in arm order
@@ -259,6 +263,28 @@ def _spanner_one(phi: np.ndarray, mask: np.ndarray, constant: float, max_swaps: 
     else:                                       # every candidate is the zero vector
         out[arms[0]] = True
     return out
+
+
+def _holds_all(sub: np.ndarray, scale: float) -> bool:
+    """Whether sigma_min of the square candidate matrix ``sub`` (n, n), n <= 16, is certified above
+    ``_WELL_POSED * scale`` (one Cholesky factorization of sub sub^T - (_WELL_POSED scale)^2 I); then step 1
+    holds every candidate, the result :func:`_spanner_chunk` gives too.
+
+    Proof. Step 1 is Gaussian elimination of ``sub`` with partial pivoting (|multipliers| <= 1, so entries
+    grow by at most 2^(n-1)). While positions 0..i-1 each held an arm, the computed (n-i) x (n-i) remainder
+    is the exact Schur complement of sub + E with ||E||_2 <= n^3 2^n u scale <= 3e-8 scale (n <= 16,
+    u = 2^-53; Higham, Accuracy and Stability, Thm 9.3), whose smallest singular value is at least
+    sigma_min(sub) - ||E||_2 (its inverse is a block of (sub + E)^-1). Its first column, position i, then
+    has an entry of size >= (1e-4 - 3e-8) scale / 4 > _RANK_TOL * scale, so position i holds an arm too.
+    A successful Cholesky factorization certifies lambda_min(sub sub^T) >= (1e-4 scale)^2 - 1e-11 scale^2
+    (rounding of the product and the factorization, Higham Thm 10.3), i.e. sigma_min >= 0.99e-4 scale.
+    """
+    from scipy.linalg.lapack import dpotrf
+
+    n = sub.shape[0]
+    gram = sub @ sub.T
+    gram.flat[::n + 1] -= (_WELL_POSED * scale) ** 2
+    return dpotrf(gram, lower=1, clean=0, overwrite_a=1)[1] == 0
 
 
 def spanner_coefficients(features: np.ndarray, spanner: np.ndarray, candidates: np.ndarray) -> tuple[np.ndarray, float]:
