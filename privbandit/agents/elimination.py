@@ -428,7 +428,7 @@ class EliminationAgent(EpochAgent):
 
     def _observe(self, x: np.ndarray, y: np.ndarray) -> None:
         if self._pool is not None:
-            self._pool.add(x, y)
+            self._pool._add_clipped(x, y)      # update has checked and clipped the rows to the pool's bound
         super()._observe(x, y)
 
     def _release(self) -> Estimate:

@@ -302,7 +302,7 @@ class LocalEpochFit(EpochFit):
 
     def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
         randomizer = self._randomizer(stage)
-        outputs = randomizer(x, y, self.rng)
+        outputs = randomizer.privatize_clipped(x, y, self.rng)     # the fit's rows are checked and clipped
         self.ledger.record(start, start + x.shape[0], randomizer.ledger_entry(), kind="local",
                            label=f"{self.oracle.name} stage {stage}")
         self._absorb(stage, outputs)
