@@ -422,6 +422,7 @@ class EliminationAgent(EpochAgent):
         self._informative: list[Estimate] = []
         self._stacks: tuple[_Stack, _Stack | None, np.ndarray] | None = None   # see _stacked
         self._pool: EpochFit | None = None
+        self._max_swaps = _max_swaps(self._require_spec().dim, self.spanner_constant)   # the spanner's default cap
         if self.pooling == "ridge":     # one ridge fit over the whole run, read (never finished) at epoch ends
             spec = self._require_spec()
             self._pool = self._run_oracle.start(spec.horizon, dim=spec.dim, bound=spec.bound, link=spec.link, rng=0)
@@ -472,7 +473,7 @@ class EliminationAgent(EpochAgent):
 
     def _spanner_one(self, x: np.ndarray, alive: np.ndarray) -> np.ndarray:
         """The spanner of one context's survivors (:func:`~privbandit.agents.spanner.barycentric_spanner_one`)."""
-        return _spanner_one(x, alive, self.spanner_constant, _max_swaps(x.shape[1], self.spanner_constant))
+        return _spanner_one(x, alive, self.spanner_constant, self._max_swaps)
 
     def _survivors_one(self, x: np.ndarray) -> np.ndarray:
         """:meth:`_survivors` of one context ``x`` (K, d): the survivors (K,)."""

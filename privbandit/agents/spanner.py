@@ -229,7 +229,7 @@ def _spanner_one(phi: np.ndarray, mask: np.ndarray, constant: float, max_swaps: 
     n = len(arms)
     if n == 1:                                  # a single candidate is its own spanner
         return mask.copy()
-    sub = phi[arms]
+    sub = phi if n == mask.shape[0] else phi[arms]
     scale = float(np.abs(sub).max())
     if n == phi.shape[1] and n <= _WELL_POSED_MAX and scale > 0 and _holds_all(sub, scale):
         return mask.copy()
@@ -279,12 +279,16 @@ def _holds_all(sub: np.ndarray, scale: float) -> bool:
     A successful Cholesky factorization certifies lambda_min(sub sub^T) >= (1e-4 scale)^2 - 1e-11 scale^2
     (rounding of the product and the factorization, Higham Thm 10.3), i.e. sigma_min >= 0.99e-4 scale.
     """
-    from scipy.linalg.lapack import dpotrf
-
+    global _potrf
+    if _potrf is None:                          # scipy on first use: `import privbandit` needs none
+        from scipy.linalg.lapack import dpotrf as _potrf
     n = sub.shape[0]
     gram = sub @ sub.T
     gram.flat[::n + 1] -= (_WELL_POSED * scale) ** 2
-    return dpotrf(gram, lower=1, clean=0, overwrite_a=1)[1] == 0
+    return _potrf(gram, lower=1, clean=0, overwrite_a=1)[1] == 0
+
+
+_potrf = None
 
 
 def spanner_coefficients(features: np.ndarray, spanner: np.ndarray, candidates: np.ndarray) -> tuple[np.ndarray, float]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Iterable, Protocol
 
@@ -132,7 +132,7 @@ class PrivacyLedger:
         if self.releases:
             last = self.releases[-1]
             if last.key == rel.key and last.stop == start:
-                self.releases[-1] = replace(last, stop=stop)
+                self.releases[-1] = Release(last.start, stop, last.entry, last.kind, last.label)
                 return
         self.releases.append(rel)
 
