@@ -111,14 +111,14 @@ def test_ledger_check_catches_overspending():
 @pytest.mark.parametrize("name", sorted(LDP))
 def test_local_agents_hand_only_randomized_outputs_to_aggregation(name, monkeypatch):
     released = []
-    real_call = LocalRandomizer.__call__
+    real_call = LocalRandomizer._privatize     # where every local release is drawn (__call__, privatize_clipped)
 
     def spy_call(self, features, rewards, rng=None):
         out = real_call(self, features, rewards, rng)
         released.append(out)
         return out
 
-    monkeypatch.setattr(LocalRandomizer, "__call__", spy_call)
+    monkeypatch.setattr(LocalRandomizer, "_privatize", spy_call)
     agent = _make(name)
     env = _env(name, 127)
     absorbed = []
