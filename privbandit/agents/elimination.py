@@ -463,13 +463,13 @@ class EliminationAgent(EpochAgent):
         if self.play == "spanner" or not self.estimates:
             alive = self._survivors_one(x)
             return _pick(self._spanner_one(x, alive) if self.spanner else alive, u)
-        alive, best = self._survivors_and_best(x[None])
+        alive, best = self._survivors_and_best_one(x)
         if self.play == "ucb":
-            return _pick(best[0], u)
+            return _pick(best, u)
         eps = float(self._exploration_rates(0, 1)[0])
         if u < eps:                              # explore with u / eps_t, exploit with (u - eps_t) / (1 - eps_t)
-            return _pick(self._spanner_one(x, alive[0]) if self.spanner else alive[0], u / eps)
-        return _pick(best[0], (u - eps) / (1.0 - eps))
+            return _pick(self._spanner_one(x, alive) if self.spanner else alive, u / eps)
+        return _pick(best, (u - eps) / (1.0 - eps))
 
     def _spanner_one(self, x: np.ndarray, alive: np.ndarray) -> np.ndarray:
         """The spanner of one context's survivors (:func:`~privbandit.agents.spanner.barycentric_spanner_one`)."""
@@ -482,6 +482,20 @@ class EliminationAgent(EpochAgent):
         mean, width = _bounds(self._stacked()[1], x[None], self.width_cap)
         mean, width = mean[:, 0], width[:, 0]
         return _eliminate_one(mean, width, mean + width, _ELIMINATION_TOLERANCE)
+
+    def _survivors_and_best_one(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_survivors_and_best` of one context ``x`` (K, d): survivors (K,) and the exploited arms (K,)."""
+        if self.play == "greedy":
+            alive = self._survivors_one(x)
+            return alive, _best(alive[None], self.estimates[-1]._mean_checked(x[None]))[0]
+        everything, _, index = self._stacked()
+        mean, width = _bounds(everything, x[None], self.width_cap)
+        mean, width = mean[:, 0], width[:, 0]
+        upper = mean + width
+        alive = np.ones(x.shape[0], dtype=bool)
+        if index.size:
+            alive = _eliminate_one(mean[index], width[index], upper[index], _ELIMINATION_TOLERANCE)
+        return alive, _best(alive[None], upper.min(axis=0)[None])[0]
 
     def play_set(self, features: np.ndarray) -> np.ndarray:
         """The set the policy plays uniformly on, (m, K) booleans: the spanner of the survivors."""
