@@ -135,7 +135,7 @@ def _row_any(mask: np.ndarray) -> np.ndarray:
 
 
 def _eliminate_all(alive: np.ndarray, mean: np.ndarray, width: np.ndarray, upper: np.ndarray, tolerance: float,
-                   index: np.ndarray | None = None) -> np.ndarray:
+                   index: np.ndarray | slice | None = None) -> np.ndarray:
     """The tests `eq:eliminate` of J epochs in order on the survivors ``alive`` (m, K), vectorised over epochs.
 
     ``mean``, ``width`` and ``upper`` = mean + width (J, m, K) are the epochs' bounds; ``index`` (default
@@ -148,9 +148,9 @@ def _eliminate_all(alive: np.ndarray, mean: np.ndarray, width: np.ndarray, upper
     empties (only possible when some confidence interval failed) are replayed in order, skipping a test
     that would remove every survivor, exactly as the sequential loop does.
     """
+    if index is not None:               # only the selected epochs' tests are computed
+        mean, width, upper = mean[index], width[index], upper[index]
     passed = upper >= (_row_max(mean - width) - tolerance)[..., None]
-    if index is not None:
-        passed = passed[index]
     if passed.shape[0] == 0:
         return alive
     kept = alive & np.logical_and.reduce(passed, axis=0)
@@ -420,7 +420,7 @@ class EliminationAgent(EpochAgent):
     def _reset(self) -> None:
         super()._reset()
         self._informative: list[Estimate] = []
-        self._stacks: tuple[_Stack, _Stack | None, np.ndarray] | None = None   # see _stacked
+        self._stacks: tuple[_Stack, _Stack | None, np.ndarray | slice] | None = None   # see _stacked
         self._pool: EpochFit | None = None
         self._max_swaps = _max_swaps(self._require_spec().dim, self.spanner_constant)   # the spanner's default cap
         if self.pooling == "ridge":     # one ridge fit over the whole run, read (never finished) at epoch ends
@@ -444,12 +444,15 @@ class EliminationAgent(EpochAgent):
             self._informative.append(estimate)
         self._stacks = None
 
-    def _stacked(self) -> tuple[_Stack, _Stack | None, np.ndarray]:
+    def _stacked(self) -> tuple[_Stack, _Stack | None, np.ndarray | slice]:
         """All released estimates stacked, the informative ones stacked (None if none) and their indices
-        among all; rebuilt once per epoch (the releases are fixed within one)."""
+        among all (a slice when they are consecutive); rebuilt once per epoch (the releases are fixed within
+        one)."""
         if self._stacks is None:
             informative = {id(e) for e in self._informative}
             index = np.array([j for j, e in enumerate(self.estimates) if id(e) in informative], dtype=np.int64)
+            if index.size and index[-1] - index[0] + 1 == index.size:      # a run of epochs: a view, no copies
+                index = np.s_[int(index[0]):int(index[-1]) + 1]
             self._stacks = (_stack(self.estimates), _stack(self._informative) if self._informative else None, index)
         return self._stacks
 
@@ -493,7 +496,7 @@ class EliminationAgent(EpochAgent):
         mean, width = mean[:, 0], width[:, 0]
         upper = mean + width
         alive = np.ones(x.shape[0], dtype=bool)
-        if index.size:
+        if self._informative:
             alive = _eliminate_one(mean[index], width[index], upper[index], _ELIMINATION_TOLERANCE)
         return alive, _best(alive[None], upper.min(axis=0)[None])[0]
 
@@ -585,7 +588,7 @@ class EliminationAgent(EpochAgent):
         mean, width = _bounds(everything, features, self.width_cap)
         upper = mean + width
         alive = np.ones(features.shape[:2], dtype=bool)
-        if index.size:
+        if self._informative:
             alive = _eliminate_all(alive, mean, width, upper, _ELIMINATION_TOLERANCE, index)
         return alive, _best(alive, np.min(upper, axis=0))
 
