@@ -6,6 +6,16 @@ import pytest
 from privbandit.agents.spanner import barycentric_spanner, barycentric_spanner_one, spanner_coefficients
 
 
+def _algorithm(phi, mask, c):
+    """The spanner algorithm run in full on every context (the reference of the shortcuts)."""
+    from privbandit.agents.spanner import _max_swaps, _spanner_chunk
+
+    single = mask.sum(axis=1) == 1
+    out = _spanner_chunk(phi, mask, c, _max_swaps(phi.shape[2], c))
+    out[single] = mask[single]
+    return out
+
+
 def _contexts(rng, m, k, d):
     """Random contexts with rank-deficient, duplicated, zero and rank-one cases mixed in."""
     phi = rng.standard_normal((m, k, d))
@@ -96,6 +106,8 @@ def test_the_one_context_spanner_is_the_batched_row(k, d, c):
     batched = barycentric_spanner(phi, mask, constant=c)
     one = np.array([barycentric_spanner_one(phi[i], mask[i], constant=c) for i in range(m)])
     np.testing.assert_array_equal(one, batched)
+    # and both equal the algorithm run in full (no certificate of well-posed square sets)
+    np.testing.assert_array_equal(batched, _algorithm(phi, mask, c))
     np.testing.assert_array_equal(barycentric_spanner_one(phi[0], constant=c),
                                   barycentric_spanner(phi[:1], constant=c)[0])
 
@@ -119,17 +131,22 @@ def test_the_well_posed_shortcut_holds_every_candidate_exactly_when_the_batched_
 
     rng = np.random.default_rng(3)
     fired = 0
+    stacks = {}
     for n in (2, 5, 10, 16):
         for s_min in np.logspace(-13, 0, 27):
             q1, _ = np.linalg.qr(rng.standard_normal((n, n)))
             q2, _ = np.linalg.qr(rng.standard_normal((n, n)))
             phi = (q1 * np.geomspace(1.0, s_min, n)) @ q2.T * rng.uniform(0.01, 100)
-            scale = np.abs(phi).max()
-            batched = barycentric_spanner(phi[None])[0]
-            if _holds_all(phi, scale):
+            batched = _algorithm(phi[None], np.ones((1, n), dtype=bool), 2.0)[0]
+            if _holds_all(phi):
                 fired += 1
                 assert batched.all() and s_min > 1e-5
             elif s_min > 1e-3:
                 raise AssertionError("the certificate must fire on well-conditioned sets")
             np.testing.assert_array_equal(barycentric_spanner_one(phi), batched)
+            np.testing.assert_array_equal(barycentric_spanner(phi[None])[0], batched)
+            stacks.setdefault(n, []).append(phi)
     assert fired > 30
+    for n, mats in stacks.items():     # certified and uncertified contexts mixed in one batch
+        phi = np.stack(mats * 3)[rng.permutation(3 * len(mats))]
+        np.testing.assert_array_equal(barycentric_spanner(phi), _algorithm(phi, np.ones(phi.shape[:2], bool), 2.0))

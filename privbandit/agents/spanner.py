@@ -108,8 +108,52 @@ def barycentric_spanner(features: np.ndarray, mask: np.ndarray | None = None, *,
     out = np.zeros((m, k), dtype=bool)
     for lo in range(0, m, _CHUNK):
         hi = min(m, lo + _CHUNK)
-        out[lo:hi] = _spanner_chunk(phi[lo:hi], mask[lo:hi], constant, max_swaps)
+        part, keep = phi[lo:hi], mask[lo:hi]
+        rest = np.arange(hi - lo)
+        if k == d <= _WELL_POSED_MAX:           # contexts whose d candidates are all live may be certified
+            done = np.count_nonzero(keep, axis=1) == k
+            full = np.flatnonzero(done)
+            done[full] = _certified(part[full])
+            out[lo:hi][done] = True
+            rest = np.flatnonzero(~done)
+        if rest.size:
+            out[lo + rest] = _spanner_chunk(part[rest], keep[rest], constant, max_swaps)
     return out
+
+
+def _certified(subs: np.ndarray) -> np.ndarray:
+    """Which square candidate matrices of the stack ``subs`` (m, n, n), n <= 16, have sigma_min certified
+    above ``_WELL_POSED`` times their largest |entry|: one Cholesky factorization (LAPACK potrf) of each
+    sub sub^T - (_WELL_POSED scale)^2 I. Such a set is its own spanner (proof in :func:`_holds_all`)."""
+    scale = np.abs(subs).max(axis=(1, 2))
+    gram = subs @ np.swapaxes(subs, 1, 2)
+    diag = np.arange(subs.shape[1])
+    gram[:, diag, diag] -= ((_WELL_POSED * scale) ** 2)[:, None]
+    return (scale > 0) & _factorizes(gram)
+
+
+def _factorizes(gram: np.ndarray) -> np.ndarray:
+    """Whether each symmetric matrix of ``gram`` (m, n, n) has a Cholesky factorization (potrf succeeds).
+
+    numpy's Cholesky gufunc marks a failed factorization with NaNs (``np.linalg.cholesky`` turns that
+    into one error for the whole stack); without that gufunc, one failure leaves the whole stack
+    uncertified (the spanner is then computed in full: slower, same result).
+    """
+    if _CHOLESKY is None:
+        try:
+            np.linalg.cholesky(gram)
+        except np.linalg.LinAlgError:
+            return np.zeros(gram.shape[0], dtype=bool)
+        return np.ones(gram.shape[0], dtype=bool)
+    with np.errstate(invalid="ignore"):
+        factor = _CHOLESKY(gram, signature="d->d")
+    return ~np.isnan(np.diagonal(factor, axis1=1, axis2=2)).any(axis=1)
+
+
+try:
+    from numpy.linalg._umath_linalg import cholesky_lo as _CHOLESKY
+except ImportError:                              # pragma: no cover - another numpy layout
+    _CHOLESKY = None
 
 
 def _spanner_chunk(phi: np.ndarray, mask: np.ndarray, constant: float, max_swaps: int) -> np.ndarray:
@@ -231,7 +275,7 @@ def _spanner_one(phi: np.ndarray, mask: np.ndarray, constant: float, max_swaps: 
         return mask.copy()
     sub = phi if n == mask.shape[0] else phi[arms]
     scale = float(np.abs(sub).max())
-    if n == phi.shape[1] and n <= _WELL_POSED_MAX and scale > 0 and _holds_all(sub, scale):
+    if n == phi.shape[1] and n <= _WELL_POSED_MAX and scale > 0 and _holds_all(sub):
         return mask.copy()
     tol = _RANK_TOL * (scale if scale > 0 else 1.0)
     rows = sub.T.tolist()                       # rows[i][c]: coefficient i of the c-th live candidate
@@ -265,10 +309,10 @@ def _spanner_one(phi: np.ndarray, mask: np.ndarray, constant: float, max_swaps: 
     return out
 
 
-def _holds_all(sub: np.ndarray, scale: float) -> bool:
+def _holds_all(sub: np.ndarray) -> bool:
     """Whether sigma_min of the square candidate matrix ``sub`` (n, n), n <= 16, is certified above
-    ``_WELL_POSED * scale`` (one Cholesky factorization of sub sub^T - (_WELL_POSED scale)^2 I); then step 1
-    holds every candidate, the result :func:`_spanner_chunk` gives too.
+    ``_WELL_POSED * scale``, scale = max |entry| (:func:`_certified`); then step 1 of :func:`_spanner_chunk`
+    holds every candidate, so the set is its own spanner (the algorithm's result, without running it).
 
     Proof. Step 1 is Gaussian elimination of ``sub`` with partial pivoting (|multipliers| <= 1, so entries
     grow by at most 2^(n-1)). While positions 0..i-1 each held an arm, the computed (n-i) x (n-i) remainder
@@ -282,10 +326,10 @@ def _holds_all(sub: np.ndarray, scale: float) -> bool:
     global _potrf
     if _potrf is None:                          # scipy on first use: `import privbandit` needs none
         from scipy.linalg.lapack import dpotrf as _potrf
-    n = sub.shape[0]
-    gram = sub @ sub.T
-    gram.flat[::n + 1] -= (_WELL_POSED * scale) ** 2
-    return _potrf(gram, lower=1, clean=0, overwrite_a=1)[1] == 0
+    scale = float(np.abs(sub).max())
+    gram = sub @ sub.T                          # one context: LAPACK's potrf directly (the batched
+    gram.flat[::sub.shape[0] + 1] -= (_WELL_POSED * scale) ** 2    # gufunc costs ~5x more per call)
+    return scale > 0 and _potrf(gram, lower=1, clean=0, overwrite_a=1)[1] == 0
 
 
 _potrf = None
