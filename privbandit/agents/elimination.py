@@ -18,7 +18,9 @@ then play uniformly on a C-approximate barycentric spanner (C = 2) of the surviv
 every past epoch's (theta, M), stacked once per epoch, gives the means and widths; all epochs' tests
 run in one vectorised pass (contexts whose tests conflict are replayed epoch by epoch); then one
 vectorised spanner computation (:mod:`.spanner`). Past estimates whose test provably keeps every arm
-(:func:`can_eliminate`) are skipped.
+(:func:`can_eliminate`) are skipped. The step loop's ``act`` runs the same planner on one context
+(:func:`_eliminate_one`, :func:`~privbandit.agents.spanner.barycentric_spanner_one`) with the same
+arithmetic and the same uniform, so it chooses what ``act_batch`` chooses.
 
 Practical play (issue 12). Elimination always runs first; ``play`` then picks among the survivors:
 ``"spanner"`` (default, the paper's rule above), ``"ucb"`` (the survivor whose tightest upper bound

@@ -19,6 +19,11 @@ Gauss-Jordan pivot per swap (no determinant is ever formed). The retained unit v
 outside the set's span, so at the end every surviving phi_a has coefficients in [-C, C] on the
 chosen actions and zero on the retained e_i: a C-spanner of size dim(span).
 
+Two shortcuts give the same sets. A square candidate set (d candidates in R^d, d <= 16) whose smallest
+singular value a Cholesky factorization certifies above 1e-4 times its largest entry is its own spanner:
+step 1 provably holds every candidate (:func:`_holds_all`). One context (the step loop's) runs step 1
+in plain Python floats (:func:`barycentric_spanner_one`).
+
 References
 ----------
 Source paper, `def:spanner`, `lem:bary-spanner`, `appdx:spanner`, `alg:plan`;
