@@ -299,3 +299,14 @@ def test_symmetric_gaussian_refuses_asymmetric_input():
     m[0, 1] = 5e-7                                    # below: symmetrised
     out = mech.release(m, rng=0)
     np.testing.assert_array_equal(out, out.T)
+
+
+def test_symmetric_noise_is_the_triu_construction_bit_for_bit():
+    """The cached masks give exactly np.triu(z) + np.triu(z, 1)^T of the same draws (signs of zeros too)."""
+    mech = SymmetricGaussianMechanism(sensitivity=1.0, sigma=1.3)
+    for shape in [(3, 3), (2, 5, 5), (4, 1, 1), (0, 3, 3), (7, 10, 10)]:
+        out = mech.noise(shape, np.random.default_rng(1))
+        z = 1.3 * np.random.default_rng(1).standard_normal(shape)
+        expect = np.triu(z) + np.swapaxes(np.triu(z, 1), -1, -2)
+        np.testing.assert_array_equal(out, expect)
+        assert np.array_equal(np.signbit(out), np.signbit(expect))
