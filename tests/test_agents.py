@@ -115,14 +115,14 @@ def test_ledger_check_catches_overspending():
 @pytest.mark.parametrize("name", sorted(LDP))
 def test_local_agents_hand_only_randomized_outputs_to_aggregation(name, monkeypatch):
     released = []
-    real_call = LocalRandomizer.__call__
+    real_call = LocalRandomizer._privatize     # where every local release is drawn (__call__, privatize_clipped)
 
     def spy_call(self, features, rewards, rng=None):
         out = real_call(self, features, rewards, rng)
         released.append(out)
         return out
 
-    monkeypatch.setattr(LocalRandomizer, "__call__", spy_call)
+    monkeypatch.setattr(LocalRandomizer, "_privatize", spy_call)
     agent = _make(name)
     env = _env(name, 127)
     absorbed = []
@@ -315,3 +315,37 @@ def test_theory_mode_elimination_has_the_proofs_per_epoch_confidence():
     assert seen[0] == [0.01] * len(theory.epoch_ends)         # delta = 1/T in every epoch
     assert seen[1] == [0.2] * len(practical.epoch_ends)      # practical mode: the oracle's own
     assert theory.oracle.confidence == 0.05                   # the configuration itself is unchanged
+
+
+@pytest.mark.parametrize("name", ["elim-ldp", "elim-ldp-ssp", "elim-jdp"])
+def test_bad_rows_are_caught_at_the_agent_boundary_and_the_fit_sees_the_clipped_row(name, monkeypatch):
+    """The epoch fits skip the row checks (privatize_clipped, _add_clipped), so update must still refuse
+    NaN and wrong shapes, clip a row above B and a reward outside [-1, 1] with one ClippingWarning each, and
+    hand a local statistic exactly the clipped row."""
+    import warnings
+
+    seen = []
+    real = LocalRandomizer._privatize
+
+    def spy(self, x, y, rng):
+        seen.append((x.copy(), y.copy()))
+        return real(self, x, y, rng)
+
+    monkeypatch.setattr(LocalRandomizer, "_privatize", spy)
+    agent = _make(name).reset(BanditSpec(3, 4, 64, bound=1.0), rng=0)
+    with pytest.raises(ValueError):
+        agent.update(np.array([np.nan, 0.0, 0.0, 0.0]), 0.5)
+    with pytest.raises(ValueError):
+        agent.update(np.zeros(5), 0.5)
+    assert agent.t == 0
+    row = np.array([3.0, 4.0, 0.0, 0.0])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        agent.update(row, 2.5)
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 2 and all(w.category.__name__ == "ClippingWarning" for w in caught), messages
+    assert agent.t == 1
+    if name != "elim-jdp":
+        (x, y), = seen
+        np.testing.assert_allclose(x, [[0.6, 0.8, 0.0, 0.0]], rtol=1e-15)
+        np.testing.assert_array_equal(y, [1.0])

@@ -6,7 +6,15 @@ import numpy as np
 import pytest
 
 from privbandit.agents import BanditSpec, make_agent
-from privbandit.agents.elimination import EliminationAgent, can_eliminate, surviving_actions, uniform_over
+from privbandit.agents.elimination import (
+    EliminationAgent,
+    _eliminate_all,
+    _eliminate_one,
+    _pick,
+    can_eliminate,
+    surviving_actions,
+    uniform_over,
+)
 from privbandit.agents.squarecb import SquareCBAgent, inverse_gap_weighting, iw_l2_rate, l2_rate
 from privbandit.infomatrix import w_star
 from privbandit.links import identity_link, logistic_link
@@ -248,3 +256,24 @@ def test_squarecb_probabilities_use_the_latest_estimate():
     f = agent.estimates[-1].mean(phi)
     np.testing.assert_allclose(agent.action_probabilities(phi), inverse_gap_weighting(f, agent.gamma))
     assert agent.action_probabilities(phi)[0, 0] > 0.5
+
+
+def test_the_one_context_elimination_and_pick_equal_the_batched_ones():
+    """_eliminate_one (per-round path) == _eliminate_all on one context, conflicting tests included; _pick ==
+    uniform_over."""
+    rng = np.random.default_rng(11)
+    conflicts = 0
+    for trial in range(3000):
+        j, k = int(rng.integers(1, 5)), int(rng.integers(1, 8))
+        mean = rng.uniform(-1, 1, (j, k))
+        width = rng.uniform(0, 0.6 if trial % 2 else 0.05, (j, k))
+        if trial % 3 == 0:
+            mean[:, 0] = mean[:, -1]                     # exact ties
+        upper = mean + width
+        batched = _eliminate_all(np.ones((1, k), dtype=bool), mean[:, None], width[:, None], upper[:, None],
+                                 1e-12)[0]
+        conflicts += not (upper >= (mean - width).max(axis=1, keepdims=True) - 1e-12).all(axis=0).any()
+        np.testing.assert_array_equal(_eliminate_one(mean, width, upper, 1e-12), batched)
+        u = float(rng.random()) if trial % 5 else 1.0 - 1e-17
+        assert _pick(batched, u) == uniform_over(batched[None], np.array([u]))[0]
+    assert conflicts > 50, "the sequential replay must be exercised"

@@ -330,3 +330,28 @@ def test_schedules_and_rates_are_public(name, kwargs):
     if make().play == "greedy":      # eps_t is the public rate of round t, whatever the data
         t = np.arange(1, horizon + 1)
         np.testing.assert_allclose(rates1, np.minimum(1.0, (d / t) ** (1 / 3)), rtol=1e-15)
+
+
+@pytest.mark.parametrize("play", PLAYS)
+@pytest.mark.parametrize("k, d, spanner", [(12, 4, True), (6, 6, True), (5, 3, False)])
+def test_the_one_context_path_acts_as_the_batch_path_while_arms_are_eliminated(play, k, d, spanner):
+    """act (one-context planner) and act_batch choose the same arms, round by round, on runs where
+    elimination removes arms, K > d needs the spanner's swaps and greedy play explores and exploits."""
+    horizon = 1500
+    env = _env(horizon, d, k, seed=4)
+    b = env.unwrapped.sample_batch(horizon)
+    loop = EliminationAgent(Ridge(), play=play, spanner=spanner).reset(env.unwrapped.bandit_spec(), rng=9)
+    batch = EliminationAgent(Ridge(), play=play, spanner=spanner).reset(env.unwrapped.bandit_spec(), rng=9)
+    arms, sizes = np.empty(horizon, np.int64), []
+    for t in range(horizon):
+        sizes.append(int(loop._survivors_one(loop._check_features(b.features[t], batched=False)).sum()))
+        arms[t] = loop.act(b.features[t])
+        loop.update(b.features[t, arms[t]], b.rewards[t, arms[t]])
+    t = 0
+    while t < horizon:
+        m = batch.rounds_until_update()
+        a = batch.act_batch(b.features[t:t + m])
+        np.testing.assert_array_equal(a, arms[t:t + m], err_msg=f"rounds {t}..{t + m}")
+        batch.update(b.features[np.arange(t, t + m), a], b.rewards[np.arange(t, t + m), a])
+        t += m
+    assert min(sizes) < k, "elimination must have removed arms"

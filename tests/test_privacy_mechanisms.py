@@ -236,3 +236,77 @@ def test_local_randomizer_with_l2_ball_channel_is_unbiased():
     out = rand(x, np.full(n, -0.5), rng=4)
     np.testing.assert_allclose(np.linalg.norm(out, axis=1), chan.magnitude)
     np.testing.assert_array_less(np.abs(out.mean(axis=0) - [0.0, -0.3, -0.4]), Z * chan.magnitude / math.sqrt(d * n))
+
+
+def test_project_rows_shortcut_returns_what_the_projection_returns():
+    """Rows clearly inside the ball skip the projection; near the boundary (within 1e-13 relative) and outside,
+    the result equals scale_to_ball's, in L2 and L1, with the warning when a row is projected."""
+    from privbandit.privacy.clipping import scale_to_ball
+
+    rng = np.random.default_rng(4)
+    for ord_ in (2, 1):
+        for rel in (0.5, 1.0 - 1e-11, 1.0 - 1e-13, 1.0, 1.0 + 1e-15, 1.0 + 1e-13, 2.0):
+            stats = rng.standard_normal((50, 3, 3))
+            flat = stats.reshape(50, -1)
+            norms = np.linalg.norm(flat, ord=ord_, axis=1)
+            stats = stats / norms[:, None, None] * 1.7 * rel
+            expect, over = scale_to_ball(stats.reshape(50, -1), 1.7, ord_)
+            if over.any():
+                with pytest.warns(ClippingWarning, match="projected"):
+                    out = project_rows(stats, 1.7, ord_)
+            else:
+                out = project_rows(stats, 1.7, ord_)
+            np.testing.assert_array_equal(out.reshape(50, -1), expect)
+            if rel < 1.0 - 1e-12:
+                assert out is stats, "rows clearly inside must take the shortcut"
+
+
+def test_privatize_clipped_draws_what_the_checked_call_draws():
+    """The fit's entry point: same outputs and generator state as __call__ on clipped rows, including rows
+    above a smaller feature bound (still clipped, with the warning) and a subclass that overrides __call__."""
+    def stat(f, r):
+        return f * r[:, None]
+
+    rand = LocalRandomizer.gaussian(stat, 0.8, 1.0, 1e-5, feature_bound=0.8)
+    rng = np.random.default_rng(6)
+    x = rng.uniform(-1, 1, (40, 4))
+    x /= np.linalg.norm(x, axis=1, keepdims=True) * rng.uniform(1.0, 1.5, (40, 1))   # norms in (0.67, 1]
+    y = rng.uniform(-1, 1, 40)
+    inside = x[np.linalg.norm(x, axis=1) <= 0.79]
+    g1, g2 = np.random.default_rng(1), np.random.default_rng(1)
+    np.testing.assert_array_equal(rand.privatize_clipped(inside, y[:len(inside)], g1), rand(inside, y[:len(inside)], g2))
+    with pytest.warns(ClippingWarning):
+        a = rand.privatize_clipped(x, y, g1)
+    with pytest.warns(ClippingWarning):
+        b = rand(x, y, g2)
+    np.testing.assert_array_equal(a, b)
+    assert g1.random() == g2.random()
+
+    class Custom(LocalRandomizer):
+        def __call__(self, features, rewards, rng=None):
+            return np.zeros((features.shape[0], 1))
+
+    custom = Custom(stat, 0.8, rand.channel, 0.8)
+    np.testing.assert_array_equal(custom.privatize_clipped(inside, y[:len(inside)], 0), 0.0)
+
+
+def test_symmetric_gaussian_refuses_asymmetric_input():
+    mech = SymmetricGaussianMechanism(sensitivity=1.0, sigma=1.0)
+    m = np.eye(3) * 1e3
+    m[0, 1] += 2e-6                                   # above 1e-9 * max|M|
+    with pytest.raises(ValueError, match="symmetric"):
+        mech.release(m, rng=0)
+    m[0, 1] = 5e-7                                    # below: symmetrised
+    out = mech.release(m, rng=0)
+    np.testing.assert_array_equal(out, out.T)
+
+
+def test_symmetric_noise_is_the_triu_construction_bit_for_bit():
+    """The cached masks give exactly np.triu(z) + np.triu(z, 1)^T of the same draws (signs of zeros too)."""
+    mech = SymmetricGaussianMechanism(sensitivity=1.0, sigma=1.3)
+    for shape in [(3, 3), (2, 5, 5), (4, 1, 1), (0, 3, 3), (7, 10, 10)]:
+        out = mech.noise(shape, np.random.default_rng(1))
+        z = 1.3 * np.random.default_rng(1).standard_normal(shape)
+        expect = np.triu(z) + np.swapaxes(np.triu(z, 1), -1, -2)
+        np.testing.assert_array_equal(out, expect)
+        assert np.array_equal(np.signbit(out), np.signbit(expect))

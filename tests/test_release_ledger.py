@@ -6,7 +6,7 @@ ledger gained in that step:
 
 - central draws, one to one and in order, with the new central releases: the same mechanism entry (family and
   noise multiplier sigma / sensitivity), each covering records already fed (an oracle's: one of its stages);
-- local draws (inside a :class:`~privbandit.privacy.LocalRandomizer`), row for row, with the records the new
+- local draws (inside a :class:`~privbandit.privacy.LocalRandomizer`'s ``_privatize``), row for row, with the records the new
   local releases cover.
 
 The one exception is iw-glm-dp's output release, charged before its H check decides whether it is drawn
@@ -59,7 +59,7 @@ class Draws:
                 return _orig(mech, values, rng)
 
             monkeypatch.setattr(cls, "release", release)
-        randomize = LocalRandomizer.__call__
+        randomize = LocalRandomizer._privatize      # every local draw: __call__ and privatize_clipped
 
         def call(randomizer, *args, **kwargs):
             self._local += 1
@@ -68,7 +68,7 @@ class Draws:
             finally:
                 self._local -= 1
 
-        monkeypatch.setattr(LocalRandomizer, "__call__", call)
+        monkeypatch.setattr(LocalRandomizer, "_privatize", call)
 
 
 def _local_rows(ledger: PrivacyLedger) -> Counter:

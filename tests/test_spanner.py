@@ -3,7 +3,17 @@
 import numpy as np
 import pytest
 
-from privbandit.agents.spanner import barycentric_spanner, spanner_coefficients
+from privbandit.agents.spanner import barycentric_spanner, barycentric_spanner_one, spanner_coefficients
+
+
+def _algorithm(phi, mask, c):
+    """The spanner algorithm run in full on every context (the reference of the shortcuts)."""
+    from privbandit.agents.spanner import _max_swaps, _spanner_chunk
+
+    single = mask.sum(axis=1) == 1
+    out = _spanner_chunk(phi, mask, c, _max_swaps(phi.shape[2], c))
+    out[single] = mask[single]
+    return out
 
 
 def _contexts(rng, m, k, d):
@@ -80,3 +90,63 @@ def test_bad_input():
         barycentric_spanner(phi, np.ones((2, 4), dtype=bool))
     with pytest.raises(ValueError, match="features"):
         barycentric_spanner(np.full((2, 3, 2), np.nan))
+
+
+@pytest.mark.parametrize("k,d,c", [(10, 10, 2.0), (30, 3, 2.0), (12, 5, 1.2), (4, 8, 2.0), (7, 1, 2.0)])
+def test_the_one_context_spanner_is_the_batched_row(k, d, c):
+    """The per-round path's spanner equals the batched one on random, degenerate and one-hot contexts."""
+    rng = np.random.default_rng(k * 7 + d)
+    m = 400
+    phi = _contexts(rng, m, k, d)
+    phi[-40:] = np.eye(max(k, d))[:k, :d] * rng.choice([1.0, -1.0, 0.5], (40, k, 1))  # exact ties
+    phi[-60:-40] = rng.integers(-2, 3, (20, k, d))
+    mask = rng.random((m, k)) < 0.6
+    mask[np.arange(m), rng.integers(0, k, m)] = True
+    mask[:20] = True
+    batched = barycentric_spanner(phi, mask, constant=c)
+    one = np.array([barycentric_spanner_one(phi[i], mask[i], constant=c) for i in range(m)])
+    np.testing.assert_array_equal(one, batched)
+    # and both equal the algorithm run in full (no certificate of well-posed square sets)
+    np.testing.assert_array_equal(batched, _algorithm(phi, mask, c))
+    np.testing.assert_array_equal(barycentric_spanner_one(phi[0], constant=c),
+                                  barycentric_spanner(phi[:1], constant=c)[0])
+
+
+def test_the_one_context_spanner_checks_its_input():
+    phi = np.eye(3)
+    with pytest.raises(ValueError, match="mask"):
+        barycentric_spanner_one(phi, np.zeros(3, dtype=bool))
+    with pytest.raises(ValueError, match="mask"):
+        barycentric_spanner_one(phi, np.ones(4, dtype=bool))
+    with pytest.raises(ValueError, match="features"):
+        barycentric_spanner_one(np.full((3, 3), np.nan))
+    with pytest.raises(ValueError, match="constant"):
+        barycentric_spanner_one(phi, constant=1.0)
+
+
+def test_the_well_posed_shortcut_holds_every_candidate_exactly_when_the_batched_code_does():
+    """Square candidate sets with a smallest singular value from 1e-13 to 1 (relative): where the Cholesky
+    certificate fires the batched spanner holds every candidate, and the one-context result always equals it."""
+    from privbandit.agents.spanner import _holds_all
+
+    rng = np.random.default_rng(3)
+    fired = 0
+    stacks = {}
+    for n in (2, 5, 10, 16):
+        for s_min in np.logspace(-13, 0, 27):
+            q1, _ = np.linalg.qr(rng.standard_normal((n, n)))
+            q2, _ = np.linalg.qr(rng.standard_normal((n, n)))
+            phi = (q1 * np.geomspace(1.0, s_min, n)) @ q2.T * rng.uniform(0.01, 100)
+            batched = _algorithm(phi[None], np.ones((1, n), dtype=bool), 2.0)[0]
+            if _holds_all(phi):
+                fired += 1
+                assert batched.all() and s_min > 1e-5
+            elif s_min > 1e-3:
+                raise AssertionError("the certificate must fire on well-conditioned sets")
+            np.testing.assert_array_equal(barycentric_spanner_one(phi), batched)
+            np.testing.assert_array_equal(barycentric_spanner(phi[None])[0], batched)
+            stacks.setdefault(n, []).append(phi)
+    assert fired > 30
+    for n, mats in stacks.items():     # certified and uncertified contexts mixed in one batch
+        phi = np.stack(mats * 3)[rng.permutation(3 * len(mats))]
+        np.testing.assert_array_equal(barycentric_spanner(phi), _algorithm(phi, np.ones(phi.shape[:2], bool), 2.0))

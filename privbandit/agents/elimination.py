@@ -18,7 +18,9 @@ then play uniformly on a C-approximate barycentric spanner (C = 2) of the surviv
 every past epoch's (theta, M), stacked once per epoch, gives the means and widths; all epochs' tests
 run in one vectorised pass (contexts whose tests conflict are replayed epoch by epoch); then one
 vectorised spanner computation (:mod:`.spanner`). Past estimates whose test provably keeps every arm
-(:func:`can_eliminate`) are skipped.
+(:func:`can_eliminate`) are skipped. The step loop's ``act`` runs the same planner on one context
+(:func:`_eliminate_one`, :func:`~privbandit.agents.spanner.barycentric_spanner_one`) with the same
+arithmetic and the same uniform, so it chooses what ``act_batch`` chooses.
 
 Practical play (issue 12). Elimination always runs first; ``play`` then picks among the survivors:
 ``"spanner"`` (default, the paper's rule above), ``"ucb"`` (the survivor whose tightest upper bound
@@ -59,7 +61,7 @@ from ..oracles.base import EpochFit, Estimate, Oracle
 from ..oracles.ridge import Ridge, RidgeFit
 from ._oracle_arg import ORACLE_ARGUMENT_CONSTRAINTS, resolve_oracle
 from .base import BanditSpec, EpochAgent, register_agent
-from .spanner import barycentric_spanner
+from .spanner import _max_swaps, _spanner_one, barycentric_spanner
 
 __all__ = ["PLAY_RULES", "POOLING", "EliminationAgent", "can_eliminate", "cube_root_exploration", "epoch_bounds",
            "surviving_actions", "theory_confidence", "uniform_over"]
@@ -147,7 +149,7 @@ def _row_any(mask: np.ndarray) -> np.ndarray:
 
 
 def _eliminate_all(alive: np.ndarray, mean: np.ndarray, width: np.ndarray, upper: np.ndarray, tolerance: float,
-                   index: np.ndarray | None = None) -> np.ndarray:
+                   index: np.ndarray | slice | None = None) -> np.ndarray:
     """The tests `eq:eliminate` of J epochs in order on the survivors ``alive`` (m, K), vectorised over epochs.
 
     ``mean``, ``width`` and ``upper`` = mean + width (J, m, K) are the epochs' bounds; ``index`` (default
@@ -160,9 +162,9 @@ def _eliminate_all(alive: np.ndarray, mean: np.ndarray, width: np.ndarray, upper
     empties (only possible when some confidence interval failed) are replayed in order, skipping a test
     that would remove every survivor, exactly as the sequential loop does.
     """
+    if index is not None:               # only the selected epochs' tests are computed
+        mean, width, upper = mean[index], width[index], upper[index]
     passed = upper >= (_row_max(mean - width) - tolerance)[..., None]
-    if index is not None:
-        passed = passed[index]
     if passed.shape[0] == 0:
         return alive
     kept = alive & np.logical_and.reduce(passed, axis=0)
@@ -304,6 +306,31 @@ def uniform_over(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
     return np.argmax(np.cumsum(mask, axis=1) > target[:, None], axis=1)
 
 
+def _pick(mask: np.ndarray, u: float) -> int:
+    """:func:`uniform_over` of one context: the floor(u n)-th True entry of ``mask`` (K,) (n = its count)."""
+    arms = np.flatnonzero(mask)
+    n = arms.shape[0]
+    return int(arms[min(int(u * n), n - 1)])
+
+
+def _eliminate_one(mean: np.ndarray, width: np.ndarray, upper: np.ndarray, tolerance: float) -> np.ndarray:
+    """:func:`_eliminate_all` of one context from all survivors: bounds (J, K) of the epochs whose tests run.
+
+    The same comparisons: the conjunction of the J tests when it keeps an arm, else the tests in order,
+    each skipped when it would remove every survivor.
+    """
+    passed = upper >= ((mean - width).max(axis=1) - tolerance)[:, None]
+    kept = passed.all(axis=0)
+    if kept.any():
+        return kept
+    kept = np.ones(mean.shape[1], dtype=bool)
+    for test in passed:
+        nxt = kept & test
+        if nxt.any():
+            kept = nxt
+    return kept
+
+
 class EliminationAgent(EpochAgent):
     """Action elimination over past epochs' confidence intervals, playing uniformly on a spanner.
 
@@ -404,15 +431,16 @@ class EliminationAgent(EpochAgent):
     def _reset(self) -> None:
         super()._reset()
         self._informative: list[Estimate] = []
-        self._stacks: tuple[_Stack, _Stack | None, np.ndarray] | None = None   # see _stacked
+        self._stacks: tuple[_Stack, _Stack | None, np.ndarray | slice] | None = None   # see _stacked
         self._pool: EpochFit | None = None
+        self._max_swaps = _max_swaps(self._require_spec().dim, self.spanner_constant)   # the spanner's default cap
         if self.pooling == "ridge":     # one ridge fit over the whole run, read (never finished) at epoch ends
             spec = self._require_spec()
             self._pool = self._run_oracle.start(spec.horizon, dim=spec.dim, bound=spec.bound, link=spec.link, rng=0)
 
     def _observe(self, x: np.ndarray, y: np.ndarray) -> None:
         if self._pool is not None:
-            self._pool.add(x, y)
+            self._pool._add_clipped(x, y)      # update has checked and clipped the rows to the pool's bound
         super()._observe(x, y)
 
     def _release(self) -> Estimate:
@@ -427,14 +455,61 @@ class EliminationAgent(EpochAgent):
             self._informative.append(estimate)
         self._stacks = None
 
-    def _stacked(self) -> tuple[_Stack, _Stack | None, np.ndarray]:
+    def _stacked(self) -> tuple[_Stack, _Stack | None, np.ndarray | slice]:
         """All released estimates stacked, the informative ones stacked (None if none) and their indices
-        among all; rebuilt once per epoch (the releases are fixed within one)."""
+        among all (a slice when they are consecutive); rebuilt once per epoch (the releases are fixed within
+        one)."""
         if self._stacks is None:
             informative = {id(e) for e in self._informative}
             index = np.array([j for j, e in enumerate(self.estimates) if id(e) in informative], dtype=np.int64)
+            if index.size and index[-1] - index[0] + 1 == index.size:      # a run of epochs: a view, no copies
+                index = np.s_[int(index[0]):int(index[-1]) + 1]
             self._stacks = (_stack(self.estimates), _stack(self._informative) if self._informative else None, index)
         return self._stacks
+
+    def _act_one(self, x: np.ndarray) -> int:
+        """One round's arm for checked features ``x`` (K, d): what ``_act(x[None])[0]`` returns, with the
+        same uniform, through the one-context planner (:func:`_eliminate_one`, :func:`_spanner_one`). A
+        subclass with its own ``_choose`` gets the batch rule on one context."""
+        if type(self)._choose is not EliminationAgent._choose:
+            return super()._act_one(x)
+        u = float(self._act_rng.random())
+        if self.play == "spanner" or not self.estimates:
+            alive = self._survivors_one(x)
+            return _pick(self._spanner_one(x, alive) if self.spanner else alive, u)
+        alive, best = self._survivors_and_best_one(x)
+        if self.play == "ucb":
+            return _pick(best, u)
+        eps = float(self._exploration_rates(0, 1)[0])
+        if u < eps:                              # explore with u / eps_t, exploit with (u - eps_t) / (1 - eps_t)
+            return _pick(self._spanner_one(x, alive) if self.spanner else alive, u / eps)
+        return _pick(best, (u - eps) / (1.0 - eps))
+
+    def _spanner_one(self, x: np.ndarray, alive: np.ndarray) -> np.ndarray:
+        """The spanner of one context's survivors (:func:`~privbandit.agents.spanner.barycentric_spanner_one`)."""
+        return _spanner_one(x, alive, self.spanner_constant, self._max_swaps)
+
+    def _survivors_one(self, x: np.ndarray) -> np.ndarray:
+        """:meth:`_survivors` of one context ``x`` (K, d): the survivors (K,)."""
+        if not self._informative:
+            return np.ones(x.shape[0], dtype=bool)
+        mean, width = _bounds(self._stacked()[1], x[None], self.width_cap)
+        mean, width = mean[:, 0], width[:, 0]
+        return _eliminate_one(mean, width, mean + width, _ELIMINATION_TOLERANCE)
+
+    def _survivors_and_best_one(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_survivors_and_best` of one context ``x`` (K, d): survivors (K,) and the exploited arms (K,)."""
+        if self.play == "greedy":
+            alive = self._survivors_one(x)
+            return alive, _best(alive[None], self.estimates[-1]._mean_checked(x[None]))[0]
+        everything, _, index = self._stacked()
+        mean, width = _bounds(everything, x[None], self.width_cap)
+        mean, width = mean[:, 0], width[:, 0]
+        upper = mean + width
+        alive = np.ones(x.shape[0], dtype=bool)
+        if self._informative:
+            alive = _eliminate_one(mean[index], width[index], upper[index], _ELIMINATION_TOLERANCE)
+        return alive, _best(alive[None], upper.min(axis=0)[None])[0]
 
     def play_set(self, features: np.ndarray) -> np.ndarray:
         """The set the policy plays uniformly on, (m, K) booleans: the spanner of the survivors."""
@@ -524,7 +599,7 @@ class EliminationAgent(EpochAgent):
         mean, width = _bounds(everything, features, self.width_cap)
         upper = mean + width
         alive = np.ones(features.shape[:2], dtype=bool)
-        if index.size:
+        if self._informative:
             alive = _eliminate_all(alive, mean, width, upper, _ELIMINATION_TOLERANCE, index)
         return alive, _best(alive, np.min(upper, axis=0))
 

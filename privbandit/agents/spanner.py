@@ -19,6 +19,11 @@ Gauss-Jordan pivot per swap (no determinant is ever formed). The retained unit v
 outside the set's span, so at the end every surviving phi_a has coefficients in [-C, C] on the
 chosen actions and zero on the retained e_i: a C-spanner of size dim(span).
 
+Two shortcuts give the same sets. A square candidate set (d candidates in R^d, d <= 16) whose smallest
+singular value a Cholesky factorization certifies above 1e-4 times its largest entry is its own spanner:
+step 1 provably holds every candidate (:func:`_holds_all`). One context (the step loop's) runs step 1
+in plain Python floats (:func:`barycentric_spanner_one`).
+
 References
 ----------
 Source paper, `def:spanner`, `lem:bary-spanner`, `appdx:spanner`, `alg:plan`;
@@ -32,6 +37,8 @@ import numpy as np
 from .._validation import check_array, check_real
 
 _RANK_TOL = 1e-9
+_WELL_POSED = 1e-4      # sigma_min of a square candidate set, relative to its largest |entry|, above which
+_WELL_POSED_MAX = 16    # (up to 16 candidates) step 1 provably holds every candidate (:func:`_holds_all`)
 _CHUNK = 1024                                       # contexts per pass (cache-sized work arrays)
 
 
@@ -91,7 +98,7 @@ def barycentric_spanner(features: np.ndarray, mask: np.ndarray | None = None, *,
         if m and not np.all(mask.any(axis=1)):
             raise ValueError("mask must keep at least one action in every context")
     if max_swaps is None:
-        max_swaps = 4 * d * (1 + int(np.ceil(np.log(max(d, 2)) / np.log(constant)))) + 8
+        max_swaps = _max_swaps(d, constant)
     if m == 0:
         return np.zeros((0, k), dtype=bool)
     # a single candidate is its own spanner (step 1 picks it, or it is the zero vector and kept as the
@@ -106,8 +113,52 @@ def barycentric_spanner(features: np.ndarray, mask: np.ndarray | None = None, *,
     out = np.zeros((m, k), dtype=bool)
     for lo in range(0, m, _CHUNK):
         hi = min(m, lo + _CHUNK)
-        out[lo:hi] = _spanner_chunk(phi[lo:hi], mask[lo:hi], constant, max_swaps)
+        part, keep = phi[lo:hi], mask[lo:hi]
+        rest = np.arange(hi - lo)
+        if k == d <= _WELL_POSED_MAX:           # contexts whose d candidates are all live may be certified
+            done = np.count_nonzero(keep, axis=1) == k
+            full = np.flatnonzero(done)
+            done[full] = _certified(part[full])
+            out[lo:hi][done] = True
+            rest = np.flatnonzero(~done)
+        if rest.size:
+            out[lo + rest] = _spanner_chunk(part[rest], keep[rest], constant, max_swaps)
     return out
+
+
+def _certified(subs: np.ndarray) -> np.ndarray:
+    """Which square candidate matrices of the stack ``subs`` (m, n, n), n <= 16, have sigma_min certified
+    above ``_WELL_POSED`` times their largest |entry|: one Cholesky factorization (LAPACK potrf) of each
+    sub sub^T - (_WELL_POSED scale)^2 I. Such a set is its own spanner (proof in :func:`_holds_all`)."""
+    scale = np.abs(subs).max(axis=(1, 2))
+    gram = subs @ np.swapaxes(subs, 1, 2)
+    diag = np.arange(subs.shape[1])
+    gram[:, diag, diag] -= ((_WELL_POSED * scale) ** 2)[:, None]
+    return (scale > 0) & _factorizes(gram)
+
+
+def _factorizes(gram: np.ndarray) -> np.ndarray:
+    """Whether each symmetric matrix of ``gram`` (m, n, n) has a Cholesky factorization (potrf succeeds).
+
+    numpy's Cholesky gufunc marks a failed factorization with NaNs (``np.linalg.cholesky`` turns that
+    into one error for the whole stack); without that gufunc, one failure leaves the whole stack
+    uncertified (the spanner is then computed in full: slower, same result).
+    """
+    if _CHOLESKY is None:
+        try:
+            np.linalg.cholesky(gram)
+        except np.linalg.LinAlgError:
+            return np.zeros(gram.shape[0], dtype=bool)
+        return np.ones(gram.shape[0], dtype=bool)
+    with np.errstate(invalid="ignore"):
+        factor = _CHOLESKY(gram, signature="d->d")
+    return ~np.isnan(np.diagonal(factor, axis1=1, axis2=2)).any(axis=1)
+
+
+try:
+    from numpy.linalg._umath_linalg import cholesky_lo as _CHOLESKY
+except ImportError:                              # pragma: no cover - another numpy layout
+    _CHOLESKY = None
 
 
 def _spanner_chunk(phi: np.ndarray, mask: np.ndarray, constant: float, max_swaps: int) -> np.ndarray:
@@ -167,6 +218,126 @@ def _spanner_chunk(phi: np.ndarray, mask: np.ndarray, constant: float, max_swaps
     if np.any(empty):
         out[empty, np.argmax(mask[empty], axis=1)] = True
     return out
+
+
+def barycentric_spanner_one(features: np.ndarray, mask: np.ndarray | None = None, *, constant: float = 2.0,
+                            max_swaps: int | None = None) -> np.ndarray:
+    """:func:`barycentric_spanner` of one context: ``barycentric_spanner(features[None], mask[None])[0]``.
+
+    The per-round path of the agents: step 1 runs in plain Python floats on the candidates' columns only
+    (the same products and differences, in the same order, as the batched elimination, so the same
+    arms), and stops once every candidate is held; step 2's swaps, rarely needed, run through the batched
+    code.
+
+    Parameters
+    ----------
+    features : ndarray (K, d)
+        phi(x, a) of one context.
+    mask : ndarray of bool (K,), optional
+        The candidate set (all actions by default), at least one True entry.
+    constant, max_swaps
+        As in :func:`barycentric_spanner`.
+
+    Returns
+    -------
+    ndarray of bool (K,)
+        The spanner, equal to the batched function's row.
+
+    References
+    ----------
+    Source paper, `def:spanner`, `lem:bary-spanner`; Awerbuch & Kleinberg (2008).
+    """
+    phi = check_array("features", features, ndim=2)
+    k, d = phi.shape
+    constant = check_real("constant", constant, low=1.0, low_open=True)
+    if mask is None:
+        mask = np.ones(k, dtype=bool)
+    else:
+        mask = np.asarray(mask)
+        if mask.shape != (k,) or mask.dtype != bool:
+            raise ValueError(f"mask must be a boolean array of shape ({k},), got {mask.dtype} {mask.shape}")
+        if not mask.any():
+            raise ValueError("mask must keep at least one action")
+    return _spanner_one(phi, mask, constant, _max_swaps(d, constant) if max_swaps is None else max_swaps)
+
+
+def _max_swaps(d: int, constant: float) -> int:
+    """The default cap on step 2's swaps per context (far above d log_C d)."""
+    return 4 * d * (1 + int(np.ceil(np.log(max(d, 2)) / np.log(constant)))) + 8
+
+
+def _spanner_one(phi: np.ndarray, mask: np.ndarray, constant: float, max_swaps: int) -> np.ndarray:
+    """:func:`barycentric_spanner_one` for checked input: finite features (K, d), a non-empty bool mask (K,).
+
+    Step 1 follows :func:`_spanner_chunk` on the candidates' columns: a held arm's column is exactly zero
+    below its position (its pivot ratio is 1.0, so each entry loses exactly itself) and stays zero, so it
+    is dropped from the later updates and can never be the largest candidate; once every candidate is
+    held, the remaining positions find only zeros and keep their unit vectors.
+    """
+    arms = np.flatnonzero(mask).tolist()
+    n = len(arms)
+    if n == 1:                                  # a single candidate is its own spanner
+        return mask.copy()
+    sub = phi if n == mask.shape[0] else phi[arms]
+    scale = float(np.abs(sub).max())
+    if n == phi.shape[1] and n <= _WELL_POSED_MAX and scale > 0 and _holds_all(sub):
+        return mask.copy()
+    tol = _RANK_TOL * (scale if scale > 0 else 1.0)
+    rows = sub.T.tolist()                       # rows[i][c]: coefficient i of the c-th live candidate
+    live = list(range(n))                       # candidates not yet held, in arm order
+    held: list[int] = []
+    d = len(rows)
+    for i in range(d):
+        row = rows[i]
+        mags = [abs(v) for v in row]
+        top = max(mags)
+        if not top > tol:                       # every candidate gives 0: keep e_i
+            continue
+        j = mags.index(top)                     # the first largest, as argmax
+        held.append(live.pop(j))
+        if not live:
+            break
+        p = row[j]
+        ratio = [v / p for v in row]
+        del ratio[j]
+        for r in range(i + 1, d):
+            below = rows[r]
+            b = below.pop(j)
+            rows[r] = [v - b * q for v, q in zip(below, ratio)]
+    if live and len(held) > 1:                  # a candidate outside the basis: step 2 may swap
+        return _spanner_chunk(phi[None], mask[None], constant, max_swaps)[0]
+    out = np.zeros(mask.shape[0], dtype=bool)
+    if held:
+        out[[arms[c] for c in held]] = True
+    else:                                       # every candidate is the zero vector
+        out[arms[0]] = True
+    return out
+
+
+def _holds_all(sub: np.ndarray) -> bool:
+    """Whether sigma_min of the square candidate matrix ``sub`` (n, n), n <= 16, is certified above
+    ``_WELL_POSED * scale``, scale = max |entry| (:func:`_certified`); then step 1 of :func:`_spanner_chunk`
+    holds every candidate, so the set is its own spanner (the algorithm's result, without running it).
+
+    Proof. Step 1 is Gaussian elimination of ``sub`` with partial pivoting (|multipliers| <= 1, so entries
+    grow by at most 2^(n-1)). While positions 0..i-1 each held an arm, the computed (n-i) x (n-i) remainder
+    is the exact Schur complement of sub + E with ||E||_2 <= n^3 2^n u scale <= 3e-8 scale (n <= 16,
+    u = 2^-53; Higham, Accuracy and Stability, Thm 9.3), whose smallest singular value is at least
+    sigma_min(sub) - ||E||_2 (its inverse is a block of (sub + E)^-1). Its first column, position i, then
+    has an entry of size >= (1e-4 - 3e-8) scale / 4 > _RANK_TOL * scale, so position i holds an arm too.
+    A successful Cholesky factorization certifies lambda_min(sub sub^T) >= (1e-4 scale)^2 - 1e-11 scale^2
+    (rounding of the product and the factorization, Higham Thm 10.3), i.e. sigma_min >= 0.99e-4 scale.
+    """
+    global _potrf
+    if _potrf is None:                          # scipy on first use: `import privbandit` needs none
+        from scipy.linalg.lapack import dpotrf as _potrf
+    scale = float(np.abs(sub).max())
+    gram = sub @ sub.T                          # one context: LAPACK's potrf directly (the batched
+    gram.flat[::sub.shape[0] + 1] -= (_WELL_POSED * scale) ** 2    # gufunc costs ~5x more per call)
+    return scale > 0 and _potrf(gram, lower=1, clean=0, overwrite_a=1)[1] == 0
+
+
+_potrf = None
 
 
 def spanner_coefficients(features: np.ndarray, spanner: np.ndarray, candidates: np.ndarray) -> tuple[np.ndarray, float]:

@@ -44,6 +44,7 @@ from .._validation import (
 )
 from ..links import Link, identity_link
 from ..privacy import CentralMechanism, PrivacyLedger, PrivacySpec, release_recorded
+from ..privacy.mechanisms import MechanismEntry
 from ..privacy.clipping import clip_features, clip_rewards
 from ..privacy.randomizers import LocalRandomizer
 
@@ -314,12 +315,24 @@ class LocalEpochFit(EpochFit):
     Source paper, `def:LDP`.
     """
 
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self._entry_cache: tuple[int, LocalRandomizer, MechanismEntry, str] | None = None   # see _entry_of
+
     def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
         randomizer = self._randomizer(stage)
-        outputs = randomizer(x, y, self.rng)
-        self.ledger.record(start, start + x.shape[0], randomizer.ledger_entry(), kind="local",
-                           label=f"{self.oracle.name} stage {stage}")
+        outputs = randomizer.privatize_clipped(x, y, self.rng)     # the fit's rows are checked and clipped
+        entry, label = self._entry_of(stage, randomizer)
+        self.ledger.record(start, start + x.shape[0], entry, kind="local", label=label)
         self._absorb(stage, outputs)
+
+    def _entry_of(self, stage: int, randomizer: LocalRandomizer) -> tuple[MechanismEntry, str]:
+        """The ledger entry and label of ``stage``'s randomizer, built once per stage and randomizer."""
+        cached = self._entry_cache
+        if cached is None or cached[0] != stage or cached[1] is not randomizer:
+            cached = self._entry_cache = (stage, randomizer, randomizer.ledger_entry(),
+                                          f"{self.oracle.name} stage {stage}")
+        return cached[2], cached[3]
 
     @abc.abstractmethod
     def _randomizer(self, stage: int) -> LocalRandomizer:

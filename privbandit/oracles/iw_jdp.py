@@ -202,7 +202,7 @@ def _op_norm(a: np.ndarray) -> float:
 
 def iw_weights(wx: np.ndarray, gamma: float) -> np.ndarray:
     """The information weights 1 / (1 + gamma ||W phi||) of rows ``wx`` = (W phi_t)_t, shape (m,)."""
-    return 1.0 / (1.0 + gamma * np.linalg.norm(wx, axis=1))
+    return 1.0 / (1.0 + gamma * np.sqrt(np.add.reduce(wx * wx, axis=1)))   # np.linalg.norm(wx, axis=1)
 
 
 @dataclass(frozen=True)

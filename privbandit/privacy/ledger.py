@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Iterable, Protocol
 
@@ -134,6 +134,11 @@ class PrivacyLedger:
     def record(self, start: int, stop: int, entry: MechanismEntry, *, kind: str = "central",
                label: str = "") -> None:
         """Record that ``entry`` touched the records [start, stop); adjacent identical releases merge."""
+        if type(start) is int and type(stop) is int and 0 <= start < stop and self.releases:
+            last = self.releases[-1]        # the common case (a local fit's next row): extend the last range
+            if last.stop == start and last.entry == entry and last.kind == kind and last.label == label:
+                self.releases[-1] = Release(last.start, stop, last.entry, kind, label)
+                return
         start = check_int("start", start, low=0)
         stop = check_int("stop", stop, low=start)
         if kind not in ("central", "local"):
@@ -144,7 +149,7 @@ class PrivacyLedger:
         if self.releases:
             last = self.releases[-1]
             if last.key == rel.key and last.stop == start:
-                self.releases[-1] = replace(last, stop=stop)
+                self.releases[-1] = Release(last.start, stop, last.entry, last.kind, last.label)
                 return
         self.releases.append(rel)
 

@@ -51,9 +51,25 @@ def padded(radius: float) -> float:
     return radius * (1.0 + RADIUS_SLACK)
 
 
+_INSIDE = 1.0 - 1e-12
+"""Rows whose computed norm is at most radius * _INSIDE are inside the ball in any rounding of the norm
+(its relative error is ~d * 2^-53), so :func:`project_rows` returns them without the projection."""
+
+
 def project_rows(stats: np.ndarray, radius: float, ord: int = 2) -> np.ndarray:
-    """Scale each row (flattened over trailing axes) of ``stats`` into the L``ord`` ball (2 or 1) of ``radius``."""
+    """Scale each row (flattened over trailing axes) of ``stats`` into the L``ord`` ball (2 or 1) of ``radius``.
+
+    Rows clearly inside (norm <= radius (1 - 1e-12), the common case) are returned as they are, which is
+    what the projection returns for them; the rest take :func:`~privbandit.privacy.clipping.scale_to_ball`.
+    """
     flat = stats.reshape(stats.shape[0], -1)
+    inside = radius * _INSIDE
+    if ord == 2:
+        sizes, limit = np.einsum("ij,ij->i", flat, flat), inside * inside
+    else:
+        sizes, limit = np.abs(flat).sum(axis=1), inside
+    if np.count_nonzero(sizes <= limit) == sizes.size:       # False for NaN and overflow: the exact path
+        return stats
     out, over = scale_to_ball(flat, radius, ord)
     if not np.any(over):
         return stats
@@ -120,8 +136,27 @@ class LocalRandomizer:
     def __call__(self, features: np.ndarray, rewards: np.ndarray, rng=None) -> np.ndarray:
         """Privatize each row; returns the noisy statistics (m, ...). Raw rows never leave this call."""
         x, y = check_rows(features, rewards)
-        x = clip_features(x, self.feature_bound)
-        y = clip_rewards(y)
+        return self._privatize(clip_features(x, self.feature_bound), clip_rewards(y), rng)
+
+    def privatize_clipped(self, features: np.ndarray, rewards: np.ndarray, rng=None) -> np.ndarray:
+        """``self(features, rewards, rng)`` for rows already checked and clipped, as an epoch fit holds them.
+
+        ``features`` float64 (m, d), finite, ``rewards`` float64 (m,) in [-1, 1] (e.g. clipped by
+        :class:`~privbandit.oracles.EpochFit`). The row checks and the reward clip, which would return
+        these rows unchanged, are skipped; features are still clipped to ``feature_bound`` unless every
+        squared norm is at most its square (the test with which ``clip_features`` returns them
+        unchanged), so the statistic sees exactly the rows ``__call__`` gives it and the same noise is drawn.
+        A subclass that overrides ``__call__`` is called through it.
+        """
+        if type(self).__call__ is not LocalRandomizer.__call__:
+            return self(features, rewards, rng)
+        b = self.feature_bound
+        if np.count_nonzero(np.einsum("...i,...i->...", features, features) <= b * b) != features.shape[0]:
+            features = clip_features(features, b)
+        return self._privatize(features, rewards, rng)
+
+    def _privatize(self, x: np.ndarray, y: np.ndarray, rng) -> np.ndarray:
+        """The statistic, its checks and projection, and the channel, on clipped rows."""
         stats = np.asarray(self.statistic(x, y), dtype=float)
         if stats.shape[0] != x.shape[0]:
             raise ValueError(f"the statistic must return one row per record, got shape {stats.shape}")
