@@ -155,10 +155,6 @@ def _fast_rows(features: Any, rewards: Any, dim: int, bound: float) -> tuple[np.
     """
     if not (type(features) is np.ndarray and features.dtype == np.float64 and features.shape[-1:] == (dim,)):
         return None
-    if features.ndim == 1 and (type(rewards) is float or type(rewards) is np.float64):
-        if not (-1.0 <= rewards <= 1.0 and _inside_ball(features, bound)):   # one row, the step loop's case
-            return None                                                        # (False for NaN too)
-        return features[None, :].copy(), np.array([rewards])
     if type(rewards) is float or type(rewards) is np.float64:
         if not -1.0 <= rewards <= 1.0:       # False for NaN too
             return None
@@ -177,6 +173,14 @@ def _fast_rows(features: Any, rewards: Any, dim: int, bound: float) -> tuple[np.
             or np.count_nonzero(np.abs(y) <= 1.0) != y.size):
         return None
     return x, y
+
+
+def _valid_row(features: Any, reward: Any, dim: int, bound: float) -> bool:
+    """Whether one row and its reward need no check: float64 features (d,) passing :func:`_inside_ball`
+    and a float reward in [-1, 1] (False for NaN), for which the full checks return them unchanged."""
+    return (type(features) is np.ndarray and features.dtype == np.float64 and features.shape == (dim,)
+            and (type(reward) is float or type(reward) is np.float64) and -1.0 <= reward <= 1.0
+            and _inside_ball(features, bound))
 
 
 class Agent(abc.ABC):
@@ -280,6 +284,11 @@ class Agent(abc.ABC):
         changes data); NaN, inf and wrong shapes raise ValueError.
         """
         spec = self._require_spec()
+        if (_valid_row(chosen_features, rewards, spec.dim, spec.bound) and self.t < spec.horizon
+                and self.rounds_until_update() > 0):        # one valid row with room for it: the step loop
+            self._observe_row(chosen_features, float(rewards))
+            self.t += 1
+            return
         fast = _fast_rows(chosen_features, rewards, spec.dim, spec.bound)
         if fast is not None:
             x, y = fast
@@ -311,6 +320,14 @@ class Agent(abc.ABC):
 
     def _observe(self, x: np.ndarray, y: np.ndarray) -> None:  # noqa: B027 - optional hook
         """Consume rows (m, d) and rewards (m,) that all fall inside the current epoch."""
+
+    def _observe_row(self, x: np.ndarray, y: float) -> None:
+        """Consume one checked row (d,) and its reward (the step loop): ``_observe`` on copies by default.
+
+        An override (the lean per-round path) must do what ``_observe(x[None], np.array([y]))`` does and
+        must neither keep nor modify ``x``, the caller's array.
+        """
+        self._observe(x[None, :].copy(), np.array([y]))
 
     def describe(self) -> dict:
         """A flat dict describing the agent (for result tables)."""

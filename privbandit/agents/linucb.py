@@ -190,6 +190,11 @@ class LinUCBAgent(_UCBAgent):
             self.v_inv = np.linalg.inv(v)
             self.logdet = float(np.linalg.slogdet(v / self.lam)[1])
 
+    def _observe_row(self, x: np.ndarray, y: float) -> None:
+        self._absorb_one(x, y)                 # _observe of one row, without wrapping it in arrays
+        if (self.t + 1) % self.batch_size == 0:
+            self._refresh(self.t + 1)
+
     def _absorb_one(self, x: np.ndarray, y: float) -> None:
         """One row (d,) and its reward: the Sherman-Morrison update of V^{-1} in place, O(d^2).
 
