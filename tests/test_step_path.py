@@ -225,3 +225,22 @@ def test_per_round_path_chooses_and_draws_what_the_batch_path_does(name):
         t += m
     assert loop == arms and len(set(loop)) > 1
     assert one._act_rng.random() == many._act_rng.random()   # the same number of uniforms was drawn
+
+
+def test_the_default_one_row_hook_hands_observe_a_copy_and_the_horizon_still_holds():
+    from privbandit.agents.simple import UniformAgent
+
+    class Keep(UniformAgent):
+        def _observe(self, x, y):
+            self.kept = (x, y)
+
+    agent = Keep().reset(BanditSpec(n_arms=2, dim=3, horizon=2), rng=0)
+    row = np.full(3, 0.2)
+    agent.update(row, np.float64(0.5))
+    row[:] = 0.0                                            # the caller reuses its buffer
+    assert agent.kept[0].shape == (1, 3) and np.all(agent.kept[0] == 0.2)
+    assert agent.kept[1].dtype == np.float64 and agent.kept[1].tolist() == [0.5]
+    agent.update(row, 0.5)
+    with pytest.raises(ValueError, match="horizon"):
+        agent.update(row, 0.5)
+    assert agent.t == 2
