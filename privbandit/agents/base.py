@@ -20,6 +20,7 @@ oracle per epoch).
 from __future__ import annotations
 
 import abc
+import math
 import numbers
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar
@@ -129,9 +130,31 @@ def epoch_schedule(horizon: int, *, first_epoch: int = 1, growth: float = 2.0) -
         n = max(n + 1, round(target))
 
 
+_GATE_SLACK = 2.0 ** -51
+"""Four unit roundoffs: the relative margin per summed term by which one row's gate stays below B^2."""
+_GATE_TINY = 1e-280
+"""Below this B^2 the rounding bound no longer covers underflow: such rows always take the full checks."""
+
+
 def _inside_ball(features: np.ndarray, bound: float) -> bool:
-    """Whether every row of a float64 array is finite with norm <= bound (NaN, inf and overflow give False)."""
+    """Whether every row of a float64 array is finite with norm <= bound (NaN, inf and overflow give False).
+
+    Rows (m, d) and contexts (..., K, d) take ``clip_features``' own test, einsum squared norms <= B^2
+    (einsum, unlike the BLAS products, raises no overflow warning). One row (d,), the step loop's update,
+    takes ``math.hypot`` (within one ulp of the norm, no numpy call) against B^2 (1 - 4 (d + 1) u),
+    u = 2^-53: any two ways of summing d nonnegative squares differ by at most 2 d u (1 + O(d u))
+    relative, so a row that passes also passes the einsum test, and the fast paths return exactly
+    what the full checks would. Rows within that margin of the bound (and every row when B^2 < 1e-280)
+    take the full checks, which give the same result.
+    """
+    if features.ndim == 1:
+        bb = bound * bound
+        norm = math.hypot(*features.tolist())
+        return bb >= _GATE_TINY and norm * norm <= bb * (1.0 - _GATE_SLACK * (features.shape[0] + 1))
     sq = np.einsum("...i,...i->...", features, features)     # the test clip_features starts with
+    if sq.size <= 64:                     # one context: Python floats (a NaN makes the sum NaN)
+        norms = sq.ravel().tolist()
+        return max(norms) <= bound * bound and not math.isnan(sum(norms))
     return np.count_nonzero(sq <= bound * bound) == sq.size   # (count_nonzero: cheaper than .all() when tiny)
 
 
@@ -145,11 +168,6 @@ def _fast_rows(features: Any, rewards: Any, dim: int, bound: float) -> tuple[np.
     """
     if not (type(features) is np.ndarray and features.dtype == np.float64 and features.shape[-1:] == (dim,)):
         return None
-    if features.ndim == 1 and (type(rewards) is float or type(rewards) is np.float64):
-        if not -1.0 <= rewards <= 1.0:       # one row, the step loop's case (False for NaN too)
-            return None
-        x = features[None, :].copy()
-        return (x, np.array([rewards])) if _inside_ball(x, bound) else None
     if type(rewards) is float or type(rewards) is np.float64:
         if not -1.0 <= rewards <= 1.0:       # False for NaN too
             return None
@@ -168,6 +186,14 @@ def _fast_rows(features: Any, rewards: Any, dim: int, bound: float) -> tuple[np.
             or np.count_nonzero(np.abs(y) <= 1.0) != y.size):
         return None
     return x, y
+
+
+def _valid_row(features: Any, reward: Any, dim: int, bound: float) -> bool:
+    """Whether one row and its reward need no check: float64 features (d,) passing :func:`_inside_ball`
+    and a float reward in [-1, 1] (False for NaN), for which the full checks return them unchanged."""
+    return (type(features) is np.ndarray and features.dtype == np.float64 and features.shape == (dim,)
+            and (type(reward) is float or type(reward) is np.float64) and -1.0 <= reward <= 1.0
+            and _inside_ball(features, bound))
 
 
 class Agent(abc.ABC):
@@ -287,6 +313,11 @@ class Agent(abc.ABC):
         changes data); NaN, inf and wrong shapes raise ValueError.
         """
         spec = self._require_spec()
+        if (_valid_row(chosen_features, rewards, spec.dim, spec.bound) and self.t < spec.horizon
+                and self.rounds_until_update() > 0):        # one valid row with room for it: the step loop
+            self._observe_row(chosen_features, float(rewards))
+            self.t += 1
+            return
         fast = _fast_rows(chosen_features, rewards, spec.dim, spec.bound)
         if fast is not None:
             x, y = fast
@@ -318,6 +349,14 @@ class Agent(abc.ABC):
 
     def _observe(self, x: np.ndarray, y: np.ndarray) -> None:  # noqa: B027 - optional hook
         """Consume rows (m, d) and rewards (m,) that all fall inside the current epoch."""
+
+    def _observe_row(self, x: np.ndarray, y: float) -> None:
+        """Consume one checked row (d,) and its reward (the step loop): ``_observe`` on copies by default.
+
+        An override (the lean per-round path) must do what ``_observe(x[None], np.array([y]))`` does and
+        must neither keep nor modify ``x``, the caller's array.
+        """
+        self._observe(x[None, :].copy(), np.array([y]))
 
     def describe(self) -> dict:
         """A flat dict describing the agent (for result tables)."""

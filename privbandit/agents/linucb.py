@@ -172,41 +172,77 @@ class LinUCBAgent(_UCBAgent):
     name: ClassVar[str] = "linucb"
 
     def _reset(self) -> None:
-        d = self._require_spec().dim
+        spec = self._require_spec()
+        d = spec.dim
         self.v_inv = np.eye(d) / self.lam
         self.xty = np.zeros(d)
         self.logdet = 0.0                      # log det(V / lambda)
+        # constants of beta_t and buffers of the one-round path (the step loop), set once per run
+        self._root0 = 2 * math.log(1 / self.confidence)
+        self._bias = math.sqrt(self.lam) * self.norm_bound
+        self._xv, self._w = np.empty((spec.n_arms, d)), np.empty(spec.n_arms)
+        self._vx, self._dd = np.empty(d), np.empty((d, d))
         self._refresh(0)
 
     def _absorb_rows(self, x: np.ndarray, y: np.ndarray) -> None:
-        self.xty += x.T @ y
-        if x.shape[0] == 1:                    # Sherman-Morrison: O(d^2)
-            vx = self.v_inv @ x[0]
-            q = float(x[0] @ vx)
-            self.v_inv -= vx[:, None] * (vx / (1.0 + q))[None, :]
-            self.logdet += math.log1p(q)
+        if x.shape[0] == 1:
+            self._absorb_one(x[0], float(y[0]))
         else:                                  # many rows: rebuild V and invert it once (d x d)
+            self.xty += x.T @ y
             v = np.linalg.inv(self.v_inv) + x.T @ x
             self.v_inv = np.linalg.inv(v)
             self.logdet = float(np.linalg.slogdet(v / self.lam)[1])
 
+    def _observe_row(self, x: np.ndarray, y: float) -> None:
+        self._absorb_one(x, y)                 # _observe of one row, without wrapping it in arrays
+        if (self.t + 1) % self.batch_size == 0:
+            self._refresh(self.t + 1)
+
+    def _absorb_one(self, x: np.ndarray, y: float) -> None:
+        """One row (d,) and its reward: the Sherman-Morrison update of V^{-1} in place, O(d^2).
+
+        V^{-1} <- V^{-1} - (V^{-1} x)(V^{-1} x)^T / (1 + x^T V^{-1} x), in the preallocated buffers; the
+        same floating-point operations as the textbook expression (x.T @ y of one row is x y exactly).
+        """
+        self.xty += x * y
+        vx = np.matmul(self.v_inv, x, out=self._vx)
+        q = float(x @ vx)
+        np.multiply(vx[:, None], vx / (1.0 + q), out=self._dd)
+        self.v_inv -= self._dd
+        self.logdet += math.log1p(q)
+
     def _refresh(self, t: int) -> None:
-        self.v_inv = 0.5 * (self.v_inv + self.v_inv.T)
+        np.add(self.v_inv, self.v_inv.T, out=self._dd)            # symmetrise in place: 0.5 (V^-1 + V^-T)
+        self.v_inv = np.multiply(self._dd, 0.5, out=self.v_inv)
         self.theta_ = self.v_inv @ self.xty
         self.v_inv_sqrt_ = None                # formed lazily, only for multi-context batches
         if self.radius == "practical":         # per-phi: c sd(noise part) + the regularizer's bias
-            self.radius_parts_ = (self.noise_scale, math.sqrt(self.lam) * self.norm_bound)
+            self.radius_parts_ = (self.noise_scale, self._bias)
             self.beta_ = self.width_multiplier * (self.c_width * self.radius_parts_[0] + self.radius_parts_[1])
             return
         self.beta_ = self.width_multiplier * (
-            self.noise_scale * math.sqrt(2 * math.log(1 / self.confidence) + max(self.logdet, 0.0))
-            + math.sqrt(self.lam) * self.norm_bound)
+            self.noise_scale * math.sqrt(self._root0 + max(self.logdet, 0.0)) + self._bias)
+
+    def _act_one(self, x: np.ndarray) -> int:
+        scores = self._score_one(x)            # no uniforms to draw; the first maximiser, as np.argmax in _choose
+        if math.isnan(sum(scores)):            # (NaN, or +inf with -inf: np.argmax's own rule)
+            return int(np.argmax(scores))
+        return scores.index(max(scores))
+
+    def _score_one(self, x: np.ndarray) -> list[float]:
+        """UCB scores of one context (K, d): <x_a, theta> + beta ||x_a||_{V^{-1}}, K Python floats.
+
+        The products run in the run's buffers and the per-arm arithmetic in Python floats: the same IEEE
+        operations as ``mean + beta * sqrt(max(w, 0))`` on arrays, so every path scores alike.
+        """
+        xv = np.matmul(x, self.v_inv, out=self._xv)
+        w = np.add.reduce(np.multiply(xv, x, out=xv), axis=1, out=self._w).tolist()   # x_a^T V^{-1} x_a
+        beta = self.beta_
+        return [m + beta * math.sqrt(max(q, 0.0)) for m, q in zip((x @ self.theta_).tolist(), w)]
 
     def _scores(self, features: np.ndarray) -> np.ndarray:
-        if features.shape[0] == 1:             # the step loop: one context, no einsum overhead
-            x = features[0]
-            w = ((x @ self.v_inv) * x).sum(axis=1)
-            return (x @ self.theta_ + self.beta_ * np.sqrt(np.maximum(w, 0.0)))[None]
+        if features.shape[0] == 1:             # one context (the step loop, a batch of one): no einsum overhead
+            return np.array([self._score_one(features[0])])
         if self.v_inv_sqrt_ is None:
             w, q = np.linalg.eigh(self.v_inv)
             self.v_inv_sqrt_ = (q * np.sqrt(np.maximum(w, 0.0))) @ q.T

@@ -1,0 +1,246 @@
+"""The lean per-round path (one ``act`` + one ``update`` at a time, as a Gymnasium user drives an agent).
+
+What it must keep: the rows it lets through are exactly what the full checks return; bad rows raise or
+warn exactly as before (NaN/inf and wrong shapes raise ValueError, rows above B and rewards outside
+[-1, 1] give a ClippingWarning); and its arithmetic is the batch rule's, bit for bit: LinUCB's scores
+and Sherman-Morrison update, SquareCB's inverse-gap weighting and draw.
+"""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from privbandit._validation import check_array, check_rows
+from privbandit.agents import BanditSpec, agent_is_private, make_agent
+from privbandit.agents.base import _fast_rows, _inside_ball, uniform_choice
+from privbandit.agents.squarecb import _igw, _igw_draw
+from privbandit.privacy import ClippingWarning
+from privbandit.privacy.clipping import clip_features, clip_rewards
+
+PER_ROUND = ("linucb", "squarecb-nonprivate", "epsilon-greedy", "uniform")
+
+
+def _full_checks(row, reward, dim, bound):
+    """What ``Agent.update`` does without its fast path."""
+    x, y = check_rows(row, reward, dim)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ClippingWarning)
+        return clip_features(x, bound), clip_rewards(y)
+
+
+def _rows_near_the_bound(rng, n, d, bound):
+    """Rows whose norm is within a few ulps of ``bound``, on both sides, and a few well inside and outside."""
+    u = rng.normal(size=(n, d))
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    ulps = rng.integers(-8 * d, 8 * d, size=n)
+    scale = bound * (1.0 + ulps * 2.0 ** -52)
+    scale[:5] = bound * np.array([0.5, 1.0, 1.5, 1e-3, 1e3])
+    return u * scale[:, None]
+
+
+@pytest.mark.parametrize("bound", [1.0, 0.3, 7.0])
+@pytest.mark.parametrize("d", [1, 3, 10, 40])
+def test_a_row_passes_the_gate_only_when_the_full_checks_return_it_unchanged(d, bound):
+    rng = np.random.default_rng(d)
+    rows = _rows_near_the_bound(rng, 400, d, bound)
+    passed = 0
+    for row in rows:
+        fast = _fast_rows(row, 0.25, d, bound)
+        if fast is None:
+            continue
+        passed += 1
+        x, y = _full_checks(row, 0.25, d, bound)
+        assert np.array_equal(fast[0], x) and np.array_equal(fast[1], y)
+        # the gate is conservative: clip_features' own test (einsum, <= B^2) passes too
+        assert np.einsum("...i,...i->...", row[None], row[None])[0] <= bound * bound
+    assert 0 < passed < len(rows)
+    contexts = rows[: (len(rows) // 10) * 10].reshape(-1, 10, d)
+    for ctx in contexts:
+        if _inside_ball(ctx, bound):
+            assert np.all(np.einsum("...i,...i->...", ctx, ctx) <= bound * bound)
+
+
+def test_the_gate_refuses_nan_inf_overflow_and_tiny_bounds():
+    row = np.full(4, 0.1)
+    assert _inside_ball(row, 1.0) and _inside_ball(np.stack([row] * 3), 1.0)
+    for bad in (np.nan, np.inf, -np.inf, 1e200):
+        one = row.copy()
+        one[2] = bad
+        assert not _inside_ball(one, 1.0)
+        ctx = np.stack([row] * 3)
+        ctx[1, 2] = bad
+        assert not _inside_ball(ctx, 1.0)
+    assert not _inside_ball(np.full(4, 1e-160), 1e-150)     # B^2 below the underflow guard: full checks
+
+
+@pytest.mark.parametrize("name", PER_ROUND)
+def test_bad_rows_raise_or_warn_on_the_per_round_path(name):
+    spec = BanditSpec(n_arms=4, dim=3, horizon=50)
+    agent = make_agent(name).reset(spec, rng=0)
+    ctx = np.full((4, 3), 0.2)
+    for bad in (np.nan, np.inf):
+        x = ctx.copy()
+        x[1, 2] = bad
+        with pytest.raises(ValueError, match="features"):
+            agent.act(x)
+        with pytest.raises(ValueError):
+            agent.update(x[1], 0.5)
+    with pytest.raises(ValueError, match="shape"):
+        agent.act(ctx[:, :2])
+    with pytest.raises(ValueError):
+        agent.update(ctx[0, :2], 0.5)
+    with pytest.raises(ValueError):
+        agent.update(ctx[0], np.nan)
+    assert agent.t == 0                                     # nothing was absorbed
+    with pytest.warns(ClippingWarning, match="feature"):
+        agent.act(ctx * 10.0)
+    with pytest.warns(ClippingWarning, match="feature"):
+        agent.update(ctx[0] * 10.0, 0.5)
+    with pytest.warns(ClippingWarning, match="reward"):
+        agent.update(ctx[0], 3.0)
+    assert agent.t == 2
+
+
+def test_clipped_rows_teach_linucb_what_the_projected_rows_teach():
+    spec = BanditSpec(n_arms=3, dim=4, horizon=20)
+    rng = np.random.default_rng(5)
+    big, small = make_agent("linucb").reset(spec, rng=0), make_agent("linucb").reset(spec, rng=0)
+    for _ in range(10):
+        row = rng.normal(size=4) * 3.0
+        with pytest.warns(ClippingWarning):
+            big.update(row, 0.5)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ClippingWarning)
+            small.update(clip_features(check_array("r", row[None]), 1.0)[0], 0.5)
+    assert np.array_equal(big.v_inv, small.v_inv) and np.array_equal(big.theta_, small.theta_)
+
+
+def _inside(rng, *shape):
+    """Random rows (..., d) with norms uniform in [0, 0.9] (inside B = 1)."""
+    x = rng.normal(size=shape)
+    return x / np.linalg.norm(x, axis=-1, keepdims=True) * rng.uniform(0, 0.9, size=shape[:-1] + (1,))
+
+
+def _linucb_after(rng, spec, rounds):
+    agent = make_agent("linucb").reset(spec, rng=0)
+    for _ in range(rounds):
+        ctx = _inside(rng, spec.n_arms, spec.dim)
+        agent.update(ctx[agent.act(ctx)], float(rng.uniform(-1, 1)))
+    return agent
+
+
+@pytest.mark.parametrize("k,d", [(10, 10), (5, 5), (7, 3), (2, 12)])
+def test_linucb_one_context_scores_are_the_array_rule_bit_for_bit(k, d):
+    rng = np.random.default_rng(k * d)
+    spec = BanditSpec(n_arms=k, dim=d, horizon=200)
+    agent = _linucb_after(rng, spec, 60)
+    for _ in range(100):
+        x = _inside(rng, k, d)
+        w = ((x @ agent.v_inv) * x).sum(axis=1)
+        ref = x @ agent.theta_ + agent.beta_ * np.sqrt(np.maximum(w, 0.0))
+        assert np.array_equal(np.array(agent._score_one(x)), ref)
+        assert np.array_equal(agent._scores(x[None])[0], ref)
+        assert agent._act_one(x) == int(np.argmax(ref))
+
+
+def test_linucb_ties_and_nan_scores_pick_what_argmax_picks():
+    spec = BanditSpec(n_arms=4, dim=2, horizon=10)
+    agent = make_agent("linucb").reset(spec, rng=0)
+    x = np.array([[0.1, 0.0], [0.3, 0.0], [0.3, 0.0], [0.2, 0.0]])
+    assert agent._act_one(x) == int(np.argmax(agent._scores(x[None])[0])) == 1
+    agent.theta_ = np.array([np.nan, 0.0])
+    assert agent._act_one(x) == 0 == int(np.argmax(agent._scores(x[None])[0]))
+    agent.theta_ = np.array([np.inf, 0.0])
+    x[0] = [-0.1, 0.0]                                       # -inf, +inf, +inf, +inf: the first +inf
+    assert agent._act_one(x) == 1 == int(np.argmax(agent._scores(x[None])[0]))
+
+
+@pytest.mark.parametrize("d", [1, 4, 10])
+def test_linucb_sherman_morrison_step_is_the_textbook_expression_bit_for_bit(d):
+    rng = np.random.default_rng(d)
+    spec = BanditSpec(n_arms=3, dim=d, horizon=100)
+    agent = _linucb_after(rng, spec, 30)
+    for _ in range(30):
+        row = _inside(rng, d)
+        y = float(rng.uniform(-1, 1))
+        v_inv, xty, logdet = agent.v_inv.copy(), agent.xty.copy(), agent.logdet
+        xty += row[None].T @ np.array([y])
+        vx = v_inv @ row
+        q = float(row @ vx)
+        v_inv -= vx[:, None] * (vx / (1.0 + q))[None, :]
+        v_inv = 0.5 * (v_inv + v_inv.T)
+        agent.update(row, y)
+        assert np.array_equal(agent.v_inv, v_inv) and np.array_equal(agent.xty, xty)
+        assert agent.logdet == logdet + math.log1p(q)
+        assert np.array_equal(agent.theta_, v_inv @ xty)
+
+
+def _draw_ref(f, g, u):
+    return int(uniform_choice(_igw(np.asarray(f, dtype=float)[None], g), np.array([u]))[0])
+
+
+@pytest.mark.parametrize("k", [1, 2, 5, 7, 8, 9, 10, 16, 17, 40, 200])
+def test_squarecb_one_round_draw_is_the_vectorised_rule(k):
+    rng = np.random.default_rng(k)
+    for trial in range(300):
+        f = rng.normal(size=k)
+        if trial % 3 == 0:
+            f = np.round(f, 1)                  # ties among the maximisers and elsewhere
+        g = float([0.0, 1e-3, 1.0, 37.5, 1e6][trial % 5])
+        pmf = _igw(f[None], g)[0]
+        edges = np.cumsum(pmf)
+        us = list(rng.random(4)) + [float(edges[min(trial % k, k - 1)]), 0.0, float(np.nextafter(1.0, 0.0))]
+        for u in us:
+            assert _igw_draw(f.tolist(), g, u) == _draw_ref(f, g, u), (f, g, u)
+
+
+def test_squarecb_one_round_draw_with_nan_or_inf_predictions_is_the_vectorised_rule():
+    for f in ([0.1, np.nan, 0.3], [np.inf, 0.0, 1.0], [0.0, -np.inf, 0.5], [np.nan, np.nan, np.nan]):
+        for u in (0.0, 0.3, 0.7, 0.999):
+            with np.errstate(invalid="ignore"):
+                assert _igw_draw(list(f), 2.0, u) == _draw_ref(f, 2.0, u)
+
+
+@pytest.mark.parametrize("name", PER_ROUND + ("squarecb-dpsgd",))
+def test_per_round_path_chooses_and_draws_what_the_batch_path_does(name):
+    spec = BanditSpec(n_arms=6, dim=4, horizon=140)
+    rng = np.random.default_rng(0)
+    x = _inside(rng, 140, 6, 4)
+    r = rng.uniform(-1, 1, size=(140, 6))
+    budget = dict(epsilon=1.0, delta=1e-5) if agent_is_private(name) else {}
+    one, many = make_agent(name, **budget).reset(spec, rng=4), make_agent(name, **budget).reset(spec, rng=4)
+    loop = []
+    for t in range(140):
+        a = one.act(x[t])
+        one.update(x[t, a], float(r[t, a]))
+        loop.append(a)
+    t, arms = 0, []
+    while t < 140:
+        m = many.rounds_until_update()
+        a = many.act_batch(x[t:t + m])
+        many.update(x[np.arange(t, t + m), a], r[np.arange(t, t + m), a])
+        arms.extend(int(v) for v in a)
+        t += m
+    assert loop == arms and len(set(loop)) > 1
+    assert one._act_rng.random() == many._act_rng.random()   # the same number of uniforms was drawn
+
+
+def test_the_default_one_row_hook_hands_observe_a_copy_and_the_horizon_still_holds():
+    from privbandit.agents.simple import UniformAgent
+
+    class Keep(UniformAgent):
+        def _observe(self, x, y):
+            self.kept = (x, y)
+
+    agent = Keep().reset(BanditSpec(n_arms=2, dim=3, horizon=2), rng=0)
+    row = np.full(3, 0.2)
+    agent.update(row, np.float64(0.5))
+    row[:] = 0.0                                            # the caller reuses its buffer
+    assert agent.kept[0].shape == (1, 3) and np.all(agent.kept[0] == 0.2)
+    assert agent.kept[1].dtype == np.float64 and agent.kept[1].tolist() == [0.5]
+    agent.update(row, 0.5)
+    with pytest.raises(ValueError, match="horizon"):
+        agent.update(row, 0.5)
+    assert agent.t == 2
