@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from privbandit._validation import check_array, check_rows
-from privbandit.agents import BanditSpec, agent_is_private, make_agent
+from privbandit.agents import BanditSpec, UniformAgent, agent_is_private, make_agent
 from privbandit.agents.base import _fast_rows, _inside_ball, uniform_choice
 from privbandit.agents.squarecb import _igw, _igw_draw
 from privbandit.privacy import ClippingWarning
@@ -244,3 +244,23 @@ def test_the_default_one_row_hook_hands_observe_a_copy_and_the_horizon_still_hol
     with pytest.raises(ValueError, match="horizon"):
         agent.update(row, 0.5)
     assert agent.t == 2
+
+
+class _LastArm(UniformAgent):
+    """A user's agent that changes the batch rule (``_choose``) but not the lean per-round path."""
+
+    def _choose(self, features, uniforms):
+        return np.full(features.shape[0], features.shape[1] - 1, dtype=np.int64)
+
+
+class _KeepsTheRule(UniformAgent):
+    """A subclass that changes nothing the lean path copies."""
+
+
+def test_a_subclass_that_changes_the_batch_rule_acts_by_it_one_round_at_a_time():
+    spec = BanditSpec(n_arms=5, dim=3, horizon=40)
+    x = _inside(np.random.default_rng(1), 40, 5, 3)
+    agent = _LastArm().reset(spec, rng=0)
+    arms = [agent.act(x[t]) for t in range(40)]
+    assert arms == [4] * 40                                # not the inherited uniform draw
+    assert not _LastArm._lean_act_one and UniformAgent._lean_act_one and _KeepsTheRule._lean_act_one

@@ -208,6 +208,20 @@ class Agent(abc.ABC):
     name: ClassVar[str] = ""
     uniforms_per_round: ClassVar[int] = 1
     parameter_constraints: ClassVar[ParameterConstraints] = {}
+    _lean_act_one: ClassVar[bool] = False
+    """Whether ``act`` may take the class's own ``_act_one`` (set per class by ``__init_subclass__``)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Trust a lean ``_act_one`` only in the class that defines it and in subclasses that keep its rule.
+
+        A subclass that overrides ``_choose``, ``_act`` or ``_scores`` below the class defining the lean
+        path changes the batch rule the lean path copies, so its ``act`` takes the batch rule on one context.
+        """
+        super().__init_subclass__(**kwargs)
+        mro = cls.__mro__
+        owner = next(i for i, c in enumerate(mro) if "_act_one" in c.__dict__)
+        cls._lean_act_one = mro[owner] is not Agent and not any(
+            name in c.__dict__ for c in mro[:owner] for name in ("_choose", "_act", "_scores"))
 
     def __init__(self) -> None:
         self.spec: BanditSpec | None = None
@@ -269,13 +283,16 @@ class Agent(abc.ABC):
 
     def act(self, features: np.ndarray) -> int:
         """Choose an arm for one round's features (K, d) (rows above the bound B are clipped to it)."""
-        return self._act_one(self._check_features(features, batched=False))
+        x = self._check_features(features, batched=False)
+        return self._act_one(x) if self._lean_act_one else Agent._act_one(self, x)
 
     def _act_one(self, x: np.ndarray) -> int:
         """The arm of one round for checked features ``x`` (K, d): the batch rule on one context by default.
 
         An override (the lean per-round path) must return what ``_act(x[None])[0]`` returns and draw the
-        same ``uniforms_per_round`` uniforms from ``self._act_rng``.
+        same ``uniforms_per_round`` uniforms from ``self._act_rng``. A subclass that changes the batch rule
+        (``_choose``, ``_act`` or ``_scores``) without its own ``_act_one`` gets the batch rule on one
+        context (:meth:`__init_subclass__`), so a user's agent never loses step-loop == batch-path.
         """
         return int(self._act(x[None])[0])
 

@@ -470,9 +470,7 @@ class EliminationAgent(EpochAgent):
     def _act_one(self, x: np.ndarray) -> int:
         """One round's arm for checked features ``x`` (K, d): what ``_act(x[None])[0]`` returns, with the
         same uniform, through the one-context planner (:func:`_eliminate_one`, :func:`_spanner_one`). A
-        subclass with its own ``_choose`` gets the batch rule on one context."""
-        if type(self)._choose is not EliminationAgent._choose:
-            return super()._act_one(x)
+        subclass with its own ``_choose`` gets the batch rule on one context (``Agent.__init_subclass__``)."""
         u = float(self._act_rng.random())
         if self.play == "spanner" or not self.estimates:
             alive = self._survivors_one(x)
