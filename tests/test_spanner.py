@@ -150,3 +150,21 @@ def test_the_well_posed_shortcut_holds_every_candidate_exactly_when_the_batched_
     for n, mats in stacks.items():     # certified and uncertified contexts mixed in one batch
         phi = np.stack(mats * 3)[rng.permutation(3 * len(mats))]
         np.testing.assert_array_equal(barycentric_spanner(phi), _algorithm(phi, np.ones(phi.shape[:2], bool), 2.0))
+
+
+def test_without_numpys_cholesky_gufunc_the_batched_spanner_is_unchanged(monkeypatch):
+    """The certificate uses numpy's private Cholesky gufunc when it exists; without it (another numpy
+    layout) a stack certifies all or nothing through ``np.linalg.cholesky``, with the same spanners."""
+    import privbandit.agents.spanner as spanner
+
+    rng = np.random.default_rng(5)
+    good = rng.standard_normal((40, 6, 6))                        # square, well-conditioned: certified
+    mixed = np.concatenate([good, _contexts(rng, 30, 6, 6)])      # rank-deficient ones mixed in
+    expected = {name: barycentric_spanner(phi) for name, phi in (("good", good), ("mixed", mixed))}
+    assert spanner._certified(good).all() and not spanner._certified(mixed).all()
+    monkeypatch.setattr(spanner, "_CHOLESKY", None)
+    assert spanner._certified(good).all()                         # the fallback: one verdict per stack
+    assert not spanner._certified(mixed).any()
+    for name, phi in (("good", good), ("mixed", mixed)):
+        np.testing.assert_array_equal(barycentric_spanner(phi), expected[name])
+        np.testing.assert_array_equal(barycentric_spanner(phi), _algorithm(phi, np.ones(phi.shape[:2], bool), 2.0))
