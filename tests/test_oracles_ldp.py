@@ -294,3 +294,32 @@ def test_iw_regression_practical_width_covers_fresh_features():
         probe = features(2000, 3, rng)
         covered.append(np.mean(np.abs(probe @ (est.theta - theta)) <= est.width(probe)))
     assert np.mean(covered) >= 0.95
+
+
+def test_row_norms_and_spectral_statistic_are_the_old_expressions_bit_for_bit():
+    """row_norms is np.linalg.norm(axis=1) without its dispatch; the spectral statistic (which no longer
+    builds the unit directions it did not use) returns what the old expression returned, zero rows too."""
+    from privbandit.oracles.iw_ldp import SpectralStatistic, row_norms, unit_directions
+
+    rng = np.random.default_rng(3)
+    for m, d in [(1, 10), (7, 3), (40, 10), (0, 4)]:
+        ux = rng.standard_normal((m, d)) * rng.choice([1e-200, 1e-3, 1.0, 1e150], size=(m, 1))
+        if m:
+            ux[0] = 0.0
+        np.testing.assert_array_equal(row_norms(ux), np.linalg.norm(ux, axis=1))
+        norms = np.linalg.norm(ux, axis=1)
+        inv = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+        dirs, got = unit_directions(ux)
+        np.testing.assert_array_equal(dirs, ux * inv[:, None])
+        np.testing.assert_array_equal(got, norms)
+        a = rng.standard_normal((d, d))
+        u = a @ a.T + np.eye(d)
+        w, v = np.linalg.eigh(u)
+        stat = SpectralStatistic(u, (v * np.sqrt(w)) @ v.T)
+        x = rng.standard_normal((m, d))
+        if m:
+            x[0] = 0.0
+        n_old = np.linalg.norm(x @ u, axis=1)
+        inv_old = np.divide(1.0, n_old, out=np.zeros_like(n_old), where=n_old > 0)
+        vx = x @ stat.u_half
+        np.testing.assert_array_equal(stat(x, np.zeros(m)), (vx * inv_old[:, None])[:, :, None] * vx[:, None, :])

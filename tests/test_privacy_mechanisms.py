@@ -8,6 +8,7 @@ with per-draw standard deviation s is asserted within 5 s / sqrt(n) (a false ala
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -26,6 +27,7 @@ from privbandit.privacy import (
     l2_ball_channel_magnitude,
     project_rows,
 )
+from privbandit.privacy.randomizers import clearly_inside
 
 Z = 5.0  # CLT tolerance in standard errors
 
@@ -310,3 +312,85 @@ def test_symmetric_noise_is_the_triu_construction_bit_for_bit():
         expect = np.triu(z) + np.swapaxes(np.triu(z, 1), -1, -2)
         np.testing.assert_array_equal(out, expect)
         assert np.array_equal(np.signbit(out), np.signbit(expect))
+
+
+def _through_release(channel):
+    """The same channel behind a subclass whose ``release`` is not the library's, so a randomizer calls
+    ``release`` (the general path) instead of adding the noise directly."""
+    base = type(channel)
+
+    class Routed(base):
+        def release(self, values, rng=None):
+            return base.release(self, values, rng)
+
+    return Routed(**{f: getattr(channel, f) for f in channel.__dataclass_fields__})
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "symmetric", "laplace"])
+def test_direct_noise_equals_the_release_path_bit_for_bit(kind):
+    """Rows clearly inside the ball take the channel's noise without ``release``'s re-checks: the same values
+    and the same generator state after as ``release`` (after the finiteness check and the projection), on
+    random rows of 1 to 40 users, inside, near and beyond the radius (projected, with the warning)."""
+    if kind == "symmetric":
+        channel, radius = SymmetricGaussianMechanism(sensitivity=2.0, sigma=0.7), 1.0
+        stat = lambda f, r: f[:, :, None] * f[:, None, :] * r[:, None, None]     # noqa: E731
+    elif kind == "laplace":
+        channel, radius = LaplaceMechanism(sensitivity=2.0, scale=1.3), 1.0
+        stat = lambda f, r: f * r[:, None] / math.sqrt(f.shape[1])               # noqa: E731
+    else:
+        channel, radius = GaussianMechanism(sensitivity=2.0, sigma=0.7), 1.0
+        stat = lambda f, r: f * r[:, None]                                        # noqa: E731
+    fast, slow = LocalRandomizer(stat, radius, channel), LocalRandomizer(stat, radius, _through_release(channel))
+    rng = np.random.default_rng(11)
+    took_fast = 0
+    for trial in range(60):
+        m, d = int(rng.integers(1, 41)), int(rng.integers(1, 6))
+        x = rng.standard_normal((m, d))
+        x /= np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1.0)
+        y = rng.uniform(-1.0, 1.0, m)
+        if trial % 3 == 2:
+            y[0] = 1.0                       # a row near or on the boundary (the projection may fire)
+            x[0] /= np.linalg.norm(x[0])
+        g1, g2 = np.random.default_rng(trial), np.random.default_rng(trial)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ClippingWarning)
+            a, b = fast.privatize_clipped(x, y, g1), slow.privatize_clipped(x, y, g2)
+        np.testing.assert_array_equal(a, b)
+        assert np.array_equal(np.signbit(a), np.signbit(b))
+        assert g1.bit_generator.state == g2.bit_generator.state
+        took_fast += clearly_inside(np.asarray(stat(x, y)), radius, fast._ord)
+    assert 0 < took_fast < 60, "both paths must be exercised"
+
+
+def test_direct_noise_keeps_the_errors():
+    """The direct path refuses what release refuses: NaN statistics, asymmetric matrices for SymPriv."""
+    gauss = LocalRandomizer(lambda f, r: f * np.nan, 1.0, GaussianMechanism(sensitivity=2.0, sigma=1.0))
+    with pytest.raises(ValueError, match="NaN or inf"):
+        gauss(np.ones((1, 2)) * 0.1, np.zeros(1), 0)
+    skew = LocalRandomizer(lambda f, r: f[:, :, None] * np.array([[0.0, 0.1], [0.0, 0.0]]), 1.0,
+                           SymmetricGaussianMechanism(sensitivity=2.0, sigma=1.0))
+    with pytest.raises(ValueError, match="symmetric"):
+        skew(np.full((1, 2), 0.5), np.zeros(1), 0)
+
+
+def test_clearly_inside_is_false_on_nan_inf_and_overflow():
+    for ord_ in (1, 2):
+        assert clearly_inside(np.full((3, 2), 0.1), 1.0, ord_)
+        for bad in (np.nan, np.inf, -np.inf, 1e200):
+            stats = np.full((3, 2), 0.1)
+            stats[1, 0] = bad
+            assert not clearly_inside(stats, 1e300, ord_) or (bad == 1e200 and ord_ == 1)
+
+
+def test_symmetry_gap_check_is_the_scaled_tolerance():
+    """max |M - M^T| > 1e-9 max(1, max |M|) is refused, whatever the order in which it is evaluated."""
+    mech = SymmetricGaussianMechanism(sensitivity=1.0, sigma=1.0)
+    for scale, gap, ok in [(1.0, 0.9e-9, True), (1.0, 1.1e-9, False), (0.01, 1.1e-9, False),
+                           (100.0, 0.9e-7, True), (100.0, 1.1e-7, False)]:
+        m = np.eye(3) * scale
+        m[0, 1] += gap
+        if ok:
+            np.testing.assert_array_equal(*(lambda o: (o, o.T))(mech.release(m, rng=0)))
+        else:
+            with pytest.raises(ValueError, match="symmetric"):
+                mech.release(m, rng=0)

@@ -89,8 +89,10 @@ class GaussianMechanism:
 
         Raises ValueError if ``values`` holds NaN or inf (a bounded statistic never does).
         """
-        values = check_array("values", values)
-        rng = as_generator(rng)
+        return self._add_noise(check_array("values", values), as_generator(rng))
+
+    def _add_noise(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """``release`` for a finite float ``values`` and a Generator (already checked by the caller)."""
         return values + self.sigma * rng.standard_normal(values.shape)
 
     def ledger_entry(self) -> MechanismEntry:
@@ -142,13 +144,18 @@ class SymmetricGaussianMechanism(GaussianMechanism):
         The input must be symmetric (up to rounding, which is removed by symmetrising): the noise is shared
         by the entries (i, j) and (j, i), so an asymmetric input would publish M_ij - M_ji without noise.
         """
-        matrices = check_array("matrices", matrices)
+        return self._add_noise(check_array("matrices", matrices), as_generator(rng))
+
+    def _add_noise(self, matrices: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """``release`` for finite float ``matrices`` and a Generator: the shape and symmetry checks, the
+        symmetrisation and the noise."""
         if matrices.ndim < 2 or matrices.shape[-1] != matrices.shape[-2]:
             raise ValueError(f"matrices must have shape (..., d, d), got {matrices.shape}")
         transposed = np.swapaxes(matrices, -1, -2)
-        scale = max(1.0, float(np.max(np.abs(matrices)))) if matrices.size else 1.0
-        # max |M - M^T| <= atol: what allclose(rtol=0) tests on finite input, in fewer passes
-        if matrices.size and float(np.max(np.abs(matrices - transposed))) > 1e-9 * scale:
+        # max |M - M^T| <= 1e-9 max(1, max |M|): what allclose(rtol=0) tests on finite input, in fewer passes
+        # (a gap <= 1e-9 passes whatever the scale, so the scale is only computed for a larger gap)
+        gap = float(np.max(np.abs(matrices - transposed))) if matrices.size else 0.0
+        if gap > 1e-9 and gap > 1e-9 * max(1.0, float(np.max(np.abs(matrices)))):
             raise ValueError("matrices must be symmetric: SymPriv shares the noise of (i, j) and (j, i), so an "
                              "asymmetric input would leak M_ij - M_ji")
         return 0.5 * (matrices + transposed) + self.noise(matrices.shape, rng)
@@ -191,8 +198,10 @@ class LaplaceMechanism:
 
     def release(self, values: np.ndarray, rng=None) -> np.ndarray:
         """Return ``values`` plus Laplace(0, scale) on every entry (ValueError on NaN or inf)."""
-        values = check_array("values", values)
-        rng = as_generator(rng)
+        return self._add_noise(check_array("values", values), as_generator(rng))
+
+    def _add_noise(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """``release`` for a finite float ``values`` and a Generator (already checked by the caller)."""
         return values + rng.laplace(0.0, self.scale, values.shape)
 
     def ledger_entry(self) -> MechanismEntry:

@@ -19,6 +19,7 @@ Source paper, `def:LDP` (sequential mechanisms), `alg:U-LDP`, `alg:LDP-linear-re
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 from typing import Callable
@@ -56,26 +57,50 @@ _INSIDE = 1.0 - 1e-12
 (its relative error is ~d * 2^-53), so :func:`project_rows` returns them without the projection."""
 
 
+def _inside_limit(radius: float, ord: int) -> float:
+    """The bound on a row's squared L2 norm (ord 2) or L1 norm (ord 1) below which it is clearly inside."""
+    inside = radius * _INSIDE
+    return inside * inside if ord == 2 else inside
+
+
+def _all_within(stats: np.ndarray, limit: float, ord: int) -> bool:
+    """Whether every row's squared L2 norm (ord 2) or L1 norm (ord 1) is <= ``limit`` (False for NaN and
+    for overflow)."""
+    flat = stats.reshape(stats.shape[0], -1)
+    sizes = np.einsum("ij,ij->i", flat, flat) if ord == 2 else np.abs(flat).sum(axis=1)
+    return np.count_nonzero(sizes <= limit) == sizes.size
+
+
+def clearly_inside(stats: np.ndarray, radius: float, ord: int = 2) -> bool:
+    """Whether every row (flattened over trailing axes) of ``stats`` is finite with L``ord`` norm (2 or 1)
+    at most radius (1 - 1e-12): the rows :func:`project_rows` returns as they are, and finite.
+
+    A NaN or inf entry makes its row's sum of squares or of absolute values NaN or inf, which fails the
+    comparison whenever the limit is finite; with an infinite limit (radius^2 overflows) this is False.
+    """
+    limit = _inside_limit(radius, ord)
+    return limit < math.inf and _all_within(stats, limit, ord)
+
+
 def project_rows(stats: np.ndarray, radius: float, ord: int = 2) -> np.ndarray:
     """Scale each row (flattened over trailing axes) of ``stats`` into the L``ord`` ball (2 or 1) of ``radius``.
 
-    Rows clearly inside (norm <= radius (1 - 1e-12), the common case) are returned as they are, which is
-    what the projection returns for them; the rest take :func:`~privbandit.privacy.clipping.scale_to_ball`.
+    Rows clearly inside (norm <= radius (1 - 1e-12), the common case) are returned
+    as they are, which is what the projection returns for them; the rest take
+    :func:`~privbandit.privacy.clipping.scale_to_ball`.
     """
-    flat = stats.reshape(stats.shape[0], -1)
-    inside = radius * _INSIDE
-    if ord == 2:
-        sizes, limit = np.einsum("ij,ij->i", flat, flat), inside * inside
-    else:
-        sizes, limit = np.abs(flat).sum(axis=1), inside
-    if np.count_nonzero(sizes <= limit) == sizes.size:       # False for NaN and overflow: the exact path
+    if _all_within(stats, _inside_limit(radius, ord), ord):     # False for NaN and overflow: the exact path
         return stats
-    out, over = scale_to_ball(flat, radius, ord)
+    out, over = scale_to_ball(stats.reshape(stats.shape[0], -1), radius, ord)
     if not np.any(over):
         return stats
     warnings.warn(f"{int(over.sum())} local statistic(s) exceeded the declared radius {radius:g} and were "
                   f"projected before the channel", ClippingWarning, stacklevel=3)
     return out.reshape(stats.shape)
+
+
+_DIRECT_RELEASES = (GaussianMechanism.release, SymmetricGaussianMechanism.release, LaplaceMechanism.release)
+"""The ``release`` methods that are their checks followed by ``_add_noise`` (see ``LocalRandomizer._privatize``)."""
 
 
 @dataclass(frozen=True)
@@ -118,6 +143,7 @@ class LocalRandomizer:
             raise ValueError(f"the channel's {self.norm} sensitivity {self.channel.sensitivity:g} is below the "
                              f"{self.norm} diameter 2 * radius = {2 * self.radius:g} of the statistic's ball: the "
                              "release would not be private")
+        object.__setattr__(self, "_ord", 1 if self.norm == "L1" else 2)    # the projection's norm, set once
 
     @property
     def norm(self) -> str:
@@ -156,15 +182,25 @@ class LocalRandomizer:
         return self._privatize(features, rewards, rng)
 
     def _privatize(self, x: np.ndarray, y: np.ndarray, rng) -> np.ndarray:
-        """The statistic, its checks and projection, and the channel, on clipped rows."""
+        """The statistic, its checks and projection, and the channel, on clipped rows.
+
+        Rows clearly inside the ball (:func:`clearly_inside`, which also certifies them finite) go straight
+        to the channel's noise (``_add_noise``: the channel's own checks, less the finiteness already
+        certified); the rest take the finiteness check, :func:`project_rows` and ``release``. Both
+        paths draw the same noise from ``rng`` and return the same values.
+        """
         stats = np.asarray(self.statistic(x, y), dtype=float)
         if stats.shape[0] != x.shape[0]:
             raise ValueError(f"the statistic must return one row per record, got shape {stats.shape}")
+        rng = as_generator(rng)
+        ord = self._ord
+        # a channel class whose ``release`` is not the library's (a subclass, a patch) is always called through it
+        if type(self.channel).release in _DIRECT_RELEASES and clearly_inside(stats, self.radius, ord):
+            return self.channel._add_noise(stats, rng)
         if not np.all(np.isfinite(stats)):
             raise ValueError("the statistic returned NaN or inf on clipped rows; it must be finite on the whole "
                              "input domain (e.g. define its value at phi = 0)")
-        stats = project_rows(stats, self.radius, 1 if self.norm == "L1" else 2)
-        rng = as_generator(rng)
+        stats = project_rows(stats, self.radius, ord)
         if isinstance(self.channel, L2BallChannel):
             return self.channel.release(stats.reshape(stats.shape[0], -1), rng).reshape(stats.shape)
         return self.channel.release(stats, rng)
