@@ -334,6 +334,17 @@ class LocalEpochFit(EpochFit):
                                           f"{self.oracle.name} stage {stage}")
         return cached[2], cached[3]
 
+    @staticmethod
+    def _total(outputs: np.ndarray) -> np.ndarray:
+        """What ``outputs.sum(axis=0)`` adds to a running sum that starts at +0 (``np.zeros``): the one row
+        itself when there is one (the step loop), without the reduction.
+
+        The two differ only where the row holds -0.0 (the sum gives +0.0), and adding -0.0 or +0.0 to a
+        value that is not -0.0 gives the same bits; a running sum that starts at +0 never becomes -0.0 (a
+        sum is -0.0 only when both terms are), so the running sum is bit for bit the same.
+        """
+        return outputs[0] if outputs.shape[0] == 1 else outputs.sum(axis=0)
+
     @abc.abstractmethod
     def _randomizer(self, stage: int) -> LocalRandomizer:
         """The channel of ``stage``, fixed from public parameters and earlier stages' releases."""
@@ -347,8 +358,8 @@ class SummingLocalFit(LocalEpochFit):
     """A one-stage local fit: every row passes through one randomizer; the server keeps a sum and a count.
 
     Subclasses build ``self._randomizer_`` (a :class:`~privbandit.privacy.LocalRandomizer`) and the zero
-    ``self._sum`` of the output's shape in ``__init__``, and implement ``_estimate`` from ``self._sum``
-    and ``self._count``.
+    ``self._sum`` of the output's shape (``np.zeros``: see ``_total``) in ``__init__``, and implement
+    ``_estimate`` from ``self._sum`` and ``self._count``.
     """
 
     _randomizer_: LocalRandomizer
@@ -359,7 +370,7 @@ class SummingLocalFit(LocalEpochFit):
         return self._randomizer_
 
     def _absorb(self, stage: int, outputs: np.ndarray) -> None:
-        self._sum = self._sum + outputs.sum(axis=0)
+        self._sum = self._sum + self._total(outputs)
         self._count += outputs.shape[0]
 
 

@@ -91,7 +91,7 @@ class GLMGradientStatistic:
     def __call__(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         ux = x @ self.u
         dirs, _ = unit_directions(ux)
-        pred = np.clip(self.link(ux @ self.w), -1.0, 1.0)
+        pred = np.minimum(np.maximum(self.link(ux @ self.w), -1.0), 1.0)        # np.clip's values, less its dispatch
         return dirs * (pred - y)[:, None]
 
 
@@ -130,7 +130,7 @@ class IWGLMLDPFit(SpectralLDPFit):
                                self._grad_channel, self.bound)
 
     def _later_absorb(self, stage: int, outputs: np.ndarray) -> None:
-        self._g_sum += outputs.sum(axis=0)
+        self._g_sum += self._total(outputs)
         self._g_count += outputs.shape[0]
 
     def _later_close(self, stage: int) -> None:

@@ -256,7 +256,7 @@ class SpectralLDPFit(LocalEpochFit):
 
     def _absorb(self, stage: int, outputs: np.ndarray) -> None:
         if stage < self.n_spectral_stages:
-            self._h_sum += outputs.sum(axis=0)
+            self._h_sum += self._total(outputs)
             self._h_count += outputs.shape[0]
         else:
             self._later_absorb(stage, outputs)
@@ -376,7 +376,7 @@ class IWRegressionLDPFit(SpectralLDPFit):
                                self._reg_channel, self.bound)
 
     def _later_absorb(self, stage: int, outputs: np.ndarray) -> None:
-        self._reg_sum += outputs.sum(axis=0)
+        self._reg_sum += self._total(outputs)
         self._reg_count += outputs.shape[0]
 
     def _estimate(self) -> Estimate:
@@ -518,7 +518,7 @@ class IWFixedPLDPFit(SpectralLDPFit):
         return LocalRandomizer(WeightedLabelStatistic(self.u.copy()), padded(1.0), self._ball, self.bound)
 
     def _later_absorb(self, stage: int, outputs: np.ndarray) -> None:
-        self._psi_sum += outputs.sum(axis=0)
+        self._psi_sum += self._total(outputs)
         self._psi_count += outputs.shape[0]
 
     def _estimate(self) -> Estimate:

@@ -48,7 +48,7 @@ class ClippedGradientStatistic:
     clip: float
 
     def __call__(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        pred = np.clip(x @ self.theta, -self.clip, self.clip)
+        pred = np.minimum(np.maximum(x @ self.theta, -self.clip), self.clip)    # np.clip's values, less its dispatch
         return x * (pred - y)[:, None]
 
 
@@ -101,7 +101,7 @@ class LDPSGDFit(LocalEpochFit):
         return self._current[1]
 
     def _absorb(self, stage: int, outputs: np.ndarray) -> None:
-        self._g_sum += outputs.sum(axis=0)
+        self._g_sum += self._total(outputs)
         self._g_count += outputs.shape[0]
 
     def _close_stage(self, stage: int) -> None:
