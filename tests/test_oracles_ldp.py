@@ -299,13 +299,15 @@ def test_iw_regression_practical_width_covers_fresh_features():
 def test_row_norms_and_spectral_statistic_are_the_old_expressions_bit_for_bit():
     """row_norms is np.linalg.norm(axis=1) without its dispatch; the spectral statistic (which no longer
     builds the unit directions it did not use) returns what the old expression returned, zero rows too."""
-    from privbandit.oracles.iw_ldp import SpectralStatistic, row_norms, unit_directions
+    from privbandit.oracles.iw_ldp import SpectralStatistic, inverse_norms, row_norms, unit_directions
 
     rng = np.random.default_rng(3)
-    for m, d in [(1, 10), (7, 3), (40, 10), (0, 4)]:
+    for m, d in [(1, 10), (1, 3), (7, 3), (40, 10), (0, 4)] * 3:
         ux = rng.standard_normal((m, d)) * rng.choice([1e-200, 1e-3, 1.0, 1e150], size=(m, 1))
-        if m:
-            ux[0] = 0.0
+        if m and rng.random() < 0.5:
+            ux[0] = 0.0                   # the zero row (inverse 0), alone when m = 1
+        np.testing.assert_array_equal(inverse_norms(row_norms(ux)), np.divide(1.0, np.linalg.norm(ux, axis=1),
+                                      out=np.zeros(m), where=np.linalg.norm(ux, axis=1) > 0))
         np.testing.assert_array_equal(row_norms(ux), np.linalg.norm(ux, axis=1))
         norms = np.linalg.norm(ux, axis=1)
         inv = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)

@@ -107,7 +107,10 @@ def row_norms(ux: np.ndarray) -> np.ndarray:
 
 
 def inverse_norms(norms: np.ndarray) -> np.ndarray:
-    """1 / norms, 0 where a norm is 0."""
+    """1 / norms, 0 where a norm is 0 (one norm, the step loop's row: in Python floats, the same IEEE division)."""
+    if norms.shape[0] == 1:
+        n = float(norms[0])
+        return np.array([1.0 / n if n > 0 else 0.0])
     return np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
 
 
