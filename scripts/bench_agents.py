@@ -153,6 +153,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--speed-repeats", type=int, default=3, help="elimination speed runs per agent (median)")
     p.add_argument("--mabwiser-rounds", type=int, default=2000)
     p.add_argument("--no-curves", action="store_true", help="skip the regret runs (speed only)")
+    p.add_argument("--estimate", action="store_true",
+                   help="only estimate the grid's wall time on --jobs workers: time one run per block, family and "
+                        "agent (its first cell, seed 0) in CPU seconds, list-schedule every cell longest first")
     args = p.parse_args(argv)
     if args.speed_repeats < 1:
         p.error(f"--speed-repeats must be >= 1, got {args.speed_repeats}")
@@ -362,6 +365,34 @@ def run_grid(args, out: Path) -> pd.DataFrame:
         grid_order(path, grid, horizon)
     data = read_runs(path)
     return data[data["horizon"] == horizon]
+
+
+def estimate(args) -> list[str]:
+    """The grid's wall time on ``args.jobs`` idle workers, estimated from one timed run per combination.
+
+    Every (block, family, agent) combination's first cell in grid order (seed 0, the first epsilon) runs once
+    in this process (one BLAS thread, as the workers) and its CPU seconds stand for every cell of the
+    combination; the cells are then list-scheduled longest first on the workers, as :func:`finish` does.
+    """
+    horizon = 2 ** args.log2_horizon
+    grid = cells(args)
+    seconds: dict[tuple, float] = {}
+    for c in grid:
+        combo = (c["block"], c["family"], c["agent"])
+        if combo not in seconds:
+            start = time.process_time()
+            run_cell(c, horizon, args.delta, args.ucb_batch)
+            seconds[combo] = time.process_time() - start
+            print(f"{combo[0]} {combo[1]} {combo[2]}: {seconds[combo]:.2f} CPU s", flush=True)
+    costs = sorted((seconds[(c["block"], c["family"], c["agent"])] for c in grid), reverse=True)
+    workers = [0.0] * (args.jobs if args.jobs > 0 else os.cpu_count() or 1)
+    for cost in costs:                         # longest first, each to the worker that frees up first
+        workers[workers.index(min(workers))] += cost
+    total = sum(costs)
+    return [f"Estimate: {len(grid)} runs at T = 2^{args.log2_horizon}, {len(seconds)} combinations timed once "
+            f"({total / len(costs):.2f} CPU s per run on average, {total / 60:.1f} CPU minutes in all); on "
+            f"{len(workers)} idle workers, longest first: {max(workers) / 60:.1f} minutes wall, plus the tables "
+            f"and figures."]
 
 
 # --- summaries -----------------------------------------------------------------------------------------
@@ -697,6 +728,9 @@ def main(argv=None) -> int:
 
 def bench(argv=None) -> int:
     args = parse_args(argv)
+    if args.estimate:
+        print("\n".join(estimate(args)))
+        return 0
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     report = [f"# Agent benchmark\n\nCommand: `python scripts/bench_agents.py {' '.join(argv or sys.argv[1:])}`\n"]

@@ -172,3 +172,23 @@ def test_bad_jobs_stops_before_any_run(tmp_path, capsys):
 def test_jobs_defaults_to_every_core_and_takes_minus_one():
     assert bench.parse_args([]).jobs == (os.cpu_count() or 1)
     assert bench.parse_args(["--jobs", "-1"]).jobs == -1
+
+
+def test_estimate_times_each_combination_once_and_list_schedules_every_cell(monkeypatch, tmp_path, capsys):
+    cost = {"uniform": 60.0, "linucb": 120.0, "elim-jdp": 180.0}      # CPU seconds of one run, per agent
+    clock, timed = [0.0], []
+
+    def fake_run(c, horizon, delta, ucb_batch):
+        timed.append(c["agent"])
+        clock[0] += cost[c["agent"]]
+
+    monkeypatch.setattr(bench, "run_cell", fake_run)
+    monkeypatch.setattr(bench.time, "process_time", lambda: clock[0])
+    assert bench.main(GRID + ["--estimate", "--jobs", "2", "--out", str(tmp_path / "never")]) == 0
+    out = capsys.readouterr().out
+    assert sorted(timed) == ["elim-jdp", "linucb", "uniform"] and not (tmp_path / "never").exists()
+    # cells 3,3,3,3,2,2,1,1 minutes: 18 CPU minutes; longest first on 2 workers: 9 minutes
+    assert f"{N_CELLS} runs at T = 2^11, 3 combinations timed once" in out
+    assert "18.0 CPU minutes in all); on 2 idle workers, longest first: 9.0 minutes wall" in out
+    assert bench.main(GRID + ["--estimate", "--jobs", "1"]) == 0
+    assert "on 1 idle workers, longest first: 18.0 minutes wall" in capsys.readouterr().out
