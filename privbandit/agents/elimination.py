@@ -443,6 +443,11 @@ class EliminationAgent(EpochAgent):
             self._pool._add_clipped(x, y)      # update has checked and clipped the rows to the pool's bound
         super()._observe(x, y)
 
+    def _observe_row(self, x: np.ndarray, y: float) -> None:
+        if self._pool is not None:
+            self._pool._add_row(x, y)
+        super()._observe_row(x, y)
+
     def _release(self) -> Estimate:
         own = super()._release()
         if isinstance(self._pool, RidgeFit):
