@@ -362,3 +362,39 @@ def test_elimination_step_loop_chooses_what_the_batch_path_does(name):
     assert loop == arms and len(set(loop)) > 1
     assert one._act_rng.random() == many._act_rng.random()
 
+
+def test_one_context_bounds_elimination_and_pick_are_the_batch_helpers_bit_for_bit():
+    from privbandit.agents.elimination import (_ELIMINATION_TOLERANCE, _bounds, _bounds_rows, _eliminate_all,
+                                               _eliminate_one, _pick, _stack, uniform_over)
+    from privbandit.links import identity_link, logistic_link
+    from privbandit.oracles import Estimate
+
+    rng = np.random.default_rng(11)
+    for trial in range(200):
+        k, d, j = rng.integers(1, 12), rng.integers(1, 8), rng.integers(1, 6)
+        link = identity_link() if trial % 3 else logistic_link()
+        ests = [Estimate(rng.normal(size=d), link, rng.normal(size=(d, d)) * rng.uniform(0.01, 3),
+                         rng.uniform(0, 2)) for _ in range(j)]
+        stack, x = _stack(ests), _inside(rng, k, d)
+        mean, width = _bounds_rows(stack, x, 2.0)
+        ref_mean, ref_width = _bounds(stack, x[None], 2.0)
+        assert np.array_equal(mean, ref_mean[:, 0]) and np.array_equal(width, ref_width[:, 0])
+        kept = _eliminate_one(mean, width, mean + width, _ELIMINATION_TOLERANCE)
+        ref = _eliminate_all(np.ones((1, k), dtype=bool), ref_mean, ref_width, ref_mean + ref_width,
+                             _ELIMINATION_TOLERANCE)[0]
+        assert np.array_equal(kept, ref) and kept.any()
+        mask = rng.random(k) < 0.5
+        mask[rng.integers(k)] = True
+        for u in (0.0, rng.random(), 0.999999):
+            assert _pick(mask, u) == uniform_over(mask[None], np.array([u]))[0]
+
+
+def test_the_spanner_certificate_with_the_callers_scale_is_the_certificate():
+    from privbandit.agents.spanner import _holds_all
+
+    rng = np.random.default_rng(12)
+    for n in (1, 3, 10, 16):
+        for s_min in (1e-9, 1e-5, 1e-4, 1e-2, 1.0):
+            q, _ = np.linalg.qr(rng.standard_normal((n, n)))
+            sub = (q * np.geomspace(1.0, s_min, n)) * rng.uniform(0.01, 100)
+            assert _holds_all(sub, float(np.maximum.reduce(np.abs(sub), axis=None))) == _holds_all(sub)

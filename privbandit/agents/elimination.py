@@ -110,18 +110,25 @@ def _stack(estimates: Sequence[Estimate]) -> _Stack:
 def _bounds(stack: _Stack, x: np.ndarray, width_cap: float) -> tuple[np.ndarray, np.ndarray]:
     """Every stacked epoch's mean and capped radius, (J, m, K) each, for features ``x`` (m, K, d)."""
     m, k, d = x.shape
+    mean, width = _bounds_rows(stack, x.reshape(m * k, d), width_cap)
+    n_est = len(stack.estimates)      # the identity link's transposed view: one C-ordered copy for all epochs
+    return np.ascontiguousarray(mean).reshape(n_est, m, k), width.reshape(n_est, m, k)
+
+
+def _bounds_rows(stack: _Stack, rows: np.ndarray, width_cap: float) -> tuple[np.ndarray, np.ndarray]:
+    """Every stacked epoch's mean and capped radius, (J, n) each, for feature rows ``rows`` (n, d) (one
+    context's (K, d) in the step loop); with identity links the mean is a transposed view of the product."""
+    n, d = rows.shape
     n_est = len(stack.estimates)
-    proj = x.reshape(m * k, d) @ stack.basis
-    mphi = proj[:, n_est:].reshape(m * k, n_est, d)
+    proj = rows @ stack.basis
+    mphi = proj[:, n_est:].reshape(n, n_est, d)
     width = np.einsum("njd,njd->jn", mphi, mphi)         # ||M phi||^2, then in place: min(L c ||M phi||, cap)
     np.sqrt(width, out=width)
     np.multiply(stack.scale, width, out=width)
     np.minimum(width, width_cap, out=width)
-    if stack.identity:              # the identity link returns its argument: one transposed copy for all epochs
-        mean = proj[:, :n_est].T.copy()
-    else:
-        mean = np.stack([e.link(proj[:, j]) for j, e in enumerate(stack.estimates)])
-    return mean.reshape(n_est, m, k), width.reshape(n_est, m, k)
+    if stack.identity:              # the identity link returns its argument
+        return proj[:, :n_est].T, width
+    return np.stack([e.link(proj[:, j]) for j, e in enumerate(stack.estimates)]), width
 
 
 def _row_max(values: np.ndarray) -> np.ndarray:
@@ -308,20 +315,21 @@ def uniform_over(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
 
 def _pick(mask: np.ndarray, u: float) -> int:
     """:func:`uniform_over` of one context: the floor(u n)-th True entry of ``mask`` (K,) (n = its count)."""
-    arms = np.flatnonzero(mask)
-    n = arms.shape[0]
-    return int(arms[min(int(u * n), n - 1)])
+    arms = [a for a, keep in enumerate(mask.tolist()) if keep]
+    n = len(arms)
+    return arms[min(int(u * n), n - 1)]
 
 
 def _eliminate_one(mean: np.ndarray, width: np.ndarray, upper: np.ndarray, tolerance: float) -> np.ndarray:
     """:func:`_eliminate_all` of one context from all survivors: bounds (J, K) of the epochs whose tests run.
 
     The same comparisons: the conjunction of the J tests when it keeps an arm, else the tests in order,
-    each skipped when it would remove every survivor.
+    each skipped when it would remove every survivor. (The ufuncs' reductions are the array methods'
+    without their Python wrappers: a maximum and a conjunction are exact in any order.)
     """
-    passed = upper >= ((mean - width).max(axis=1) - tolerance)[:, None]
-    kept = passed.all(axis=0)
-    if kept.any():
+    passed = upper >= (np.maximum.reduce(mean - width, axis=1) - tolerance)[:, None]
+    kept = np.logical_and.reduce(passed, axis=0)
+    if True in kept.tolist():
         return kept
     kept = np.ones(mean.shape[1], dtype=bool)
     for test in passed:
@@ -496,8 +504,7 @@ class EliminationAgent(EpochAgent):
         """:meth:`_survivors` of one context ``x`` (K, d): the survivors (K,)."""
         if not self._informative:
             return np.ones(x.shape[0], dtype=bool)
-        mean, width = _bounds(self._stacked()[1], x[None], self.width_cap)
-        mean, width = mean[:, 0], width[:, 0]
+        mean, width = _bounds_rows(self._stacked()[1], x, self.width_cap)
         return _eliminate_one(mean, width, mean + width, _ELIMINATION_TOLERANCE)
 
     def _survivors_and_best_one(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -506,8 +513,7 @@ class EliminationAgent(EpochAgent):
             alive = self._survivors_one(x)
             return alive, _best(alive[None], self.estimates[-1]._mean_checked(x[None]))[0]
         everything, _, index = self._stacked()
-        mean, width = _bounds(everything, x[None], self.width_cap)
-        mean, width = mean[:, 0], width[:, 0]
+        mean, width = _bounds_rows(everything, x, self.width_cap)
         upper = mean + width
         alive = np.ones(x.shape[0], dtype=bool)
         if self._informative:
