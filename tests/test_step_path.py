@@ -398,3 +398,19 @@ def test_the_spanner_certificate_with_the_callers_scale_is_the_certificate():
             q, _ = np.linalg.qr(rng.standard_normal((n, n)))
             sub = (q * np.geomspace(1.0, s_min, n)) * rng.uniform(0.01, 100)
             assert _holds_all(sub, float(np.maximum.reduce(np.abs(sub), axis=None))) == _holds_all(sub)
+
+
+def test_one_context_best_arms_are_the_batch_rule_with_ties_nan_and_inf():
+    from privbandit.agents.elimination import _best, _best_one
+
+    rng = np.random.default_rng(13)
+    for trial in range(400):
+        k = int(rng.integers(1, 12))
+        mask = rng.random(k) < 0.6
+        mask[rng.integers(k)] = True
+        score = rng.choice([0.0, 0.5, 1.0 - 1e-13, 1.0], size=k) if trial % 2 else rng.normal(size=k)
+        if trial % 5 == 0:
+            score[rng.integers(k)] = rng.choice([np.nan, np.inf, -np.inf, 1e308])
+        with np.errstate(invalid="ignore", over="ignore"):
+            ref = _best(mask[None], score[None])[0]
+            assert _best_one(mask, score) == ref.tolist()

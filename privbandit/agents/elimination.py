@@ -43,6 +43,7 @@ Source paper, `alg:batch-cb-meta`, `alg:plan`, `alg:batch-cb-JDP`, `appdx:regret
 from __future__ import annotations
 
 import dataclasses
+import math
 import numbers
 from typing import Any, Callable, ClassVar, Sequence
 
@@ -256,6 +257,16 @@ def _best(mask: np.ndarray, score: np.ndarray) -> np.ndarray:
     return mask & (score >= (_row_max(score) - _TIE)[:, None])
 
 
+def _best_one(mask: np.ndarray, score: np.ndarray) -> list[bool]:
+    """:func:`_best` of one context, ``mask`` and ``score`` (K,), as Python bools: the same comparisons in
+    Python floats (a maximum is exact); a NaN or infinite score (sum not finite) takes :func:`_best` itself."""
+    values, keep = score.tolist(), mask.tolist()
+    if not math.isfinite(sum(values)):
+        return _best(mask[None], score[None])[0].tolist()
+    top = max(v for v, k in zip(values, keep) if k) - _TIE
+    return [k and v >= top for v, k in zip(values, keep)]
+
+
 def cube_root_exploration(dim: int) -> Callable[[np.ndarray], np.ndarray]:
     """The default exploration schedule of greedy play: eps_t = min(1, (d / t)^(1/3)) for rounds t = 1, 2, ...
 
@@ -313,9 +324,9 @@ def uniform_over(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
     return np.argmax(np.cumsum(mask, axis=1) > target[:, None], axis=1)
 
 
-def _pick(mask: np.ndarray, u: float) -> int:
+def _pick(mask: np.ndarray | list[bool], u: float) -> int:
     """:func:`uniform_over` of one context: the floor(u n)-th True entry of ``mask`` (K,) (n = its count)."""
-    arms = [a for a, keep in enumerate(mask.tolist()) if keep]
+    arms = [a for a, keep in enumerate(mask.tolist() if isinstance(mask, np.ndarray) else mask) if keep]
     n = len(arms)
     return arms[min(int(u * n), n - 1)]
 
@@ -507,18 +518,19 @@ class EliminationAgent(EpochAgent):
         mean, width = _bounds_rows(self._stacked()[1], x, self.width_cap)
         return _eliminate_one(mean, width, mean + width, _ELIMINATION_TOLERANCE)
 
-    def _survivors_and_best_one(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`_survivors_and_best` of one context ``x`` (K, d): survivors (K,) and the exploited arms (K,)."""
+    def _survivors_and_best_one(self, x: np.ndarray) -> tuple[np.ndarray, list[bool]]:
+        """:meth:`_survivors_and_best` of one context ``x`` (K, d): survivors (K,) and the exploited arms (K
+        Python bools)."""
         if self.play == "greedy":
             alive = self._survivors_one(x)
-            return alive, _best(alive[None], self.estimates[-1]._mean_checked(x[None]))[0]
+            return alive, _best_one(alive, self.estimates[-1]._mean_checked(x[None])[0])
         everything, _, index = self._stacked()
         mean, width = _bounds_rows(everything, x, self.width_cap)
         upper = mean + width
         alive = np.ones(x.shape[0], dtype=bool)
         if self._informative:
             alive = _eliminate_one(mean[index], width[index], upper[index], _ELIMINATION_TOLERANCE)
-        return alive, _best(alive[None], upper.min(axis=0)[None])[0]
+        return alive, _best_one(alive, np.minimum.reduce(upper, axis=0))
 
     def play_set(self, features: np.ndarray) -> np.ndarray:
         """The set the policy plays uniformly on, (m, K) booleans: the spanner of the survivors."""
