@@ -414,3 +414,16 @@ def test_one_context_best_arms_are_the_batch_rule_with_ties_nan_and_inf():
         with np.errstate(invalid="ignore", over="ignore"):
             ref = _best(mask[None], score[None])[0]
             assert _best_one(mask, score) == ref.tolist()
+
+
+def test_the_one_row_information_weight_is_the_array_expression_bit_for_bit():
+    from privbandit.oracles.iw_jdp import iw_weights
+
+    rng = np.random.default_rng(14)
+    for _ in range(2000):
+        wx = rng.normal(size=(1, int(rng.integers(1, 20)))) * 10.0 ** rng.uniform(-8, 8)
+        gamma = float(10.0 ** rng.uniform(-6, 6))
+        ref = 1.0 / (1.0 + gamma * np.sqrt(np.add.reduce(wx * wx, axis=1)))
+        assert np.array_equal(iw_weights(wx, gamma), ref) and iw_weights(wx, gamma).shape == (1,)
+    two = rng.normal(size=(2, 5))
+    assert np.array_equal(iw_weights(two[:1], 0.3)[0], iw_weights(two, 0.3)[0])
