@@ -389,8 +389,9 @@ class EliminationAgent(EpochAgent):
         public parameters and t only. Only with ``play="greedy"``.
     pooling : {"none", "ridge"}
         ``"ridge"``: release at each epoch end the ridge fit on ALL past rows (the ``ridge`` oracle's
-        fit, kept open over the run) instead of the epoch's own fit. Non-private only: a private oracle
-        never pools (its epochs compose in parallel only because each user enters one fit).
+        fit, kept open over the run) instead of the epoch's own fit (which then gets no rows: it would
+        never be released). Non-private only: a private oracle never pools (its epochs compose in
+        parallel only because each user enters one fit).
     first_epoch, growth : int, float
         The epoch schedule (:func:`~privbandit.agents.base.epoch_schedule`; default the paper's doubling).
 
@@ -458,20 +459,25 @@ class EliminationAgent(EpochAgent):
             self._pool = self._run_oracle.start(spec.horizon, dim=spec.dim, bound=spec.bound, link=spec.link, rng=0)
 
     def _observe(self, x: np.ndarray, y: np.ndarray) -> None:
-        if self._pool is not None:
-            self._pool._add_clipped(x, y)      # update has checked and clipped the rows to the pool's bound
-        super()._observe(x, y)
+        if self._pool is None:
+            super()._observe(x, y)
+            return
+        # pooled: the epoch's own fit would never be released, so only the pool learns (update has checked
+        # and clipped the rows to the pool's bound); the epoch bookkeeping is the same
+        self._pool._add_clipped(x, y)
+        self._after_rows(x.shape[0])
 
     def _observe_row(self, x: np.ndarray, y: float) -> None:
-        if self._pool is not None:
-            self._pool._add_row(x, y)
-        super()._observe_row(x, y)
+        if self._pool is None:
+            super()._observe_row(x, y)
+            return
+        self._pool._add_row(x, y)
+        self._after_rows(1)
 
     def _release(self) -> Estimate:
-        own = super()._release()
         if isinstance(self._pool, RidgeFit):
             return self._pool.current()
-        return own
+        return super()._release()
 
     def _on_epoch_end(self, estimate: Estimate) -> None:
         # estimates whose test can never remove an arm are skipped by the planner (same survivors)
