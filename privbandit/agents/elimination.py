@@ -263,7 +263,7 @@ def _best_one(mask: np.ndarray, score: np.ndarray) -> list[bool]:
     values, keep = score.tolist(), mask.tolist()
     if not math.isfinite(sum(values)):
         return _best(mask[None], score[None])[0].tolist()
-    top = max(v for v, k in zip(values, keep) if k) - _TIE
+    top = max([v for v, k in zip(values, keep) if k]) - _TIE
     return [k and v >= top for v, k in zip(values, keep)]
 
 
@@ -533,9 +533,10 @@ class EliminationAgent(EpochAgent):
         everything, _, index = self._stacked()
         mean, width = _bounds_rows(everything, x, self.width_cap)
         upper = mean + width
-        alive = np.ones(x.shape[0], dtype=bool)
         if self._informative:
             alive = _eliminate_one(mean[index], width[index], upper[index], _ELIMINATION_TOLERANCE)
+        else:
+            alive = np.ones(x.shape[0], dtype=bool)
         return alive, _best_one(alive, np.minimum.reduce(upper, axis=0))
 
     def play_set(self, features: np.ndarray) -> np.ndarray:
