@@ -264,3 +264,166 @@ def test_a_subclass_that_changes_the_batch_rule_acts_by_it_one_round_at_a_time()
     arms = [agent.act(x[t]) for t in range(40)]
     assert arms == [4] * 40                                # not the inherited uniform draw
     assert not _LastArm._lean_act_one and UniformAgent._lean_act_one and _KeepsTheRule._lean_act_one
+
+
+# -- the epoch agents' per-round path (issue 14, second pass) ------------------------------------------
+
+def _fit_state(fit):
+    """Everything a fit has accumulated or released, as comparable bytes."""
+    est = fit.result()
+    parts = [est.theta, est.width_matrix, np.array([est.width_scale])]
+    return b"".join(np.ascontiguousarray(p).tobytes() for p in parts), repr(fit.ledger.summary())
+
+
+@pytest.mark.parametrize("name", ["ridge", "iw-regression-dp", "ssp", "iw-glm-dp"])
+@pytest.mark.parametrize("n_rounds", [1, 3, 7, 50])
+def test_one_row_add_is_the_block_add_of_that_row_bit_for_bit(name, n_rounds):
+    """EpochFit._add_row == _add_clipped(x[None].copy(), [y]) on random rows, across stage ends (and the
+    empty stages of tiny fits), with the same noise draws; the caller's row is neither kept nor changed."""
+    from privbandit.links import logistic_link
+    from privbandit.oracles import make_oracle
+
+    budget = {} if name == "ridge" else dict(epsilon=1.0, delta=1e-5)
+    oracle = make_oracle(name, **budget)
+    link = logistic_link() if "glm" in name else None
+    rng = np.random.default_rng(n_rounds)
+    x, y = _inside(rng, n_rounds, 4), rng.uniform(-1, 1, n_rounds)
+    kw = dict(dim=4, bound=1.0, **({"link": link} if link else {}))
+    one, block = oracle.start(n_rounds, rng=7, **kw), oracle.start(n_rounds, rng=7, **kw)
+    for t in range(n_rounds):
+        row = x[t].copy()
+        one._add_row(row, float(y[t]))
+        block._add_clipped(x[t][None, :].copy(), np.array([y[t]]))
+        assert np.array_equal(row, x[t]) and one.n_seen == block.n_seen == t + 1 and one._closed == block._closed
+    assert _fit_state(one) == _fit_state(block)
+
+
+def test_one_row_add_still_refuses_a_full_or_finished_fit():
+    from privbandit.oracles import make_oracle
+
+    fit = make_oracle("ridge").start(2, dim=3, bound=1.0, rng=0)
+    fit._add_row(np.zeros(3), 0.5)
+    fit._add_row(np.zeros(3), 0.5)
+    with pytest.raises(ValueError, match="n_rounds=2"):
+        fit._add_row(np.zeros(3), 0.5)
+    fit.result()
+    with pytest.raises(RuntimeError, match="finished"):
+        fit._add_row(np.zeros(3), 0.5)
+
+
+class _SeesEveryRow(make_agent("elim-nonprivate").__class__):
+    """An elimination agent overriding _observe below the class with the lean one-row hook."""
+
+    def _observe(self, x, y):
+        self.seen = getattr(self, "seen", 0) + x.shape[0]
+        super()._observe(x, y)
+
+
+def test_a_subclass_that_overrides_observe_gets_every_step_loop_row():
+    from privbandit.agents.elimination import EliminationAgent
+
+    assert EliminationAgent._lean_observe_row and not _SeesEveryRow._lean_observe_row
+    spec = BanditSpec(n_arms=4, dim=3, horizon=30)
+    rng = np.random.default_rng(2)
+    x, r = _inside(rng, 30, 4, 3), rng.uniform(-1, 1, (30, 4))
+    mine, ref = _SeesEveryRow().reset(spec, rng=1), EliminationAgent().reset(spec, rng=1)
+    for t in range(30):
+        a, b = mine.act(x[t]), ref.act(x[t])
+        assert a == b
+        mine.update(x[t, a], float(r[t, a]))
+        ref.update(x[t, b], float(r[t, b]))
+    assert mine.seen == 30 and len(mine.estimates) == len(ref.estimates)
+
+
+@pytest.mark.parametrize("name", ["elim-jdp", "elim-nonprivate", "elim-ucb", "elim-jdp-ucb", "elim-glm-jdp"])
+def test_elimination_step_loop_chooses_what_the_batch_path_does(name):
+    """The elimination agents' lean per-round path (one-row fit adds, the pooled ridge, the one-context
+    planner) against the batch path, over several epochs with eliminations."""
+    spec = BanditSpec(n_arms=6, dim=4, horizon=600)
+    rng = np.random.default_rng(5)
+    x = _inside(rng, 600, 6, 4)
+    theta = np.array([0.8, -0.5, 0.2, 0.1])
+    r = np.clip(x @ theta + 0.1 * rng.standard_normal((600, 6)), -1, 1)
+    budget = dict(epsilon=1.0, delta=1e-5) if agent_is_private(name) else {}
+    kw = dict(first_epoch=32) if name == "elim-jdp-ucb" else {}
+    one, many = make_agent(name, **budget, **kw).reset(spec, rng=4), make_agent(name, **budget, **kw).reset(spec, rng=4)
+    loop = []
+    for t in range(600):
+        a = one.act(x[t])
+        one.update(x[t, a], float(r[t, a]))
+        loop.append(a)
+    t, arms = 0, []
+    while t < 600:
+        m = many.rounds_until_update()
+        a = many.act_batch(x[t:t + m])
+        many.update(x[np.arange(t, t + m), a], r[np.arange(t, t + m), a])
+        arms.extend(int(v) for v in a)
+        t += m
+    assert loop == arms and len(set(loop)) > 1
+    assert one._act_rng.random() == many._act_rng.random()
+
+
+def test_one_context_bounds_elimination_and_pick_are_the_batch_helpers_bit_for_bit():
+    from privbandit.agents.elimination import (_ELIMINATION_TOLERANCE, _bounds, _bounds_rows, _eliminate_all,
+                                               _eliminate_one, _pick, _stack, uniform_over)
+    from privbandit.links import identity_link, logistic_link
+    from privbandit.oracles import Estimate
+
+    rng = np.random.default_rng(11)
+    for trial in range(200):
+        k, d, j = rng.integers(1, 12), rng.integers(1, 8), rng.integers(1, 6)
+        link = identity_link() if trial % 3 else logistic_link()
+        ests = [Estimate(rng.normal(size=d), link, rng.normal(size=(d, d)) * rng.uniform(0.01, 3),
+                         rng.uniform(0, 2)) for _ in range(j)]
+        stack, x = _stack(ests), _inside(rng, k, d)
+        mean, width = _bounds_rows(stack, x, 2.0)
+        ref_mean, ref_width = _bounds(stack, x[None], 2.0)
+        assert np.array_equal(mean, ref_mean[:, 0]) and np.array_equal(width, ref_width[:, 0])
+        kept = _eliminate_one(mean, width, mean + width, _ELIMINATION_TOLERANCE)
+        ref = _eliminate_all(np.ones((1, k), dtype=bool), ref_mean, ref_width, ref_mean + ref_width,
+                             _ELIMINATION_TOLERANCE)[0]
+        assert np.array_equal(kept, ref) and kept.any()
+        mask = rng.random(k) < 0.5
+        mask[rng.integers(k)] = True
+        for u in (0.0, rng.random(), 0.999999):
+            assert _pick(mask, u) == uniform_over(mask[None], np.array([u]))[0]
+
+
+def test_the_spanner_certificate_with_the_callers_scale_is_the_certificate():
+    from privbandit.agents.spanner import _holds_all
+
+    rng = np.random.default_rng(12)
+    for n in (1, 3, 10, 16):
+        for s_min in (1e-9, 1e-5, 1e-4, 1e-2, 1.0):
+            q, _ = np.linalg.qr(rng.standard_normal((n, n)))
+            sub = (q * np.geomspace(1.0, s_min, n)) * rng.uniform(0.01, 100)
+            assert _holds_all(sub, float(np.maximum.reduce(np.abs(sub), axis=None))) == _holds_all(sub)
+
+
+def test_one_context_best_arms_are_the_batch_rule_with_ties_nan_and_inf():
+    from privbandit.agents.elimination import _best, _best_one
+
+    rng = np.random.default_rng(13)
+    for trial in range(400):
+        k = int(rng.integers(1, 12))
+        mask = rng.random(k) < 0.6
+        mask[rng.integers(k)] = True
+        score = rng.choice([0.0, 0.5, 1.0 - 1e-13, 1.0], size=k) if trial % 2 else rng.normal(size=k)
+        if trial % 5 == 0:
+            score[rng.integers(k)] = rng.choice([np.nan, np.inf, -np.inf, 1e308])
+        with np.errstate(invalid="ignore", over="ignore"):
+            ref = _best(mask[None], score[None])[0]
+            assert _best_one(mask, score) == ref.tolist()
+
+
+def test_the_one_row_information_weight_is_the_array_expression_bit_for_bit():
+    from privbandit.oracles.iw_jdp import iw_weights
+
+    rng = np.random.default_rng(14)
+    for _ in range(2000):
+        wx = rng.normal(size=(1, int(rng.integers(1, 20)))) * 10.0 ** rng.uniform(-8, 8)
+        gamma = float(10.0 ** rng.uniform(-6, 6))
+        ref = 1.0 / (1.0 + gamma * np.sqrt(np.add.reduce(wx * wx, axis=1)))
+        assert np.array_equal(iw_weights(wx, gamma), ref) and iw_weights(wx, gamma).shape == (1,)
+    two = rng.normal(size=(2, 5))
+    assert np.array_equal(iw_weights(two[:1], 0.3)[0], iw_weights(two, 0.3)[0])

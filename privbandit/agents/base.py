@@ -196,6 +196,14 @@ def _valid_row(features: Any, reward: Any, dim: int, bound: float) -> bool:
             and _inside_ball(features, bound))
 
 
+def _keeps_lean_hook(cls: type, hook: str, rules: tuple[str, ...]) -> bool:
+    """Whether ``cls`` may take its own ``hook`` (a lean per-round path): some class other than
+    :class:`Agent` defines it and no class below that one overrides one of ``rules`` (what the hook copies)."""
+    mro = cls.__mro__
+    owner = next(i for i, c in enumerate(mro) if hook in c.__dict__)
+    return mro[owner] is not Agent and not any(name in c.__dict__ for c in mro[:owner] for name in rules)
+
+
 class Agent(abc.ABC):
     """Interface of every agent (see the module docstring).
 
@@ -210,18 +218,20 @@ class Agent(abc.ABC):
     parameter_constraints: ClassVar[ParameterConstraints] = {}
     _lean_act_one: ClassVar[bool] = False
     """Whether ``act`` may take the class's own ``_act_one`` (set per class by ``__init_subclass__``)."""
+    _lean_observe_row: ClassVar[bool] = False
+    """Whether ``update`` may take the class's own ``_observe_row`` (set per class by ``__init_subclass__``)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        """Trust a lean ``_act_one`` only in the class that defines it and in subclasses that keep its rule.
+        """Trust a lean per-round hook only in the class that defines it and in subclasses that keep its rule.
 
         A subclass that overrides ``_choose``, ``_act`` or ``_scores`` below the class defining the lean
-        path changes the batch rule the lean path copies, so its ``act`` takes the batch rule on one context.
+        ``_act_one`` changes the batch rule the lean path copies, so its ``act`` takes the batch rule on one
+        context; likewise a subclass that overrides ``_observe`` below the class defining the lean
+        ``_observe_row`` gets its ``_observe`` for every row (the default one-row hook).
         """
         super().__init_subclass__(**kwargs)
-        mro = cls.__mro__
-        owner = next(i for i, c in enumerate(mro) if "_act_one" in c.__dict__)
-        cls._lean_act_one = mro[owner] is not Agent and not any(
-            name in c.__dict__ for c in mro[:owner] for name in ("_choose", "_act", "_scores"))
+        cls._lean_act_one = _keeps_lean_hook(cls, "_act_one", ("_choose", "_act", "_scores"))
+        cls._lean_observe_row = _keeps_lean_hook(cls, "_observe_row", ("_observe",))
 
     def __init__(self) -> None:
         self.spec: BanditSpec | None = None
@@ -332,7 +342,10 @@ class Agent(abc.ABC):
         spec = self._require_spec()
         if (_valid_row(chosen_features, rewards, spec.dim, spec.bound) and self.t < spec.horizon
                 and self.rounds_until_update() > 0):        # one valid row with room for it: the step loop
-            self._observe_row(chosen_features, float(rewards))
+            if self._lean_observe_row:
+                self._observe_row(chosen_features, float(rewards))
+            else:
+                Agent._observe_row(self, chosen_features, float(rewards))
             self.t += 1
             return
         fast = _fast_rows(chosen_features, rewards, spec.dim, spec.bound)
@@ -468,7 +481,17 @@ class EpochAgent(EpochScheduled):
 
     def _observe(self, x: np.ndarray, y: np.ndarray) -> None:
         self.fit._add_clipped(x, y)            # update has checked and clipped the rows to the fit's bounds
-        if self.t + x.shape[0] == int(self.epoch_ends[self.epoch]):
+        self._after_rows(x.shape[0])
+
+    def _observe_row(self, x: np.ndarray, y: float) -> None:
+        """One checked row (the step loop): the fit's one-row path (:meth:`EpochFit._add_row`), then what
+        :meth:`_observe` does after its rows (a subclass overriding ``_observe`` gets ``_observe`` instead)."""
+        self.fit._add_row(x, y)
+        self._after_rows(1)
+
+    def _after_rows(self, m: int) -> None:
+        """Close the epoch when the ``m`` rows just added to the fit (from round ``self.t`` on) complete it."""
+        if self.t + m == int(self.epoch_ends[self.epoch]):
             estimate = self._release()
             self.ledger.extend(self.fit.ledger, offset=self.epoch_start)
             self.estimates.append(estimate)

@@ -43,6 +43,7 @@ Source paper, `alg:batch-cb-meta`, `alg:plan`, `alg:batch-cb-JDP`, `appdx:regret
 from __future__ import annotations
 
 import dataclasses
+import math
 import numbers
 from typing import Any, Callable, ClassVar, Sequence
 
@@ -110,18 +111,25 @@ def _stack(estimates: Sequence[Estimate]) -> _Stack:
 def _bounds(stack: _Stack, x: np.ndarray, width_cap: float) -> tuple[np.ndarray, np.ndarray]:
     """Every stacked epoch's mean and capped radius, (J, m, K) each, for features ``x`` (m, K, d)."""
     m, k, d = x.shape
+    mean, width = _bounds_rows(stack, x.reshape(m * k, d), width_cap)
+    n_est = len(stack.estimates)      # the identity link's transposed view: one C-ordered copy for all epochs
+    return np.ascontiguousarray(mean).reshape(n_est, m, k), width.reshape(n_est, m, k)
+
+
+def _bounds_rows(stack: _Stack, rows: np.ndarray, width_cap: float) -> tuple[np.ndarray, np.ndarray]:
+    """Every stacked epoch's mean and capped radius, (J, n) each, for feature rows ``rows`` (n, d) (one
+    context's (K, d) in the step loop); with identity links the mean is a transposed view of the product."""
+    n, d = rows.shape
     n_est = len(stack.estimates)
-    proj = x.reshape(m * k, d) @ stack.basis
-    mphi = proj[:, n_est:].reshape(m * k, n_est, d)
+    proj = rows @ stack.basis
+    mphi = proj[:, n_est:].reshape(n, n_est, d)
     width = np.einsum("njd,njd->jn", mphi, mphi)         # ||M phi||^2, then in place: min(L c ||M phi||, cap)
     np.sqrt(width, out=width)
     np.multiply(stack.scale, width, out=width)
     np.minimum(width, width_cap, out=width)
-    if stack.identity:              # the identity link returns its argument: one transposed copy for all epochs
-        mean = proj[:, :n_est].T.copy()
-    else:
-        mean = np.stack([e.link(proj[:, j]) for j, e in enumerate(stack.estimates)])
-    return mean.reshape(n_est, m, k), width.reshape(n_est, m, k)
+    if stack.identity:              # the identity link returns its argument
+        return proj[:, :n_est].T, width
+    return np.stack([e.link(proj[:, j]) for j, e in enumerate(stack.estimates)]), width
 
 
 def _row_max(values: np.ndarray) -> np.ndarray:
@@ -249,6 +257,16 @@ def _best(mask: np.ndarray, score: np.ndarray) -> np.ndarray:
     return mask & (score >= (_row_max(score) - _TIE)[:, None])
 
 
+def _best_one(mask: np.ndarray, score: np.ndarray) -> list[bool]:
+    """:func:`_best` of one context, ``mask`` and ``score`` (K,), as Python bools: the same comparisons in
+    Python floats (a maximum is exact); a NaN or infinite score (sum not finite) takes :func:`_best` itself."""
+    values, keep = score.tolist(), mask.tolist()
+    if not math.isfinite(sum(values)):
+        return _best(mask[None], score[None])[0].tolist()
+    top = max([v for v, k in zip(values, keep) if k]) - _TIE
+    return [k and v >= top for v, k in zip(values, keep)]
+
+
 def cube_root_exploration(dim: int) -> Callable[[np.ndarray], np.ndarray]:
     """The default exploration schedule of greedy play: eps_t = min(1, (d / t)^(1/3)) for rounds t = 1, 2, ...
 
@@ -306,22 +324,23 @@ def uniform_over(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
     return np.argmax(np.cumsum(mask, axis=1) > target[:, None], axis=1)
 
 
-def _pick(mask: np.ndarray, u: float) -> int:
+def _pick(mask: np.ndarray | list[bool], u: float) -> int:
     """:func:`uniform_over` of one context: the floor(u n)-th True entry of ``mask`` (K,) (n = its count)."""
-    arms = np.flatnonzero(mask)
-    n = arms.shape[0]
-    return int(arms[min(int(u * n), n - 1)])
+    arms = [a for a, keep in enumerate(mask.tolist() if isinstance(mask, np.ndarray) else mask) if keep]
+    n = len(arms)
+    return arms[min(int(u * n), n - 1)]
 
 
 def _eliminate_one(mean: np.ndarray, width: np.ndarray, upper: np.ndarray, tolerance: float) -> np.ndarray:
     """:func:`_eliminate_all` of one context from all survivors: bounds (J, K) of the epochs whose tests run.
 
     The same comparisons: the conjunction of the J tests when it keeps an arm, else the tests in order,
-    each skipped when it would remove every survivor.
+    each skipped when it would remove every survivor. (The ufuncs' reductions are the array methods'
+    without their Python wrappers: a maximum and a conjunction are exact in any order.)
     """
-    passed = upper >= ((mean - width).max(axis=1) - tolerance)[:, None]
-    kept = passed.all(axis=0)
-    if kept.any():
+    passed = upper >= (np.maximum.reduce(mean - width, axis=1) - tolerance)[:, None]
+    kept = np.logical_and.reduce(passed, axis=0)
+    if True in kept.tolist():
         return kept
     kept = np.ones(mean.shape[1], dtype=bool)
     for test in passed:
@@ -370,8 +389,9 @@ class EliminationAgent(EpochAgent):
         public parameters and t only. Only with ``play="greedy"``.
     pooling : {"none", "ridge"}
         ``"ridge"``: release at each epoch end the ridge fit on ALL past rows (the ``ridge`` oracle's
-        fit, kept open over the run) instead of the epoch's own fit. Non-private only: a private oracle
-        never pools (its epochs compose in parallel only because each user enters one fit).
+        fit, kept open over the run) instead of the epoch's own fit (which then gets no rows: it would
+        never be released). Non-private only: a private oracle never pools (its epochs compose in
+        parallel only because each user enters one fit).
     first_epoch, growth : int, float
         The epoch schedule (:func:`~privbandit.agents.base.epoch_schedule`; default the paper's doubling).
 
@@ -439,15 +459,25 @@ class EliminationAgent(EpochAgent):
             self._pool = self._run_oracle.start(spec.horizon, dim=spec.dim, bound=spec.bound, link=spec.link, rng=0)
 
     def _observe(self, x: np.ndarray, y: np.ndarray) -> None:
-        if self._pool is not None:
-            self._pool._add_clipped(x, y)      # update has checked and clipped the rows to the pool's bound
-        super()._observe(x, y)
+        if self._pool is None:
+            super()._observe(x, y)
+            return
+        # pooled: the epoch's own fit would never be released, so only the pool learns (update has checked
+        # and clipped the rows to the pool's bound); the epoch bookkeeping is the same
+        self._pool._add_clipped(x, y)
+        self._after_rows(x.shape[0])
+
+    def _observe_row(self, x: np.ndarray, y: float) -> None:
+        if self._pool is None:
+            super()._observe_row(x, y)
+            return
+        self._pool._add_row(x, y)
+        self._after_rows(1)
 
     def _release(self) -> Estimate:
-        own = super()._release()
         if isinstance(self._pool, RidgeFit):
             return self._pool.current()
-        return own
+        return super()._release()
 
     def _on_epoch_end(self, estimate: Estimate) -> None:
         # estimates whose test can never remove an arm are skipped by the planner (same survivors)
@@ -491,23 +521,23 @@ class EliminationAgent(EpochAgent):
         """:meth:`_survivors` of one context ``x`` (K, d): the survivors (K,)."""
         if not self._informative:
             return np.ones(x.shape[0], dtype=bool)
-        mean, width = _bounds(self._stacked()[1], x[None], self.width_cap)
-        mean, width = mean[:, 0], width[:, 0]
+        mean, width = _bounds_rows(self._stacked()[1], x, self.width_cap)
         return _eliminate_one(mean, width, mean + width, _ELIMINATION_TOLERANCE)
 
-    def _survivors_and_best_one(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`_survivors_and_best` of one context ``x`` (K, d): survivors (K,) and the exploited arms (K,)."""
+    def _survivors_and_best_one(self, x: np.ndarray) -> tuple[np.ndarray, list[bool]]:
+        """:meth:`_survivors_and_best` of one context ``x`` (K, d): survivors (K,) and the exploited arms (K
+        Python bools)."""
         if self.play == "greedy":
             alive = self._survivors_one(x)
-            return alive, _best(alive[None], self.estimates[-1]._mean_checked(x[None]))[0]
+            return alive, _best_one(alive, self.estimates[-1]._mean_checked(x[None])[0])
         everything, _, index = self._stacked()
-        mean, width = _bounds(everything, x[None], self.width_cap)
-        mean, width = mean[:, 0], width[:, 0]
+        mean, width = _bounds_rows(everything, x, self.width_cap)
         upper = mean + width
-        alive = np.ones(x.shape[0], dtype=bool)
         if self._informative:
             alive = _eliminate_one(mean[index], width[index], upper[index], _ELIMINATION_TOLERANCE)
-        return alive, _best(alive[None], upper.min(axis=0)[None])[0]
+        else:
+            alive = np.ones(x.shape[0], dtype=bool)
+        return alive, _best_one(alive, np.minimum.reduce(upper, axis=0))
 
     def play_set(self, features: np.ndarray) -> np.ndarray:
         """The set the policy plays uniformly on, (m, K) booleans: the spanner of the survivors."""

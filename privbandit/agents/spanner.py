@@ -274,13 +274,13 @@ def _spanner_one(phi: np.ndarray, mask: np.ndarray, constant: float, max_swaps: 
     is dropped from the later updates and can never be the largest candidate; once every candidate is
     held, the remaining positions find only zeros and keep their unit vectors.
     """
-    arms = np.flatnonzero(mask).tolist()
+    arms = [a for a, keep in enumerate(mask.tolist()) if keep]      # np.flatnonzero(mask), as ints
     n = len(arms)
     if n == 1:                                  # a single candidate is its own spanner
         return mask.copy()
     sub = phi if n == mask.shape[0] else phi[arms]
-    scale = float(np.abs(sub).max())
-    if n == phi.shape[1] and n <= _WELL_POSED_MAX and scale > 0 and _holds_all(sub):
+    scale = float(np.maximum.reduce(np.abs(sub), axis=None))      # max |entry| (exact in any order)
+    if n == phi.shape[1] and n <= _WELL_POSED_MAX and scale > 0 and _holds_all(sub, scale):
         return mask.copy()
     tol = _RANK_TOL * (scale if scale > 0 else 1.0)
     rows = sub.T.tolist()                       # rows[i][c]: coefficient i of the c-th live candidate
@@ -314,7 +314,7 @@ def _spanner_one(phi: np.ndarray, mask: np.ndarray, constant: float, max_swaps: 
     return out
 
 
-def _holds_all(sub: np.ndarray) -> bool:
+def _holds_all(sub: np.ndarray, scale: float | None = None) -> bool:
     """Whether sigma_min of the square candidate matrix ``sub`` (n, n), n <= 16, is certified above
     ``_WELL_POSED * scale``, scale = max |entry| (:func:`_certified`); then step 1 of :func:`_spanner_chunk`
     holds every candidate, so the set is its own spanner (the algorithm's result, without running it).
@@ -327,13 +327,15 @@ def _holds_all(sub: np.ndarray) -> bool:
     has an entry of size >= (1e-4 - 3e-8) scale / 4 > _RANK_TOL * scale, so position i holds an arm too.
     A successful Cholesky factorization certifies lambda_min(sub sub^T) >= (1e-4 scale)^2 - 1e-11 scale^2
     (rounding of the product and the factorization, Higham Thm 10.3), i.e. sigma_min >= 0.99e-4 scale.
+    ``scale``, when given, must be that max |entry| (the caller's, computed once).
     """
     global _potrf
     if _potrf is None:                          # scipy on first use: `import privbandit` needs none
         from scipy.linalg.lapack import dpotrf as _potrf
-    scale = float(np.abs(sub).max())
+    if scale is None:
+        scale = float(np.abs(sub).max())
     gram = sub @ sub.T                          # one context: LAPACK's potrf directly (the batched
-    gram.flat[::sub.shape[0] + 1] -= (_WELL_POSED * scale) ** 2    # gufunc costs ~5x more per call)
+    gram.ravel()[::sub.shape[0] + 1] -= (_WELL_POSED * scale) ** 2    # gufunc costs ~5x more per call)
     return scale > 0 and _potrf(gram, lower=1, clean=0, overwrite_a=1)[1] == 0
 
 

@@ -247,10 +247,7 @@ class EpochFit(abc.ABC):
         self._check_open()
         m = x.shape[0]
         self._check_room(m)
-        if self._starts_of is not self.stage_sizes:     # stage boundaries as ints, computed once per fit
-            self._starts = [int(s) for s in self.stage_starts]
-            self._starts_of = self.stage_sizes
-        starts = self._starts
+        starts = self._int_starts()
         pos = 0
         while pos < m:
             row = self.n_seen + pos
@@ -263,6 +260,28 @@ class EpochFit(abc.ABC):
             if row + take == starts[stage + 1]:
                 self._close_through(stage)
         self.n_seen += m
+
+    def _add_row(self, x: np.ndarray, y: float) -> None:
+        """``_add_clipped(x[None, :].copy(), np.array([y]))`` for one checked and clipped row ``x`` (d,) and
+        its reward (the step loop's update), without the piece loop; neither keeps nor modifies ``x``."""
+        self._check_open()
+        self._check_room(1)
+        starts = self._int_starts()
+        row = self.n_seen
+        stage = self._closed
+        while starts[stage + 1] <= row:         # (only empty stages are skipped here)
+            stage += 1
+        self._add_rows(stage, row, x[None, :].copy(), np.array([y]))
+        if row + 1 == starts[stage + 1]:
+            self._close_through(stage)
+        self.n_seen = row + 1
+
+    def _int_starts(self) -> list[int]:
+        """:attr:`stage_starts` as Python ints, computed once per ``stage_sizes``."""
+        if self._starts_of is not self.stage_sizes:
+            self._starts = [int(s) for s in self.stage_starts]
+            self._starts_of = self.stage_sizes
+        return self._starts
 
     def _close_through(self, stage: int) -> None:
         while self._closed <= stage:

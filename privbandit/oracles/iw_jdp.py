@@ -201,8 +201,15 @@ def _op_norm(a: np.ndarray) -> float:
 
 
 def iw_weights(wx: np.ndarray, gamma: float) -> np.ndarray:
-    """The information weights 1 / (1 + gamma ||W phi||) of rows ``wx`` = (W phi_t)_t, shape (m,)."""
-    return 1.0 / (1.0 + gamma * np.sqrt(np.add.reduce(wx * wx, axis=1)))   # np.linalg.norm(wx, axis=1)
+    """The information weights 1 / (1 + gamma ||W phi||) of rows ``wx`` = (W phi_t)_t, shape (m,).
+
+    One row (the step loop's update) takes the same squared norm and then Python floats: sqrt, *, + and /
+    are IEEE-rounded alike in both, so the weight is the array expression's, bit for bit.
+    """
+    sq = np.add.reduce(wx * wx, axis=1)                 # np.linalg.norm(wx, axis=1), squared
+    if sq.shape[0] == 1:
+        return np.array([1.0 / (1.0 + gamma * math.sqrt(float(sq[0])))])
+    return 1.0 / (1.0 + gamma * np.sqrt(sq))
 
 
 @dataclass(frozen=True)
