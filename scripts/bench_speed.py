@@ -130,8 +130,8 @@ def time_agents(names, spec, x, r, repeats: int) -> list[str]:
             loop_us[name].append(s_loop / n * 1e6)
             batch_rps[name].append(n / s_batch)
             same[name] &= bool(np.array_equal(a_loop, a_batch))
-    lines = [f"| agent | step loop us/round, median (range) | batch path rounds/s, median (range) | same arms | "
-             f"target (step loop) |", "|---|---|---|---|---|"]
+    lines = ["| agent | step loop us/round, median (range) | batch path rounds/s, median (range) | same arms | "
+             "target (step loop) |", "|---|---|---|---|---|"]
     for name in names:
         med = float(np.median(loop_us[name]))
         target = LOOP_TARGETS.get(name, EPOCH_TARGET if isinstance(_make(name), EpochAgent) else None)
