@@ -14,6 +14,7 @@ import pytest
 
 from privbandit._validation import check_array, check_rows
 from privbandit.agents import BanditSpec, UniformAgent, agent_is_private, make_agent
+from privbandit.agents.checks import play_batch, play_loop
 from privbandit.agents.base import _fast_rows, _inside_ball, uniform_choice
 from privbandit.agents.squarecb import _igw, _igw_draw
 from privbandit.privacy import ClippingWarning
@@ -210,19 +211,9 @@ def test_per_round_path_chooses_and_draws_what_the_batch_path_does(name):
     x = _inside(rng, 140, 6, 4)
     r = rng.uniform(-1, 1, size=(140, 6))
     budget = dict(epsilon=1.0, delta=1e-5) if agent_is_private(name) else {}
-    one, many = make_agent(name, **budget).reset(spec, rng=4), make_agent(name, **budget).reset(spec, rng=4)
-    loop = []
-    for t in range(140):
-        a = one.act(x[t])
-        one.update(x[t, a], float(r[t, a]))
-        loop.append(a)
-    t, arms = 0, []
-    while t < 140:
-        m = many.rounds_until_update()
-        a = many.act_batch(x[t:t + m])
-        many.update(x[np.arange(t, t + m), a], r[np.arange(t, t + m), a])
-        arms.extend(int(v) for v in a)
-        t += m
+    one, many = make_agent(name, **budget), make_agent(name, **budget)
+    loop, arms = play_loop(one, x, r, rng=4).tolist(), play_batch(many, x, r, rng=4).actions.tolist()
+    assert one.spec == many.spec == spec
     assert loop == arms and len(set(loop)) > 1
     assert one._act_rng.random() == many._act_rng.random()   # the same number of uniforms was drawn
 
@@ -346,19 +337,9 @@ def test_elimination_step_loop_chooses_what_the_batch_path_does(name):
     r = np.clip(x @ theta + 0.1 * rng.standard_normal((600, 6)), -1, 1)
     budget = dict(epsilon=1.0, delta=1e-5) if agent_is_private(name) else {}
     kw = dict(first_epoch=32) if name == "elim-jdp-ucb" else {}
-    one, many = make_agent(name, **budget, **kw).reset(spec, rng=4), make_agent(name, **budget, **kw).reset(spec, rng=4)
-    loop = []
-    for t in range(600):
-        a = one.act(x[t])
-        one.update(x[t, a], float(r[t, a]))
-        loop.append(a)
-    t, arms = 0, []
-    while t < 600:
-        m = many.rounds_until_update()
-        a = many.act_batch(x[t:t + m])
-        many.update(x[np.arange(t, t + m), a], r[np.arange(t, t + m), a])
-        arms.extend(int(v) for v in a)
-        t += m
+    one, many = make_agent(name, **budget, **kw), make_agent(name, **budget, **kw)
+    loop, arms = play_loop(one, x, r, rng=4).tolist(), play_batch(many, x, r, rng=4).actions.tolist()
+    assert one.spec == many.spec == spec
     assert loop == arms and len(set(loop)) > 1
     assert one._act_rng.random() == many._act_rng.random()
 
