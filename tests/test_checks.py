@@ -247,6 +247,20 @@ class RawRidgeRelease(EliminationAgent):
         return Ridge().fit(x, y)
 
 
+class StepLoopLeak(EliminationAgent):
+    """Its lean per-round path peeks at the last raw row: after a row -B e_d / 2 it plays the next arm.
+
+    The batch path never peeks, and on a stream without such a row the two paths agree."""
+
+    def _observe_row(self, x, y):
+        self.peek = x[-1] < 0 and not x[:-1].any()
+        super()._observe_row(x, y)
+
+    def _act_one(self, x):
+        arm = super()._act_one(x)
+        return (arm + 1) % x.shape[0] if getattr(self, "peek", False) else arm
+
+
 class HalfSensitivityTree(SSLinUCBAgent):
     """Its tree nodes' noise calibrated to half the node sensitivity (the ledger, trusting it, is happy)."""
 
@@ -351,3 +365,16 @@ def test_sensitivity_ratio_in_each_mechanisms_norm():
     assert sensitivity_ratio(gauss, rows, moved, local=True) == np.inf                     # two records changed
     assert sensitivity_ratio(ball, rows, rows * 0 + [2.0, 0.0], local=False) == np.inf    # outside the ball
     assert sensitivity_ratio(gauss, rows, rows[:2]) == np.inf and sensitivity_ratio(gauss, rows, rows) == 0.0
+
+
+def test_the_release_replay_holds_the_step_loop_to_the_same_data_flow():
+    """A leak only in the lean per-round path: the step loop equals the batch path on an ordinary stream, and
+    only the neighbour's replay through the step loop (act one round at a time) sees the leak."""
+    from privbandit.agents.checks import check_actions_depend_only_on_releases, check_step_loop_equals_batch_path
+
+    def leaky():
+        return StepLoopLeak("iw-regression-dp", epsilon=1.0, delta=1e-5, play="ucb")
+
+    check_step_loop_equals_batch_path(leaky, horizon=HORIZON)
+    with pytest.raises(ContractError, match="in the step loop"):
+        check_actions_depend_only_on_releases(leaky, horizon=HORIZON)

@@ -330,24 +330,29 @@ def check_ledger_within_budget(agent: AgentLike, *, n_arms: int = 4, dim: int = 
     ledger_within_spec(name, "agent", "rounds", a.privacy, a.ledger, horizon)
 
 
-def _replayed_runs(build: Callable[[], Agent], n_arms: int, dim: int, horizon: int, rng: int, check: str) -> list:
+def _replayed_runs(build: Callable[[], Agent], n_arms: int, dim: int, horizon: int, rng: int, check: str,
+                   play: Callable[..., np.ndarray] | None = None) -> list:
     """For users u in {0, T // 3}: play stream D recording every release, then its neighbour D' (user u's data
     changed, :func:`~privbandit.oracles.checks.neighbours_at`) with the same seed, replaying them.
 
+    ``play`` (default: the batch path) plays a run and returns its actions; :func:`play_loop` replays the
+    step loop (its releases are recorded and replayed one round at a time, as they are made).
+
     Returns (u, tape of D, actions on D, tape of D', actions on D') for each u.
     """
+    play = play or (lambda agent, x, r, seed: play_batch(agent, x, r, seed).actions)
     x, r = _stream(n_arms, dim, horizon, rng)
     runs = []
     for user in sorted({0, horizon // 3}):
         (x1, r1), (x2, r2) = neighbours_at(x, r, user)
         with ReleaseTape() as tape:
-            first = play_batch(build(), x1, r1, rng).actions
+            first = play(build(), x1, r1, rng)
         if not len(tape):
             raise ContractError(check, "the agent released nothing through privbandit's mechanisms: a private agent "
                                        "must release through them (privbandit.privacy) to be checked and accounted")
         try:
             with ReleaseTape(replay=tape) as again:
-                second = play_batch(build(), x2, r2, rng).actions
+                second = play(build(), x2, r2, rng)
         except ReplayMismatch as exc:
             raise ContractError(check, f"changing user {user}'s data changed the releases ({exc}): what is "
                                        "released, and when, must not depend on the data") from exc
@@ -392,8 +397,10 @@ def check_actions_depend_only_on_releases(agent: AgentLike, *, n_arms: int = 4, 
 
     For users u in {0, T // 3}: play stream D (user u's features and rewards at one extreme), recording every
     release; play the neighbour D' (user u's at the other extreme) with the same seed while every release
-    returns the first run's output. Every user other than u must get the same arm, and the second run must
-    make the same releases (number and shapes): what an agent releases, and when, is public. This is the
+    returns the first run's output; both runs once through ``act_batch`` and once through the step loop
+    (``act`` one round at a time, the lean per-round path). Every user other than u must get the same arm,
+    and the second run must make the same releases (number and shapes): what an agent releases, and when, is
+    public. This is the
     data flow joint DP needs (`def:JDP-interactive`; local DP implies it). Nothing to check for a
     non-private agent.
 
@@ -406,11 +413,13 @@ def check_actions_depend_only_on_releases(agent: AgentLike, *, n_arms: int = 4, 
     build = _builder(agent)
     if not build().privacy.is_private:
         return
-    for user, _, first, _, second in _replayed_runs(build, n_arms, dim, horizon, rng, name):
-        differ = [t for t in np.flatnonzero(first != second) if t != user]
-        if differ:
-            raise ContractError(name, f"changing only user {user}'s data changed user {differ[0]}'s arm though every "
-                                      "release was the same: the agent acts on data it did not release")
+    for path, play in (("", None), (" in the step loop (act one round at a time)", play_loop)):
+        for user, _, first, _, second in _replayed_runs(build, n_arms, dim, horizon, rng, name, play):
+            differ = [t for t in np.flatnonzero(first != second) if t != user]
+            if differ:
+                raise ContractError(name, f"changing only user {user}'s data changed user {differ[0]}'s arm{path} "
+                                          "though every release was the same: the agent acts on data it did not "
+                                          "release")
 
 
 def check_bad_input_errors(agent: AgentLike, *, n_arms: int = 4, dim: int = 3, horizon: int = 256,
