@@ -27,6 +27,7 @@ from typing import Any, Callable, ClassVar
 
 import numpy as np
 
+from .._kernels import einsum
 from .._validation import (
     POSITIVE_INT,
     InstanceOf,
@@ -151,7 +152,7 @@ def _inside_ball(features: np.ndarray, bound: float) -> bool:
         bb = bound * bound
         norm = math.hypot(*features.tolist())
         return bb >= _GATE_TINY and norm * norm <= bb * (1.0 - _GATE_SLACK * (features.shape[0] + 1))
-    sq = np.einsum("...i,...i->...", features, features)     # the test clip_features starts with
+    sq = einsum("...i,...i->...", features, features)     # the test clip_features starts with (np.einsum)
     if sq.size <= 64:                     # one context: Python floats (a NaN makes the sum NaN)
         norms = sq.ravel().tolist()
         return max(norms) <= bound * bound and not math.isnan(sum(norms))

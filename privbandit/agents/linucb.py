@@ -203,10 +203,12 @@ class LinUCBAgent(_UCBAgent):
 
         V^{-1} <- V^{-1} - (V^{-1} x)(V^{-1} x)^T / (1 + x^T V^{-1} x), in the preallocated buffers; the
         same floating-point operations as the textbook expression (x.T @ y of one row is x y exactly).
+        Products are ``ndarray.dot``, the BLAS call ``@`` ends in without ``matmul``'s dispatch (same values,
+        tested).
         """
         self.xty += x * y
-        vx = np.matmul(self.v_inv, x, out=self._vx)
-        q = float(x @ vx)
+        vx = self.v_inv.dot(x, out=self._vx)
+        q = float(x.dot(vx))
         np.multiply(vx[:, None], vx / (1.0 + q), out=self._dd)
         self.v_inv -= self._dd
         self.logdet += math.log1p(q)
@@ -214,7 +216,7 @@ class LinUCBAgent(_UCBAgent):
     def _refresh(self, t: int) -> None:
         np.add(self.v_inv, self.v_inv.T, out=self._dd)            # symmetrise in place: 0.5 (V^-1 + V^-T)
         self.v_inv = np.multiply(self._dd, 0.5, out=self.v_inv)
-        self.theta_ = self.v_inv @ self.xty
+        self.theta_ = self.v_inv.dot(self.xty)
         self.v_inv_sqrt_ = None                # formed lazily, only for multi-context batches
         if self.radius == "practical":         # per-phi: c sd(noise part) + the regularizer's bias
             self.radius_parts_ = (self.noise_scale, self._bias)
@@ -235,10 +237,10 @@ class LinUCBAgent(_UCBAgent):
         The products run in the run's buffers and the per-arm arithmetic in Python floats: the same IEEE
         operations as ``mean + beta * sqrt(max(w, 0))`` on arrays, so every path scores alike.
         """
-        xv = np.matmul(x, self.v_inv, out=self._xv)
+        xv = x.dot(self.v_inv, out=self._xv)
         w = np.add.reduce(np.multiply(xv, x, out=xv), axis=1, out=self._w).tolist()   # x_a^T V^{-1} x_a
         beta = self.beta_
-        return [m + beta * math.sqrt(max(q, 0.0)) for m, q in zip((x @ self.theta_).tolist(), w)]
+        return [m + beta * math.sqrt(max(q, 0.0)) for m, q in zip(x.dot(self.theta_).tolist(), w)]
 
     def _scores(self, features: np.ndarray) -> np.ndarray:
         if features.shape[0] == 1:             # one context (the step loop, a batch of one): no einsum overhead

@@ -271,10 +271,10 @@ class SpectralStagesFit(EpochFit):
         self.trace: list[dict[str, float]] = []
 
     def _add_w_rows(self, x: np.ndarray) -> None:
-        wx = x @ self.w
-        half = x @ self._w_half
+        wx = x.dot(self.w)                     # ndarray.dot: ``@`` without matmul's dispatch (one row per round)
+        half = x.dot(self._w_half)
         weights = iw_weights(wx, self.params.gamma)
-        self._h_sum += (half * weights[:, None]).T @ half
+        self._h_sum += (half * weights[:, None]).T.dot(half)
 
     def _close_w_stage(self, stage: int) -> None:
         start, stop = self.stage_range(stage)
@@ -385,10 +385,10 @@ class IWRegressionDPFit(SpectralStagesFit):
         if stage < self.n_w_stages:
             self._add_w_rows(x)
             return
-        wx = x @ self.w
+        wx = x.dot(self.w)
         u = wx * iw_weights(wx, self.params.gamma)[:, None]
-        self._psi += u.T @ y
-        self._psi_mat += u.T @ x
+        self._psi += u.T.dot(y)
+        self._psi_mat += u.T.dot(x)
 
     def _close_stage(self, stage: int) -> None:
         if stage < self.n_w_stages:
@@ -520,8 +520,8 @@ class IWFixedPFit(EpochFit):
         self._noise_sd = 0.0
 
     def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
-        wx = x @ self.w
-        self._psi += (wx * iw_weights(wx, self.gamma)[:, None]).T @ y
+        wx = x.dot(self.w)                     # ndarray.dot: ``@`` without matmul's dispatch (one row per round)
+        self._psi += (wx * iw_weights(wx, self.gamma)[:, None]).T.dot(y)
 
     def _close_stage(self, stage: int) -> None:
         start, stop = self.stage_range(stage)

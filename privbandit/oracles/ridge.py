@@ -49,8 +49,9 @@ class RidgeFit(EpochFit):
         self.xty = np.zeros(self.dim)
 
     def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
-        self.gram += x.T @ x
-        self.xty += x.T @ y
+        # ndarray.dot: the BLAS call ``@`` ends in, without matmul's dispatch (the step loop adds one row at a time)
+        self.gram += x.T.dot(x)
+        self.xty += x.T.dot(y)
 
     def current(self) -> Estimate:
         """The ridge estimate of every row added so far; the fit stays open for more rows.
