@@ -277,3 +277,98 @@ def test_the_one_context_elimination_and_pick_equal_the_batched_ones():
         u = float(rng.random()) if trial % 5 else 1.0 - 1e-17
         assert _pick(batched, u) == uniform_over(batched[None], np.array([u]))[0]
     assert conflicts > 50, "the sequential replay must be exercised"
+
+
+def _ucb_agent_with(estimates, spec):
+    """An elimination agent with UCB play whose releases are ``estimates`` (in order)."""
+    agent = EliminationAgent("ridge", play="ucb").reset(spec, rng=0)
+    for est in estimates:
+        agent.estimates.append(est)
+        agent._on_epoch_end(est)
+    return agent
+
+
+def _shortcut_contexts(rng, m, k, d, trial):
+    """Contexts inside the unit ball: norms over several scales, duplicated arms (ties), sometimes a zero or a
+    tiny row (which leave the pass to the full product)."""
+    x = rng.standard_normal((m, k, d))
+    x *= (rng.uniform(0.01, 1.0, (m, k, 1)) ** 2) / np.linalg.norm(x, axis=2, keepdims=True)
+    x[:, -1] = x[:, 0]
+    if trial % 7 == 0:
+        x[rng.integers(m), rng.integers(k)] = 0.0 if trial % 2 else 1e-120
+    return x
+
+
+def test_the_ucb_shortcut_gives_the_full_pass_survivors_and_exploited_arms_bit_for_bit():
+    """UCB play's shortcut (earlier non-informative epochs left out of a pass when every row certifies that
+    their upper bound exceeds the latest one's) against the full pass, on releases with wide early
+    estimates, ties, and zero or tiny rows; every left-out epoch's upper bound is above the latest's."""
+    from privbandit.agents.elimination import _bounds
+
+    rng = np.random.default_rng(21)
+    fired = full = 0
+    for trial in range(120):
+        k, d = int(rng.integers(2, 9)), int(rng.integers(1, 9))
+        spec = BanditSpec(n_arms=k, dim=d, horizon=10_000)
+        wide = [Estimate(rng.normal(size=d) * rng.uniform(0, 0.4) / math.sqrt(d), identity_link(),
+                         np.eye(d) + 0.1 * rng.standard_normal((d, d)), rng.uniform(0.8, 3.0))
+                for _ in range(int(rng.integers(1, 5)))]
+        narrow = [_estimate(rng, d, rng.uniform(0.005, 0.2)) for _ in range(int(rng.integers(1, 4)))]
+        order = wide + narrow if trial % 4 else narrow[:1] + wide + narrow[1:]
+        agent = _ucb_agent_with(order, spec)
+        x = _shortcut_contexts(rng, int(rng.integers(64, 300)), k, d, trial)
+        alive, best = agent._survivors_and_best(x)
+        stack, _ = agent._ucb_stack(x)
+        left_out = [j for j, e in enumerate(order) if all(e is not s for s in stack.estimates)]
+        mean, width = _bounds(agent._stacked()[0], x, agent.width_cap)
+        upper = mean + width
+        for j in left_out:
+            assert not any(e is order[j] for e in agent._informative) and j < len(order) - 1
+            assert (upper[j] > upper[-1]).all()
+        fired += bool(left_out)
+        agent._cut = (None,)                     # the full pass, as before the shortcut
+        ref_alive, ref_best = agent._survivors_and_best(x)
+        full += agent._ucb_stack(x)[0] is agent._stacked()[0]
+        assert np.array_equal(alive, ref_alive) and np.array_equal(best, ref_best)
+    assert fired > 25 and full == 120
+
+
+def test_this_blas_gives_a_products_entries_for_any_subset_of_rows_and_columns_up_to_d_12():
+    """The UCB shortcut computes a subset of the stacked product's columns (and the step loop one context's
+    rows): up to an inner dimension of _CUT_MAX_DIM every entry must come out the same bits."""
+    from privbandit.agents.elimination import _CUT_MAX_DIM
+
+    rng = np.random.default_rng(22)
+    for _ in range(150):
+        d, j, n = int(rng.integers(1, _CUT_MAX_DIM + 1)), int(rng.integers(1, 16)), int(rng.integers(1, 3000))
+        basis = rng.standard_normal((d, j * (d + 1))) * np.exp(rng.standard_normal((d, j * (d + 1))))
+        rows = rng.standard_normal((n, d))
+        full = rows @ basis
+        keep = np.sort(rng.choice(j, size=int(rng.integers(1, j + 1)), replace=False))
+        cols = np.concatenate([keep, j + (keep[:, None] * d + np.arange(d)).ravel()])
+        assert np.array_equal(rows @ np.ascontiguousarray(basis[:, cols]), full[:, cols])
+        few = rng.integers(0, n, size=min(n, 10))
+        assert np.array_equal(rows[few] @ basis, full[few])
+
+
+def test_elim_ucb_step_loop_and_batch_path_choose_the_same_arms_while_the_shortcut_leaves_epochs_out(monkeypatch):
+    import gymnasium as gym
+
+    from privbandit.agents import elimination
+    from privbandit.agents.checks import play_batch, play_loop
+
+    env = gym.make("PrivLinCB-v0", n_arms=8, dim=8, horizon=4096, family="heavy-tailed", max_episode_steps=4096)
+    env.reset(seed=3)
+    batch = env.unwrapped.sample_batch(4096)
+    left_out = []
+    stack_for = elimination._Shortcut.stack_for
+
+    def spy(self, x):
+        out = stack_for(self, x)
+        left_out.append(len(self.estimates) - len(out[0].estimates))
+        return out
+
+    monkeypatch.setattr(elimination._Shortcut, "stack_for", spy)
+    arms = play_batch(make_agent("elim-ucb"), batch.features, batch.rewards, rng=7).actions
+    assert max(left_out) >= 3
+    assert np.array_equal(play_loop(make_agent("elim-ucb"), batch.features, batch.rewards, rng=7), arms)
