@@ -372,3 +372,17 @@ def test_elim_ucb_step_loop_and_batch_path_choose_the_same_arms_while_the_shortc
     arms = play_batch(make_agent("elim-ucb"), batch.features, batch.rewards, rng=7).actions
     assert max(left_out) >= 3
     assert np.array_equal(play_loop(make_agent("elim-ucb"), batch.features, batch.rewards, rng=7), arms)
+
+
+def test_greedy_plays_step_loop_rates_computed_ahead_are_the_one_round_rates_bit_for_bit():
+    rng = np.random.default_rng(23)
+    for d in (1, 3, 10, 37):
+        spec = BanditSpec(n_arms=3, dim=d, horizon=12_000)
+        agent = EliminationAgent("ridge", play="greedy").reset(spec, rng=0)
+        t = 0
+        while t < spec.horizon + 2:
+            agent.t = t                          # the rounds played so far (update moves it by 1 or a batch)
+            assert agent._next_rate() == float(agent._exploration_rates(0, 1)[0])
+            t += 1 if rng.random() < 0.9 else int(rng.integers(2, 3000))
+        agent.t = 5
+        assert agent._next_rate() == float(agent._exploration_rates(0, 1)[0])     # after a reset, say

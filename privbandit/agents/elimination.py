@@ -73,6 +73,7 @@ _PLAN_CHUNK = 4096
 _PLAY_BUDGET = 1 << 19   # entries of the (mK, J (d + 1)) product per pass of the UCB and greedy rules (4 MiB:
                          # at d = K = 10 the pass over m contexts runs ~1.3x faster than with 16 MiB passes)
 _FEW = 256            # arrays this small take numpy's reductions (one call) instead of one pass per arm
+_RATE_BLOCK = 4096     # rounds of greedy play's default exploration rates the step loop computes at once
 _TIE = 1e-12          # scores this close to the best are ties (broken by the agent's uniform)
 _ELIMINATION_TOLERANCE = 1e-12   # slack of the elimination test (surviving_actions' default)
 
@@ -557,6 +558,8 @@ class EliminationAgent(EpochAgent):
         self._stacks: tuple[_Stack, _Stack | None, np.ndarray | slice] | None = None   # see _stacked
         self._cut: tuple[_Shortcut | None] | None = None      # see _ucb_stack
         self._spreads: list[tuple[float, float, float]] = []  # _spread of every release (UCB play)
+        self._rates: list[float] = []                          # see _next_rate
+        self._rates_from = 0
         self._pool: EpochFit | None = None
         self._max_swaps = _max_swaps(self._require_spec().dim, self.spanner_constant)   # the spanner's default cap
         if self.pooling == "ridge":     # one ridge fit over the whole run, read (never finished) at epoch ends
@@ -615,10 +618,22 @@ class EliminationAgent(EpochAgent):
         alive, best = self._survivors_and_best_one(x)
         if self.play == "ucb":
             return _pick(best, u)
-        eps = float(self._exploration_rates(0, 1)[0])
+        eps = self._next_rate()
         if u < eps:                              # explore with u / eps_t, exploit with (u - eps_t) / (1 - eps_t)
             return _pick(self._spanner_one(x, alive) if self.spanner else alive, u / eps)
         return _pick(best, (u - eps) / (1.0 - eps))
+
+    def _next_rate(self) -> float:
+        """eps_t of the next round, ``float(self._exploration_rates(0, 1)[0])``: the default schedule's rates
+        are computed :data:`_RATE_BLOCK` rounds ahead (the same elementwise operations on the same rounds, and
+        always rates), a user's ``exploration`` one round at a time (checked each round, as before)."""
+        if self.exploration is not None:
+            return float(self._exploration_rates(0, 1)[0])
+        i = self.t - self._rates_from
+        if not 0 <= i < len(self._rates):
+            ahead = max(1, min(_RATE_BLOCK, self._require_spec().horizon - self.t))
+            self._rates, self._rates_from, i = self._exploration_rates(0, ahead).tolist(), self.t, 0
+        return self._rates[i]
 
     def _spanner_one(self, x: np.ndarray, alive: np.ndarray) -> np.ndarray:
         """The spanner of one context's survivors (:func:`~privbandit.agents.spanner.barycentric_spanner_one`)."""
