@@ -386,3 +386,14 @@ def test_greedy_plays_step_loop_rates_computed_ahead_are_the_one_round_rates_bit
             t += 1 if rng.random() < 0.9 else int(rng.integers(2, 3000))
         agent.t = 5
         assert agent._next_rate() == float(agent._exploration_rates(0, 1)[0])     # after a reset, say
+
+
+def test_the_one_context_pick_reads_all_single_and_other_masks_as_uniform_over():
+    rng = np.random.default_rng(24)
+    for k in range(1, 12):
+        masks = [np.ones(k, dtype=bool), np.eye(k, dtype=bool)[k // 2], rng.random(k) < 0.5]
+        masks[-1][0] = True
+        for mask in masks:
+            for u in (0.0, 0.3, 0.5, 0.999, 1.0 - 1e-17, float(rng.random())):
+                ref = uniform_over(mask[None], np.array([u]))[0]
+                assert _pick(mask, u) == ref and _pick(mask.tolist(), u) == ref

@@ -429,9 +429,15 @@ def uniform_over(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
 
 
 def _pick(mask: np.ndarray | list[bool], u: float) -> int:
-    """:func:`uniform_over` of one context: the floor(u n)-th True entry of ``mask`` (K,) (n = its count)."""
-    arms = [a for a, keep in enumerate(mask.tolist() if isinstance(mask, np.ndarray) else mask) if keep]
-    n = len(arms)
+    """:func:`uniform_over` of one context: the floor(u n)-th True entry of ``mask`` (K,) (n = its count).
+    All arms (the floor(u K)-th) and a single arm (its index) are read off without listing the arms."""
+    keep = mask.tolist() if isinstance(mask, np.ndarray) else mask
+    n = keep.count(True)
+    if n == len(keep):
+        return min(int(u * n), n - 1)
+    if n == 1:
+        return keep.index(True)
+    arms = [a for a, k in enumerate(keep) if k]
     return arms[min(int(u * n), n - 1)]
 
 

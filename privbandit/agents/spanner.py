@@ -274,8 +274,9 @@ def _spanner_one(phi: np.ndarray, mask: np.ndarray, constant: float, max_swaps: 
     is dropped from the later updates and can never be the largest candidate; once every candidate is
     held, the remaining positions find only zeros and keep their unit vectors.
     """
-    arms = [a for a, keep in enumerate(mask.tolist()) if keep]      # np.flatnonzero(mask), as ints
-    n = len(arms)
+    keep = mask.tolist()
+    n = keep.count(True)                        # np.flatnonzero(mask) as ints (a range when all are candidates)
+    arms = range(n) if n == len(keep) else [a for a, k in enumerate(keep) if k]
     if n == 1:                                  # a single candidate is its own spanner
         return mask.copy()
     sub = phi if n == mask.shape[0] else phi[arms]
