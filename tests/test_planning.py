@@ -397,3 +397,53 @@ def test_the_one_context_pick_reads_all_single_and_other_masks_as_uniform_over()
             for u in (0.0, 0.3, 0.5, 0.999, 1.0 - 1e-17, float(rng.random())):
                 ref = uniform_over(mask[None], np.array([u]))[0]
                 assert _pick(mask, u) == ref and _pick(mask.tolist(), u) == ref
+
+
+def test_ucb_plays_one_context_exploited_arms_are_the_batch_rules_with_ties_conflicts_and_overflow():
+    """_ucb_best_one (the top arms first, checked against every informative test) == the batch rule's exploited
+    arms, on releases whose tests conflict (invalid intervals), with tied arms and overflowing scores."""
+    rng = np.random.default_rng(25)
+    shortcut = fallback = 0
+    for trial in range(400):
+        k, d = int(rng.integers(1, 9)), int(rng.integers(1, 6))
+        spec = BanditSpec(n_arms=k, dim=d, horizon=1000)
+        ests = [_estimate(rng, d, rng.uniform(0.001, 0.3) if trial % 3 else rng.uniform(0.5, 3.0))
+                for _ in range(int(rng.integers(1, 5)))]
+        if trial % 11 == 0:
+            ests[-1] = Estimate(rng.choice([-1.0, 1.0], size=d) * 1e308, identity_link(), np.eye(d), 0.1)
+        x = rng.uniform(-1, 1, (k, d)) / math.sqrt(d)
+        if trial % 2 and k > 1:
+            x[-1] = x[0]                                     # tied arms
+        with np.errstate(over="ignore", invalid="ignore"):
+            agent = _ucb_agent_with(ests, spec)
+            ref = agent._survivors_and_best(x[None])[1][0].tolist()
+            got = agent._ucb_best_one(x)
+            alive = agent._survivors_and_best(x[None])[0][0] if agent._informative else None
+        assert got == ref
+        if alive is not None and not alive.all():
+            shortcut += 1
+        fallback += trial % 11 == 0
+    assert shortcut > 50 and fallback > 10
+
+
+def test_ucb_plays_one_context_exploited_arms_match_the_batch_rule_on_nan_inf_and_tied_bounds(monkeypatch):
+    """The same comparison with the bounds themselves scripted: NaN, +-inf and exact ties included."""
+    from privbandit.agents import elimination
+
+    rng = np.random.default_rng(26)
+    table = {}
+    monkeypatch.setattr(elimination, "_bounds_rows", lambda stack, rows, cap: table["bounds"])
+    for trial in range(600):
+        k, d = int(rng.integers(1, 7)), 2
+        ests = [_estimate(rng, d, 0.01) for _ in range(int(rng.integers(1, 4)))]
+        with np.errstate(over="ignore", invalid="ignore"):
+            agent = _ucb_agent_with(ests, BanditSpec(n_arms=k, dim=d, horizon=100))
+        j = len(agent.estimates)
+        mean = rng.choice([-0.5, 0.0, 0.25, 0.5], size=(j, k)) if trial % 2 else rng.normal(size=(j, k))
+        width = rng.choice([0.0, 0.1, 0.5], size=(j, k)) if trial % 3 else rng.uniform(0, 1, (j, k))
+        if trial % 4 == 0:
+            mean[rng.integers(j), rng.integers(k)] = rng.choice([np.nan, np.inf, -np.inf])
+        table["bounds"] = (mean, width)
+        x = np.zeros((k, d))
+        with np.errstate(invalid="ignore"):
+            assert agent._ucb_best_one(x) == agent._survivors_and_best(x[None])[1][0].tolist()

@@ -621,9 +621,9 @@ class EliminationAgent(EpochAgent):
         if self.play == "spanner" or not self.estimates:
             alive = self._survivors_one(x)
             return _pick(self._spanner_one(x, alive) if self.spanner else alive, u)
-        alive, best = self._survivors_and_best_one(x)
         if self.play == "ucb":
-            return _pick(best, u)
+            return _pick(self._ucb_best_one(x), u)
+        alive, best = self._survivors_and_best_one(x)
         eps = self._next_rate()
         if u < eps:                              # explore with u / eps_t, exploit with (u - eps_t) / (1 - eps_t)
             return _pick(self._spanner_one(x, alive) if self.spanner else alive, u / eps)
@@ -653,19 +653,33 @@ class EliminationAgent(EpochAgent):
         return _eliminate_one(mean, width, mean + width, _ELIMINATION_TOLERANCE)
 
     def _survivors_and_best_one(self, x: np.ndarray) -> tuple[np.ndarray, list[bool]]:
-        """:meth:`_survivors_and_best` of one context ``x`` (K, d): survivors (K,) and the exploited arms (K
-        Python bools)."""
-        if self.play == "greedy":
-            alive = self._survivors_one(x)
-            return alive, _best_one(alive, self.estimates[-1]._mean_checked(x[None])[0])
+        """:meth:`_survivors_and_best` of one context ``x`` (K, d) for greedy play: survivors (K,) and the
+        exploited arms (K Python bools)."""
+        alive = self._survivors_one(x)
+        return alive, _best_one(alive, self.estimates[-1]._mean_checked(x))
+
+    def _ucb_best_one(self, x: np.ndarray) -> list[bool]:
+        """UCB play's exploited arms of one context ``x`` (K, d), K Python bools: ``_survivors_and_best(x[None])
+        [1][0]``. The arms with the top score over all arms come first: when each passes every informative
+        test, it is in the tests' conjunction (so a survivor) and the survivors' top score is theirs, so they
+        are the answer (the same comparisons in Python floats); otherwise, and for a score that is not
+        finite, the survivors come first (:func:`_eliminate_one`, :func:`_best_one`)."""
         everything, _, index = self._stacked()
         mean, width = _bounds_rows(everything, x, self.width_cap)
         upper = mean + width
-        if self._informative:
-            alive = _eliminate_one(mean[index], width[index], upper[index], _ELIMINATION_TOLERANCE)
-        else:
-            alive = np.ones(x.shape[0], dtype=bool)
-        return alive, _best_one(alive, np.minimum.reduce(upper, axis=0))
+        score = np.minimum.reduce(upper, axis=0)
+        if not self._informative:
+            return _best_one(np.ones(x.shape[0], dtype=bool), score)
+        mean, width, upper = mean[index], width[index], upper[index]
+        values = score.tolist()
+        if math.isfinite(sum(values)):
+            cut = max(values) - _TIE
+            top = [v >= cut for v in values]
+            thresholds = (np.maximum.reduce(mean - width, axis=1) - _ELIMINATION_TOLERANCE).tolist()
+            if all(all(u >= t for u, t in zip(upper[:, a].tolist(), thresholds))
+                   for a, best in enumerate(top) if best):
+                return top
+        return _best_one(_eliminate_one(mean, width, upper, _ELIMINATION_TOLERANCE), score)
 
     def play_set(self, features: np.ndarray) -> np.ndarray:
         """The set the policy plays uniformly on, (m, K) booleans: the spanner of the survivors."""
