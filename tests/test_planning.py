@@ -447,3 +447,24 @@ def test_ucb_plays_one_context_exploited_arms_match_the_batch_rule_on_nan_inf_an
         x = np.zeros((k, d))
         with np.errstate(invalid="ignore"):
             assert agent._ucb_best_one(x) == agent._survivors_and_best(x[None])[1][0].tolist()
+
+
+@pytest.mark.parametrize("name", ["elim-ldp-greedy", "elim-nonprivate-greedy"])
+def test_greedy_play_step_loop_chooses_what_the_batch_path_does(name):
+    """Greedy play's lean per-round path (rates computed ahead, the latest mean on one context, the
+    spanner when exploring) against the batch path, past the first block of rates."""
+    from privbandit.agents.checks import play_batch, play_loop
+
+    rng = np.random.default_rng(27)
+    t, k, d = 5000, 5, 4
+    x = rng.standard_normal((t, k, d))
+    x /= np.maximum(1.0, np.linalg.norm(x, axis=2, keepdims=True))
+    r = np.clip(x @ np.array([0.8, -0.5, 0.2, 0.1]) + 0.1 * rng.standard_normal((t, k)), -1, 1)
+
+    def make():
+        if name == "elim-ldp-greedy":
+            return make_agent(name, epsilon=1.0, delta=1e-5)
+        return make_agent("elim-nonprivate", play="greedy")
+
+    loop, arms = play_loop(make(), x, r, rng=3), play_batch(make(), x, r, rng=3).actions
+    assert np.array_equal(loop, arms) and len(set(loop.tolist())) > 1
