@@ -365,7 +365,7 @@ def test_elim_ucb_step_loop_and_batch_path_choose_the_same_arms_while_the_shortc
 
     def spy(self, x):
         out = stack_for(self, x)
-        left_out.append(len(self.estimates) - len(out[0].estimates))
+        left_out.append(0 if out is None else len(self.estimates) - len(out[0].estimates))
         return out
 
     monkeypatch.setattr(elimination._Shortcut, "stack_for", spy)

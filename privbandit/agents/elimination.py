@@ -250,10 +250,12 @@ class _Shortcut:
         ok = np.minimum.reduce(self.directions.T @ rows.T, axis=1) > 0.0
         return {j for j, good in zip(self.candidates, ok.tolist()) if good}
 
-    def stack_for(self, x: np.ndarray) -> tuple[_Stack, np.ndarray | slice | None]:
+    def stack_for(self, x: np.ndarray) -> tuple[_Stack, np.ndarray | slice | None] | None:
         """The stack of the epochs a pass over ``x`` needs and the index of their informative tests among
-        them (None: none), cached per set of epochs."""
+        them (None: none), cached per set of epochs; None when the pass needs every epoch."""
         keep = self.needed(x)
+        if len(keep) == len(self.estimates):
+            return None
         if keep not in self.kept:
             tests = [i for i, j in enumerate(keep) if self.informative[j]]
             index: np.ndarray | slice | None = None
@@ -263,11 +265,10 @@ class _Shortcut:
         return self.kept[keep]
 
 
-def _spread(estimate: Estimate, bound: float, width_cap: float) -> tuple[float, float, float]:
-    """What :class:`_Shortcut` needs of one released estimate (one SVD, once per release): h = min(s
-    sigma_min(M), width_cap / B), s sigma_max(M) and e / (d u) = ||theta|| + s ||M||_F + width_cap / B."""
+def _spread(estimate: Estimate, sv: np.ndarray, bound: float, width_cap: float) -> tuple[float, float, float]:
+    """What :class:`_Shortcut` needs of one released estimate, given M's singular values ``sv``: h = min(s
+    sigma_min(M), width_cap / B), s sigma_max(M) and E = ||theta|| + s ||M||_F + width_cap / B."""
     s = estimate.link.lipschitz * estimate.width_scale
-    sv = np.linalg.svd(estimate.width_matrix, compute_uv=False)
     reach = width_cap / bound
     error = float(np.linalg.norm(estimate.theta) + s * np.sqrt(np.sum(sv * sv))) + reach
     return min(float(s * sv.min()), reach), float(s * sv.max()), error
@@ -396,9 +397,19 @@ def can_eliminate(estimate: Estimate, bound: float, width_cap: float = 2.0) -> b
     ----------
     Source paper, `alg:plan`, `eq:eliminate`.
     """
+    return _can_eliminate(estimate, _singular_values(estimate), bound, width_cap)
+
+
+def _singular_values(estimate: Estimate) -> np.ndarray:
+    """The singular values of an estimate's width matrix M (one SVD per release, shared by the agent's uses)."""
+    return np.linalg.svd(estimate.width_matrix, compute_uv=False)
+
+
+def _can_eliminate(estimate: Estimate, singular_values: np.ndarray, bound: float, width_cap: float) -> bool:
+    """:func:`can_eliminate` given M's singular values."""
     norm = float(np.linalg.norm(estimate.theta))
     lip = estimate.link.lipschitz
-    smin = float(np.linalg.svd(estimate.width_matrix, compute_uv=False).min())
+    smin = float(singular_values.min())
     return not (estimate.width_scale * smin >= norm and 2.0 * bound * lip * norm <= width_cap)
 
 
@@ -595,10 +606,11 @@ class EliminationAgent(EpochAgent):
 
     def _on_epoch_end(self, estimate: Estimate) -> None:
         # estimates whose test can never remove an arm are skipped by the planner (same survivors)
-        if can_eliminate(estimate, self._require_spec().bound, self.width_cap):
+        bound, sv = self._require_spec().bound, _singular_values(estimate)
+        if _can_eliminate(estimate, sv, bound, self.width_cap):
             self._informative.append(estimate)
         if self.play == "ucb":
-            self._spreads.append(_spread(estimate, self._require_spec().bound, self.width_cap))
+            self._spreads.append(_spread(estimate, sv, bound, self.width_cap))
         self._stacks = self._cut = None
 
     def _stacked(self) -> tuple[_Stack, _Stack | None, np.ndarray | slice]:
@@ -783,9 +795,9 @@ class EliminationAgent(EpochAgent):
             self._cut = (_shortcut(self.estimates, [id(e) in informative for e in self.estimates], self._spreads),)
         cut = self._cut[0]
         if cut is not None and features.shape[0] >= _CUT_MIN_PASS:
-            stack, index = cut.stack_for(features)
-            if len(stack.estimates) < len(self.estimates):
-                return stack, index
+            kept = cut.stack_for(features)
+            if kept is not None:
+                return kept
             self._cut = (None,)
         everything, _, index = self._stacked()
         return everything, index if self._informative else None
