@@ -168,3 +168,27 @@ def test_without_numpys_cholesky_gufunc_the_batched_spanner_is_unchanged(monkeyp
     for name, phi in (("good", good), ("mixed", mixed)):
         np.testing.assert_array_equal(barycentric_spanner(phi), expected[name])
         np.testing.assert_array_equal(barycentric_spanner(phi), _algorithm(phi, np.ones(phi.shape[:2], bool), 2.0))
+
+
+def test_the_one_context_certificate_decides_as_the_keyword_lapack_call_on_the_c_ordered_product():
+    """_holds_all factors gram.T in place with positional arguments; the decisions are those of the plain call
+    dpotrf(gram, lower=1) on the C-ordered shifted product, across condition numbers around the threshold."""
+    from scipy.linalg.lapack import dpotrf
+
+    from privbandit.agents.spanner import _WELL_POSED, _holds_all
+
+    rng = np.random.default_rng(31)
+    decided = set()
+    for trial in range(600):
+        n = int(rng.integers(1, 17))
+        q, _ = np.linalg.qr(rng.standard_normal((n, n)))
+        s_min = _WELL_POSED * rng.uniform(0.5, 2.0) if trial % 2 else 10.0 ** rng.uniform(-8, 0)
+        sub = (q * np.geomspace(1.0, s_min, n)) * rng.uniform(0.01, 100)
+        scale = float(np.abs(sub).max())
+        gram = sub @ sub.T
+        assert np.array_equal(gram, gram.T)
+        gram.ravel()[::n + 1] -= (_WELL_POSED * scale) ** 2
+        ref = dpotrf(gram, lower=1, clean=0, overwrite_a=0)[1] == 0
+        assert _holds_all(sub) == ref
+        decided.add(ref)
+    assert decided == {True, False}

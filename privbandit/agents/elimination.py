@@ -20,7 +20,9 @@ run in one vectorised pass (contexts whose tests conflict are replayed epoch by 
 vectorised spanner computation (:mod:`.spanner`). Past estimates whose test provably keeps every arm
 (:func:`can_eliminate`) are skipped. The step loop's ``act`` runs the same planner on one context
 (:func:`_eliminate_one`, :func:`~privbandit.agents.spanner.barycentric_spanner_one`) with the same
-arithmetic and the same uniform, so it chooses what ``act_batch`` chooses.
+arithmetic and the same uniform, so it chooses what ``act_batch`` chooses. UCB play's batch passes leave out
+earlier non-informative epochs whose upper bounds provably exceed the latest epoch's on every row of
+the pass (:class:`_Shortcut`: the same scores and arms).
 
 Practical play (issue 12). Elimination always runs first; ``play`` then picks among the survivors:
 ``"spanner"`` (default, the paper's rule above), ``"ucb"`` (the survivor whose tightest upper bound
@@ -71,6 +73,7 @@ _PLAN_CHUNK = 4096
 _PLAY_BUDGET = 1 << 19   # entries of the (mK, J (d + 1)) product per pass of the UCB and greedy rules (4 MiB:
                          # at d = K = 10 the pass over m contexts runs ~1.3x faster than with 16 MiB passes)
 _FEW = 256            # arrays this small take numpy's reductions (one call) instead of one pass per arm
+_RATE_BLOCK = 4096     # rounds of greedy play's default exploration rates the step loop computes at once
 _TIE = 1e-12          # scores this close to the best are ties (broken by the agent's uniform)
 _ELIMINATION_TOLERANCE = 1e-12   # slack of the elimination test (surviving_actions' default)
 
@@ -187,6 +190,108 @@ def _eliminate_all(alive: np.ndarray, mean: np.ndarray, width: np.ndarray, upper
     return kept
 
 
+_CUT_MAX_DIM = 12        # the UCB shortcut computes a subset of the stacked product's columns; this BLAS
+                         # (OpenBLAS 0.3.31) gives every entry the same bits for any subset of rows and columns
+                         # only up to an inner dimension of 12 (tests/test_planning.py checks it), so above that
+                         # the shortcut is off and the results stay those of the full product
+_CUT_SLACK = 1e-9        # relative margin of the shortcut's certificate (rounding errors are below 1e-12)
+_CUT_TINY = 1e-100       # a feature row shorter than this (or zero) leaves the pass to the full product
+_CUT_SAMPLE = 32         # contexts the shortcut tries first (a pass it certifies nothing on turns it off)
+_CUT_MIN_PASS = 64       # passes over fewer contexts (short epochs) take the full product
+
+
+@dataclasses.dataclass(frozen=True)
+class _Shortcut:
+    """UCB play without the epochs that cannot matter: built once per epoch, used per pass (:meth:`stack_for`).
+
+    UCB play reads an epoch tau's bounds twice: in its elimination test when tau is informative
+    (:func:`can_eliminate`), and through its upper bound u_tau = f_tau + b_tau in the score min_tau u_tau.
+    A non-informative epoch tau other than the latest, L, thus matters only through the score, and not
+    even there on a row phi where u_tau(phi) > u_L(phi). A pass leaves such an epoch out (its columns of
+    the stacked product, its widths) when every row of the pass certifies it: the same survivors and the
+    same score (a minimum is exact), hence the same arms.
+
+    Certificate (identity links). Let s = L_nu c, h = min(s sigma_min(M), width_cap / B) and E = ||theta|| +
+    s ||M||_F + width_cap / B of an epoch. Inside the ball, ||M phi|| >= sigma_min(M) ||phi|| and width_cap
+    >= (width_cap / B) ||phi||, so the computed u_tau(phi) >= <theta_tau, phi> + h_tau ||phi|| - r_tau, and
+    ||M_L phi|| <= sigma_max(M_L) ||phi||, so the computed u_L(phi) <= <theta_L, phi> + s_L sigma_max(M_L)
+    ||phi|| + r_L, where the rounding errors r <= 2 (d + 4) u E ||phi|| (u = 2^-53; products, sums of
+    squares, square roots, the SVD's singular values, the cap). One product of the rows [phi, ||phi||] (m K, d + 1) against
+    ``directions`` = [theta_tau - theta_L; h_tau - s_L sigma_max(M_L) - slack_tau], slack_tau = 1e-9
+    (E_tau + E_L) + 1e-200, gives v(phi) with an error below 2 (d + 4) u (E_tau + E_L) ||phi||; tau is left
+    out when every row has ||phi|| >= 1e-100 and v(phi) > 0. Then u_tau(phi) > u_L(phi) on every row: for
+    d <= 12 the slack is over 1e5 times the rounding errors, and 1e-200 ||phi|| >= 1e-300 covers underflow.
+    """
+
+    estimates: tuple[Estimate, ...]
+    informative: tuple[bool, ...]
+    candidates: tuple[int, ...]             # non-informative epochs before the latest, which a pass may leave out
+    directions: np.ndarray                  # (d + 1, n_candidates), see above
+    kept: dict = dataclasses.field(default_factory=dict)     # cache: epochs computed -> (stack, tests' index)
+
+    def needed(self, x: np.ndarray) -> tuple[int, ...]:
+        """The epochs a pass over contexts ``x`` (m, K, d), m >= 1, must compute (all but those certified).
+        The first :data:`_CUT_SAMPLE` contexts go first: what they do not certify, the pass cannot."""
+        certified = self._certified(x[:_CUT_SAMPLE])
+        if certified and x.shape[0] > _CUT_SAMPLE:
+            certified &= self._certified(x[_CUT_SAMPLE:])
+        return tuple(j for j in range(len(self.estimates)) if j not in certified)
+
+    def _certified(self, x: np.ndarray) -> set[int]:
+        """The candidates that every row of contexts ``x`` (m, K, d) certifies (see the class docstring)."""
+        m, k, d = x.shape
+        rows = np.empty((m * k, d + 1))                  # [phi, ||phi||]
+        rows[:, :d] = x.reshape(m * k, d)
+        norm = rows[:, d]
+        np.einsum("nd,nd->n", rows[:, :d], rows[:, :d], out=norm)
+        np.sqrt(norm, out=norm)
+        if not np.minimum.reduce(norm) >= _CUT_TINY:      # True for NaN too
+            return set()
+        ok = np.minimum.reduce(self.directions.T @ rows.T, axis=1) > 0.0
+        return {j for j, good in zip(self.candidates, ok.tolist()) if good}
+
+    def stack_for(self, x: np.ndarray) -> tuple[_Stack, np.ndarray | slice | None] | None:
+        """The stack of the epochs a pass over ``x`` needs and the index of their informative tests among
+        them (None: none), cached per set of epochs; None when the pass needs every epoch."""
+        keep = self.needed(x)
+        if len(keep) == len(self.estimates):
+            return None
+        if keep not in self.kept:
+            tests = [i for i, j in enumerate(keep) if self.informative[j]]
+            index: np.ndarray | slice | None = None
+            if tests:
+                index = np.s_[tests[0]:tests[-1] + 1] if tests[-1] - tests[0] + 1 == len(tests) else np.array(tests)
+            self.kept[keep] = (_stack([self.estimates[j] for j in keep]), index)
+        return self.kept[keep]
+
+
+def _spread(estimate: Estimate, sv: np.ndarray, bound: float, width_cap: float) -> tuple[float, float, float]:
+    """What :class:`_Shortcut` needs of one released estimate, given M's singular values ``sv``: h = min(s
+    sigma_min(M), width_cap / B), s sigma_max(M) and E = ||theta|| + s ||M||_F + width_cap / B."""
+    s = estimate.link.lipschitz * estimate.width_scale
+    reach = width_cap / bound
+    error = float(np.linalg.norm(estimate.theta) + s * np.sqrt(np.sum(sv * sv))) + reach
+    return min(float(s * sv.min()), reach), float(s * sv.max()), error
+
+
+def _shortcut(estimates: Sequence[Estimate], informative: Sequence[bool],
+              spreads: Sequence[tuple[float, float, float]]) -> _Shortcut | None:
+    """The :class:`_Shortcut` of the released estimates (``informative`` flags each, ``spreads`` holds their
+    :func:`_spread`), or None when it has no candidate or does not apply (a link other than the identity,
+    d above :data:`_CUT_MAX_DIM`)."""
+    ests = tuple(estimates)
+    candidates = tuple(j for j in range(len(ests) - 1) if not informative[j])
+    if not candidates or ests[-1].theta.shape[0] > _CUT_MAX_DIM or not all(e.link.is_identity for e in ests):
+        return None
+    _, top_last, error_last = spreads[-1]
+    directions = np.empty((ests[-1].theta.shape[0] + 1, len(candidates)))
+    for c, j in enumerate(candidates):
+        h, _, error = spreads[j]
+        directions[:-1, c] = ests[j].theta - ests[-1].theta
+        directions[-1, c] = h - top_last - (_CUT_SLACK * (error + error_last) + 1e-200)
+    return _Shortcut(ests, tuple(informative), candidates, directions)
+
+
 def surviving_actions(estimates: Sequence[Estimate], features: np.ndarray, *, width_cap: float = 2.0,
                       tolerance: float = _ELIMINATION_TOLERANCE) -> np.ndarray:
     """The planner's elimination (`alg:plan`, eq. `eq:eliminate`) for a batch of contexts.
@@ -292,9 +397,19 @@ def can_eliminate(estimate: Estimate, bound: float, width_cap: float = 2.0) -> b
     ----------
     Source paper, `alg:plan`, `eq:eliminate`.
     """
+    return _can_eliminate(estimate, _singular_values(estimate), bound, width_cap)
+
+
+def _singular_values(estimate: Estimate) -> np.ndarray:
+    """The singular values of an estimate's width matrix M (one SVD per release, shared by the agent's uses)."""
+    return np.linalg.svd(estimate.width_matrix, compute_uv=False)
+
+
+def _can_eliminate(estimate: Estimate, singular_values: np.ndarray, bound: float, width_cap: float) -> bool:
+    """:func:`can_eliminate` given M's singular values."""
     norm = float(np.linalg.norm(estimate.theta))
     lip = estimate.link.lipschitz
-    smin = float(np.linalg.svd(estimate.width_matrix, compute_uv=False).min())
+    smin = float(singular_values.min())
     return not (estimate.width_scale * smin >= norm and 2.0 * bound * lip * norm <= width_cap)
 
 
@@ -325,9 +440,15 @@ def uniform_over(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
 
 
 def _pick(mask: np.ndarray | list[bool], u: float) -> int:
-    """:func:`uniform_over` of one context: the floor(u n)-th True entry of ``mask`` (K,) (n = its count)."""
-    arms = [a for a, keep in enumerate(mask.tolist() if isinstance(mask, np.ndarray) else mask) if keep]
-    n = len(arms)
+    """:func:`uniform_over` of one context: the floor(u n)-th True entry of ``mask`` (K,) (n = its count).
+    All arms (the floor(u K)-th) and a single arm (its index) are read off without listing the arms."""
+    keep = mask.tolist() if isinstance(mask, np.ndarray) else mask
+    n = keep.count(True)
+    if n == len(keep):
+        return min(int(u * n), n - 1)
+    if n == 1:
+        return keep.index(True)
+    arms = [a for a, k in enumerate(keep) if k]
     return arms[min(int(u * n), n - 1)]
 
 
@@ -452,6 +573,10 @@ class EliminationAgent(EpochAgent):
         super()._reset()
         self._informative: list[Estimate] = []
         self._stacks: tuple[_Stack, _Stack | None, np.ndarray | slice] | None = None   # see _stacked
+        self._cut: tuple[_Shortcut | None] | None = None      # see _ucb_stack
+        self._spreads: list[tuple[float, float, float]] = []  # _spread of every release (UCB play)
+        self._rates: list[float] = []                          # see _next_rate
+        self._rates_from = 0
         self._pool: EpochFit | None = None
         self._max_swaps = _max_swaps(self._require_spec().dim, self.spanner_constant)   # the spanner's default cap
         if self.pooling == "ridge":     # one ridge fit over the whole run, read (never finished) at epoch ends
@@ -481,9 +606,12 @@ class EliminationAgent(EpochAgent):
 
     def _on_epoch_end(self, estimate: Estimate) -> None:
         # estimates whose test can never remove an arm are skipped by the planner (same survivors)
-        if can_eliminate(estimate, self._require_spec().bound, self.width_cap):
+        bound, sv = self._require_spec().bound, _singular_values(estimate)
+        if _can_eliminate(estimate, sv, bound, self.width_cap):
             self._informative.append(estimate)
-        self._stacks = None
+        if self.play == "ucb":
+            self._spreads.append(_spread(estimate, sv, bound, self.width_cap))
+        self._stacks = self._cut = None
 
     def _stacked(self) -> tuple[_Stack, _Stack | None, np.ndarray | slice]:
         """All released estimates stacked, the informative ones stacked (None if none) and their indices
@@ -505,13 +633,25 @@ class EliminationAgent(EpochAgent):
         if self.play == "spanner" or not self.estimates:
             alive = self._survivors_one(x)
             return _pick(self._spanner_one(x, alive) if self.spanner else alive, u)
-        alive, best = self._survivors_and_best_one(x)
         if self.play == "ucb":
-            return _pick(best, u)
-        eps = float(self._exploration_rates(0, 1)[0])
+            return _pick(self._ucb_best_one(x), u)
+        alive, best = self._survivors_and_best_one(x)
+        eps = self._next_rate()
         if u < eps:                              # explore with u / eps_t, exploit with (u - eps_t) / (1 - eps_t)
             return _pick(self._spanner_one(x, alive) if self.spanner else alive, u / eps)
         return _pick(best, (u - eps) / (1.0 - eps))
+
+    def _next_rate(self) -> float:
+        """eps_t of the next round, ``float(self._exploration_rates(0, 1)[0])``: the default schedule's rates
+        are computed :data:`_RATE_BLOCK` rounds ahead (the same elementwise operations on the same rounds, and
+        always rates), a user's ``exploration`` one round at a time (checked each round, as before)."""
+        if self.exploration is not None:
+            return float(self._exploration_rates(0, 1)[0])
+        i = self.t - self._rates_from
+        if not 0 <= i < len(self._rates):
+            ahead = max(1, min(_RATE_BLOCK, self._require_spec().horizon - self.t))
+            self._rates, self._rates_from, i = self._exploration_rates(0, ahead).tolist(), self.t, 0
+        return self._rates[i]
 
     def _spanner_one(self, x: np.ndarray, alive: np.ndarray) -> np.ndarray:
         """The spanner of one context's survivors (:func:`~privbandit.agents.spanner.barycentric_spanner_one`)."""
@@ -525,19 +665,33 @@ class EliminationAgent(EpochAgent):
         return _eliminate_one(mean, width, mean + width, _ELIMINATION_TOLERANCE)
 
     def _survivors_and_best_one(self, x: np.ndarray) -> tuple[np.ndarray, list[bool]]:
-        """:meth:`_survivors_and_best` of one context ``x`` (K, d): survivors (K,) and the exploited arms (K
-        Python bools)."""
-        if self.play == "greedy":
-            alive = self._survivors_one(x)
-            return alive, _best_one(alive, self.estimates[-1]._mean_checked(x[None])[0])
+        """:meth:`_survivors_and_best` of one context ``x`` (K, d) for greedy play: survivors (K,) and the
+        exploited arms (K Python bools)."""
+        alive = self._survivors_one(x)
+        return alive, _best_one(alive, self.estimates[-1]._mean_checked(x))
+
+    def _ucb_best_one(self, x: np.ndarray) -> list[bool]:
+        """UCB play's exploited arms of one context ``x`` (K, d), K Python bools: ``_survivors_and_best(x[None])
+        [1][0]``. The arms with the top score over all arms come first: when each passes every informative
+        test, it is in the tests' conjunction (so a survivor) and the survivors' top score is theirs, so they
+        are the answer (the same comparisons in Python floats); otherwise, and for a score that is not
+        finite, the survivors come first (:func:`_eliminate_one`, :func:`_best_one`)."""
         everything, _, index = self._stacked()
         mean, width = _bounds_rows(everything, x, self.width_cap)
         upper = mean + width
-        if self._informative:
-            alive = _eliminate_one(mean[index], width[index], upper[index], _ELIMINATION_TOLERANCE)
-        else:
-            alive = np.ones(x.shape[0], dtype=bool)
-        return alive, _best_one(alive, np.minimum.reduce(upper, axis=0))
+        score = np.minimum.reduce(upper, axis=0)
+        if not self._informative:
+            return _best_one(np.ones(x.shape[0], dtype=bool), score)
+        mean, width, upper = mean[index], width[index], upper[index]
+        values = score.tolist()
+        if math.isfinite(sum(values)):
+            cut = max(values) - _TIE
+            top = [v >= cut for v in values]
+            thresholds = (np.maximum.reduce(mean - width, axis=1) - _ELIMINATION_TOLERANCE).tolist()
+            if all(all(u >= t for u, t in zip(upper[:, a].tolist(), thresholds))
+                   for a, best in enumerate(top) if best):
+                return top
+        return _best_one(_eliminate_one(mean, width, upper, _ELIMINATION_TOLERANCE), score)
 
     def play_set(self, features: np.ndarray) -> np.ndarray:
         """The set the policy plays uniformly on, (m, K) booleans: the spanner of the survivors."""
@@ -621,15 +775,32 @@ class EliminationAgent(EpochAgent):
         if self.play == "greedy":
             alive = self._survivors(features)
             return alive, _best(alive, self.estimates[-1].mean(features))
-        # UCB: one pass gives every estimate's bounds; elimination uses the informative ones (as
+        # UCB: one pass gives every needed estimate's bounds; elimination uses the informative ones (as
         # surviving_actions does), the score is the top of each arm's intersected interval over all of them
-        everything, _, index = self._stacked()
-        mean, width = _bounds(everything, features, self.width_cap)
+        stack, index = self._ucb_stack(features)
+        mean, width = _bounds(stack, features, self.width_cap)
         upper = mean + width
         alive = np.ones(features.shape[:2], dtype=bool)
-        if self._informative:
+        if index is not None:
             alive = _eliminate_all(alive, mean, width, upper, _ELIMINATION_TOLERANCE, index)
         return alive, _best(alive, np.min(upper, axis=0))
+
+    def _ucb_stack(self, features: np.ndarray) -> tuple[_Stack, np.ndarray | slice | None]:
+        """The estimates UCB play computes on ``features`` (m, K, d), stacked, and the index of the informative
+        tests among them (None: none): every released estimate, or the :class:`_Shortcut`'s selection (the
+        same survivors and scores). A pass that leaves nothing out turns the shortcut off until the next
+        release; passes over fewer than :data:`_CUT_MIN_PASS` contexts take every estimate."""
+        if self._cut is None:
+            informative = {id(e) for e in self._informative}
+            self._cut = (_shortcut(self.estimates, [id(e) in informative for e in self.estimates], self._spreads),)
+        cut = self._cut[0]
+        if cut is not None and features.shape[0] >= _CUT_MIN_PASS:
+            kept = cut.stack_for(features)
+            if kept is not None:
+                return kept
+            self._cut = (None,)
+        everything, _, index = self._stacked()
+        return everything, index if self._informative else None
 
     def _exploration_rates(self, offset: int, m: int) -> np.ndarray:
         """eps_t of the rounds t = self.t + offset + 1, ..., self.t + offset + m (public: t and d only)."""

@@ -274,8 +274,9 @@ def _spanner_one(phi: np.ndarray, mask: np.ndarray, constant: float, max_swaps: 
     is dropped from the later updates and can never be the largest candidate; once every candidate is
     held, the remaining positions find only zeros and keep their unit vectors.
     """
-    arms = [a for a, keep in enumerate(mask.tolist()) if keep]      # np.flatnonzero(mask), as ints
-    n = len(arms)
+    keep = mask.tolist()
+    n = keep.count(True)                        # np.flatnonzero(mask) as ints (a range when all are candidates)
+    arms = range(n) if n == len(keep) else [a for a, k in enumerate(keep) if k]
     if n == 1:                                  # a single candidate is its own spanner
         return mask.copy()
     sub = phi if n == mask.shape[0] else phi[arms]
@@ -336,7 +337,10 @@ def _holds_all(sub: np.ndarray, scale: float | None = None) -> bool:
         scale = float(np.abs(sub).max())
     gram = sub @ sub.T                          # one context: LAPACK's potrf directly (the batched
     gram.ravel()[::sub.shape[0] + 1] -= (_WELL_POSED * scale) ** 2    # gufunc costs ~5x more per call)
-    return scale > 0 and _potrf(gram, lower=1, clean=0, overwrite_a=1)[1] == 0
+    # gram.T is gram in Fortran order (numpy computes A A^T as one triangle and mirrors it, and any
+    # successful factorization of the shifted product certifies), factored in place without a copy;
+    # positional arguments (lower=1, clean=0, overwrite_a=1) skip f2py's keyword parsing (~1 us a call)
+    return scale > 0 and _potrf(gram.T, 1, 0, 1)[1] == 0
 
 
 _potrf = None
