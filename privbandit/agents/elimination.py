@@ -51,6 +51,7 @@ from typing import Any, Callable, ClassVar, Sequence
 
 import numpy as np
 
+from .._kernels import einsum
 from .._validation import (
     POSITIVE,
     Boolean,
@@ -124,9 +125,9 @@ def _bounds_rows(stack: _Stack, rows: np.ndarray, width_cap: float) -> tuple[np.
     context's (K, d) in the step loop); with identity links the mean is a transposed view of the product."""
     n, d = rows.shape
     n_est = len(stack.estimates)
-    proj = rows @ stack.basis
-    mphi = proj[:, n_est:].reshape(n, n_est, d)
-    width = np.einsum("njd,njd->jn", mphi, mphi)         # ||M phi||^2, then in place: min(L c ||M phi||, cap)
+    proj = rows.dot(stack.basis)                          # ndarray.dot, np.einsum's C function: the same
+    mphi = proj[:, n_est:].reshape(n, n_est, d)           # values without the wrappers (privbandit._kernels)
+    width = einsum("njd,njd->jn", mphi, mphi)            # ||M phi||^2, then in place: min(L c ||M phi||, cap)
     np.sqrt(width, out=width)
     np.multiply(stack.scale, width, out=width)
     np.minimum(width, width_cap, out=width)
