@@ -192,3 +192,48 @@ def test_the_one_context_certificate_decides_as_the_keyword_lapack_call_on_the_c
         assert _holds_all(sub) == ref
         decided.add(ref)
     assert decided == {True, False}
+
+
+@pytest.mark.parametrize("n,d", [(2, 3), (3, 10), (6, 10), (9, 10), (12, 13), (5, 40)])
+def test_the_thin_certificate_holds_every_candidate_exactly_when_the_batched_code_does(n, d):
+    """n < d candidates with a smallest singular value from 1e-13 to 1 (relative), inside K = n + 3 arms: where
+    the certificate fires every candidate is held by the full algorithm, and the shortcut paths (batched and
+    one context) always equal the full algorithm."""
+    from privbandit.agents.spanner import _certifiable, _holds_all
+
+    assert _certifiable(n, d)
+    rng = np.random.default_rng(n * 100 + d)
+    fired, phis, masks = 0, [], []
+    for s_min in np.logspace(-13, 0, 27):
+        q1, _ = np.linalg.qr(rng.standard_normal((n, n)))
+        q2, _ = np.linalg.qr(rng.standard_normal((d, n)))
+        sub = (q1 * np.geomspace(1.0, s_min, n)) @ q2.T * rng.uniform(0.01, 100)
+        phi = rng.standard_normal((n + 3, d))
+        mask = np.zeros(n + 3, dtype=bool)
+        arms = np.sort(rng.choice(n + 3, size=n, replace=False))
+        phi[arms], mask[arms] = sub, True
+        full = _algorithm(phi[None], mask[None], 2.0)[0]
+        if _holds_all(sub):
+            fired += 1
+            assert np.array_equal(full, mask) and s_min > 1e-5
+        elif s_min > 1e-3:
+            raise AssertionError("the certificate must fire on well-conditioned sets")
+        np.testing.assert_array_equal(barycentric_spanner_one(phi, mask), full)
+        np.testing.assert_array_equal(barycentric_spanner(phi[None], mask[None])[0], full)
+        phis.append(phi)
+        masks.append(mask)
+    assert fired >= 6
+    phi, mask = np.stack(phis * 3), np.stack(masks * 3)        # certified and uncertified sets in one batch
+    mask[::4] = True                                            # with all-arm and other counts mixed in
+    mask[1::5, : n + 1] = True
+    order = rng.permutation(phi.shape[0])
+    np.testing.assert_array_equal(barycentric_spanner(phi[order], mask[order]), _algorithm(phi[order], mask[order], 2.0))
+
+
+def test_only_sizes_the_proof_covers_are_certified():
+    from privbandit.agents.spanner import _certifiable
+
+    assert _certifiable(10, 10) and _certifiable(16, 16) and not _certifiable(17, 17)
+    assert _certifiable(9, 10) and _certifiable(12, 13) and not _certifiable(13, 14)    # thin: n <= 12
+    assert not _certifiable(12, 400) and _certifiable(5, 400)                           # sqrt(d) 2^n <= 5e4
+    assert not _certifiable(1, 10) and not _certifiable(11, 10)                         # one candidate; n > d

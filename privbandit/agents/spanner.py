@@ -19,9 +19,9 @@ Gauss-Jordan pivot per swap (no determinant is ever formed). The retained unit v
 outside the set's span, so at the end every surviving phi_a has coefficients in [-C, C] on the
 chosen actions and zero on the retained e_i: a C-spanner of size dim(span).
 
-Two shortcuts give the same sets. A square candidate set (d candidates in R^d, d <= 16) whose smallest
-singular value a Cholesky factorization certifies above 1e-4 times its largest entry is its own spanner:
-step 1 provably holds every candidate (:func:`_holds_all`). One context (the step loop's) runs step 1
+Two shortcuts give the same sets. A square candidate set (d candidates in R^d, d <= 16), or a thin one
+(n < d candidates, n <= 12), whose smallest singular value a Cholesky factorization certifies above 1e-4
+times its largest entry is its own spanner: step 1 provably holds every candidate (:func:`_holds_all`). One context (the step loop's) runs step 1
 in plain Python floats (:func:`barycentric_spanner_one`).
 
 References
@@ -39,6 +39,8 @@ from .._validation import check_array, check_real
 _RANK_TOL = 1e-9
 _WELL_POSED = 1e-4      # sigma_min of a square candidate set, relative to its largest |entry|, above which
 _WELL_POSED_MAX = 16    # (up to 16 candidates) step 1 provably holds every candidate (:func:`_holds_all`)
+_WELL_POSED_THIN = 12   # the same for n < d candidates, n <= 12 and sqrt(d) 2^n <= _THIN_REACH (:func:`_holds_all`)
+_THIN_REACH = 5e4
 _CHUNK = 1024                                       # contexts per pass (cache-sized work arrays)
 
 
@@ -114,22 +116,44 @@ def barycentric_spanner(features: np.ndarray, mask: np.ndarray | None = None, *,
     for lo in range(0, m, _CHUNK):
         hi = min(m, lo + _CHUNK)
         part, keep = phi[lo:hi], mask[lo:hi]
-        rest = np.arange(hi - lo)
-        if k == d <= _WELL_POSED_MAX:           # contexts whose d candidates are all live may be certified
-            done = np.count_nonzero(keep, axis=1) == k
-            full = np.flatnonzero(done)
-            done[full] = _certified(part[full])
-            out[lo:hi][done] = True
-            rest = np.flatnonzero(~done)
+        done = _certified_sets(part, keep)      # sets certified to be their own spanner
+        out[lo:hi][done] = keep[done]
+        rest = np.flatnonzero(~done)
         if rest.size:
             out[lo + rest] = _spanner_chunk(part[rest], keep[rest], constant, max_swaps)
     return out
 
 
+def _certifiable(n: int, d: int) -> bool:
+    """Whether a set of ``n`` candidates in R^d may be certified to be its own spanner (:func:`_holds_all`)."""
+    if n == d:
+        return 2 <= n <= _WELL_POSED_MAX
+    return 2 <= n < d and n <= _WELL_POSED_THIN and np.sqrt(d) * 2.0 ** n <= _THIN_REACH
+
+
+def _certified_sets(phi: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Which contexts' candidate sets (``mask`` (m, K) of features ``phi`` (m, K, d)) :func:`_certified`
+    certifies, grouped by the number n of candidates (only n with :func:`_certifiable`)."""
+    m, k, d = phi.shape
+    counts = np.count_nonzero(mask, axis=1)
+    done = np.zeros(m, dtype=bool)
+    for n in np.unique(counts).tolist():
+        if not _certifiable(n, d):
+            continue
+        idx = np.flatnonzero(counts == n)
+        if n == k:                                  # every arm a candidate
+            sub = phi[idx]
+        else:                                       # each row of mask[idx] has n Trues, in arm order
+            arms = np.nonzero(mask[idx])[1].reshape(idx.size, n)
+            sub = phi[idx[:, None], arms]
+        done[idx] = _certified(sub)
+    return done
+
+
 def _certified(subs: np.ndarray) -> np.ndarray:
-    """Which square candidate matrices of the stack ``subs`` (m, n, n), n <= 16, have sigma_min certified
-    above ``_WELL_POSED`` times their largest |entry|: one Cholesky factorization (LAPACK potrf) of each
-    sub sub^T - (_WELL_POSED scale)^2 I. Such a set is its own spanner (proof in :func:`_holds_all`)."""
+    """Which candidate matrices of the stack ``subs`` (m, n, d) (n, d with :func:`_certifiable`) have sigma_min
+    certified above ``_WELL_POSED`` times their largest |entry|: one Cholesky factorization (LAPACK potrf) of
+    each sub sub^T - (_WELL_POSED scale)^2 I. Such a set is its own spanner (proof in :func:`_holds_all`)."""
     scale = np.abs(subs).max(axis=(1, 2))
     gram = subs @ np.swapaxes(subs, 1, 2)
     diag = np.arange(subs.shape[1])
@@ -281,7 +305,7 @@ def _spanner_one(phi: np.ndarray, mask: np.ndarray, constant: float, max_swaps: 
         return mask.copy()
     sub = phi if n == mask.shape[0] else phi[arms]
     scale = float(np.maximum.reduce(np.abs(sub), axis=None))      # max |entry| (exact in any order)
-    if n == phi.shape[1] and n <= _WELL_POSED_MAX and scale > 0 and _holds_all(sub, scale):
+    if _certifiable(n, phi.shape[1]) and scale > 0 and _holds_all(sub, scale):
         return mask.copy()
     tol = _RANK_TOL * (scale if scale > 0 else 1.0)
     rows = sub.T.tolist()                       # rows[i][c]: coefficient i of the c-th live candidate
@@ -316,9 +340,10 @@ def _spanner_one(phi: np.ndarray, mask: np.ndarray, constant: float, max_swaps: 
 
 
 def _holds_all(sub: np.ndarray, scale: float | None = None) -> bool:
-    """Whether sigma_min of the square candidate matrix ``sub`` (n, n), n <= 16, is certified above
-    ``_WELL_POSED * scale``, scale = max |entry| (:func:`_certified`); then step 1 of :func:`_spanner_chunk`
-    holds every candidate, so the set is its own spanner (the algorithm's result, without running it).
+    """Whether sigma_min of the candidate matrix ``sub`` (n, d) (n, d with :func:`_certifiable`: square up to
+    16, or n < d thin) is certified above ``_WELL_POSED * scale``, scale = max |entry| (:func:`_certified`);
+    then step 1 of :func:`_spanner_chunk` holds every candidate, so the set is its own spanner (the
+    algorithm's result, without running it).
 
     Proof. Step 1 is Gaussian elimination of ``sub`` with partial pivoting (|multipliers| <= 1, so entries
     grow by at most 2^(n-1)). While positions 0..i-1 each held an arm, the computed (n-i) x (n-i) remainder
@@ -328,6 +353,16 @@ def _holds_all(sub: np.ndarray, scale: float | None = None) -> bool:
     has an entry of size >= (1e-4 - 3e-8) scale / 4 > _RANK_TOL * scale, so position i holds an arm too.
     A successful Cholesky factorization certifies lambda_min(sub sub^T) >= (1e-4 scale)^2 - 1e-11 scale^2
     (rounding of the product and the factorization, Higham Thm 10.3), i.e. sigma_min >= 0.99e-4 scale.
+
+    Thin sets (n < d, n <= 12, sqrt(d) 2^n <= 5e4). Step 1's row operations only change the positions
+    after the current one, with |multipliers| <= 1, and the computed ones are exact for sub + E with
+    ||E||_2 <= sqrt(n d) 3 n 2^n u scale <= 1e-8 scale. Suppose a candidate c is never held. Follow its
+    row reduced by the pivot rows (all positions, in exact arithmetic on sub + E): at a position where an
+    arm was held it becomes 0 and stays 0 (later pivot rows are 0 there too); at a skipped position every
+    unheld row was at most tol = 1e-9 scale there, and each later pivot at most doubles the largest unheld
+    entry there, so it ends at most 2^n tol. The reduced row is a combination of the rows of sub + E with
+    coefficient 1 on c, so its norm, at most sqrt(d) 2^n tol <= 5e-5 scale, is at least sigma_min(sub + E)
+    >= 0.99e-4 scale - 1e-8 scale: a contradiction. So every candidate is held.
     ``scale``, when given, must be that max |entry| (the caller's, computed once).
     """
     global _potrf
