@@ -136,7 +136,8 @@ class PrivacyLedger:
         """Record that ``entry`` touched the records [start, stop); adjacent identical releases merge."""
         if type(start) is int and type(stop) is int and 0 <= start < stop and self.releases:
             last = self.releases[-1]        # the common case (a local fit's next row): extend the last range
-            if last.stop == start and last.entry == entry and last.kind == kind and last.label == label:
+            if (last.stop == start and (last.entry is entry or last.entry == entry) and last.kind == kind
+                    and last.label == label):
                 self.releases[-1] = Release(last.start, stop, last.entry, kind, label)
                 return
         start = check_int("start", start, low=0)

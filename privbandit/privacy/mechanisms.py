@@ -164,11 +164,9 @@ class SymmetricGaussianMechanism(GaussianMechanism):
             raise ValueError(f"matrices must have shape (..., d, d), got {matrices.shape}")
         transposed = matrices.swapaxes(-1, -2)
         # max |M - M^T| <= 1e-9 max(1, max |M|): what allclose(rtol=0) tests on finite input, in fewer passes
-        # (a gap <= 1e-9 passes whatever the scale, so the scale is only computed for a larger gap)
-        gap = 0.0
-        if matrices.size:
-            diff = matrices - transposed
-            gap = float(np.abs(diff, out=diff).max())
+        # (a gap <= 1e-9 passes whatever the scale, so the scale is only computed for a larger gap); M - M^T is
+        # exactly antisymmetric (a - b = -(b - a) in IEEE arithmetic), so its max is max |M - M^T| (NaN alike)
+        gap = float((matrices - transposed).max()) if matrices.size else 0.0
         if gap > 1e-9 and gap > 1e-9 * max(1.0, float(np.abs(matrices).max())):
             raise ValueError("matrices must be symmetric: SymPriv shares the noise of (i, j) and (j, i), so an "
                              "asymmetric input would leak M_ij - M_ji")
