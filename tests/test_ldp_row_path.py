@@ -251,3 +251,46 @@ def test_certainly_within_implies_the_einsum_test_and_refuses_nan_inf_overflow()
             w[0] = bad
             assert not certainly_within(w, 1e300)
         assert not certainly_within(v * 1e-150, 1e-281) and not certainly_within(v, np.inf)
+
+
+def _project_ellipsoid_with_norm(v, u, eig):
+    """project_ellipsoid's first test as it was written, with np.linalg.norm (the reference)."""
+    from privbandit.oracles.glm_ldp import project_ellipsoid
+
+    vals, vecs = eig
+    if np.linalg.norm(np.maximum(vals, 0.0) * (vecs.T @ v)) <= 1.0:
+        return v
+    return project_ellipsoid(v, u, eig)
+
+
+def test_project_ellipsoid_is_unchanged_bit_for_bit():
+    from privbandit.oracles.glm_ldp import project_ellipsoid
+
+    rng = np.random.default_rng(5)
+    inside = 0
+    for _ in range(400):
+        d = int(rng.integers(1, 8))
+        u, _ = _psd(rng, d)
+        v = rng.normal(size=d) * rng.uniform(0.05, 3.0)
+        eig = np.linalg.eigh(u)
+        a, b = project_ellipsoid(v, u, eig), _project_ellipsoid_with_norm(v, u, eig)
+        assert a.tobytes() == b.tobytes()
+        inside += a is v
+    assert 50 < inside < 350                  # both branches ran
+
+
+def test_summing_fits_add_in_place_with_the_same_sums():
+    """SummingLocalFit adds each output to its running sum in place: the sum is the one a fresh array gets."""
+    oracle = make_oracle("ssp-local", epsilon=1.0, delta=1e-5)
+    rng = np.random.default_rng(0)
+    x, y = _rows(rng, 20, 3), rng.uniform(-1, 1, 20)
+    fit = oracle.start(20, dim=3, bound=1.0, rng=1)
+    buffer = fit._sum
+    expected = np.zeros_like(buffer)
+    for t in range(20):
+        before = fit.rng.bit_generator.state
+        fit._add_row(x[t], float(y[t]))
+        g = np.random.default_rng(0)
+        g.bit_generator.state = before
+        expected = expected + fit._randomizer_.privatize_clipped(x[t][None].copy(), y[t:t + 1], g)[0]
+    assert fit._sum is buffer and fit._sum.tobytes() == expected.tobytes()

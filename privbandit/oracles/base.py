@@ -401,8 +401,8 @@ class SummingLocalFit(LocalEpochFit):
     """A one-stage local fit: every row passes through one randomizer; the server keeps a sum and a count.
 
     Subclasses build ``self._randomizer_`` (a :class:`~privbandit.privacy.LocalRandomizer`) and the zero
-    ``self._sum`` of the output's shape (``np.zeros``: see ``_total``) in ``__init__``, and implement
-    ``_estimate`` from ``self._sum`` and ``self._count``.
+    ``self._sum`` of the output's shape (``np.zeros``: see ``_total``; it is added to in place) in
+    ``__init__``, and implement ``_estimate`` from ``self._sum`` and ``self._count``.
     """
 
     _randomizer_: LocalRandomizer
@@ -413,7 +413,7 @@ class SummingLocalFit(LocalEpochFit):
         return self._randomizer_
 
     def _absorb(self, stage: int, outputs: np.ndarray) -> None:
-        self._sum = self._sum + self._total(outputs)
+        self._sum += self._total(outputs)
         self._count += outputs.shape[0]
 
 

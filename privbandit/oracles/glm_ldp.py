@@ -67,7 +67,8 @@ def project_ellipsoid(v: np.ndarray, u: np.ndarray,
     vals, vecs = eig if eig is not None else np.linalg.eigh(u)
     c = vecs.T @ v
     vals = np.maximum(vals, 0.0)
-    if np.linalg.norm(vals * c) <= 1.0:
+    vc = vals * c
+    if math.sqrt(vc.dot(vc)) <= 1.0:         # np.linalg.norm(vc): the same dot and IEEE sqrt, less its dispatch
         return v
 
     def excess(mu: float) -> float:
