@@ -172,8 +172,10 @@ class LocalRandomizer:
     feature_bound: float = 1.0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "radius", check_positive("radius", self.radius))
-        object.__setattr__(self, "feature_bound", check_positive("feature_bound", self.feature_bound))
+        for name in ("radius", "feature_bound"):
+            value = getattr(self, name)
+            if not (type(value) is float and 0.0 < value < math.inf):     # (a positive finite float is kept as is)
+                object.__setattr__(self, name, check_positive(name, value))
         if isinstance(self.channel, L2BallChannel):
             if self.channel.radius < self.radius * (1 - 1e-12):
                 raise ValueError(f"the L2-ball channel's radius {self.channel.radius:g} is below the statistic's "
