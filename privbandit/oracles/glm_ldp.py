@@ -52,6 +52,7 @@ from .iw_ldp import (
     noise_multiplier,
     padded,
     unit_directions,
+    vector_norm,
 )
 
 PRACTICAL_SGD_STEPS = 256
@@ -67,19 +68,18 @@ def project_ellipsoid(v: np.ndarray, u: np.ndarray,
     vals, vecs = eig if eig is not None else np.linalg.eigh(u)
     c = vecs.T @ v
     vals = np.maximum(vals, 0.0)
-    vc = vals * c
-    if math.sqrt(vc.dot(vc)) <= 1.0:         # np.linalg.norm(vc): the same dot and IEEE sqrt, less its dispatch
+    if vector_norm(vals * c) <= 1.0:
         return v
 
     def excess(mu: float) -> float:
-        return float(np.linalg.norm(vals * c / (1.0 + mu * vals * vals)) - 1.0)
+        return vector_norm(vals * c / (1.0 + mu * vals * vals)) - 1.0
 
     hi = 1.0
     while excess(hi) > 0:
         hi *= 4.0
     mu = optimize.brentq(excess, 0.0, hi, xtol=1e-14, rtol=1e-12)
     w = vecs @ (c / (1.0 + mu * vals * vals))
-    norm = np.linalg.norm(u @ w)
+    norm = vector_norm(u @ w)
     return w / norm if norm > 1.0 else w
 
 

@@ -87,7 +87,7 @@ from .base import (
 
 __all__ = [
     "CONSTANTS", "SPECTRAL_LDP_CONSTRAINTS", "IWFixedPLDP", "IWRegressionLDP", "SpectralLDPFit", "ball_least_squares",
-    "inverse_norm", "learn_u_ldp", "noise_multiplier", "spectral_lambda",
+    "inverse_norm", "learn_u_ldp", "noise_multiplier", "spectral_lambda", "vector_norm",
 ]
 
 PRACTICAL_STAGES = 4
@@ -112,6 +112,12 @@ def inverse_norms(norms: np.ndarray) -> np.ndarray:
         n = float(norms[0])
         return np.array([1.0 / n if n > 0 else 0.0])
     return np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+
+
+def vector_norm(v: np.ndarray) -> float:
+    """``np.linalg.norm(v)`` of a float64 vector: its own formula (the square root of ``v.dot(v)``, IEEE alike)
+    without its dispatch, so bit for bit the same value."""
+    return math.sqrt(v.dot(v))
 
 
 def inverse_norm(ux: np.ndarray) -> float:
