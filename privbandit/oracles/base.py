@@ -264,10 +264,11 @@ class EpochFit(abc.ABC):
     def _add_row(self, x: np.ndarray, y: float) -> None:
         """``_add_clipped(x[None, :].copy(), np.array([y]))`` for one checked and clipped row ``x`` (d,) and
         its reward (the step loop's update), without the piece loop; neither keeps nor modifies ``x``."""
-        self._check_open()
-        self._check_room(1)
-        starts = self._int_starts()
         row = self.n_seen
+        if self._result is not None or row >= self.n_rounds:     # the checks raise (what _add_clipped raises)
+            self._check_open()
+            self._check_room(1)
+        starts = self._starts if self._starts_of is self.stage_sizes else self._int_starts()
         stage = self._closed
         while starts[stage + 1] <= row:         # (only empty stages are skipped here)
             stage += 1

@@ -185,6 +185,9 @@ class LocalRandomizer:
                              f"{self.norm} diameter 2 * radius = {2 * self.radius:g} of the statistic's ball: the "
                              "release would not be private")
         object.__setattr__(self, "_ord", 1 if self.norm == "L1" else 2)    # the projection's norm, set once
+        # the one-row path's limits (see _privatize_row): B^2, clip_features' limit, and the clearly-inside one
+        object.__setattr__(self, "_row_limits", (self.feature_bound * self.feature_bound,
+                                                 _inside_limit(self.radius, 2)))
 
     @property
     def norm(self) -> str:
@@ -265,11 +268,11 @@ class LocalRandomizer:
         if (rows is None or noise is None or (cls.__call__, cls.privatize_clipped, cls._privatize) != _GENERAL
                 or rows[0] is not type(stat).__call__ or noise != (type(channel).release, type(channel)._add_noise)):
             return None
-        b = self.feature_bound
-        if not (x.flags.c_contiguous and certainly_within(x, b * b)):   # (a strided row: the products may differ)
+        feature_limit, stat_limit = self._row_limits
+        if not (x.flags.c_contiguous and certainly_within(x, feature_limit)):   # (strided: the products may differ)
             return None
         out = rows[1](stat, x, y)
-        if not certainly_within(out.reshape(-1), _inside_limit(self.radius, 2)):
+        if not certainly_within(out.reshape(-1), stat_limit):
             return None
         return channel._add_noise(out, rng)
 
