@@ -57,7 +57,7 @@ def test_every_row_statistic_is_tested_here():
                                                   SufficientStatistic}
 
 
-@pytest.mark.parametrize("d", [1, 2, 3, 7, 10, 16])
+@pytest.mark.parametrize("d", [1, 2, 3, 7, 10, 16, 32])
 def test_row_statistics_equal_the_batch_statistic_of_that_row_bit_for_bit(d):
     rng = np.random.default_rng(d)
     wide = rng.normal(size=(40, 2 * d))

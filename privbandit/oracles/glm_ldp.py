@@ -101,8 +101,8 @@ class GLMGradientStatistic:
     def _row(self, x: np.ndarray, y: float) -> np.ndarray:
         """One row's statistic (d,): the same products; the prediction through the link on the (1,) array
         ``__call__`` forms, clipped in Python floats (max and min as np.maximum/np.minimum on finite values)."""
-        ux = x @ self.u
-        pred = float(self.link(ux[None] @ self.w)[0])
+        ux = x.dot(self.u)                          # ndarray.dot: the BLAS calls of @, bit for bit (tested)
+        pred = float(self.link(ux[None].dot(self.w))[0])
         return (ux * inverse_norm(ux)) * (min(max(pred, -1.0), 1.0) - y)
 
 

@@ -202,8 +202,8 @@ class SpectralStatistic:
 
     def _row(self, x: np.ndarray, y: float) -> np.ndarray:
         """One row's statistic (d, d), the same operations as ``__call__`` (see :func:`row_statistic`)."""
-        vx = x @ self.u_half
-        return (vx * inverse_norm(x @ self.u))[:, None] * vx
+        vx = x.dot(self.u_half)                     # ndarray.dot: the BLAS call of @, bit for bit (tested)
+        return (vx * inverse_norm(x.dot(self.u)))[:, None] * vx
 
 
 @row_statistic
@@ -226,7 +226,7 @@ class IWRegressionStatistic:
     def _row(self, x: np.ndarray, y: float) -> np.ndarray:
         """One row's statistic (d + d^2,), the same products as ``__call__`` written into one buffer."""
         d = x.shape[0]
-        dirs = x @ self.u
+        dirs = x.dot(self.u)
         dirs *= inverse_norm(dirs)
         out = np.empty(d + d * d)
         np.multiply(dirs, y, out=out[:d])
