@@ -394,3 +394,38 @@ def test_symmetry_gap_check_is_the_scaled_tolerance():
         else:
             with pytest.raises(ValueError, match="symmetric"):
                 mech.release(m, rng=0)
+
+
+def test_the_noise_in_place_is_the_formula_it_replaces():
+    """GaussianMechanism and SymPriv's ``_add_noise`` (and ``noise``) give what the expressions they replace
+    give, bit for bit, with the same draws: values + sigma z; 0.5 (M + M^T) + triu(z) + triu(z, 1)^T."""
+    rng = np.random.default_rng(3)
+    gauss, sym = GaussianMechanism(2.0, 1.7), SymmetricGaussianMechanism(2.0, 1.3)
+    for shape in [(5,), (3, 4), (1, 6, 6), (4, 4), (2, 3, 3, 3), (0, 2, 2)]:
+        values = rng.normal(size=shape)
+        g1, g2 = np.random.default_rng(1), np.random.default_rng(1)
+        assert gauss._add_noise(values, g1).tobytes() == (values + 1.7 * g2.standard_normal(shape)).tobytes()
+        if len(shape) >= 2 and shape[-1] == shape[-2]:
+            m = values + np.swapaxes(values, -1, -2) * (1 + 1e-13)
+            m[..., 0, 0] = -0.0
+            noisy = sym._add_noise(m, g1)
+            z = 1.3 * g2.standard_normal(shape)
+            old = 0.5 * (m + np.swapaxes(m, -1, -2)) + (np.triu(z) + np.swapaxes(np.triu(z, 1), -1, -2))
+            assert noisy.tobytes() == old.tobytes()
+        assert g1.bit_generator.state == g2.bit_generator.state
+    with pytest.raises(ValueError):
+        sym.noise((2, 3), 0)
+
+
+def test_the_symmetry_gap_is_the_max_of_the_difference():
+    """SymPriv's check takes max(M - M^T) for max |M - M^T|: M - M^T is exactly antisymmetric in IEEE
+    arithmetic, so the two agree, NaN and inf included."""
+    rng = np.random.default_rng(0)
+    for _ in range(3000):
+        d = int(rng.integers(1, 7))
+        m = rng.normal(size=(d, d)) * 10.0 ** rng.integers(-300, 300)
+        if rng.random() < 0.3:
+            m[rng.integers(d), rng.integers(d)] = rng.choice([np.inf, -np.inf, np.nan, -0.0, 1e308, -1e308])
+        with np.errstate(invalid="ignore", over="ignore"):
+            a, b = float(np.max(np.abs(m - m.T))), float((m - m.T).max())
+        assert a == b or (math.isnan(a) and math.isnan(b))

@@ -42,14 +42,17 @@ from scipy import optimize
 from .._validation import POSITIVE_INT, UNIT_OPEN, ParameterConstraints
 from ..links import Link
 from ..privacy import GaussianMechanism, LocalRandomizer
+from ..privacy.randomizers import row_statistic
 from .base import Constants, Estimate, Oracle, register_oracle, stage_sizes_split, two_sided_quantile
 from .iw_ldp import (
     SPECTRAL_LDP_CONSTRAINTS,
     SpectralLDPFit,
     _spectral_plan,
+    inverse_norm,
     noise_multiplier,
     padded,
     unit_directions,
+    vector_norm,
 )
 
 PRACTICAL_SGD_STEPS = 256
@@ -65,21 +68,22 @@ def project_ellipsoid(v: np.ndarray, u: np.ndarray,
     vals, vecs = eig if eig is not None else np.linalg.eigh(u)
     c = vecs.T @ v
     vals = np.maximum(vals, 0.0)
-    if np.linalg.norm(vals * c) <= 1.0:
+    if vector_norm(vals * c) <= 1.0:
         return v
 
     def excess(mu: float) -> float:
-        return float(np.linalg.norm(vals * c / (1.0 + mu * vals * vals)) - 1.0)
+        return vector_norm(vals * c / (1.0 + mu * vals * vals)) - 1.0
 
     hi = 1.0
     while excess(hi) > 0:
         hi *= 4.0
     mu = optimize.brentq(excess, 0.0, hi, xtol=1e-14, rtol=1e-12)
     w = vecs @ (c / (1.0 + mu * vals * vals))
-    norm = np.linalg.norm(u @ w)
+    norm = vector_norm(u @ w)
     return w / norm if norm > 1.0 else w
 
 
+@row_statistic
 @dataclass(frozen=True)
 class GLMGradientStatistic:
     """phi, y -> U phi / ||U phi|| (clip_1(nu(<U phi, w>)) - y); norm <= 2."""
@@ -93,6 +97,13 @@ class GLMGradientStatistic:
         dirs, _ = unit_directions(ux)
         pred = np.minimum(np.maximum(self.link(ux @ self.w), -1.0), 1.0)        # np.clip's values, less its dispatch
         return dirs * (pred - y)[:, None]
+
+    def _row(self, x: np.ndarray, y: float) -> np.ndarray:
+        """One row's statistic (d,): the same products; the prediction through the link on the (1,) array
+        ``__call__`` forms, clipped in Python floats (max and min as np.maximum/np.minimum on finite values)."""
+        ux = x.dot(self.u)                          # ndarray.dot: the BLAS calls of @, bit for bit (tested)
+        pred = float(self.link(ux[None].dot(self.w))[0])
+        return (ux * inverse_norm(ux)) * (min(max(pred, -1.0), 1.0) - y)
 
 
 class IWGLMLDPFit(SpectralLDPFit):

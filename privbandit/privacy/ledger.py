@@ -134,24 +134,20 @@ class PrivacyLedger:
     def record(self, start: int, stop: int, entry: MechanismEntry, *, kind: str = "central",
                label: str = "") -> None:
         """Record that ``entry`` touched the records [start, stop); adjacent identical releases merge."""
-        if type(start) is int and type(stop) is int and 0 <= start < stop and self.releases:
-            last = self.releases[-1]        # the common case (a local fit's next row): extend the last range
-            if last.stop == start and last.entry == entry and last.kind == kind and last.label == label:
-                self.releases[-1] = Release(last.start, stop, last.entry, kind, label)
-                return
-        start = check_int("start", start, low=0)
-        stop = check_int("stop", stop, low=start)
+        if not (type(start) is int and type(stop) is int and 0 <= start <= stop):   # (such ints pass as they are)
+            start = check_int("start", start, low=0)
+            stop = check_int("stop", stop, low=start)
         if kind not in ("central", "local"):
             raise ValueError(f"kind must be 'central' or 'local', got {kind!r}")
         if stop == start:
             return
-        rel = Release(start, stop, entry, kind, label)
         if self.releases:
-            last = self.releases[-1]
-            if last.key == rel.key and last.stop == start:
-                self.releases[-1] = Release(last.start, stop, last.entry, last.kind, last.label)
+            last = self.releases[-1]        # the common case (a local fit's next row): extend the last range
+            if (last.stop == start and (last.entry is entry or last.entry == entry) and last.kind == kind
+                    and last.label == label):
+                self.releases[-1] = Release(last.start, stop, last.entry, kind, label)
                 return
-        self.releases.append(rel)
+        self.releases.append(Release(start, stop, entry, kind, label))
 
     def extend(self, other: "PrivacyLedger | Iterable[Release]", offset: int = 0) -> None:
         """Append another ledger's releases with record indices shifted by ``offset``."""

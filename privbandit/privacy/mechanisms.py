@@ -92,8 +92,12 @@ class GaussianMechanism:
         return self._add_noise(check_array("values", values), as_generator(rng))
 
     def _add_noise(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """``release`` for a finite float ``values`` and a Generator (already checked by the caller)."""
-        return values + self.sigma * rng.standard_normal(values.shape)
+        """``release`` for a finite float ``values`` and a Generator (already checked by the caller):
+        ``values + sigma * z`` computed in the buffer of the draws z (the same products and sums)."""
+        noisy = rng.standard_normal(values.shape)
+        noisy *= self.sigma
+        noisy += values
+        return noisy
 
     def ledger_entry(self) -> MechanismEntry:
         """This mechanism as the ledger records it."""
@@ -101,13 +105,12 @@ class GaussianMechanism:
 
 
 @lru_cache(maxsize=64)
-def _lower_masks(n: int, m: int) -> tuple[np.ndarray, np.ndarray]:
-    """``np.tri(n, m, -1)`` and ``np.tri(n, m, 0)`` as read-only booleans: the masks ``np.triu(z)`` and
-    ``np.triu(z, 1)`` zero."""
-    masks = np.tri(n, m, -1, dtype=bool), np.tri(n, m, 0, dtype=bool)
-    for a in masks:
-        a.setflags(write=False)
-    return masks
+def _below_mask(n: int, m: int) -> np.ndarray:
+    """``np.tri(n, m, -1)`` as a read-only boolean (built once per shape): the entries strictly below the
+    diagonal, which SymPriv's noise takes from the transpose."""
+    mask = np.tri(n, m, -1, dtype=bool)
+    mask.setflags(write=False)
+    return mask
 
 
 @dataclass(frozen=True)
@@ -132,11 +135,19 @@ class SymmetricGaussianMechanism(GaussianMechanism):
 
     def noise(self, shape: tuple[int, ...], rng=None) -> np.ndarray:
         """Symmetric noise of shape ``(..., d, d)``."""
-        rng = as_generator(rng)
-        z = self.sigma * rng.standard_normal(shape)
-        below, on_or_below = _lower_masks(shape[-2], shape[-1])
-        zero = np.zeros(1, z.dtype)                   # np.triu(z, k) = where(tri(k - 1), 0, z), masks built once
-        return np.where(below, zero, z) + np.swapaxes(np.where(on_or_below, zero, z), -1, -2)
+        return self._noise(shape, as_generator(rng))
+
+    def _noise(self, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+        """:meth:`noise` for a Generator: triu(z) + triu(z, 1)^T for z = sigma N(0, 1) of ``shape``.
+
+        Entry (i, j) of that sum is z_ij + 0 on and above the diagonal and 0 + z_ji below it, which is
+        where(i > j, z_ji, z_ij) + 0 (adding +0 turns -0 into +0 either way), computed so: one mask, built once.
+        """
+        z = rng.standard_normal(shape)
+        z *= self.sigma
+        sym = np.where(_below_mask(shape[-2], shape[-1]), z.swapaxes(-1, -2), z)   # (non-square: ValueError)
+        sym += 0.0
+        return sym
 
     def release(self, matrices: np.ndarray, rng=None) -> np.ndarray:
         """Return symmetric ``matrices`` (..., d, d) plus symmetric Gaussian noise.
@@ -151,14 +162,18 @@ class SymmetricGaussianMechanism(GaussianMechanism):
         symmetrisation and the noise."""
         if matrices.ndim < 2 or matrices.shape[-1] != matrices.shape[-2]:
             raise ValueError(f"matrices must have shape (..., d, d), got {matrices.shape}")
-        transposed = np.swapaxes(matrices, -1, -2)
+        transposed = matrices.swapaxes(-1, -2)
         # max |M - M^T| <= 1e-9 max(1, max |M|): what allclose(rtol=0) tests on finite input, in fewer passes
-        # (a gap <= 1e-9 passes whatever the scale, so the scale is only computed for a larger gap)
-        gap = float(np.max(np.abs(matrices - transposed))) if matrices.size else 0.0
-        if gap > 1e-9 and gap > 1e-9 * max(1.0, float(np.max(np.abs(matrices)))):
+        # (a gap <= 1e-9 passes whatever the scale, so the scale is only computed for a larger gap); M - M^T is
+        # exactly antisymmetric (a - b = -(b - a) in IEEE arithmetic), so its max is max |M - M^T| (NaN alike)
+        gap = float((matrices - transposed).max()) if matrices.size else 0.0
+        if gap > 1e-9 and gap > 1e-9 * max(1.0, float(np.abs(matrices).max())):
             raise ValueError("matrices must be symmetric: SymPriv shares the noise of (i, j) and (j, i), so an "
                              "asymmetric input would leak M_ij - M_ji")
-        return 0.5 * (matrices + transposed) + self.noise(matrices.shape, rng)
+        noisy = matrices + transposed                 # 0.5 (M + M^T) + noise, in place: the same operations
+        noisy *= 0.5
+        noisy += self._noise(matrices.shape, rng)
+        return noisy
 
     def ledger_entry(self) -> MechanismEntry:
         """This mechanism as the ledger records it."""

@@ -102,6 +102,45 @@ def project_rows(stats: np.ndarray, radius: float, ord: int = 2) -> np.ndarray:
 _DIRECT_RELEASES = (GaussianMechanism.release, SymmetricGaussianMechanism.release, LaplaceMechanism.release)
 """The ``release`` methods that are their checks followed by ``_add_noise`` (see ``LocalRandomizer._privatize``)."""
 
+_ROW_SLACK = 2.0 ** -51
+"""Four unit roundoffs: the relative margin per summed term by which a one-row test stays below its limit."""
+_ROW_TINY = 1e-280
+"""Below this limit the rounding bound no longer covers underflow: one-row tests then answer False."""
+
+
+def certainly_within(values: np.ndarray, limit: float) -> bool:
+    """Whether the sum of squares of the 1-D float64 ``values`` is <= ``limit`` whatever the summation order.
+
+    One ``np.vdot`` (a dot product that, unlike ``dot`` and ``@``, raises no overflow warning; any order, FMA
+    or not, is within gamma_n = n u / (1 - n u) of the exact sum of squares, u = 2^-53) against ``limit``
+    (1 - 4 (n + 1) u): a vector that passes has a sum of squares <= ``limit`` however it is computed
+    (``clip_features``' and :func:`clearly_inside`'s einsum in particular). NaN, inf, overflow and limits
+    below 1e-280 (where underflow breaks the bound) or infinite give False: such vectors take the general
+    tests, which decide exactly.
+    """
+    return (_ROW_TINY <= limit < math.inf
+            and np.vdot(values, values) <= limit * (1.0 - _ROW_SLACK * (values.shape[0] + 1)))
+
+
+_ROW_STATISTICS: dict[type, tuple[Callable, Callable]] = {}
+"""The library's statistic classes with a one-row form: class -> (its ``__call__``, its ``_row``)."""
+
+
+def row_statistic(cls: type) -> type:
+    """Class decorator: ``cls._row(x, y)`` on one row x (d,) and its float reward gives, bit for bit,
+    ``cls.__call__(x[None], np.array([y]))[0]``, so :meth:`LocalRandomizer._privatize_row` may call it.
+
+    Only the class itself qualifies, with the ``__call__`` it had when decorated (a subclass or a patched
+    ``__call__`` takes the general path); a user's statistic needs nothing of this.
+    """
+    _ROW_STATISTICS[cls] = (cls.__call__, cls._row)
+    return cls
+
+
+_ROW_CHANNELS = {cls: (cls.release, cls._add_noise) for cls in (GaussianMechanism, SymmetricGaussianMechanism)}
+"""The L2 channels whose ``_add_noise`` draws one row's noise (a statistic without the batch axis) with the
+generator calls and values of that row in a batch: class -> (its ``release``, its ``_add_noise``)."""
+
 
 @dataclass(frozen=True)
 class LocalRandomizer:
@@ -133,8 +172,10 @@ class LocalRandomizer:
     feature_bound: float = 1.0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "radius", check_positive("radius", self.radius))
-        object.__setattr__(self, "feature_bound", check_positive("feature_bound", self.feature_bound))
+        for name in ("radius", "feature_bound"):
+            value = getattr(self, name)
+            if not (type(value) is float and 0.0 < value < math.inf):     # (a positive finite float is kept as is)
+                object.__setattr__(self, name, check_positive(name, value))
         if isinstance(self.channel, L2BallChannel):
             if self.channel.radius < self.radius * (1 - 1e-12):
                 raise ValueError(f"the L2-ball channel's radius {self.channel.radius:g} is below the statistic's "
@@ -144,6 +185,9 @@ class LocalRandomizer:
                              f"{self.norm} diameter 2 * radius = {2 * self.radius:g} of the statistic's ball: the "
                              "release would not be private")
         object.__setattr__(self, "_ord", 1 if self.norm == "L1" else 2)    # the projection's norm, set once
+        # the one-row path's limits (see _privatize_row): B^2, clip_features' limit, and the clearly-inside one
+        object.__setattr__(self, "_row_limits", (self.feature_bound * self.feature_bound,
+                                                 _inside_limit(self.radius, 2)))
 
     @property
     def norm(self) -> str:
@@ -205,6 +249,37 @@ class LocalRandomizer:
             return self.channel.release(stats.reshape(stats.shape[0], -1), rng).reshape(stats.shape)
         return self.channel.release(stats, rng)
 
+    def _privatize_row(self, x: np.ndarray, y: float, rng: np.random.Generator) -> np.ndarray | None:
+        """``privatize_clipped(x[None], np.array([y]), rng)[0]`` for one checked, clipped row (the step loop),
+        or None, before any draw, when that row must take ``privatize_clipped`` instead.
+
+        The shortcut (no batch axis, no copies, the tests in one dot each) is taken only when every piece is
+        the library's own: this class's ``__call__``, ``privatize_clipped`` and ``_privatize`` unchanged, a
+        statistic registered by :func:`row_statistic` with its ``__call__`` unchanged, a Gaussian or SymPriv
+        channel of exactly that class with ``release`` and ``_add_noise`` unchanged, and only for a contiguous
+        row certainly inside the feature ball and a statistic certainly inside the radius
+        (:func:`certainly_within`, which implies the einsum tests that send rows to ``_add_noise``
+        unprojected). ``_add_noise`` of the row draws the same numbers from ``rng`` in the same order, so the
+        values and the generator state are those of the general path. ``x`` is neither kept nor modified.
+        """
+        cls, stat, channel = type(self), self.statistic, self.channel
+        rows = _ROW_STATISTICS.get(type(stat))
+        noise = _ROW_CHANNELS.get(type(channel))
+        if (rows is None or noise is None or (cls.__call__, cls.privatize_clipped, cls._privatize) != _GENERAL
+                or rows[0] is not type(stat).__call__ or noise != (type(channel).release, type(channel)._add_noise)):
+            return None
+        feature_limit, stat_limit = self._row_limits
+        if not (x.flags.c_contiguous and certainly_within(x, feature_limit)):   # (strided: the products may differ)
+            return None
+        out = rows[1](stat, x, y)
+        if not certainly_within(out.reshape(-1), stat_limit):
+            return None
+        return channel._add_noise(out, rng)
+
     def ledger_entry(self) -> MechanismEntry:
         """The channel as the ledger records it (one local release per record)."""
         return self.channel.ledger_entry()
+
+
+_GENERAL = (LocalRandomizer.__call__, LocalRandomizer.privatize_clipped, LocalRandomizer._privatize)
+"""The general path's methods: a class or a patch that changes one of them keeps every row on it."""
