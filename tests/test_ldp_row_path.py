@@ -21,7 +21,7 @@ from privbandit.privacy import (
     SymmetricGaussianMechanism,
 )
 from privbandit.privacy import randomizers
-from privbandit.privacy.randomizers import certainly_within
+from privbandit.privacy.clipping import certainly_within
 
 U = 2.0 ** -53
 

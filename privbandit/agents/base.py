@@ -44,7 +44,7 @@ from .._validation import (
 from ..links import Link, identity_link
 from ..oracles.base import EpochFit, Estimate, Oracle
 from ..privacy import PrivacyLedger, PrivacySpec
-from ..privacy.clipping import clip_features, clip_rewards
+from ..privacy.clipping import certainly_within, clip_features, clip_rewards
 
 
 @dataclass(frozen=True)
@@ -131,27 +131,17 @@ def epoch_schedule(horizon: int, *, first_epoch: int = 1, growth: float = 2.0) -
         n = max(n + 1, round(target))
 
 
-_GATE_SLACK = 2.0 ** -51
-"""Four unit roundoffs: the relative margin per summed term by which one row's gate stays below B^2."""
-_GATE_TINY = 1e-280
-"""Below this B^2 the rounding bound no longer covers underflow: such rows always take the full checks."""
-
-
 def _inside_ball(features: np.ndarray, bound: float) -> bool:
     """Whether every row of a float64 array is finite with norm <= bound (NaN, inf and overflow give False).
 
     Rows (m, d) and contexts (..., K, d) take ``clip_features``' own test, einsum squared norms <= B^2
     (einsum, unlike the BLAS products, raises no overflow warning). One row (d,), the step loop's update,
-    takes ``math.hypot`` (within one ulp of the norm, no numpy call) against B^2 (1 - 4 (d + 1) u),
-    u = 2^-53: any two ways of summing d nonnegative squares differ by at most 2 d u (1 + O(d u))
-    relative, so a row that passes also passes the einsum test, and the fast paths return exactly
-    what the full checks would. Rows within that margin of the bound (and every row when B^2 < 1e-280)
-    take the full checks, which give the same result.
+    takes :func:`~privbandit.privacy.clipping.certainly_within` against B^2: a row that passes also passes
+    the einsum test, so the fast paths return exactly what the full checks would. Rows within its margin
+    of the bound (and every row when B^2 < 1e-280) take the full checks, which give the same result.
     """
     if features.ndim == 1:
-        bb = bound * bound
-        norm = math.hypot(*features.tolist())
-        return bb >= _GATE_TINY and norm * norm <= bb * (1.0 - _GATE_SLACK * (features.shape[0] + 1))
+        return certainly_within(features, bound * bound)
     sq = einsum("...i,...i->...", features, features)     # the test clip_features starts with (np.einsum)
     if sq.size <= 64:                     # one context: Python floats (a NaN makes the sum NaN)
         norms = sq.ravel().tolist()

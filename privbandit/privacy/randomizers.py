@@ -26,9 +26,10 @@ from typing import Callable
 
 import numpy as np
 
+from .._kernels import einsum
 from .._validation import as_generator, check_positive, check_rows
 from .calibration import CalibrationMethod
-from .clipping import ClippingWarning, clip_features, clip_rewards, scale_to_ball
+from .clipping import ClippingWarning, certainly_within, clip_features, clip_rewards, scale_to_ball
 from .mechanisms import (
     GaussianMechanism,
     L2BallChannel,
@@ -67,7 +68,7 @@ def _all_within(stats: np.ndarray, limit: float, ord: int) -> bool:
     """Whether every row's squared L2 norm (ord 2) or L1 norm (ord 1) is <= ``limit`` (False for NaN and
     for overflow)."""
     flat = stats.reshape(stats.shape[0], -1)
-    sizes = np.einsum("ij,ij->i", flat, flat) if ord == 2 else np.abs(flat).sum(axis=1)
+    sizes = einsum("ij,ij->i", flat, flat) if ord == 2 else np.abs(flat).sum(axis=1)
     return np.count_nonzero(sizes <= limit) == sizes.size
 
 
@@ -101,26 +102,6 @@ def project_rows(stats: np.ndarray, radius: float, ord: int = 2) -> np.ndarray:
 
 _DIRECT_RELEASES = (GaussianMechanism.release, SymmetricGaussianMechanism.release, LaplaceMechanism.release)
 """The ``release`` methods that are their checks followed by ``_add_noise`` (see ``LocalRandomizer._privatize``)."""
-
-_ROW_SLACK = 2.0 ** -51
-"""Four unit roundoffs: the relative margin per summed term by which a one-row test stays below its limit."""
-_ROW_TINY = 1e-280
-"""Below this limit the rounding bound no longer covers underflow: one-row tests then answer False."""
-
-
-def certainly_within(values: np.ndarray, limit: float) -> bool:
-    """Whether the sum of squares of the 1-D float64 ``values`` is <= ``limit`` whatever the summation order.
-
-    One ``np.vdot`` (a dot product that, unlike ``dot`` and ``@``, raises no overflow warning; any order, FMA
-    or not, is within gamma_n = n u / (1 - n u) of the exact sum of squares, u = 2^-53) against ``limit``
-    (1 - 4 (n + 1) u): a vector that passes has a sum of squares <= ``limit`` however it is computed
-    (``clip_features``' and :func:`clearly_inside`'s einsum in particular). NaN, inf, overflow and limits
-    below 1e-280 (where underflow breaks the bound) or infinite give False: such vectors take the general
-    tests, which decide exactly.
-    """
-    return (_ROW_TINY <= limit < math.inf
-            and np.vdot(values, values) <= limit * (1.0 - _ROW_SLACK * (values.shape[0] + 1)))
-
 
 _ROW_STATISTICS: dict[type, tuple[Callable, Callable]] = {}
 """The library's statistic classes with a one-row form: class -> (its ``__call__``, its ``_row``)."""
@@ -221,7 +202,7 @@ class LocalRandomizer:
         if type(self).__call__ is not LocalRandomizer.__call__:
             return self(features, rewards, rng)
         b = self.feature_bound
-        if np.count_nonzero(np.einsum("...i,...i->...", features, features) <= b * b) != features.shape[0]:
+        if np.count_nonzero(einsum("...i,...i->...", features, features) <= b * b) != features.shape[0]:
             features = clip_features(features, b)
         return self._privatize(features, rewards, rng)
 
