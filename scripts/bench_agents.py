@@ -45,7 +45,7 @@ loop against MABWiser's LinUCB on the same stream (MABWiser is imported only her
 
 Examples
 --------
-The full grid (1760 runs; about 70 minutes with ``--jobs 2`` on 2 idle cores, estimated 2026-11-26)::
+The full grid (1760 runs; 62 minutes wall with ``--jobs 2`` on 2 cores, measured 2026-11-26)::
 
     python scripts/bench_agents.py --out bench-out/agents
 
