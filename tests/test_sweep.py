@@ -265,3 +265,23 @@ def test_regret_intervals_never_go_below_zero_and_few_seeds_are_flagged(tmp_path
     regret_section = text.split("## Final regret")[1].split("## Log-log slopes")[0]
     row = next(line for line in regret_section.splitlines() if line.startswith("| e | priv"))
     assert "[0, " in row and "-" not in row.split("|")[7] and row.rstrip(" |").endswith("< 3 seeds")
+
+
+@pytest.mark.parametrize("before", [None, "default"])
+def test_loky_context_silences_only_the_resource_trackers_warnings_and_restores_the_environment(before, monkeypatch):
+
+    from privbandit.sim.sweep import TRACKER_FILTER
+
+    if before is None:
+        monkeypatch.delenv("PYTHONWARNINGS", raising=False)
+    else:
+        monkeypatch.setenv("PYTHONWARNINGS", before)
+    with backend_context("loky", 2):
+        inside = os.environ["PYTHONWARNINGS"]
+        assert inside.endswith(TRACKER_FILTER) and (before is None or inside.startswith(before + ","))
+        code = ("import warnings\n"
+                "for m in ('joblib.externals.loky.backend.resource_tracker', 'privbandit.sim.sweep'):\n"
+                "    warnings.warn_explicit('from ' + m, UserWarning, 'f.py', 1, module=m)\n")
+        err = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ)).stderr
+    assert "from privbandit.sim.sweep" in err and "resource_tracker" not in err
+    assert os.environ.get("PYTHONWARNINGS") == before

@@ -547,6 +547,30 @@ def folder_lock(out: str | os.PathLike) -> Iterator[Path]:
             fh.close()  # closing the file releases the lock
 
 
+TRACKER_FILTER = "ignore::UserWarning:joblib.externals.loky.backend.resource_tracker"
+"""The ``PYTHONWARNINGS`` entry :func:`backend_context` gives the loky processes it starts."""
+
+
+@contextlib.contextmanager
+def _quiet_resource_tracker() -> Iterator[None]:
+    """``PYTHONWARNINGS`` with :data:`TRACKER_FILTER` appended (it takes precedence), restored afterwards.
+
+    loky's resource tracker, a process started with the first workers, warns on stderr when a run ends by
+    Ctrl-C ("leaked semlock objects to clean up at shutdown", then cleans them up): that would break the
+    one line an interrupted command prints. Only that module's UserWarnings are silenced; the variable is
+    process-wide while the context is open.
+    """
+    old = os.environ.get("PYTHONWARNINGS")
+    os.environ["PYTHONWARNINGS"] = f"{old},{TRACKER_FILTER}" if old else TRACKER_FILTER
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("PYTHONWARNINGS", None)
+        else:
+            os.environ["PYTHONWARNINGS"] = old
+
+
 @contextlib.contextmanager
 def backend_context(backend: str, jobs: int, address: str | None = None) -> Iterator[None]:
     """joblib's ``parallel_config`` for ``backend`` with one BLAS thread per worker.
@@ -563,7 +587,7 @@ def backend_context(backend: str, jobs: int, address: str | None = None) -> Iter
 
     check_choice("backend", backend, BACKENDS)
     if backend == "loky":
-        with parallel_config(backend="loky", n_jobs=jobs, inner_max_num_threads=1):
+        with _quiet_resource_tracker(), parallel_config(backend="loky", n_jobs=jobs, inner_max_num_threads=1):
             yield
         return
     if backend == "dask":
