@@ -180,3 +180,36 @@ def test_check_returns_the_worst_epsilon_and_raises_only_when_exceeded():
         bad.record(0, 1, gauss(1.0))
         bad.record(0, 1, MechanismEntry("exponential", 1.0, "x"))
         bad.guarantee(1e-5)
+
+
+def _segments_by_scan(ledger: PrivacyLedger) -> list:
+    """segments() the slow way: the releases touching each range between consecutive start/stop points."""
+    from collections import Counter
+
+    points = sorted({r.start for r in ledger.releases} | {r.stop for r in ledger.releases})
+    out = []
+    for a, b in zip(points[:-1], points[1:]):
+        counts = Counter(r.entry for r in ledger.releases if r.start <= a and r.stop >= b)
+        if counts:
+            out.append((a, b, tuple(sorted(counts.items(), key=lambda kv: (kv[0].family, kv[0].parameter,
+                                                                              kv[0].name)))))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_segments_sweep_equals_a_scan_of_every_release(seed):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    entries = [gauss(2.0), gauss(3.0), gauss(3.0, "symmetric-gaussian"), MechanismEntry("pure", 0.5, "randomized")]
+    ledger = PrivacyLedger()
+    for _ in range(60):               # overlaps, gaps, nested and adjacent ranges, repeated entries
+        start = int(rng.integers(0, 50))
+        ledger.record(start, start + int(rng.integers(1, 20)), entries[int(rng.integers(len(entries)))],
+                      label=str(int(rng.integers(3))))
+    for at in (30, 70):                # empty ranges touch nothing (their points still bound the ranges)
+        ledger.releases.append(ledger.releases[0].__class__(at, at, entries[0], "central", "empty"))
+    got = ledger.segments()
+    assert got == _segments_by_scan(ledger) and len(got) > 10
+    assert all(a < b for a, b, _ in got) and 70 not in {a for a, _, _ in got} and 30 in {a for a, _, _ in got}
+

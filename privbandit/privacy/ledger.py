@@ -156,19 +156,30 @@ class PrivacyLedger:
             self.record(r.start + offset, r.stop + offset, r.entry, kind=r.kind, label=r.label)
 
     def segments(self) -> list[tuple[int, int, tuple[tuple[MechanismEntry, int], ...]]]:
-        """Maximal record ranges touched by the same multiset of mechanisms: (start, stop, entries)."""
+        """Maximal record ranges touched by the same multiset of mechanisms: (start, stop, entries).
+
+        One sweep over the releases' start and stop points (O(n log n) in the number of releases n): between
+        two consecutive points the releases that touch the records are those started at or before the first
+        and not yet stopped. Ranges no release touches are left out.
+        """
         if not self.releases:
             return []
+        starts: dict[int, list[MechanismEntry]] = {}
+        stops: dict[int, list[MechanismEntry]] = {}
+        for r in self.releases:
+            if r.stop > r.start:
+                starts.setdefault(r.start, []).append(r.entry)
+                stops.setdefault(r.stop, []).append(r.entry)
         points = sorted({r.start for r in self.releases} | {r.stop for r in self.releases})
-        starts = np.array([r.start for r in self.releases])
-        stops = np.array([r.stop for r in self.releases])
+        active: Counter = Counter()
         out = []
         for a, b in zip(points[:-1], points[1:]):
-            active = np.nonzero((starts <= a) & (stops >= b))[0]
-            if active.size == 0:
+            active.update(starts.get(a, ()))
+            active.subtract(stops.get(a, ()))
+            active = +active                        # drop the entries whose releases all stopped
+            if not active:
                 continue
-            counts = Counter(self.releases[i].entry for i in active)
-            key = tuple(sorted(counts.items(), key=lambda kv: (kv[0].family, kv[0].parameter, kv[0].name)))
+            key = tuple(sorted(active.items(), key=lambda kv: (kv[0].family, kv[0].parameter, kv[0].name)))
             out.append((a, b, key))
         return out
 
