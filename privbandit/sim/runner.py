@@ -36,7 +36,8 @@ import contextlib
 import dataclasses
 import math
 import numbers
-from collections.abc import Iterator
+import time
+from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -75,10 +76,22 @@ def split_seed(seed: Any) -> tuple[int, np.random.Generator]:
     agent_rng : numpy.random.Generator
         ``default_rng(agent_ss)`` for ``agent.reset(spec, rng=agent_rng)``.
     """
+    env_seed, agent_ss = _split(seed)
+    return env_seed, np.random.default_rng(agent_ss)
+
+
+def _split(seed: Any) -> tuple[int, np.random.SeedSequence]:
+    """:func:`split_seed` with the agent's SeedSequence instead of its Generator."""
     env_ss, agent_ss = as_seed_sequence(seed).spawn(2)
     words = env_ss.generate_state(4, dtype=np.uint32)
-    env_seed = int(sum(int(w) << (32 * i) for i, w in enumerate(words)))
-    return env_seed, np.random.default_rng(agent_ss)
+    return int(sum(int(w) << (32 * i) for i, w in enumerate(words))), agent_ss
+
+
+def _copy(ss: np.random.SeedSequence) -> np.random.SeedSequence:
+    """An equal, independent SeedSequence: an agent that spawns from its Generator's SeedSequence (which
+    advances that object's spawn counter) cannot change what another agent's copy spawns."""
+    return np.random.SeedSequence(ss.entropy, spawn_key=ss.spawn_key, pool_size=ss.pool_size,
+                                  n_children_spawned=ss.n_children_spawned)
 
 
 def geometric_grid(horizon: int, points_per_octave: int = 8) -> np.ndarray:
@@ -238,36 +251,56 @@ def policy_chunks(agent: Agent, env: Any, horizon: int, max_chunk: int = 1 << 14
     ----------
     Source paper, `alg:batch-cb-meta` (the policy is fixed within an epoch).
     """
+    for start, features, rewards, expected in _env_blocks(env, horizon, max_chunk):
+        yield from _block_chunks(agent, start, features, rewards, expected)
+
+
+def _env_blocks(env: Any, horizon: int, max_chunk: int
+                ) -> Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
+    """The run's rounds in blocks of at most ``max_chunk``: (first round, features, rewards, expected rewards).
+
+    The env's rounds do not depend on the actions (all arms' rewards are drawn every round), so one
+    ``sample_batch`` serves several policy chunks (agents that update every round pay no env overhead) and
+    several agents (:func:`run_many`). The next block is drawn only when the consumer asks for it.
+    """
     sampler = env.unwrapped.sample_batch
     t = 0
     while t < horizon:
-        # The env's rounds do not depend on the actions (all arms' rewards are drawn every round), so one
-        # sample_batch serves several policy chunks: agents that update every round pay no env overhead.
         n = min(max_chunk, horizon - t)
         batch = sampler(n)
-        features = np.asarray(batch.features, dtype=float)
-        rewards = np.asarray(batch.rewards, dtype=float)
-        expected = np.asarray(batch.expected_rewards, dtype=float)
-        lo = 0
-        while lo < n:
-            m = min(agent.rounds_until_update(), n - lo)
-            if m <= 0:
-                raise RuntimeError(f"{type(agent).__name__}.rounds_until_update() returned {m} at round {t + lo}")
-            hi = lo + m
-            epoch = _epoch(agent)
-            arms = np.asarray(agent.act_batch(features[lo:hi]), dtype=np.int64)
-            rows = np.arange(lo, hi)
-            yield PolicyChunk(t + lo, features[lo:hi], rewards[lo:hi], expected[lo:hi], arms, epoch)
-            agent.update(features[rows, arms], rewards[rows, arms])
-            lo = hi
+        yield (t, np.asarray(batch.features, dtype=float), np.asarray(batch.rewards, dtype=float),
+               np.asarray(batch.expected_rewards, dtype=float))
         t += n
+
+
+def _block_chunks(agent: Agent, start: int, features: np.ndarray, rewards: np.ndarray, expected: np.ndarray
+                  ) -> Iterator[PolicyChunk]:
+    """One block's policy chunks for ``agent`` (see :func:`policy_chunks`), starting at round ``start``."""
+    n = features.shape[0]
+    lo = 0
+    while lo < n:
+        m = min(agent.rounds_until_update(), n - lo)
+        if m <= 0:
+            raise RuntimeError(f"{type(agent).__name__}.rounds_until_update() returned {m} at round {start + lo}")
+        hi = lo + m
+        epoch = _epoch(agent)
+        arms = np.asarray(agent.act_batch(features[lo:hi]), dtype=np.int64)
+        rows = np.arange(lo, hi)
+        yield PolicyChunk(start + lo, features[lo:hi], rewards[lo:hi], expected[lo:hi], arms, epoch)
+        agent.update(features[rows, arms], rewards[rows, arms])
+        lo = hi
+
+
+def _log_chunk(log: _RegretLog, chunk: PolicyChunk) -> None:
+    """Add a chunk's pseudo-regret (best expected reward minus the chosen arm's) to ``log``."""
+    expected = chunk.expected_rewards
+    chosen = expected[np.arange(chunk.arms.shape[0]), chunk.arms]
+    log.add(expected.max(axis=1) - chosen, chunk.epoch)
 
 
 def _play_batch(agent: Agent, env: Any, horizon: int, max_chunk: int, log: _RegretLog) -> None:
     for chunk in policy_chunks(agent, env, horizon, max_chunk):
-        expected = chunk.expected_rewards
-        chosen = expected[np.arange(chunk.arms.shape[0]), chunk.arms]
-        log.add(expected.max(axis=1) - chosen, chunk.epoch)
+        _log_chunk(log, chunk)
 
 
 def _play_loop(agent: Agent, env: Any, obs: np.ndarray, horizon: int, log: _RegretLog) -> None:
@@ -344,9 +377,7 @@ def run(agent: Agent, env: Any, horizon: int | None = None, seed: Any = 0, *, mo
     if not isinstance(agent, Agent):
         raise TypeError(f"agent must be a privbandit Agent, got {type(agent).__name__}")
     check_choice("mode", mode, MODES)
-    if log not in ("geometric", "all"):
-        raise ValueError(f"log must be 'geometric' or 'all', got {log!r}")
-    max_chunk = check_int("max_chunk", max_chunk, low=1)
+    max_chunk = _check_logging(log, max_chunk)
     if isinstance(env, str):
         with made_env(env, horizon, env_kwargs) as made:
             return run(agent, made, horizon, seed, mode=mode, log=log, points_per_octave=points_per_octave,
@@ -354,14 +385,128 @@ def run(agent: Agent, env: Any, horizon: int | None = None, seed: Any = 0, *, mo
     if env_kwargs is not None:
         raise ValueError("env_kwargs applies only when env is given by id; configure the env instance instead")
     spec, obs = start_run(agent, env, horizon, seed)
-    t = np.arange(1, spec.horizon + 1) if log == "all" else geometric_grid(spec.horizon, points_per_octave)
-    logged = _RegretLog(t)                      # memory O(#logged rounds), not O(horizon)
+    logged = _RegretLog(_logged_rounds(spec.horizon, log, points_per_octave))   # memory O(#logged rounds)
     if mode == "batch":
         _play_batch(agent, env, spec.horizon, max_chunk, logged)
     else:
         _play_loop(agent, env, obs, spec.horizon, logged)
-    spent = float(agent.ledger.check(agent.privacy))
+    return _table(agent, env, spec, seed, logged, labels)
 
+
+def run_many(agents: Sequence[Agent], env: Any, horizon: int | None = None, seed: Any = 0, *,
+             log: str = "geometric", points_per_octave: int = 8, max_chunk: int = 1 << 14,
+             labels: Sequence[dict[str, Any] | None] | None = None,
+             env_kwargs: dict[str, Any] | None = None) -> list[pd.DataFrame]:
+    """Play several agents on the same rounds (the batch path): one env draw serves them all.
+
+    Each agent's table is exactly :func:`run`'s for that agent alone with the same env and seed (the env
+    is reset once with the seed's env part, every agent with its own fresh Generator from the seed's agent
+    part), but the rounds are drawn once instead of once per agent. Agents advance block by block (at
+    most ``max_chunk`` rounds), so memory is one block plus the agents' own state. The shared blocks are
+    read-only: an agent that writes into the features it is given raises instead of changing another
+    agent's rounds.
+
+    Parameters
+    ----------
+    agents : sequence of Agent
+        Distinct privbandit agents (at least one); each is reset here.
+    env, horizon, seed, log, points_per_octave, max_chunk, env_kwargs :
+        As in :func:`run`.
+    labels : sequence of dict or None, optional
+        One ``labels`` override per agent (see :func:`run`).
+
+    Returns
+    -------
+    list of pandas.DataFrame
+        One table per agent, in the order given, with the columns :data:`COLUMNS`. Each table's ``attrs``
+        hold ``"agent_seconds"`` (wall seconds of this agent's own work: its reset, choices, updates and
+        ledger check) and ``"env_seconds"`` (wall seconds of drawing the shared rounds, the same in every
+        table).
+
+    Raises
+    ------
+    privbandit.privacy.ledger.PrivacyBudgetExceeded
+        If an agent's ledger shows a user who spent more than that agent's privacy spec.
+
+    References
+    ----------
+    Source paper, `alg:batch-cb-meta`, `def:JDP-interactive`.
+
+    Examples
+    --------
+    >>> from privbandit.agents import make_agent
+    >>> from privbandit.sim import run, run_many
+    >>> agents = [make_agent("elim-jdp", epsilon=1.0), make_agent("linucb")]
+    >>> kw = dict(horizon=256, seed=0, env_kwargs={"n_arms": 3, "dim": 2})
+    >>> tables = run_many(agents, "PrivLinCB-v0", **kw)
+    >>> tables[0].equals(run(make_agent("elim-jdp", epsilon=1.0), "PrivLinCB-v0", **kw))
+    True
+    """
+    agents = list(agents) if not isinstance(agents, Agent) else [agents]
+    if not agents or not all(isinstance(a, Agent) for a in agents):
+        bad = next((type(a).__name__ for a in agents if not isinstance(a, Agent)), "an empty sequence")
+        raise TypeError(f"agents must be a non-empty sequence of privbandit Agents, got {bad}")
+    if len({id(a) for a in agents}) != len(agents):
+        raise ValueError("agents must be distinct objects: one agent cannot play two runs at once")
+    labels = [None] * len(agents) if labels is None else list(labels)
+    if len(labels) != len(agents):
+        raise ValueError(f"labels must have one entry per agent ({len(agents)}), got {len(labels)}")
+    max_chunk = _check_logging(log, max_chunk)
+    if isinstance(env, str):
+        with made_env(env, horizon, env_kwargs) as made:
+            return run_many(agents, made, horizon, seed, log=log, points_per_octave=points_per_octave,
+                            max_chunk=max_chunk, labels=labels)
+    if env_kwargs is not None:
+        raise ValueError("env_kwargs applies only when env is given by id; configure the env instance instead")
+    spec = _spec_for(env, horizon)
+    env_seed, agent_ss = _split(seed)
+    env.reset(seed=env_seed)
+    clock = [0.0] * len(agents)
+    for i, agent in enumerate(agents):
+        tic = time.perf_counter()
+        agent.reset(spec, rng=np.random.default_rng(_copy(agent_ss)))
+        clock[i] += time.perf_counter() - tic
+    rounds = _logged_rounds(spec.horizon, log, points_per_octave)
+    logs = [_RegretLog(rounds) for _ in agents]
+    env_seconds, blocks = 0.0, _env_blocks(env, spec.horizon, max_chunk)
+    while True:
+        tic = time.perf_counter()
+        block = next(blocks, None)
+        env_seconds += time.perf_counter() - tic
+        if block is None:
+            break
+        for array in block[1:]:
+            array.setflags(write=False)
+        for i, (agent, logged) in enumerate(zip(agents, logs)):
+            tic = time.perf_counter()
+            for chunk in _block_chunks(agent, *block):
+                _log_chunk(logged, chunk)
+            clock[i] += time.perf_counter() - tic
+    tables = []
+    for i, (agent, logged, lab) in enumerate(zip(agents, logs, labels)):
+        tic = time.perf_counter()
+        table = _table(agent, env, spec, seed, logged, lab)
+        table.attrs.update(agent_seconds=clock[i] + time.perf_counter() - tic, env_seconds=env_seconds)
+        tables.append(table)
+    return tables
+
+
+def _check_logging(log: str, max_chunk: Any) -> int:
+    """Check ``log``; the checked ``max_chunk``."""
+    if log not in ("geometric", "all"):
+        raise ValueError(f"log must be 'geometric' or 'all', got {log!r}")
+    return check_int("max_chunk", max_chunk, low=1)
+
+
+def _logged_rounds(horizon: int, log: str, points_per_octave: int) -> np.ndarray:
+    """The 1-based rounds a run logs: all of them or :func:`geometric_grid`'s."""
+    return np.arange(1, horizon + 1) if log == "all" else geometric_grid(horizon, points_per_octave)
+
+
+def _table(agent: Agent, env: Any, spec: Any, seed: Any, logged: _RegretLog,
+           labels: dict[str, Any] | None) -> pd.DataFrame:
+    """A finished run's table (:data:`COLUMNS`), after checking the agent's ledger against its spec."""
+    spent = float(agent.ledger.check(agent.privacy))
     env_id, family = _env_labels(env)
     privacy = agent.privacy
     meta = dict(agent=agent.name or type(agent).__name__, env=env_id, family=family, privacy_model=privacy.model,
@@ -372,6 +517,7 @@ def run(agent: Agent, env: Any, horizon: int | None = None, seed: Any = 0, *, mo
     if unknown:
         raise ValueError(f"labels may only override {sorted(meta)}, got {sorted(unknown)}")
     meta.update(labels or {})
+    t = logged.rounds
     n = t.shape[0]
     table: dict[str, Any] = {k: [v] * n for k, v in meta.items()}
     table.update(t=t, epoch=logged.epoch, regret=logged.regret, cum_regret=logged.cum,
