@@ -20,15 +20,16 @@ digits (top 8 principal directions, d = 80, K = 10) and wine (d = 39, K = 3), th
     python scripts/bench_agents.py --blocks real-jdp,real-ldp --families digits,wine --epsilons 0.3,1 \\
         --log2-horizon 18 --seeds 5 --slope-window 12,18 --out bench-out/real
 
-Every run goes through ``privbandit.sim.run`` (batch path, geometric logging), which also checks each
-agent's privacy ledger against its spec. The LinUCB-family baselines update their policy every
+Every run goes through ``privbandit.sim.run_many`` (batch path, geometric logging; each table exactly
+``privbandit.sim.run``'s), which also checks each agent's privacy ledger against its spec. The LinUCB-family baselines update their policy every
 ``--ucb-batch`` rounds in the benchmark (1 = every round, the textbook algorithm; per-round updates of
 2^20 rounds x 10 seeds would take hours in Python); the noise and the tree are unchanged by batching.
 
 The grid's runs (cells) go to ``--jobs`` worker processes (default: every core; joblib's loky backend through
-``privbandit.sim.sweep.backend_context``, one BLAS thread per worker), the costliest first (:data:`CELL_COST`),
-so that the grid does not end waiting on one long run. Each run is seeded by its cell alone, so the tables do
-not depend on ``--jobs``. Each finished cell is appended to ``runs.csv`` at once; Ctrl-C exits with code 130
+``privbandit.sim.sweep.backend_context``, one BLAS thread per worker) in groups that play the same rounds (one
+block, env, seed and epsilon: the rounds are drawn once per group, not once per agent), the costliest groups
+first (:data:`CELL_COST`), so that the grid does not end waiting on one long group. Each run is seeded by its
+cell alone, so the tables do not depend on ``--jobs`` or on the grouping. Each finished cell is appended to ``runs.csv`` at once; Ctrl-C exits with code 130
 and one line saying how many cells are saved, and the same command again runs only the rest (resume). Bad
 arguments exit with code 2 and one line.
 
@@ -85,7 +86,7 @@ import privbandit  # noqa: F401  (registers the envs)
 from privbandit.agents import agent_is_private, make_agent
 from privbandit.agents.elimination import JDP_UCB_FIRST_EPOCH
 from privbandit.cli import _jobs
-from privbandit.sim import final_regret, loglog_slopes, run
+from privbandit.sim import final_regret, loglog_slopes, run_many
 from privbandit.sim.sweep import atomic_write, backend_context
 
 JDP_AGENTS = ("uniform", "epsilon-greedy", "linucb", "linucb-practical", "elim-nonprivate", "elim-ucb",
@@ -233,20 +234,45 @@ def read_runs(path: Path) -> pd.DataFrame:
     return pd.read_csv(path, dtype={"eps_label": str, "family_label": str, "block": str})
 
 
-def run_cell(c: dict, horizon: int, delta: float, ucb_batch: int) -> tuple[dict, pd.DataFrame]:
-    """One cell of the grid and its run's table with the benchmark's columns (runs in a worker).
+def env_label(c: dict) -> str:
+    """The env column of a cell's table (one per env: block shape, family or dataset)."""
+    return c.get("env_label") or f"{'glm' if c['family'] == 'glm' else 'lin'}-{c['family']}-d{c['dim']}K{c['n_arms']}"
 
-    The run is seeded by the cell alone (``seed=c["seed"]``), so its table does not depend on the process
-    that runs it, on the other cells or on ``--jobs`` (only the ``seconds`` column does).
+
+def group_key(c: dict) -> tuple:
+    """The cells that play the same rounds (env and seed), one epsilon at a time: :func:`run_group` draws
+    them once for the group."""
+    return c["block"], env_label(c), c["seed"], eps_label(c["epsilon"])
+
+
+def run_group(group: list[dict], horizon: int, delta: float, ucb_batch: int) -> list[tuple[dict, pd.DataFrame]]:
+    """Cells of one :func:`group_key` on the same rounds, and each run's table with the benchmark's columns
+    (runs in a worker).
+
+    ``privbandit.sim.run_many`` draws the group's rounds once; each table is exactly the cell's own
+    ``run`` (seeded by the cell alone, ``seed=c["seed"]``), so it does not depend on the process, on the
+    other cells or on ``--jobs``. Only the ``seconds`` column does: the cell's agent's own wall seconds plus
+    an equal share of the group's env draws.
     """
-    t0 = time.perf_counter()
-    agent = build_agent(c["agent"], c["epsilon"], delta, ucb_batch)
-    env_label = c.get("env_label") or f"{'glm' if c['family'] == 'glm' else 'lin'}-{c['family']}-d{c['dim']}K{c['n_arms']}"
-    df = run(agent, make_env(c, horizon), horizon, seed=c["seed"], labels=dict(agent=c["agent"], env=env_label))
-    df["block"], df["family_label"], df["seed"] = c["block"], c["family"], c["seed"]
-    df["eps_label"] = eps_label(c["epsilon"])
-    df["seconds"] = time.perf_counter() - t0
-    return c, df
+    first = group[0]
+    if any(group_key(c) != group_key(first) for c in group):
+        raise ValueError("run_group takes cells of one group_key")
+    agents = [build_agent(c["agent"], c["epsilon"], delta, ucb_batch) for c in group]
+    labels = [dict(agent=c["agent"], env=env_label(c)) for c in group]
+    tables = run_many(agents, make_env(first, horizon), horizon, seed=first["seed"], labels=labels)
+    out = []
+    for c, df in zip(group, tables):
+        seconds = df.attrs["agent_seconds"] + df.attrs["env_seconds"] / len(group)
+        df["block"], df["family_label"], df["seed"] = c["block"], c["family"], c["seed"]
+        df["eps_label"] = eps_label(c["epsilon"])
+        df["seconds"] = seconds
+        out.append((c, df))
+    return out
+
+
+def run_cell(c: dict, horizon: int, delta: float, ucb_batch: int) -> tuple[dict, pd.DataFrame]:
+    """One cell of the grid alone (:func:`run_group` of one cell)."""
+    return run_group([c], horizon, delta, ucb_batch)[0]
 
 
 CELL_COST = {("jdp", "uniform"): 0.42, ("jdp", "epsilon-greedy"): 0.43, ("jdp", "linucb"): 0.96,
@@ -270,10 +296,14 @@ def cell_cost(c: dict) -> float:
     return CELL_COST.get((c["block"], c["agent"]), max(CELL_COST.values()))
 
 
-def schedule(todo: list[dict]) -> list[dict]:
-    """The cells longest first (:func:`cell_cost`), grid order among equals: with several workers the grid
-    then ends on short cells instead of waiting for one long cell started last."""
-    return sorted(todo, key=cell_cost, reverse=True)  # a stable sort, also in reverse
+def schedule(todo: list[dict]) -> list[list[dict]]:
+    """The cells in groups (:func:`group_key`, grid order within a group), the costliest groups first
+    (the sum of :func:`cell_cost`), grid order among equals: with several workers the grid then ends on
+    short groups instead of waiting for one long group started last."""
+    groups: dict[tuple, list[dict]] = {}
+    for c in todo:
+        groups.setdefault(group_key(c), []).append(c)
+    return sorted(groups.values(), key=lambda g: sum(map(cell_cost, g)), reverse=True)  # stable, also reversed
 
 
 def finished_cells(path: Path, horizon: int) -> set[tuple]:
@@ -321,20 +351,21 @@ class GridInterrupted(KeyboardInterrupt):
 
 
 def finish(todo: list[dict], args, horizon: int) -> Iterator[tuple[dict, pd.DataFrame]]:
-    """Run the cells, longest first (:func:`schedule`), yielding each as it finishes: in this process for
-    one job, else in ``--jobs`` loky processes with one BLAS thread each (``privbandit.sim.sweep``'s
-    :func:`~privbandit.sim.sweep.backend_context`)."""
+    """Run the cells by groups, the costliest first (:func:`schedule`), yielding each cell as its group
+    finishes: in this process for one job, else in ``--jobs`` loky processes with one BLAS thread each
+    (``privbandit.sim.sweep``'s :func:`~privbandit.sim.sweep.backend_context`)."""
     order = schedule(todo)
     jobs = min(args.jobs if args.jobs > 0 else os.cpu_count() or 1, len(order))
     if jobs <= 1:
-        for c in order:
-            yield run_cell(c, horizon, args.delta, args.ucb_batch)
+        for group in order:
+            yield from run_group(group, horizon, args.delta, args.ucb_batch)
         return
     from joblib import Parallel, delayed
 
     with backend_context("loky", jobs):
-        yield from Parallel(return_as="generator_unordered")(
-            delayed(run_cell)(c, horizon, args.delta, args.ucb_batch) for c in order)
+        for done in Parallel(return_as="generator_unordered")(
+                delayed(run_group)(group, horizon, args.delta, args.ucb_batch) for group in order):
+            yield from done
 
 
 def run_grid(args, out: Path) -> pd.DataFrame:
@@ -371,28 +402,36 @@ def estimate(args) -> list[str]:
     """The grid's wall time on ``args.jobs`` idle workers, estimated from one timed run per combination.
 
     Every (block, family, agent) combination's first cell in grid order (seed 0, the first epsilon) runs once
-    in this process (one BLAS thread, as the workers) and its CPU seconds stand for every cell of the
-    combination; the cells are then list-scheduled longest first on the workers, as :func:`finish` does.
+    in this process (one BLAS thread, as the workers), grouped as the grid groups them (:func:`run_group`:
+    the rounds drawn once per group); a group's CPU seconds are shared among its cells in proportion to their
+    ``seconds`` column, and each cell's share stands for every cell of its combination. The groups are then
+    list-scheduled costliest first on the workers, as :func:`finish` does.
     """
     horizon = 2 ** args.log2_horizon
     grid = cells(args)
-    seconds: dict[tuple, float] = {}
+    first: dict[tuple, dict] = {}
     for c in grid:
-        combo = (c["block"], c["family"], c["agent"])
-        if combo not in seconds:
-            start = time.process_time()
-            run_cell(c, horizon, args.delta, args.ucb_batch)
-            seconds[combo] = time.process_time() - start
+        first.setdefault((c["block"], c["family"], c["agent"]), c)
+    seconds: dict[tuple, float] = {}
+    for group in schedule(list(first.values())):
+        start = time.process_time()
+        done = run_group(group, horizon, args.delta, args.ucb_batch)
+        cpu = time.process_time() - start
+        wall = [df["seconds"].iloc[0] for _, df in done]
+        for (c, _), w in zip(done, wall):
+            combo = (c["block"], c["family"], c["agent"])
+            seconds[combo] = cpu * w / sum(wall)
             print(f"{combo[0]} {combo[1]} {combo[2]}: {seconds[combo]:.2f} CPU s", flush=True)
-    costs = sorted((seconds[(c["block"], c["family"], c["agent"])] for c in grid), reverse=True)
+    costs = sorted((sum(seconds[(c["block"], c["family"], c["agent"])] for c in g) for g in schedule(grid)),
+                   reverse=True)
     workers = [0.0] * (args.jobs if args.jobs > 0 else os.cpu_count() or 1)
-    for cost in costs:                         # longest first, each to the worker that frees up first
+    for cost in costs:                         # costliest first, each to the worker that frees up first
         workers[workers.index(min(workers))] += cost
     total = sum(costs)
-    return [f"Estimate: {len(grid)} runs at T = 2^{args.log2_horizon}, {len(seconds)} combinations timed once "
-            f"({total / len(costs):.2f} CPU s per run on average, {total / 60:.1f} CPU minutes in all); on "
-            f"{len(workers)} idle workers, longest first: {max(workers) / 60:.1f} minutes wall, plus the tables "
-            f"and figures."]
+    return [f"Estimate: {len(grid)} runs in {len(costs)} groups at T = 2^{args.log2_horizon}, {len(seconds)} "
+            f"combinations timed once ({total / len(grid):.2f} CPU s per run on average, {total / 60:.1f} CPU "
+            f"minutes in all); on {len(workers)} idle workers, costliest first: {max(workers) / 60:.1f} minutes "
+            f"wall, plus the tables and figures."]
 
 
 # --- summaries -----------------------------------------------------------------------------------------

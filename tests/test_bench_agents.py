@@ -98,7 +98,8 @@ def test_one_job_runs_longest_first_and_writes_the_grid_order(reference):
     out, stdout = reference
     grid = _grid_keys()
     assert len(grid) == N_CELLS
-    assert _ran(stdout) == [bench.cell_key(c) for c in bench.schedule(bench.cells(bench.parse_args(GRID)))] != grid
+    groups = bench.schedule(bench.cells(bench.parse_args(GRID)))
+    assert _ran(stdout) == [bench.cell_key(c) for g in groups for c in g] != grid
     assert _keys_in_file(out) == grid
 
 
@@ -112,19 +113,43 @@ def test_cells_run_longest_first_and_results_do_not_depend_on_jobs(reference, tm
         assert (tmp_path / name).read_bytes() == (reference[0] / name).read_bytes()
 
 
-def test_schedule_puts_costly_cells_first_and_keeps_grid_order_among_equals():
+def test_schedule_groups_the_cells_of_one_env_seed_and_epsilon_costliest_first_in_grid_order():
     grid = bench.cells(bench.parse_args(["--blocks", "jdp,ldp,real-jdp", "--families", "heavy-tailed,glm,digits"]))
-    order = bench.schedule(grid)
-    costs = [bench.cell_cost(c) for c in order]
-    assert sorted(map(bench.cell_key, order)) == sorted(map(bench.cell_key, grid))
-    assert costs == sorted(costs, reverse=True) and costs[0] > costs[-1]
+    groups = bench.schedule(grid)
+    order = [c for g in groups for c in g]
+    assert sorted(map(bench.cell_key, order)) == sorted(map(bench.cell_key, grid))      # every cell once
+    assert len({bench.group_key(g[0]) for g in groups}) == len(groups)
     position = {bench.cell_key(c): i for i, c in enumerate(grid)}
-    for a, b in zip(order, order[1:]):
-        if bench.cell_cost(a) == bench.cell_cost(b):
-            assert position[bench.cell_key(a)] < position[bench.cell_key(b)]
+    for g in groups:
+        assert {bench.group_key(c) for c in g} == {bench.group_key(g[0])}
+        assert [position[bench.cell_key(c)] for c in g] == sorted(position[bench.cell_key(c)] for c in g)
+        assert len({c["agent"] for c in g}) == len(g)             # one env, seed, epsilon: one cell per agent
+    costs = [sum(map(bench.cell_cost, g)) for g in groups]
+    assert costs == sorted(costs, reverse=True) and costs[0] > costs[-1]
+    for a, b in zip(groups, groups[1:]):
+        if sum(map(bench.cell_cost, a)) == sum(map(bench.cell_cost, b)):
+            assert position[bench.cell_key(a[0])] < position[bench.cell_key(b[0])]
     real = [c for c in grid if c["block"] == "real-jdp"]  # not in the cost table: counted as the costliest
-    assert real and all(bench.cell_cost(c) == costs[0] for c in real)
+    top = max(bench.CELL_COST.values())
+    assert real and all(bench.cell_cost(c) == top for c in real)
     assert all((c["block"], c["agent"]) in bench.CELL_COST for c in grid if c["block"] in ("jdp", "ldp"))
+    # the default grid: 1760 runs in 310 groups (2 blocks x 4 families x 10 seeds x 4 epsilon labels, but the
+    # local-DP GLM instance has no non-private agent)
+    assert len(bench.schedule(bench.cells(bench.parse_args([])))) == 310
+
+
+def test_a_group_gives_each_cell_its_own_run():
+    grid = bench.cells(bench.parse_args(GRID + ["--seeds", "1", "--log2-horizon", "9"]))
+    group = next(g for g in bench.schedule(grid) if len(g) > 1)
+    with _limit_blas():
+        together = bench.run_group(group, 2 ** 9, 1e-5, 64)
+        for c, df in together:
+            alone = bench.run_cell(c, 2 ** 9, 1e-5, 64)[1]
+            assert df["seconds"].iloc[0] > 0
+            assert df.drop(columns="seconds").equals(alone.drop(columns="seconds"))
+    other = [c for c in grid if bench.group_key(c) != bench.group_key(group[0])][0]
+    with pytest.raises(ValueError, match="one group_key"):
+        bench.run_group([group[0], other], 2 ** 9, 1e-5, 64)
 
 
 def test_a_rerun_after_a_partial_run_does_only_the_rest(reference, tmp_path, capsys):
@@ -174,21 +199,25 @@ def test_jobs_defaults_to_every_core_and_takes_minus_one():
     assert bench.parse_args(["--jobs", "-1"]).jobs == -1
 
 
-def test_estimate_times_each_combination_once_and_list_schedules_every_cell(monkeypatch, tmp_path, capsys):
+def test_estimate_times_each_combination_once_and_list_schedules_every_group(monkeypatch, tmp_path, capsys):
     cost = {"uniform": 60.0, "linucb": 120.0, "elim-jdp": 180.0}      # CPU seconds of one run, per agent
     clock, timed = [0.0], []
 
-    def fake_run(c, horizon, delta, ucb_batch):
-        timed.append(c["agent"])
-        clock[0] += cost[c["agent"]]
+    def fake_group(group, horizon, delta, ucb_batch):
+        out = []
+        for c in group:
+            timed.append(c["agent"])
+            clock[0] += cost[c["agent"]]
+            out.append((c, bench.pd.DataFrame({"seconds": [cost[c["agent"]] / 7]})))   # wall: in proportion
+        return out
 
-    monkeypatch.setattr(bench, "run_cell", fake_run)
+    monkeypatch.setattr(bench, "run_group", fake_group)
     monkeypatch.setattr(bench.time, "process_time", lambda: clock[0])
     assert bench.main(GRID + ["--estimate", "--jobs", "2", "--out", str(tmp_path / "never")]) == 0
     out = capsys.readouterr().out
     assert sorted(timed) == ["elim-jdp", "linucb", "uniform"] and not (tmp_path / "never").exists()
-    # cells 3,3,3,3,2,2,1,1 minutes: 18 CPU minutes; longest first on 2 workers: 9 minutes
-    assert f"{N_CELLS} runs at T = 2^11, 3 combinations timed once" in out
-    assert "18.0 CPU minutes in all); on 2 idle workers, longest first: 9.0 minutes wall" in out
+    # groups: elim-jdp 3, 3, 3, 3 minutes; uniform + linucb 3, 3: 18 CPU minutes; on 2 workers: 9 minutes
+    assert f"{N_CELLS} runs in 6 groups at T = 2^11, 3 combinations timed once" in out
+    assert "18.0 CPU minutes in all); on 2 idle workers, costliest first: 9.0 minutes wall" in out
     assert bench.main(GRID + ["--estimate", "--jobs", "1"]) == 0
-    assert "on 1 idle workers, longest first: 18.0 minutes wall" in capsys.readouterr().out
+    assert "on 1 idle workers, costliest first: 18.0 minutes wall" in capsys.readouterr().out
