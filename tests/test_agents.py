@@ -226,6 +226,29 @@ def test_tree_aggregation_prefix_sums_are_exact_without_noise(chunks):
         np.testing.assert_allclose(agent._noisy_sum(t), _exact_aug(x[:t], y[:t]), atol=1e-12)
 
 
+@pytest.mark.parametrize("cls", [SSLinUCBAgent, LDPUCBAgent])
+def test_noisy_gram_agents_bound_the_rows_their_mechanism_sees(cls):
+    """_absorb_rows takes update's clipped rows as they are and still clips rows it is handed over the bound
+    (features to B, rewards to [-1, 1]) before any noise: the same state and draws as clipped input."""
+    from privbandit.privacy import ClippingWarning
+    from privbandit.privacy.clipping import clip_features, clip_rewards
+
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-1, 1, (8, 3)) * np.array([[1.0], [3.0]] * 4)        # every other row has norm > B = 1
+    y = rng.uniform(-2, 2, 8)
+    inside, clipped = (cls(epsilon=1.0, delta=1e-5, batch_size=8).reset(BanditSpec(2, 3, 16), rng=5)
+                       for _ in range(2))
+    with pytest.warns(ClippingWarning):
+        xc, yc = clip_features(x, 1.0), clip_rewards(y)
+    inside._absorb_rows(xc, yc)
+    with pytest.warns(ClippingWarning):
+        clipped._absorb_rows(x, y)
+    state = (lambda a: a._open) if cls is SSLinUCBAgent else (lambda a: a._sum)
+    np.testing.assert_array_equal(state(clipped), state(inside))
+    assert np.abs(state(inside)).max() > 0
+    assert clipped._fit_rng.bit_generator.state == inside._fit_rng.bit_generator.state
+
+
 def test_tree_aggregation_composes_to_exactly_epsilon():
     horizon = 2 ** 6 - 1                   # L = 6 levels; record 0 enters one node of every level
     agent = SSLinUCBAgent(epsilon=0.7, delta=1e-6).reset(BanditSpec(2, 2, horizon), rng=0)

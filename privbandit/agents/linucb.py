@@ -74,7 +74,7 @@ from ..privacy.clipping import clip_features, clip_rewards
 from ..oracles.base import CONSTANTS
 from ..oracles.ridge import PRACTICAL_WIDTH
 from ..privacy.randomizers import padded
-from .base import Agent, register_agent
+from .base import Agent, _inside_ball, register_agent
 
 __all__ = ["LDPUCBAgent", "LinUCBAgent", "SSLinUCBAgent"]
 
@@ -270,6 +270,17 @@ class _NoisyGramUCB(_UCBAgent):
         v = np.concatenate([x, y[:, None]], axis=1)
         return v[:, :, None] * v[:, None, :]
 
+    def _bounded(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The rows clipped (features to B, rewards to [-1, 1]) before any mechanism sees them. ``update``
+        hands over checked, clipped rows, which pass as they are after one cheap test each (the tests after
+        which clip_features and clip_rewards would return them unchanged); any other rows take those clips."""
+        bound = self._require_spec().bound
+        if not _inside_ball(x, bound):
+            x = clip_features(x, bound)
+        if np.count_nonzero(np.abs(y) <= 1.0) != y.size:
+            y = clip_rewards(y)
+        return x, y
+
     def _noise_level(self, t: int) -> tuple[float, float]:
         """(Upsilon, gamma): high-probability bounds on ||N||_op of the Gram block and ||noise|| of X^T y."""
         raise NotImplementedError
@@ -347,34 +358,37 @@ class SSLinUCBAgent(_NoisyGramUCB):
         self._done_id = np.full(self.levels, -1, dtype=np.int64)
         self._noisy = np.zeros((self.levels, size, size))       # released noisy value of a completed node
         self._noisy_id = np.full(self.levels, -1, dtype=np.int64)
+        self._sizes = np.left_shift(1, np.arange(self.levels))  # the node size of each level
         self._refresh(0)
 
     def _absorb_rows(self, x: np.ndarray, y: np.ndarray) -> None:
-        x = clip_features(x, self._require_spec().bound)      # bounded inputs before any mechanism
-        y = clip_rewards(y)
+        x, y = self._bounded(x, y)
         for lo in range(0, x.shape[0], _CHUNK):
             xs, ys = x[lo:lo + _CHUNK], y[lo:lo + _CHUNK]
             t0 = self.t + lo
             m = xs.shape[0]
-            csum = np.concatenate([np.zeros((1,) + self._open.shape[1:]),
-                                   np.cumsum(self._augment(xs, ys), axis=0)])
-            sizes = np.left_shift(1, np.arange(self.levels))
+            csum = np.empty((m + 1,) + self._open.shape[1:])  # csum[i]: the sum of the chunk's first i rows
+            csum[0] = 0.0
+            np.cumsum(self._augment(xs, ys), axis=0, out=csum[1:])
+            sizes = self._sizes
             lasts = ((t0 + m) // sizes) * sizes                # last node boundary <= t0 + m, per level
-            self._open[lasts <= t0] += csum[m]                 # levels where no node completed
-            for lev in np.nonzero(lasts > t0)[0]:              # a level-`lev` node completed in this chunk
-                size, last = int(sizes[lev]), int(lasts[lev])
-                first = last - size
-                node = csum[last - t0] - csum[max(first, t0) - t0]
-                if first < t0:
-                    node = node + self._open[lev]
-                self._done[lev] = node
-                self._done_id[lev] = last // size - 1
-                self._open[lev] = csum[m] - csum[last - t0]
+            completed = lasts > t0                             # a node of that level completed in this chunk
+            self._open[~completed] += csum[m]
+            levs = np.flatnonzero(completed)
+            # every completed level at once, entry for entry the same operations as one level at a time:
+            # its latest node is csum[last] - csum[max(first, t0)] (+ the open part before t0 if first < t0)
+            last, first = lasts[levs], lasts[levs] - sizes[levs]
+            nodes = csum[last - t0] - csum[np.maximum(first, t0) - t0]
+            carry = first < t0
+            nodes[carry] += self._open[levs[carry]]
+            self._done[levs] = nodes
+            self._done_id[levs] = last // sizes[levs] - 1
+            self._open[levs] = csum[m] - csum[last - t0]
 
     def _noisy_sum(self, t: int) -> np.ndarray:
         size = self._open.shape[1]
         total = np.zeros((size, size))
-        for lev in range(self.levels):
+        for lev in range(t.bit_length()):                      # the levels of t's set bits, lowest first
             if not (t >> lev) & 1:
                 continue
             node_id = (t >> lev) - 1                           # the node [node_id 2^lev, (node_id + 1) 2^lev)
@@ -439,7 +453,8 @@ class LDPUCBAgent(_NoisyGramUCB):
         self._refresh(0)
 
     def _absorb_rows(self, x: np.ndarray, y: np.ndarray) -> None:
-        outputs = self.randomizer(x, y, self._fit_rng)       # raw rows stop here
+        x, y = self._bounded(x, y)
+        outputs = self.randomizer.privatize_clipped(x, y, self._fit_rng)      # raw rows stop here
         self.ledger.record(self.t, self.t + x.shape[0], self.randomizer.ledger_entry(), kind="local",
                            label="ldp-ucb v v^T")
         self._absorb(outputs)
