@@ -10,6 +10,9 @@ Both paths play the same rounds and give byte-identical tables for a seed:
   ``agent.act_batch`` chooses the chunk's m arms at once and ``agent.update`` gets the m chosen rows.
   Blocks have at most ``max_chunk`` rounds to bound memory (max_chunk x K x d floats).
 
+``run_many`` plays several agents on the batch path's rounds, drawn once for all of them: each agent's
+table is the one ``run`` gives it alone.
+
 Seeds
 -----
 One ``seed`` (an int or a :class:`numpy.random.SeedSequence`) is turned into a SeedSequence ``ss`` and
@@ -409,7 +412,8 @@ def run_many(agents: Sequence[Agent], env: Any, horizon: int | None = None, seed
     Parameters
     ----------
     agents : sequence of Agent
-        Distinct privbandit agents (at least one); each is reset here.
+        Distinct privbandit agents (at least one; a single Agent counts as a sequence of one); each is
+        reset here.
     env, horizon, seed, log, points_per_octave, max_chunk, env_kwargs :
         As in :func:`run`.
     labels : sequence of dict or None, optional
