@@ -1,0 +1,90 @@
+"""IW-GLM-LDP's SGD stages and the elimination step loop's per-round shortcuts (issue 14, fourth pass): the
+once-per-fit pieces (U's copy and clipped eigendecomposition, the in-place stage close) and the read-only
+all-arms mask give exactly what the per-stage code gave, and each test fails when its shortcut is broken."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from privbandit.links import identity_link, logistic_link
+from privbandit.oracles import make_oracle
+from privbandit.oracles.glm_ldp import GLMGradientStatistic, IWGLMLDPFit, project_ellipsoid
+from privbandit.privacy import LocalRandomizer
+
+
+class _PerStageFit(IWGLMLDPFit):
+    """The SGD stages as they were written before the once-per-fit pieces (the reference)."""
+
+    def _later_randomizer(self, stage):
+        return LocalRandomizer(GLMGradientStatistic(self.u.copy(), self.w.copy(), self.link), self._grad_radius,
+                               self._grad_channel, self.bound)
+
+    def _later_close(self, stage):
+        if self._g_count == 0:
+            return
+        mu = self.link.mu
+        g = self._g_sum / self._g_count + self.lam * mu * (self.u @ self.w)
+        self._step += 1
+        eta = (2.0 if self.oracle.constants == "theory" else 1.0) / (mu * self._step)
+        if getattr(self, "_ref_eig", None) is None:
+            self._ref_eig = np.linalg.eigh(self.u)
+        self.w = project_ellipsoid(self.w - eta * g, self.u, self._ref_eig)
+        self._iterates.append(self.w)
+        self._g_sum = np.zeros(self.dim)
+        self._g_count = 0
+
+
+def _rows(rng, n, d, scale=0.9):
+    x = rng.normal(size=(n, d))
+    x *= scale * rng.uniform(0.0, 1.0, size=(n, 1)) / np.linalg.norm(x, axis=1, keepdims=True)
+    return x, np.clip(x @ (np.ones(d) / np.sqrt(d)) + 0.3 * rng.normal(size=n), -1.0, 1.0)
+
+
+@pytest.mark.parametrize("link", [identity_link(), logistic_link()])
+@pytest.mark.parametrize("constants, epsilon, n, d", [("practical", 1.0, 700, 3), ("practical", 50.0, 1500, 5),
+                                                      ("theory", 5.0, 300, 2), ("practical", 1e4, 900, 4)])
+def test_sgd_stages_equal_the_per_stage_code_bit_for_bit(link, constants, epsilon, n, d):
+    """One row at a time (the step loop) and in blocks: every iterate, the estimate, the ledger and the
+    generator state equal those of the per-stage reference (both branches of the projection run)."""
+    oracle = make_oracle("iw-glm-ldp", epsilon=epsilon, delta=1e-5, constants=constants)
+    rng = np.random.default_rng(n + d)
+    x, y = _rows(rng, n, d)
+    projected = 0
+    for block in (1, 37):
+        fits = [cls(oracle, n, d, 1.0, link, np.random.default_rng(7)) for cls in (IWGLMLDPFit, _PerStageFit)]
+        for fit in fits:
+            for i in range(0, n, block):
+                if block == 1:
+                    fit._add_row(x[i], float(y[i]))
+                else:
+                    fit._add_clipped(x[i:i + block], y[i:i + block])
+        new, ref = (fit.result() for fit in fits)
+        assert fits[0]._step == fits[1]._step > 1
+        for a, b in zip(fits[0]._iterates, fits[1]._iterates, strict=True):
+            assert a.tobytes() == b.tobytes()
+        projected += sum(float(np.linalg.norm(fits[0].u @ w)) > 1.0 - 1e-9 for w in fits[0]._iterates)
+        assert new.theta.tobytes() == ref.theta.tobytes() and new.info["w"].tobytes() == ref.info["w"].tobytes()
+        assert fits[0].ledger.releases == fits[1].ledger.releases
+        assert fits[0].rng.bit_generator.state == fits[1].rng.bit_generator.state
+    if epsilon >= 50.0:
+        assert projected > 0                  # steps that left W_U were projected back onto its boundary
+
+
+def test_sgd_statistics_share_one_read_only_copy_of_the_fixed_u():
+    """Every SGD stage's statistic holds U after the spectral stages, as an equal read-only copy (not the fit's
+    own array); each stage's w is a copy of the iterate when the stage starts."""
+    oracle = make_oracle("iw-glm-ldp", epsilon=2.0, delta=1e-5)
+    n, d = 1200, 3
+    x, y = _rows(np.random.default_rng(1), n, d)
+    fit = oracle.start(n, dim=d, rng=3)
+    seen = []
+    for i in range(n):
+        fit._add_row(x[i], float(y[i]))
+        if fit._closed > fit.n_spectral_stages and fit._closed < len(fit.stage_sizes):
+            stat = fit._randomizer(fit._closed).statistic
+            seen.append(stat)
+            assert stat.w is not fit.w and stat.w.tobytes() == fit.w.tobytes()
+    assert len(seen) > 10
+    assert all(s.u is seen[0].u for s in seen) and seen[0].u is not fit.u
+    assert seen[0].u.tobytes() == fit.u.tobytes() and not seen[0].u.flags.writeable
