@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from privbandit.agents.elimination import _all_arms
 from privbandit.links import identity_link, logistic_link
 from privbandit.oracles import make_oracle
 from privbandit.oracles.glm_ldp import GLMGradientStatistic, IWGLMLDPFit, project_ellipsoid
@@ -88,3 +89,38 @@ def test_sgd_statistics_share_one_read_only_copy_of_the_fixed_u():
     assert len(seen) > 10
     assert all(s.u is seen[0].u for s in seen) and seen[0].u is not fit.u
     assert seen[0].u.tobytes() == fit.u.tobytes() and not seen[0].u.flags.writeable
+
+
+def test_all_arms_mask_is_a_read_only_all_true_mask():
+    for k in (1, 2, 10, 33):
+        mask = _all_arms(k)
+        assert mask.dtype == bool and mask.shape == (k,) and mask.all() and not mask.flags.writeable
+        assert _all_arms(k) is mask
+        with pytest.raises(ValueError):
+            mask[0] = False
+
+
+@pytest.mark.parametrize("play", ["spanner", "greedy"])
+def test_uninformative_step_loop_plays_uniformly_on_the_spanner_of_all_arms(play):
+    """While no release is informative (local DP at small t) the step loop's survivors are all arms; the arms it
+    plays equal the batch path's, and the shared mask is never written to."""
+    from privbandit.agents import make_agent
+    from privbandit.agents.base import BanditSpec
+    from privbandit.agents.checks import play_batch, play_loop
+
+    k, d, horizon = 6, 4, 300
+    spec = BanditSpec(n_arms=k, dim=d, horizon=horizon)
+    rng = np.random.default_rng(4)
+    feats = rng.normal(size=(horizon, k, d))
+    feats /= 1.5 * np.linalg.norm(feats, axis=2, keepdims=True)
+    rewards = np.clip(rng.normal(size=(horizon, k)) * 0.5, -1.0, 1.0)
+
+    def agent():
+        return make_agent("elim-glm-ldp", epsilon=1.0, play=play)
+
+    loop = agent().reset(spec, rng=11)
+    assert list(loop._survivors_one(feats[0])) == [True] * k and loop._survivors_one(feats[0]) is _all_arms(k)
+    a = play_loop(agent(), feats, rewards, rng=11)
+    b = play_batch(agent(), feats, rewards, rng=11).actions
+    assert np.array_equal(a, b) and len(set(a.tolist())) > 1
+    assert _all_arms(k).all()
