@@ -146,3 +146,71 @@ def test_sympriv_one_matrix_takes_equal_the_views_they_replace():
             g1, g2 = np.random.default_rng(5), np.random.default_rng(5)
             one, batch = mech._add_noise(m, g1), mech._add_noise(m[None], g2)[0]
             assert one.tobytes() == batch.tobytes() and g1.bit_generator.state == g2.bit_generator.state
+
+
+def test_spectral_rows_pass_the_symmetry_test_by_construction():
+    """SpectralStatistic's one-row matrix: max |M - M^T| <= 4u (1 + u) max |M| + 2^-1073 (the bound that lets the
+    row path skip SymPriv's test), far below its 1e-9 max(1, max |M|), across scales down to underflow."""
+    from privbandit.oracles.iw_ldp import SpectralStatistic
+    from privbandit.privacy import randomizers
+
+    assert SpectralStatistic in randomizers._SYMMETRIC_ROWS
+    rng = np.random.default_rng(9)
+    u_ = 2.0 ** -53
+    worst = 0.0
+    for _ in range(3000):
+        d = int(rng.integers(1, 12))
+        a = rng.normal(size=(d, d))
+        u = a @ a.T / d + 10.0 ** rng.uniform(-3, 1) * np.eye(d)
+        vals, vecs = np.linalg.eigh(u)
+        stat = SpectralStatistic(u, (vecs * np.sqrt(vals)) @ vecs.T)
+        x = rng.normal(size=d) * 10.0 ** rng.uniform(-160, 0)
+        m = stat._row(x, 0.0)
+        top = float(np.abs(m).max())
+        gap = float(np.abs(m - m.T).max())
+        assert gap <= 4 * u_ * (1 + u_) * top + 2.0 ** -1073
+        assert not (gap > 1e-9 and gap > 1e-9 * max(1.0, top))
+        worst = max(worst, gap / top if top else 0.0)
+    assert worst > 0.0                                # rounding did make some matrices asymmetric
+
+
+def test_only_symmetric_rows_skip_the_symmetry_test(monkeypatch):
+    """A registered row statistic that is not symmetric_rows keeps SymPriv's test on the row path (an asymmetric
+    matrix raises there as on the general path); SpectralStatistic takes the test-free noise, with the same
+    values and draws; symmetric_rows refuses a class that is not a row_statistic."""
+    from dataclasses import dataclass
+
+    from privbandit.oracles.iw_ldp import SpectralStatistic
+    from privbandit.privacy import SymmetricGaussianMechanism, randomizers
+
+    @dataclass(frozen=True)
+    class Skewed:
+        def __call__(self, x, y):
+            m = x[:, :, None] * x[:, None, :]
+            m[:, 0, -1] += 0.25
+            return m
+
+        def _row(self, x, y):
+            return self(x[None], np.array([y]))[0]
+
+    with pytest.raises(TypeError, match="row_statistic"):
+        randomizers.symmetric_rows(Skewed)
+    monkeypatch.setitem(randomizers._ROW_STATISTICS, Skewed, (Skewed.__call__, Skewed._row))
+    channel = SymmetricGaussianMechanism(4.0, 1.0)
+    skewed = LocalRandomizer(Skewed(), 2.0, channel, 1.0)
+    x = np.array([0.3, -0.2, 0.4])
+    with pytest.raises(ValueError, match="symmetric"):
+        skewed._privatize_row(x, 0.5, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="symmetric"):
+        skewed.privatize_clipped(x[None], np.array([0.5]), np.random.default_rng(0))
+
+    calls = []
+    plain = SymmetricGaussianMechanism._add_noise_symmetric
+    monkeypatch.setattr(SymmetricGaussianMechanism, "_add_noise_symmetric",
+                        lambda self, m, rng: calls.append(1) or plain(self, m, rng))
+    u = np.eye(3) + 0.1
+    spectral = LocalRandomizer(SpectralStatistic(u, u), 1.0, SymmetricGaussianMechanism(2.0, 1.3), 1.0)
+    g1, g2 = np.random.default_rng(4), np.random.default_rng(4)
+    one = spectral._privatize_row(x, 0.5, g1)
+    general = spectral.privatize_clipped(x[None].copy(), np.array([0.5]), g2)[0]
+    assert calls and one.tobytes() == general.tobytes() and g1.bit_generator.state == g2.bit_generator.state
