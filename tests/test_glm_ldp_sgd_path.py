@@ -214,3 +214,27 @@ def test_only_symmetric_rows_skip_the_symmetry_test(monkeypatch):
     one = spectral._privatize_row(x, 0.5, g1)
     general = spectral.privatize_clipped(x[None].copy(), np.array([0.5]), g2)[0]
     assert calls and one.tobytes() == general.tobytes() and g1.bit_generator.state == g2.bit_generator.state
+
+
+def test_glm_row_reads_the_identity_link_off_only_for_the_library_identity():
+    """GLMGradientStatistic._row skips the call of the library's identity link (which returns its input); a Link
+    subclass (its own ``__call__``) or another function is still called, so the row equals the batch row."""
+    import dataclasses
+
+    from privbandit.links import Link
+
+    class Shifted(Link):
+        def __call__(self, z):
+            return np.asarray(z, dtype=float) + 0.125
+
+    rng = np.random.default_rng(6)
+    u, w, x = np.eye(4) + 0.05, rng.normal(size=4) * 0.3, rng.normal(size=4) * 0.2
+    base = identity_link()
+    for link, shift in [(base, 0.0), (Shifted(**{f.name: getattr(base, f.name) for f in dataclasses.fields(base)}),
+                                      0.125)]:
+        stat = GLMGradientStatistic(u, w, link)
+        one, batch = stat._row(x, 0.1), stat(x[None], np.array([0.1]))[0]
+        assert one.tobytes() == batch.tobytes()
+        ux = x @ u
+        pred = min(max(float(ux @ w) + shift, -1.0), 1.0)
+        np.testing.assert_allclose(one, ux / np.linalg.norm(ux) * (pred - 0.1), rtol=1e-12)

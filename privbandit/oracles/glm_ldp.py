@@ -40,7 +40,7 @@ import numpy as np
 from scipy import optimize
 
 from .._validation import POSITIVE_INT, UNIT_OPEN, ParameterConstraints
-from ..links import Link
+from ..links import Link, _identity
 from ..privacy import GaussianMechanism, LocalRandomizer
 from ..privacy.randomizers import row_statistic
 from .base import Constants, Estimate, Oracle, register_oracle, stage_sizes_split, two_sided_quantile
@@ -73,11 +73,16 @@ def _project_in_basis(v: np.ndarray, u: np.ndarray, vals: np.ndarray, vecs: np.n
     """:func:`project_ellipsoid` given U's eigenvalues already clipped at 0 (``np.maximum(vals, 0.0)``) and
     eigenvectors: the same operations after that clip, which an SGD run computes once for its fixed U."""
     c = vecs.T @ v
-    if vector_norm(vals * c) <= 1.0:
+    vc = vals * c
+    if vector_norm(vc) <= 1.0:
         return v
 
-    def excess(mu: float) -> float:
-        return vector_norm(vals * c / (1.0 + mu * vals * vals)) - 1.0
+    def excess(mu: float) -> float:         # vals * c / (1.0 + mu * vals * vals), vals * c computed once
+        q = vals * mu
+        q *= vals
+        q += 1.0
+        np.divide(vc, q, out=q)
+        return vector_norm(q) - 1.0
 
     hi = 1.0
     while excess(hi) > 0:
@@ -107,7 +112,9 @@ class GLMGradientStatistic:
         """One row's statistic (d,): the same products; the prediction through the link on the (1,) array
         ``__call__`` forms, clipped in Python floats (max and min as np.maximum/np.minimum on finite values)."""
         ux = x.dot(self.u)                          # ndarray.dot: the BLAS calls of @, bit for bit (tested)
-        pred = float(self.link(ux[None].dot(self.w))[0])
+        z = ux[None].dot(self.w)
+        identity = type(self.link) is Link and self.link.fn is _identity       # (which returns z itself)
+        pred = float((z if identity else self.link(z))[0])
         return (ux * inverse_norm(ux)) * (min(max(pred, -1.0), 1.0) - y)
 
 
