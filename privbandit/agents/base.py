@@ -184,7 +184,7 @@ def _valid_row(features: Any, reward: Any, dim: int, bound: float) -> bool:
     and a float reward in [-1, 1] (False for NaN), for which the full checks return them unchanged."""
     return (type(features) is np.ndarray and features.dtype == np.float64 and features.shape == (dim,)
             and (type(reward) is float or type(reward) is np.float64) and -1.0 <= reward <= 1.0
-            and _inside_ball(features, bound))
+            and certainly_within(features, bound * bound))         # (_inside_ball of one row)
 
 
 def _keeps_lean_hook(cls: type, hook: str, rules: tuple[str, ...]) -> bool:

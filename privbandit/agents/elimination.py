@@ -45,6 +45,7 @@ Source paper, `alg:batch-cb-meta`, `alg:plan`, `alg:batch-cb-JDP`, `appdx:regret
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import numbers
 from typing import Any, Callable, ClassVar, Sequence
@@ -440,6 +441,15 @@ def uniform_over(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
     return np.argmax(np.cumsum(mask, axis=1) > target[:, None], axis=1)
 
 
+@functools.lru_cache(maxsize=16)
+def _all_arms(n_arms: int) -> np.ndarray:
+    """``np.ones(n_arms, dtype=bool)``, read-only and built once per K: one context's survivors while no
+    release is informative (the step loop's planners only read their mask; writing to it raises)."""
+    mask = np.ones(n_arms, dtype=bool)
+    mask.setflags(write=False)
+    return mask
+
+
 def _pick(mask: np.ndarray | list[bool], u: float) -> int:
     """:func:`uniform_over` of one context: the floor(u n)-th True entry of ``mask`` (K,) (n = its count).
     All arms (the floor(u K)-th) and a single arm (its index) are read off without listing the arms."""
@@ -661,7 +671,7 @@ class EliminationAgent(EpochAgent):
     def _survivors_one(self, x: np.ndarray) -> np.ndarray:
         """:meth:`_survivors` of one context ``x`` (K, d): the survivors (K,)."""
         if not self._informative:
-            return np.ones(x.shape[0], dtype=bool)
+            return _all_arms(x.shape[0])
         mean, width = _bounds_rows(self._stacked()[1], x, self.width_cap)
         return _eliminate_one(mean, width, mean + width, _ELIMINATION_TOLERANCE)
 

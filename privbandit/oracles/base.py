@@ -366,7 +366,11 @@ class LocalEpochFit(EpochFit):
 
     def _record_and_absorb(self, stage: int, start: int, randomizer: LocalRandomizer, outputs: np.ndarray) -> None:
         """Record the local releases of the rows [start, start + len(outputs)) and aggregate their outputs."""
-        entry, label = self._entry_of(stage, randomizer)
+        cached = self._entry_cache             # (_entry_of's cache read inline: the step loop's path)
+        if cached is None or cached[0] != stage or cached[1] is not randomizer:
+            entry, label = self._entry_of(stage, randomizer)
+        else:
+            entry, label = cached[2], cached[3]
         self.ledger.record(start, start + outputs.shape[0], entry, kind="local", label=label)
         self._absorb(stage, outputs)
 

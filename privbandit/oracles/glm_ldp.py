@@ -40,7 +40,7 @@ import numpy as np
 from scipy import optimize
 
 from .._validation import POSITIVE_INT, UNIT_OPEN, ParameterConstraints
-from ..links import Link
+from ..links import Link, _identity
 from ..privacy import GaussianMechanism, LocalRandomizer
 from ..privacy.randomizers import row_statistic
 from .base import Constants, Estimate, Oracle, register_oracle, stage_sizes_split, two_sided_quantile
@@ -66,13 +66,23 @@ def project_ellipsoid(v: np.ndarray, u: np.ndarray,
     boundary (mu = 0 when v is already inside). ``eig`` = ``np.linalg.eigh(u)`` may be passed to reuse it.
     """
     vals, vecs = eig if eig is not None else np.linalg.eigh(u)
+    return _project_in_basis(v, u, np.maximum(vals, 0.0), vecs)
+
+
+def _project_in_basis(v: np.ndarray, u: np.ndarray, vals: np.ndarray, vecs: np.ndarray) -> np.ndarray:
+    """:func:`project_ellipsoid` given U's eigenvalues already clipped at 0 (``np.maximum(vals, 0.0)``) and
+    eigenvectors: the same operations after that clip, which an SGD run computes once for its fixed U."""
     c = vecs.T @ v
-    vals = np.maximum(vals, 0.0)
-    if vector_norm(vals * c) <= 1.0:
+    vc = vals * c
+    if vector_norm(vc) <= 1.0:
         return v
 
-    def excess(mu: float) -> float:
-        return vector_norm(vals * c / (1.0 + mu * vals * vals)) - 1.0
+    def excess(mu: float) -> float:         # vals * c / (1.0 + mu * vals * vals), vals * c computed once
+        q = vals * mu
+        q *= vals
+        q += 1.0
+        np.divide(vc, q, out=q)
+        return vector_norm(q) - 1.0
 
     hi = 1.0
     while excess(hi) > 0:
@@ -102,7 +112,9 @@ class GLMGradientStatistic:
         """One row's statistic (d,): the same products; the prediction through the link on the (1,) array
         ``__call__`` forms, clipped in Python floats (max and min as np.maximum/np.minimum on finite values)."""
         ux = x.dot(self.u)                          # ndarray.dot: the BLAS calls of @, bit for bit (tested)
-        pred = float(self.link(ux[None].dot(self.w))[0])
+        z = ux[None].dot(self.w)
+        identity = type(self.link) is Link and self.link.fn is _identity       # (which returns z itself)
+        pred = float((z if identity else self.link(z))[0])
         return (ux * inverse_norm(ux)) * (min(max(pred, -1.0), 1.0) - y)
 
 
@@ -134,10 +146,20 @@ class IWGLMLDPFit(SpectralLDPFit):
         self._g_count = 0
         self._step = 0
         self._iterates: list[np.ndarray] = []
-        self._u_eig: tuple[np.ndarray, np.ndarray] | None = None
+        self._sgd_u: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def _fixed_u(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """U once the spectral stages are over (a read-only copy, shared by every SGD stage's statistic, as the
+        per-stage copies were equal), its eigenvalues clipped at 0 and its eigenvectors: computed once per fit."""
+        if self._sgd_u is None:
+            u = self.u.copy()
+            u.setflags(write=False)
+            vals, vecs = np.linalg.eigh(self.u)
+            self._sgd_u = (u, np.maximum(vals, 0.0), vecs)
+        return self._sgd_u
 
     def _later_randomizer(self, stage: int) -> LocalRandomizer:
-        return LocalRandomizer(GLMGradientStatistic(self.u.copy(), self.w.copy(), self.link), self._grad_radius,
+        return LocalRandomizer(GLMGradientStatistic(self._fixed_u()[0], self.w.copy(), self.link), self._grad_radius,
                                self._grad_channel, self.bound)
 
     def _later_absorb(self, stage: int, outputs: np.ndarray) -> None:
@@ -148,12 +170,15 @@ class IWGLMLDPFit(SpectralLDPFit):
         if self._g_count == 0:
             return
         mu = self.link.mu
-        g = self._g_sum / self._g_count + self.lam * mu * (self.u @ self.w)
+        g = self._g_sum                         # g_sum / n + (lambda mu) (U w), eta g: in place, the same values
+        g /= self._g_count
+        reg = self.u @ self.w
+        reg *= self.lam * mu
+        g += reg
         self._step += 1
-        eta = (2.0 if self.oracle.constants == "theory" else 1.0) / (mu * self._step)
-        if self._u_eig is None:  # U is fixed once the spectral stages are over
-            self._u_eig = np.linalg.eigh(self.u)
-        self.w = project_ellipsoid(self.w - eta * g, self.u, self._u_eig)
+        g *= (2.0 if self.oracle.constants == "theory" else 1.0) / (mu * self._step)
+        _, vals, vecs = self._fixed_u()         # U is fixed once the spectral stages are over
+        self.w = _project_in_basis(self.w - g, self.u, vals, vecs)
         self._iterates.append(self.w)
         self._g_sum = np.zeros(self.dim)
         self._g_count = 0

@@ -73,7 +73,7 @@ from ..privacy import (
     analytic_noise_multiplier,
     l2_ball_channel_magnitude,
 )
-from ..privacy.randomizers import padded, row_statistic
+from ..privacy.randomizers import padded, row_statistic, symmetric_rows
 from .base import (
     CONSTANTS,
     Constants,
@@ -187,6 +187,7 @@ def theory_stage_count(n_users: int) -> int:
     return max(int(math.ceil(math.log(math.log(t)))), 12)
 
 
+@symmetric_rows
 @row_statistic
 @dataclass(frozen=True)
 class SpectralStatistic:

@@ -118,6 +118,22 @@ def row_statistic(cls: type) -> type:
     return cls
 
 
+_SYMMETRIC_ROWS: set[type] = set()
+"""Row statistics whose one-row matrix passes SymPriv's symmetry test by construction (:func:`symmetric_rows`)."""
+
+
+def symmetric_rows(cls: type) -> type:
+    """Class decorator for a :func:`row_statistic` whose ``_row`` gives a square matrix with entries (i, j) and
+    (j, i) the same product of the same numbers up to two roundings each (fl(fl(a_i c) a_j) and fl(fl(a_j c) a_i)):
+    they differ by at most 4u (1 + u) |a_i a_j c| plus underflow's 2^-1073, far below SymPriv's tolerance
+    1e-9 max(1, max |M|), so on a finite row (which the one-row path certifies) its symmetry test cannot fail
+    and :meth:`LocalRandomizer._privatize_row` skips it (the same values and draws)."""
+    if cls not in _ROW_STATISTICS:
+        raise TypeError(f"{cls.__name__} must be a row_statistic first")
+    _SYMMETRIC_ROWS.add(cls)
+    return cls
+
+
 _ROW_CHANNELS = {cls: (cls.release, cls._add_noise) for cls in (GaussianMechanism, SymmetricGaussianMechanism)}
 """The L2 channels whose ``_add_noise`` draws one row's noise (a statistic without the batch axis) with the
 generator calls and values of that row in a batch: class -> (its ``release``, its ``_add_noise``)."""
@@ -241,7 +257,8 @@ class LocalRandomizer:
         row certainly inside the feature ball and a statistic certainly inside the radius
         (:func:`certainly_within`, which implies the einsum tests that send rows to ``_add_noise``
         unprojected). ``_add_noise`` of the row draws the same numbers from ``rng`` in the same order, so the
-        values and the generator state are those of the general path. ``x`` is neither kept nor modified.
+        values and the generator state are those of the general path (a :func:`symmetric_rows` statistic's
+        matrix skips SymPriv's symmetry test, which it passes by construction). ``x`` is neither kept nor modified.
         """
         cls, stat, channel = type(self), self.statistic, self.channel
         rows = _ROW_STATISTICS.get(type(stat))
@@ -255,6 +272,8 @@ class LocalRandomizer:
         out = rows[1](stat, x, y)
         if not certainly_within(out.reshape(-1), stat_limit):
             return None
+        if type(channel) is SymmetricGaussianMechanism and type(stat) in _SYMMETRIC_ROWS:
+            return channel._add_noise_symmetric(out, rng)       # (its symmetry test cannot fail: symmetric_rows)
         return channel._add_noise(out, rng)
 
     def ledger_entry(self) -> MechanismEntry:
