@@ -204,16 +204,27 @@ def test_only_symmetric_rows_skip_the_symmetry_test(monkeypatch):
     with pytest.raises(ValueError, match="symmetric"):
         skewed.privatize_clipped(x[None], np.array([0.5]), np.random.default_rng(0))
 
-    calls = []
-    plain = SymmetricGaussianMechanism._add_noise_symmetric
-    monkeypatch.setattr(SymmetricGaussianMechanism, "_add_noise_symmetric",
-                        lambda self, m, rng: calls.append(1) or plain(self, m, rng))
     u = np.eye(3) + 0.1
     spectral = LocalRandomizer(SpectralStatistic(u, u), 1.0, SymmetricGaussianMechanism(2.0, 1.3), 1.0)
-    g1, g2 = np.random.default_rng(4), np.random.default_rng(4)
-    one = spectral._privatize_row(x, 0.5, g1)
-    general = spectral.privatize_clipped(x[None].copy(), np.array([0.5]), g2)[0]
-    assert calls and one.tobytes() == general.tobytes() and g1.bit_generator.state == g2.bit_generator.state
+    taken = []
+    plain = SymmetricGaussianMechanism._add_noise_symmetric
+
+    def spy(self, m, rng):
+        taken.append(1)
+        return plain(self, m, rng)
+
+    def row_equals_general() -> bool:
+        g1, g2 = np.random.default_rng(4), np.random.default_rng(4)
+        one = spectral._privatize_row(x, 0.5, g1)
+        general = spectral.privatize_clipped(x[None].copy(), np.array([0.5]), g2)[0]
+        return one.tobytes() == general.tobytes() and g1.bit_generator.state == g2.bit_generator.state
+
+    monkeypatch.setattr(SymmetricGaussianMechanism, "_add_noise_symmetric", spy)
+    monkeypatch.setattr(randomizers, "_SYMMETRIC_NOISE", spy)      # as if it were the library's own: taken
+    assert row_equals_general() and taken == [1]
+    monkeypatch.setattr(randomizers, "_SYMMETRIC_NOISE", plain)    # a patch: never called, _add_noise instead
+    taken.clear()
+    assert row_equals_general() and taken == []
 
 
 def test_glm_row_reads_the_identity_link_off_only_for_the_library_identity():

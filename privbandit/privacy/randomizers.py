@@ -134,6 +134,10 @@ def symmetric_rows(cls: type) -> type:
     return cls
 
 
+_SYMMETRIC_NOISE = SymmetricGaussianMechanism._add_noise_symmetric
+"""SymPriv's one-matrix noise without the symmetry test, as the library defines it: a patched one is never
+called (the row then takes ``_add_noise``, test included), as patched channels keep rows off the shortcuts."""
+
 _ROW_CHANNELS = {cls: (cls.release, cls._add_noise) for cls in (GaussianMechanism, SymmetricGaussianMechanism)}
 """The L2 channels whose ``_add_noise`` draws one row's noise (a statistic without the batch axis) with the
 generator calls and values of that row in a batch: class -> (its ``release``, its ``_add_noise``)."""
@@ -272,7 +276,8 @@ class LocalRandomizer:
         out = rows[1](stat, x, y)
         if not certainly_within(out.reshape(-1), stat_limit):
             return None
-        if type(channel) is SymmetricGaussianMechanism and type(stat) in _SYMMETRIC_ROWS:
+        if (type(channel) is SymmetricGaussianMechanism and type(stat) in _SYMMETRIC_ROWS
+                and SymmetricGaussianMechanism._add_noise_symmetric is _SYMMETRIC_NOISE):   # (unpatched)
             return channel._add_noise_symmetric(out, rng)       # (its symmetry test cannot fail: symmetric_rows)
         return channel._add_noise(out, rng)
 
