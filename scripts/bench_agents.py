@@ -46,7 +46,7 @@ loop against MABWiser's LinUCB on the same stream (MABWiser is imported only her
 
 Examples
 --------
-The full grid (1760 runs; 62 minutes wall with ``--jobs 2`` on 2 cores, measured 2026-11-26)::
+The full grid (1760 runs; 44 minutes wall with ``--jobs 2`` on 2 cores, measured 2026-11-26)::
 
     python scripts/bench_agents.py --out bench-out/agents
 
