@@ -266,11 +266,6 @@ def test_bad_kwargs_raise_clear_errors(kwargs, match):
         gym.make("PrivLinCB-v0", **kwargs)
 
 
-def test_render_mode_must_be_none():
-    with pytest.raises(ValueError, match="render_mode"):
-        PrivLinCBEnv(render_mode="human")
-
-
 def test_bad_links_raise():
     with pytest.raises(ValueError, match="link must be"):
         PrivGLMCBEnv(link="probit")

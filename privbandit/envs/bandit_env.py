@@ -13,26 +13,35 @@ from typing import TYPE_CHECKING, Any
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
-from gymnasium.error import ResetNeeded
+from gymnasium.error import ResetNeeded, UnsupportedMode
 
 from .. import infomatrix
 from .._validation import as_generator, check_int
 from .core import BanditInstance, RoundBatch, RoundStream, build_instance, check_action
 from .data import CBifySource, cbify_source
+from .render import RENDER_FPS, RENDER_MODES, RegretTrace, RoundView, render_ansi, render_rgb
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..agents.base import BanditSpec
 
-__all__ = ["DEFAULT_HORIZON", "PrivBanditEnv", "PrivCBifyEnv", "PrivGLMCBEnv", "PrivLinCBEnv"]
+__all__ = ["DEFAULT_HORIZON", "PrivBanditEnv", "PrivCBifyEnv", "PrivGLMCBEnv", "PrivLinCBEnv", "check_render_mode"]
 
 DEFAULT_HORIZON = 2 ** 16
 """Default horizon T (also the registered ``max_episode_steps``)."""
 
 
+def check_render_mode(render_mode: Any, modes: Any) -> str | None:
+    """``render_mode`` if it is None or one of ``modes``, else :class:`gymnasium.error.UnsupportedMode`
+    (Gymnasium's error for a mode an env lacks; ``gym.make`` has already warned about it)."""
+    if render_mode is None or (isinstance(render_mode, str) and render_mode in modes):
+        return render_mode
+    raise UnsupportedMode(f"render_mode must be None or one of {list(modes)}, got {render_mode!r}")
+
+
 class PrivBanditEnv(gym.Env[np.ndarray, np.int64]):
     """Shared machinery of :class:`PrivLinCBEnv` and :class:`PrivGLMCBEnv` (read their env card)."""
 
-    metadata: dict[str, Any] = {"render_modes": []}
+    metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "render_fps": RENDER_FPS}
 
     def __init__(self, *, n_arms: int = 10, dim: int = 10, horizon: int = DEFAULT_HORIZON,
                  family: Any = "heavy-tailed", conditioning: float | None = None,
@@ -40,9 +49,7 @@ class PrivBanditEnv(gym.Env[np.ndarray, np.int64]):
                  instance_seed: int | None = 0, bound: float = 1.0, link: Any = "identity",
                  link_kwargs: dict | None = None, noise: Any = "rademacher", noise_scale: float = 0.5,
                  render_mode: str | None = None) -> None:
-        if render_mode is not None:
-            raise ValueError(f"render_mode must be None (this env does not render), got {render_mode!r}")
-        self.render_mode = render_mode
+        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         self.horizon = check_int("horizon", horizon, low=1)
         self.instance: BanditInstance = build_instance(
             n_arms=n_arms, dim=dim, family=family, conditioning=conditioning, family_kwargs=family_kwargs,
@@ -53,6 +60,8 @@ class PrivBanditEnv(gym.Env[np.ndarray, np.int64]):
         self.action_space = spaces.Discrete(k)
         self._stream: RoundStream | None = None
         self._t = 0
+        self._last: tuple[np.ndarray, int, int, float, float] | None = None  # kept only while rendering
+        self._trace = RegretTrace()
 
     # -- the instance ----------------------------------------------------------------------------
     @property
@@ -100,6 +109,8 @@ class PrivBanditEnv(gym.Env[np.ndarray, np.int64]):
         else:
             self._stream.skip()
         self._t = 0
+        if self.render_mode is not None:
+            self._last, self._trace = None, RegretTrace()
         return self._stream.current_features(), {"t": 0}
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
@@ -111,8 +122,42 @@ class PrivBanditEnv(gym.Env[np.ndarray, np.int64]):
         a = check_action(action, self.instance.n_arms)
         reward, means, best_arm, regret = self._stream.play(a)
         self._t += 1
+        if self.render_mode is not None:
+            self._last = (means, best_arm, a, reward, regret)
+            self._trace.add(regret)
         info = {"expected_reward": means, "optimal_action": best_arm, "regret": regret, "t": self._t}
         return self._stream.current_features(), reward, False, self._t >= self.horizon, info
+
+    def render(self) -> str | np.ndarray | None:
+        """The round last played, drawn in ``render_mode`` (before the first step, or after
+        :meth:`sample_batch`: the round to come, with no action).
+
+        ``"ansi"``: a text block (rounds played, each arm's expected reward, the optimal arm, the last
+        action and reward, the cumulative regret). ``"rgb_array"``: a (240, max(320, 4 K), 3) uint8 image of
+        the same (:mod:`privbandit.envs.render`). The cumulative regret counts the rounds played by
+        ``step``; rounds taken by :meth:`sample_batch` have no action and are not drawn. With
+        ``render_mode=None`` it warns (as Gymnasium's own envs do) and returns None, and ``step`` keeps
+        nothing for it.
+
+        Raises
+        ------
+        gymnasium.error.ResetNeeded
+            Before the first ``reset``.
+        """
+        if self.render_mode is None:
+            gym.logger.warn("You are calling render method without specifying any render mode. You can specify "
+                            "the render_mode at initialization, e.g. gym.make(\"privbandit:PrivLinCB-v0\", "
+                            "render_mode=\"rgb_array\")")
+            return None
+        if self._stream is None:
+            raise ResetNeeded("call reset() before render()")
+        if self._last is None:
+            means, best = self._stream.current_round()
+            view = RoundView(self._t, self.horizon, means, best, None, None, None, self._trace.array())
+        else:
+            means, best, a, reward, regret = self._last
+            view = RoundView(self._t, self.horizon, means, best, a, reward, regret, self._trace.array())
+        return render_ansi(view) if self.render_mode == "ansi" else render_rgb(view)
 
     # -- fast path -------------------------------------------------------------------------------
     def sample_batch(self, n: int) -> RoundBatch:
@@ -136,6 +181,8 @@ class PrivBanditEnv(gym.Env[np.ndarray, np.int64]):
                              f"got {n}")
         batch = self._stream.take(n)
         self._t += n
+        if self.render_mode is not None and n:
+            self._last = None
         return batch
 
     # -- diagnostics -----------------------------------------------------------------------------
@@ -247,6 +294,10 @@ class PrivLinCBEnv(PrivBanditEnv):
       squared norm on the rare/short direction e of ``rare-direction`` and ``heavy-tailed-direction``.
     - ``bound`` (B, default 1.0), ``noise`` (default ``"rademacher"``), ``noise_scale`` (sigma of the
       ``"gaussian"`` noise, default 0.5).
+    - ``render_mode`` (default None): ``"ansi"`` (a text block) or ``"rgb_array"`` (a uint8 image) of the
+      round last played: every arm's expected reward, the optimal and the chosen arm, the cumulative regret
+      (:meth:`render`, :mod:`privbandit.envs.render`); ``metadata["render_fps"]`` = 4. Any other mode is
+      refused with :class:`gymnasium.error.UnsupportedMode`.
 
     Defaults: ``gym.make("PrivLinCB-v0")`` is d = K = 10, B = 1, T = 2^16 on the heavy-tailed family
     (tail 2, scale 0.05): E||phi||^2 = 0.0175 against B E||phi|| = 0.0975, lambda_min(Sigma) = 0.00175,
@@ -278,6 +329,11 @@ class PrivLinCBEnv(PrivBanditEnv):
     ((64, 4, 3), (64, 4))
     >>> env.unwrapped.bandit_spec()              # what an agent is told
     BanditSpec(n_arms=4, dim=3, horizon=100, bound=1.0, link=...)
+    >>> shown = gym.make("PrivLinCB-v0", n_arms=4, dim=3, render_mode="rgb_array")
+    >>> _ = shown.reset(seed=0)
+    >>> frame = shown.render()                  # the arms' expected rewards as bars
+    >>> frame.shape, frame.dtype
+    ((240, 320, 3), dtype('uint8'))
     """
 
     def __init__(self, *, n_arms: int = 10, dim: int = 10, horizon: int = DEFAULT_HORIZON,

@@ -235,6 +235,11 @@ class RoundStream:
         self._ensure()
         return self.block.features[self.pos].copy()
 
+    def current_round(self) -> tuple[np.ndarray, int]:
+        """The current round's expected rewards (K,) (a copy) and its optimal arm, without consuming it."""
+        self._ensure()
+        return self.block.expected_rewards[self.pos].copy(), int(self.block.optimal[self.pos])
+
     def play(self, action: int) -> tuple[float, np.ndarray, int, float]:
         """Consume the current round: (reward of action, expected rewards (K,), optimal action, regret)."""
         self._ensure()

@@ -18,16 +18,17 @@ import numbers
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
-from gymnasium import spaces
+from gymnasium import logger, spaces
 from gymnasium.error import ResetNeeded
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from .._validation import check_int
-from .bandit_env import DEFAULT_HORIZON
+from .bandit_env import DEFAULT_HORIZON, check_render_mode
 from .core import BLOCK_SIZE, BanditInstance, build_instance, draw_block
 from .data import CBifySource, cbify_source
+from .render import RENDER_FPS, RENDER_MODES, RegretTrace, RoundView, render_ansi, render_rgb
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..agents.base import BanditSpec
@@ -49,7 +50,8 @@ class PrivBanditVectorEnv(VectorEnv):
         The single env's arguments (see :class:`~privbandit.envs.PrivLinCBEnv`).
     """
 
-    metadata: dict[str, Any] = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
+    metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "render_fps": RENDER_FPS,
+                                "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(self, num_envs: int = 1, *, max_episode_steps: int | None = None, n_arms: int = 10,
                  dim: int = 10, horizon: int = DEFAULT_HORIZON, family: Any = "heavy-tailed",
@@ -57,9 +59,7 @@ class PrivBanditVectorEnv(VectorEnv):
                  theta: Any = None, instance_seed: int | None = 0, bound: float = 1.0, link: Any = "identity",
                  link_kwargs: dict | None = None, noise: Any = "rademacher", noise_scale: float = 0.5,
                  render_mode: str | None = None) -> None:
-        if render_mode is not None:
-            raise ValueError(f"render_mode must be None (this env does not render), got {render_mode!r}")
-        self.render_mode = render_mode
+        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         self.num_envs = check_int("num_envs", num_envs, low=1)
         horizon = check_int("horizon", horizon, low=1)
         if max_episode_steps is not None:
@@ -77,6 +77,9 @@ class PrivBanditVectorEnv(VectorEnv):
         self._rngs: list[np.random.Generator] | None = None
         self._t = np.zeros(self.num_envs, dtype=np.int64)
         self._done = np.zeros(self.num_envs, dtype=bool)
+        # what render draws, per sub-env (kept only while rendering): the last round played or None
+        self._last: list[tuple[np.ndarray, int, int, float, float] | None] = [None] * self.num_envs
+        self._traces = [RegretTrace() for _ in range(self.num_envs)]
 
     def bandit_spec(self) -> "BanditSpec":
         """K, d, horizon, B and link of every sub-env (a BanditSpec)."""
@@ -136,6 +139,8 @@ class PrivBanditVectorEnv(VectorEnv):
         self._t[:] = 0
         self._done[:] = False
         n = self.num_envs
+        if self.render_mode is not None:
+            self._last, self._traces = [None] * n, [RegretTrace() for _ in range(n)]
         return self._observe(), {"t": np.zeros(n, dtype=np.int64), "_t": np.ones(n, dtype=bool)}
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
@@ -162,11 +167,55 @@ class PrivBanditVectorEnv(VectorEnv):
                      "optimal_action": np.where(play, opt[rows, pos], 0), "_optimal_action": play.copy(),
                      "regret": regret, "_regret": play.copy()}
         self._t = np.where(play, self._t + 1, 0)
+        if self.render_mode is not None:
+            self._record(play, m, opt[rows, pos], safe, reward, regret)
         infos["t"], infos["_t"] = self._t.copy(), np.ones(n, dtype=bool)
         self._advance(rows)
         truncated = play & (self._t >= self.horizon)
         self._done = truncated.copy()
         return self._observe(), reward, np.zeros(n, dtype=bool), truncated, infos
+
+    # -- rendering -------------------------------------------------------------------------------
+    def _record(self, play: np.ndarray, means: np.ndarray, optimal: np.ndarray, actions: np.ndarray,
+                reward: np.ndarray, regret: np.ndarray) -> None:
+        for i in range(self.num_envs):
+            if play[i]:
+                self._last[i] = (means[i].copy(), int(optimal[i]), int(actions[i]), float(reward[i]),
+                                 float(regret[i]))
+                self._traces[i].add(float(regret[i]))
+            else:  # the autoreset step: a new episode starts
+                self._last[i], self._traces[i] = None, RegretTrace()
+
+    def render(self) -> tuple[str | np.ndarray, ...] | None:
+        """One frame per sub-env, each as the single env's :meth:`~privbandit.envs.PrivLinCBEnv.render`
+        draws it (a tuple, as Gymnasium's vector envs return, ready for its vector ``RecordVideo``).
+
+        With ``render_mode=None`` it warns and returns None.
+
+        Raises
+        ------
+        gymnasium.error.ResetNeeded
+            Before the first ``reset``.
+        """
+        if self.render_mode is None:
+            logger.warn("You are calling render method without specifying any render mode. You can specify the "
+                        "render_mode at initialization, e.g. gym.make_vec(\"privbandit:PrivLinCB-v0\", "
+                        "render_mode=\"rgb_array\")")
+            return None
+        if self._rngs is None:
+            raise ResetNeeded("call reset() before render()")
+        draw = render_ansi if self.render_mode == "ansi" else render_rgb
+        frames = []
+        for i in range(self.num_envs):
+            last, trace = self._last[i], self._traces[i].array()
+            if last is None:
+                p = self._pos[i]
+                view = RoundView(int(self._t[i]), self.horizon, self._bufs[2][i, p].copy(), int(self._bufs[4][i, p]),
+                                 None, None, None, trace)
+            else:
+                view = RoundView(int(self._t[i]), self.horizon, *last, trace)
+            frames.append(draw(view))
+        return tuple(frames)
 
 
 class PrivLinCBVectorEnv(PrivBanditVectorEnv):
