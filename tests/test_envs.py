@@ -266,6 +266,42 @@ def test_bad_kwargs_raise_clear_errors(kwargs, match):
         gym.make("PrivLinCB-v0", **kwargs)
 
 
+def _family_parameters() -> list[tuple[str, str, str | None]]:
+    """(family, parameter, dial) for every parameter of every named family, read from the families."""
+    out = []
+    for name in family_names():
+        cls = type(make_family(name, dim=6, n_arms=2))
+        out += [(name, param, cls.dial) for param in cls.parameter_names()]
+    return out
+
+
+@pytest.mark.parametrize("family, param, dial", _family_parameters())
+def test_bad_family_parameter_errors_name_the_users_keyword(family, param, dial):
+    bad = float("nan")  # refused by every parameter: reals, integers, vectors and matrices alike
+    with pytest.raises((ValueError, TypeError)) as err:
+        PrivLinCBEnv(n_arms=2, dim=6, family=family, family_kwargs={param: bad})
+    assert str(err.value).startswith(f"family_kwargs[{param!r}] ")
+    if param == dial:
+        with pytest.raises((ValueError, TypeError)) as err:
+            gym.make("PrivLinCB-v0", n_arms=2, dim=6, family=family, conditioning=bad)
+        assert str(err.value).startswith(f"conditioning (the {family!r} family's {dial}) must be ")
+
+
+def test_the_parameter_list_covers_every_family():
+    listed = _family_parameters()
+    assert {f for f, _, _ in listed} == set(family_names()) - {"isotropic"}  # the one with no parameters
+    assert ("rare-direction", "rho", "rho") in listed and ("spiky", "mass", "condition") in listed
+
+
+def test_disjoint_context_dimension_and_link_kwargs_errors_name_the_users_keywords():
+    with pytest.raises(ValueError, match=r"^dim / n_arms \(the context dimension of the 'disjoint' feature map\)"):
+        PrivLinCBEnv(n_arms=5, dim=5, family="rare-direction", feature_map="disjoint")
+    with pytest.raises(ValueError, match=r"^link_kwargs\['scale'\] must be"):
+        PrivGLMCBEnv(link_kwargs={"scale": float("nan")})
+    with pytest.raises(ValueError, match=r"^mix must be"):  # a family built by the user keeps its own names
+        make_family("heavy-tailed-direction", dim=3, mix=2.0)
+
+
 def test_bad_links_raise():
     with pytest.raises(ValueError, match="link must be"):
         PrivGLMCBEnv(link="probit")

@@ -17,6 +17,8 @@ Source paper, `sec:intro-cb` (regret, f*(x, a) = nu(<phi(x, a), theta*>)), `def:
 from __future__ import annotations
 
 import numbers
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -330,7 +332,13 @@ def _context_family(family: Any, conditioning: Any, family_kwargs: Any, fmap: Fe
                 raise ValueError(f"pass the {family!r} dial {dial!r} either as conditioning or in family_kwargs, "
                                  "not both")
             params[dial] = conditioning
-        return make_family(family, dim=ctx_dim, n_arms=ctx_arms, bound=bound, **params)
+        names = {key: f"family_kwargs[{key!r}]" for key in params}
+        if conditioning is not None:
+            names[dial] = f"conditioning (the {family!r} family's {dial})"
+        if fmap.context_shape != (fmap.n_arms, fmap.dim):
+            names["dim"] = f"dim / n_arms (the context dimension of the {fmap.name!r} feature map)"
+        with _as_passed(names):
+            return make_family(family, dim=ctx_dim, n_arms=ctx_arms, bound=bound, **params)
     if not callable(getattr(family, "sample", None)):
         raise TypeError(f"family must be a name in {tuple(FAMILIES)} or an object with sample(n, rng), "
                         f"got {type(family).__name__}")
@@ -346,6 +354,21 @@ def _context_family(family: Any, conditioning: Any, family_kwargs: Any, fmap: Fe
     if fam_bound > bound * (1 + _NORM_SLACK):
         raise ValueError(f"family.bound = {fam_bound:g} exceeds the env's feature bound B = {bound:g}")
     return family
+
+
+@contextmanager
+def _as_passed(names: dict[str, str]) -> Iterator[None]:
+    """Re-raise a ValueError or TypeError whose message starts with an inner parameter name (the
+    convention of :mod:`privbandit._validation`: ``"rho must be ..."``) under the name the env's caller
+    wrote (``names``: inner -> outer, e.g. ``{"rho": "conditioning"}``); other errors pass unchanged."""
+    try:
+        yield
+    except (ValueError, TypeError) as err:
+        msg = str(err)
+        for inner, outer in names.items():
+            if type(err) in (ValueError, TypeError) and msg.startswith(f"{inner} ") and outer != inner:
+                raise type(err)(outer + msg[len(inner):]) from err
+        raise
 
 
 def _theta_star(theta: Any, instance_seed: Any, fam: Any, fmap: FeatureMap, dim: int, bound: float) -> np.ndarray:
@@ -375,8 +398,10 @@ def _reward_link(link: Any, link_kwargs: Any, zmax: float, bound: float) -> Link
         lk = identity_link()
     elif link == "logistic":
         kw = {} if link_kwargs is None else dict(link_kwargs)
+        names = {key: f"link_kwargs[{key!r}]" for key in kw}
         kw.setdefault("bound", max(zmax, 1e-9))
-        lk = make_link("logistic", **kw)
+        with _as_passed(names):
+            lk = make_link("logistic", **kw)
     else:
         raise ValueError(f"link must be 'identity', 'logistic' or a privbandit Link (a callable nu with its "
                          f"derivative and bounds mu, lipschitz), got {link!r}")
