@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -138,3 +140,80 @@ def test_bad_arguments_are_named():
     with pytest.raises(ValueError, match="max_chunk"):
         collect_feedback(UniformAgent(), env, max_chunk=0)
     assert isinstance(collect_feedback(UniformAgent(), env, 10), BanditFeedback)
+
+
+# -- the reward model Open Bandit Pipeline's Direct Method and Doubly Robust need ----------------
+# OBP's formulas (obp/ope/estimators.py, len_list = 1, no weight clipping), with w_t = pi_e(a_t | x_t) / pscore_t:
+#   IPW = mean_t w_t r_t
+#   DM  = mean_t sum_a pi_e(a | x_t) q_hat(x_t, a)
+#   DR  = mean_t [sum_a pi_e(a | x_t) q_hat(x_t, a) + w_t (r_t - q_hat(x_t, a_t))]
+def _obp_round_rewards(fb: BanditFeedback, pi_e: np.ndarray, q_hat: np.ndarray) -> dict[str, np.ndarray]:
+    rows = np.arange(fb.n_rounds)
+    w = pi_e[rows, fb.action, 0] / fb.pscore
+    dm = np.average(q_hat[:, :, 0], weights=pi_e[:, :, 0], axis=1)
+    return {"ipw": w * fb.reward, "dm": dm, "dr": dm + w * (fb.reward - q_hat[rows, fb.action, 0])}
+
+
+@pytest.fixture(scope="module")
+def logged() -> BanditFeedback:
+    """4096 rounds of an adaptive logging policy (epsilon-greedy) on a linear bandit, contexts kept."""
+    env = gym.make("PrivLinCB-v0", n_arms=5, dim=5, horizon=4096, family="isotropic")
+    return collect_feedback(make_agent("epsilon-greedy"), env, seed=0, contexts=True)
+
+
+def _targets(fb: BanditFeedback) -> dict[str, np.ndarray]:
+    """Target policies as OBP's action_dist (n, K, 1): uniform, the optimal arm, the worst arm."""
+    n, k, m = fb.n_rounds, fb.n_actions, fb.expected_reward
+    return {"uniform": np.full((n, k, 1), 1 / k), "optimal": np.eye(k)[m.argmax(axis=1)][:, :, None],
+            "worst": np.eye(k)[m.argmin(axis=1)][:, :, None]}
+
+
+def test_reward_model_has_obp_shape_and_estimates_the_true_expected_rewards(logged):
+    q_hat = logged.estimated_rewards(n_folds=5, rng=0)
+    assert q_hat.shape == logged.to_obp()["pi_b"].shape == (4096, 5, 1)  # OBP: same shape as action_dist
+    err = np.abs(q_hat[:, :, 0] - logged.expected_reward)
+    assert err.mean() < 0.05 < np.abs(logged.expected_reward).mean() / 5
+    assert np.all(np.abs(q_hat) <= 1.0)
+
+
+def test_no_round_predicts_itself():
+    env = gym.make("PrivLinCB-v0", n_arms=3, dim=4, horizon=400)
+    fb = collect_feedback(make_agent("uniform"), env, seed=1, contexts=True)
+    q_hat = fb.estimated_rewards(n_folds=4, rng=7)
+    t = 123
+    flipped = dataclasses.replace(fb, reward=np.where(np.arange(400) == t, -fb.reward, fb.reward))
+    q_flip = flipped.estimated_rewards(n_folds=4, rng=7)
+    np.testing.assert_array_equal(q_flip[t], q_hat[t])      # round t's estimate never saw r_t ...
+    moved = np.any(q_flip != q_hat, axis=(1, 2))
+    assert moved.sum() == 300                               # ... every round of the 3 other folds did
+
+
+def test_dm_and_dr_with_obp_formulas_estimate_target_policy_values(logged):
+    q_hat = logged.estimated_rewards(n_folds=5, rng=0)
+    for name, pi_e in _targets(logged).items():
+        truth = logged.policy_value(pi_e)
+        rounds = _obp_round_rewards(logged, pi_e, q_hat)
+        se = {key: v.std(ddof=1) / np.sqrt(v.size) for key, v in rounds.items()}
+        assert abs(rounds["dm"].mean() - truth) < 0.02, name        # the model is the true (linear) one
+        assert abs(rounds["dr"].mean() - truth) < 4 * se["dr"], name  # unbiased: within 4 standard errors
+        assert abs(rounds["ipw"].mean() - truth) < 4 * se["ipw"], name
+
+
+def test_policy_value_is_obps_ground_truth(logged):
+    pi_e = _targets(logged)["uniform"]
+    want = np.average(logged.expected_reward, weights=pi_e[:, :, 0], axis=1).mean()
+    assert logged.policy_value(pi_e) == pytest.approx(want, abs=1e-15)
+    assert logged.policy_value(pi_e[:, :, 0]) == logged.policy_value(pi_e)
+    with pytest.raises(ValueError, match="action_dist must have shape"):
+        logged.policy_value(pi_e[:10])
+
+
+def test_reward_model_arguments_are_named():
+    env = gym.make("PrivLinCB-v0", dim=3, n_arms=4, horizon=50)
+    with pytest.raises(ValueError, match="contexts=True"):
+        collect_feedback(UniformAgent(), env, seed=0).estimated_rewards()
+    fb = collect_feedback(UniformAgent(), env, seed=0, contexts=True)
+    with pytest.raises(ValueError, match="n_folds"):
+        fb.estimated_rewards(n_folds=1)
+    with pytest.raises(ValueError, match="ridge"):
+        fb.estimated_rewards(ridge=0.0)
