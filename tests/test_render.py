@@ -154,7 +154,7 @@ def test_render_collection_records_one_frame_per_round(env_id):
 def _sb3_make_vec_env_init(env_id: str, env_kwargs: dict) -> gym.Env:
     """What ``stable_baselines3.common.env_util.make_vec_env`` builds for each sub-env given an env id.
 
-    Its ``_init`` (stable-baselines3 2.x) asks for ``render_mode="rgb_array"`` unless the caller set one, and
+    Its ``make_env(rank)._init`` (stable-baselines3 2.9.2, ``stable_baselines3/common/env_util.py``) asks for ``render_mode="rgb_array"`` unless the caller set one, and
     falls back to no render mode only on a TypeError::
 
         kwargs = {"render_mode": "rgb_array"}
@@ -164,7 +164,9 @@ def _sb3_make_vec_env_init(env_id: str, env_kwargs: dict) -> gym.Env:
         except TypeError:
             env = gym.make(env_id, **env_kwargs)
 
-    then wraps it in its Monitor (a recorder of episode returns, not needed here).
+    then wraps it in its Monitor (a recorder of episode returns, not needed here). SB3 needs torch, too heavy
+    for the test extra; :func:`test_stable_baselines3_make_vec_env_when_installed` runs the real builder
+    wherever SB3 is installed.
     """
     kwargs = {"render_mode": "rgb_array"}
     kwargs.update(env_kwargs)
