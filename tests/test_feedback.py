@@ -217,3 +217,22 @@ def test_reward_model_arguments_are_named():
         fb.estimated_rewards(n_folds=1)
     with pytest.raises(ValueError, match="ridge"):
         fb.estimated_rewards(ridge=0.0)
+
+
+def test_a_linear_model_on_obps_flattened_layout_cannot_do_what_the_per_arm_model_does(logged):
+    # OBP's RegressionModel ("normal" fitting) regresses r_t on [context_t, action_context[a_t]] and predicts
+    # arm a from [context_t, action_context[a]]: with to_obp()'s layout, a linear base model is additive in
+    # the round and the arm, so it cannot follow <phi_t(a), theta*>
+    feedback = logged.to_obp()
+    n, k = logged.n_rounds, logged.n_actions
+    design = np.hstack([feedback["context"], feedback["action_context"][logged.action]])
+    beta = np.linalg.solve(design.T @ design + np.eye(design.shape[1]), design.T @ logged.reward)
+    flat = np.stack([np.hstack([feedback["context"], np.tile(feedback["action_context"][a], (n, 1))]) @ beta
+                     for a in range(k)], axis=1)[:, :, None]
+    ours = logged.estimated_rewards(rng=0)
+    m = logged.expected_reward[:, :, None]
+    assert np.abs(ours - m).mean() < 0.05 < 0.3 < np.abs(flat - m).mean()
+    pi_e = _targets(logged)["worst"]
+    truth = logged.policy_value(pi_e)
+    assert abs(np.mean(np.sum(pi_e * ours, axis=1)) - truth) < 0.02
+    assert abs(np.mean(np.sum(pi_e * flat, axis=1)) - truth) > 0.5  # DM on the flat model: off by half the range
