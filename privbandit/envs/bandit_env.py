@@ -470,6 +470,7 @@ class PrivCBifyEnv(PrivBanditEnv):
       ``clip_quantile`` (q in (0, 1], default 1), ``ridge`` (default 1.0).
     - ``noise``, ``noise_scale``: as :class:`PrivLinCBEnv` (no effect under ``reward="label"``, whose
       means are +-1).
+    - ``render_mode``: None, ``"ansi"`` or ``"rgb_array"``, as :class:`PrivLinCBEnv` (the arms are the classes).
 
     Diagnostics: :meth:`feature_second_moment` is exact (the rows' second moment), and ``u_star`` /
     ``w_star`` solve on the exact atoms (all n rows, weight 1/n each); on digits with p = 64 that is
