@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,7 @@ ROOT = DOCS.parent
 GENERATED = DOCS / "_generated"
 sys.path.insert(0, str(ROOT))
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))  # kernels too
+os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])  # `privbandit`
 
 import privbandit  # noqa: E402
 
@@ -40,7 +42,7 @@ extensions = [
     "myst_nb",
 ]
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "**.ipynb_checkpoints", "jupyter_execute"]
+exclude_patterns = ["_build", "_generated", "Thumbs.db", ".DS_Store", "**.ipynb_checkpoints", "jupyter_execute"]
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
 
 html_theme = "furo"
@@ -53,6 +55,7 @@ myst_heading_anchors = 3
 nb_execution_mode = "force"          # every notebook and tutorial runs at build time
 nb_execution_raise_on_error = True   # a failing cell fails the build
 nb_execution_timeout = 300
+nb_execution_in_temp = True         # files a notebook writes go to a temporary folder
 nb_merge_streams = True
 
 autosummary_generate = True
@@ -91,11 +94,20 @@ def public_names(module_name: str) -> list[str]:
     return [n for n in names if not inspect.ismodule(getattr(module, n))]
 
 
+API_INTRO = """API reference
+=============
+
+Every public name, listed by the module a user imports it from (each module's ``__all__``). A name that several
+modules export is listed once, under the first of them below.
+
+"""
+
+
 def _write_api() -> None:
-    """``_generated/api.rst``: one autosummary per public module; an object re-exported by several modules is
+    """``api.rst``: one autosummary per public module; an object re-exported by several modules is
     listed under the first (so every name has one page, and a move between private modules changes nothing)."""
     seen: dict[int, str] = {}
-    lines = []
+    lines = [API_INTRO]
     for module_name, title in PUBLIC_MODULES:
         module = importlib.import_module(module_name)
         entries = []
@@ -109,10 +121,10 @@ def _write_api() -> None:
         if not entries:
             continue
         lines += [title, "-" * len(title), "", f".. currentmodule:: {module_name}", "",
-                  f"``{module_name}``", "", ".. autosummary::", "   :toctree: ../api", "   :nosignatures:", ""]
+                  f"``{module_name}``", "", ".. autosummary::", "   :toctree: reference", "   :nosignatures:", ""]
         lines += [f"   {e.rsplit('.', 1)[1] if module_name != 'privbandit' else e.rsplit('.', 1)[1]}" for e in entries]
         lines.append("")
-    _write(GENERATED / "api.rst", "\n".join(lines))
+    _write(DOCS / "api.rst", "\n".join(lines))
 
 
 def _write(path: Path, text: str) -> None:
@@ -149,7 +161,8 @@ def _generate() -> None:
     subprocess.run([sys.executable, str(ROOT / "scripts" / "make_docs_catalogue.py"), "--out", str(GENERATED)],
                    check=True, cwd=ROOT)
     subprocess.run([sys.executable, str(ROOT / "scripts" / "make_docs_tables.py"), str(_results_folder()),
-                    "--out", str(GENERATED / "results")], check=True, cwd=ROOT)
+                    "--out", str(GENERATED / "results"), "--figure-prefix", "/_generated/results/figures"],
+                   check=True, cwd=ROOT)
 
 
 # Guide pages other work adds; each enters the guide's table of contents once its file exists.
@@ -162,6 +175,33 @@ def _optional_guides(app, docname: str, source: list[str]) -> None:
         source[0] = source[0].replace("<!-- optional guides -->", "\n".join(present))
 
 
+_ROLE = re.compile(r"(:[a-z:]+:`[^`]*`|``[^`]*``|`[^`]*`)")
+
+
+def _plain_text_math(app, what, name, obj, options, lines: list[str]) -> None:
+    """Docstrings write math as plain text (``|x|``, ``theta*``, ``<phi, theta>``); escape the characters reST
+    would read as substitutions or emphasis, outside literals and examples. An env card's ``## Section``
+    headings (Gymnasium's style) become rubrics."""
+    in_example = False
+    for i, line in enumerate(lines):
+        stripped = line.lstrip()
+        if stripped.startswith((">>>", "...")) or line.rstrip().endswith("::"):
+            in_example = stripped.startswith((">>>", "..."))
+            continue
+        if in_example and stripped:
+            continue                                   # an example's expected output
+        in_example = False
+        if stripped.startswith("## "):
+            lines[i] = ".. rubric:: " + stripped[3:] + "\n"
+            continue
+        parts = _ROLE.split(line)
+        for j in range(0, len(parts), 2):
+            parts[j] = re.sub(r"(?<!\\)\|", r"\\|", parts[j])
+            parts[j] = re.sub(r"(?<=[\w)\]])\*(?![*\w])", r"\\*", parts[j])
+        lines[i] = "".join(parts)
+
+
 def setup(app):
     _generate()
     app.connect("source-read", _optional_guides)
+    app.connect("autodoc-process-docstring", _plain_text_math, priority=400)  # before napoleon (500)

@@ -71,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("results", type=Path, help="a folder with results.csv (privbandit bench --out DIR)")
     parser.add_argument("--out", type=Path, required=True, help="folder of the generated page and figures")
+    parser.add_argument("--figure-prefix", default="figures",
+                        help="the figures' folder as the page that includes results.md sees it (default: figures)")
     parser.add_argument("--command", help="the command that made the results (default: from report.json)")
     args = parser.parse_args(argv)
     csv = args.results / "results.csv"
@@ -87,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     matplotlib.use("Agg")
     args.out.mkdir(parents=True, exist_ok=True)
     figures = sorted(save_standard_figures(table, args.out / "figures"))
-    (args.out / "results.md").write_text(results_page(table, command, figures, "figures"))
+    (args.out / "results.md").write_text(results_page(table, command, figures, args.figure_prefix))
     return 0
 
 
