@@ -175,30 +175,44 @@ def _optional_guides(app, docname: str, source: list[str]) -> None:
         source[0] = source[0].replace("<!-- optional guides -->", "\n".join(present))
 
 
-_ROLE = re.compile(r"(:[a-z:]+:`[^`]*`|``[^`]*``|`[^`]*`)")
+_LITERAL = re.compile(r"(:[a-z:]+:`[^`]*`|``[^`]*``|`[^`]*`)")
+_EMPHASIS = re.compile(r"(\*\*[^*\s][^*]*\*\*|(?<![\w*\\])\*[^\s*][^*]*?(?<![\s\\])\*(?![\w*]))")
+
+
+def _escape_plain(text: str) -> str:
+    """Escape ``|`` and every ``*`` that does not delimit an emphasis (``theta*``, ``(n, *shape)``)."""
+    parts = _EMPHASIS.split(text)
+    for j in range(0, len(parts), 2):
+        parts[j] = re.sub(r"(?<!\\)([|*])", r"\\\1", parts[j])
+    return "".join(parts)
 
 
 def _plain_text_math(app, what, name, obj, options, lines: list[str]) -> None:
-    """Docstrings write math as plain text (``|x|``, ``theta*``, ``<phi, theta>``); escape the characters reST
-    would read as substitutions or emphasis, outside literals and examples. An env card's ``## Section``
-    headings (Gymnasium's style) become rubrics."""
+    """Docstrings write math as plain text (``|x|``, ``theta*``, ``<phi, theta>``): escape what reST would
+    read as substitutions or emphasis, outside literals and examples. An env card (Gymnasium's style) gets its
+    ``## Section`` headings as rubrics and a blank line before a list that follows a paragraph."""
+    out: list[str] = []
     in_example = False
-    for i, line in enumerate(lines):
+    for line in lines:
         stripped = line.lstrip()
         if stripped.startswith((">>>", "...")) or line.rstrip().endswith("::"):
             in_example = stripped.startswith((">>>", "..."))
+            out.append(line)
             continue
         if in_example and stripped:
-            continue                                   # an example's expected output
+            out.append(line)                           # an example's expected output
+            continue
         in_example = False
         if stripped.startswith("## "):
-            lines[i] = ".. rubric:: " + stripped[3:] + "\n"
+            out += [".. rubric:: " + stripped[3:], ""]
             continue
-        parts = _ROLE.split(line)
-        for j in range(0, len(parts), 2):
-            parts[j] = re.sub(r"(?<!\\)\|", r"\\|", parts[j])
-            parts[j] = re.sub(r"(?<=[\w)\]])\*(?![*\w])", r"\\*", parts[j])
-        lines[i] = "".join(parts)
+        if stripped.startswith("- ") and out and out[-1].strip() and not out[-1].lstrip().startswith("- ") \
+                and len(out[-1]) - len(out[-1].lstrip()) == len(line) - len(stripped):
+            out.append("")                             # a list right after a paragraph line
+        parts = _LITERAL.split(line)
+        parts[::2] = [_escape_plain(p) for p in parts[::2]]
+        out.append("".join(parts))
+    lines[:] = out
 
 
 def setup(app):
