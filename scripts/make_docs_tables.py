@@ -63,7 +63,9 @@ def results_page(table: pd.DataFrame, command: str, figures: list[Path], figure_
         lines.append("")
         for fig in figures:
             if fig.stem.endswith(env):
-                lines += [f"![{fig.stem}]({figure_prefix}/{fig.name})", ""]
+                kind = "regret against epsilon" if fig.stem.startswith("epsilon") else "regret curves"
+                lines += [f"```{{figure}} {figure_prefix}/{fig.name}", f":alt: {fig.stem}", ":width: 100%", "",
+                          f"{env}: {kind} (click to enlarge).", "```", ""]
     return "\n".join(lines) + "\n"
 
 
@@ -88,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
 
     matplotlib.use("Agg")
     args.out.mkdir(parents=True, exist_ok=True)
-    figures = sorted(save_standard_figures(table, args.out / "figures"))
+    figures = sorted(save_standard_figures(table, args.out / "figures", dpi=130))
     (args.out / "results.md").write_text(results_page(table, command, figures, args.figure_prefix))
     return 0
 
