@@ -197,3 +197,20 @@ def test_the_results_page_prints_the_command_and_the_numbers_of_final_regret(tin
 def test_the_results_page_refuses_a_folder_without_results(tmp_path):
     proc = _script("make_docs_tables.py", str(tmp_path), "--out", str(tmp_path / "out"))
     assert proc.returncode == 2 and "results.csv" in proc.stderr and "privbandit bench" in proc.stderr
+
+
+def test_the_link_check_finds_a_missing_page_and_a_missing_anchor(tmp_path):
+    (tmp_path / "guide").mkdir()
+    (tmp_path / "index.html").write_text('<a href="guide/a.html#there">ok</a> <a href="guide/b.html">gone</a>'
+                                         ' <a href="https://example.org/x">external</a> <img src="_images/f.png">')
+    (tmp_path / "guide" / "a.html").write_text('<h1 id="there">A</h1><a href="../index.html#nowhere">bad</a>')
+    proc = _script("check_docs_links.py", str(tmp_path))
+    assert proc.returncode == 1
+    assert sorted(proc.stdout.splitlines()) == ["guide/a.html: ../index.html#nowhere (no anchor)",
+                                                "index.html: _images/f.png (no file)",
+                                                "index.html: guide/b.html (no file)"]
+    (tmp_path / "guide" / "b.html").write_text("<p>B</p>")
+    (tmp_path / "_images").mkdir()
+    (tmp_path / "_images" / "f.png").write_bytes(b"png")
+    (tmp_path / "guide" / "a.html").write_text('<h1 id="there">A</h1><a href="../index.html">fine</a>')
+    assert _script("check_docs_links.py", str(tmp_path)).returncode == 0
