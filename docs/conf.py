@@ -1,0 +1,221 @@
+"""Sphinx configuration of the privbandit documentation.
+
+The build imports the package from this checkout (the repository root goes first on ``sys.path``) and runs
+three generators before reading the sources, each writing under ``docs/_generated/`` (never committed):
+
+- ``scripts/make_docs_catalogue.py``: the agent and oracle catalogue, the env cards and the pictures of the
+  context families, read from the registries;
+- ``scripts/make_docs_tables.py``: the results page's tables and figures, read from a results folder that
+  ``privbandit bench`` wrote (``PRIVBANDIT_DOCS_RESULTS``; see :func:`_results_folder`);
+- the API listing below (:func:`_write_api`), from the public modules' ``__all__``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+ROOT = DOCS.parent
+GENERATED = DOCS / "_generated"
+sys.path.insert(0, str(ROOT))
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))  # kernels too
+os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])  # `privbandit`
+
+import privbandit  # noqa: E402
+
+project = "privbandit"
+author = "the privbandit authors"
+copyright = "2026, the privbandit authors"
+release = version = privbandit.__version__
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.napoleon",
+    "sphinx.ext.mathjax",
+    "myst_nb",
+]
+templates_path = ["_templates"]
+exclude_patterns = ["_build", "_generated", "Thumbs.db", ".DS_Store", "**.ipynb_checkpoints", "jupyter_execute"]
+source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
+
+html_theme = "furo"
+html_title = f"privbandit {release}"
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
+
+myst_enable_extensions = ["colon_fence", "dollarmath", "deflist"]
+myst_heading_anchors = 3
+nb_execution_mode = "force"          # every notebook and tutorial runs at build time
+nb_execution_raise_on_error = True   # a failing cell fails the build
+nb_execution_timeout = 300
+nb_execution_in_temp = True         # files a notebook writes go to a temporary folder
+nb_merge_streams = True
+
+autosummary_generate = True
+autosummary_imported_members = True
+autodoc_default_options = {"members": False}
+autodoc_typehints = "description"
+autodoc_member_order = "bysource"
+napoleon_google_docstring = False
+napoleon_numpy_docstring = True
+napoleon_use_rtype = False
+suppress_warnings = ["myst.header"]   # docstring env cards start at level-2 headings
+
+# --- the API reference: every public name of the public modules, by the path a user imports it from ---------
+PUBLIC_MODULES = [
+    ("privbandit.envs", "Environments and context families"),
+    ("privbandit.agents", "Agents"),
+    ("privbandit.oracles", "Regression oracles"),
+    ("privbandit.privacy", "Privacy: specs, mechanisms, ledger, audits"),
+    ("privbandit.infomatrix", "Information matrices"),
+    ("privbandit.sim", "Simulation, sweeps and reports"),
+    ("privbandit.sim.audit", "End-to-end privacy audits"),
+    ("privbandit.plots", "Plots"),
+    ("privbandit.links", "Link functions"),
+    ("privbandit.integrations.coba", "coba integration"),
+    ("privbandit", "Top-level names"),
+]
+
+
+def public_names(module_name: str) -> list[str]:
+    """The module's ``__all__`` (submodules left out), or its public functions and classes defined there."""
+    module = importlib.import_module(module_name)
+    names = getattr(module, "__all__", None)
+    if names is None:
+        names = [n for n, obj in vars(module).items() if not n.startswith("_")
+                 and (inspect.isfunction(obj) or inspect.isclass(obj)) and obj.__module__ == module_name]
+    return [n for n in names if not inspect.ismodule(getattr(module, n))]
+
+
+API_INTRO = """API reference
+=============
+
+Every public name, listed by the module a user imports it from (each module's ``__all__``). A name that several
+modules export is listed once, under the first of them below.
+
+"""
+
+
+def _write_api() -> None:
+    """``api.rst``: one autosummary per public module; an object re-exported by several modules is
+    listed under the first (so every name has one page, and a move between private modules changes nothing)."""
+    seen: dict[int, str] = {}
+    lines = [API_INTRO]
+    for module_name, title in PUBLIC_MODULES:
+        module = importlib.import_module(module_name)
+        entries = []
+        for name in public_names(module_name):
+            obj = getattr(module, name)
+            if (inspect.isclass(obj) or callable(obj)) and id(obj) in seen:
+                continue
+            if inspect.isclass(obj) or callable(obj):
+                seen[id(obj)] = f"{module_name}.{name}"
+                entries.append(f"{module_name}.{name}")
+        if not entries:
+            continue
+        lines += [title, "-" * len(title), "", f".. currentmodule:: {module_name}", "",
+                  f"``{module_name}``", "", ".. autosummary::", "   :toctree: reference", "   :nosignatures:", ""]
+        lines += [f"   {e.rsplit('.', 1)[1] if module_name != 'privbandit' else e.rsplit('.', 1)[1]}" for e in entries]
+        lines.append("")
+    _write(DOCS / "api.rst", "\n".join(lines))
+
+
+def _write(path: Path, text: str) -> None:
+    """Write ``text`` only if it changed (keeps Sphinx's incremental builds incremental)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
+def _results_folder() -> Path:
+    """The results folder the results page is made from.
+
+    ``PRIVBANDIT_DOCS_RESULTS`` names a folder that ``privbandit bench`` wrote (``results.csv`` and
+    ``report.json`` inside). Unset, the build runs the quick suite into ``docs/_build/results/quick`` (resumable:
+    a second build reuses its cells).
+    """
+    given = os.environ.get("PRIVBANDIT_DOCS_RESULTS")
+    if given:
+        folder = Path(given)
+        if not (folder / "results.csv").is_file():
+            raise SystemExit(f"PRIVBANDIT_DOCS_RESULTS={given}: no results.csv there; make one with "
+                             "`privbandit bench --suite quick --out DIR` or unset the variable")
+        return folder
+    folder = Path("docs/_build/results/quick")        # relative: the command printed is the one to type
+    print(f"privbandit docs: running the quick suite into {folder} (set PRIVBANDIT_DOCS_RESULTS to reuse one)")
+    subprocess.run([sys.executable, "-m", "privbandit.cli", "bench", "--suite", "quick", "--out", str(folder),
+                    "--no-progress"], check=True, cwd=ROOT)
+    return ROOT / folder
+
+
+def _generate() -> None:
+    GENERATED.mkdir(exist_ok=True)
+    _write_api()
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "make_docs_catalogue.py"), "--out", str(GENERATED)],
+                   check=True, cwd=ROOT)
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "make_docs_tables.py"), str(_results_folder()),
+                    "--out", str(GENERATED / "results"), "--figure-prefix", "/_generated/results/figures"],
+                   check=True, cwd=ROOT)
+
+
+# Guide pages other work adds; each enters the guide's table of contents once its file exists.
+OPTIONAL_GUIDES = ("benchmarking", "interop_and_rendering")
+
+
+def _optional_guides(app, docname: str, source: list[str]) -> None:
+    if docname == "guide/index":
+        present = [g for g in OPTIONAL_GUIDES if (DOCS / "guide" / f"{g}.md").exists()]
+        source[0] = source[0].replace("<!-- optional guides -->", "\n".join(present))
+
+
+_LITERAL = re.compile(r"(:[a-z:]+:`[^`]*`|``[^`]*``|`[^`]*`)")
+_EMPHASIS = re.compile(r"(\*\*[^*\s][^*]*\*\*|(?<![\w*\\])\*[^\s*][^*]*?(?<![\s\\])\*(?![\w*]))")
+
+
+def _escape_plain(text: str) -> str:
+    """Escape ``|`` and every ``*`` that does not delimit an emphasis (``theta*``, ``(n, *shape)``)."""
+    parts = _EMPHASIS.split(text)
+    for j in range(0, len(parts), 2):
+        parts[j] = re.sub(r"(?<!\\)([|*])", r"\\\1", parts[j])
+    return "".join(parts)
+
+
+def _plain_text_math(app, what, name, obj, options, lines: list[str]) -> None:
+    """Docstrings write math as plain text (``|x|``, ``theta*``, ``<phi, theta>``): escape what reST would
+    read as substitutions or emphasis, outside literals and examples. An env card (Gymnasium's style) gets its
+    ``## Section`` headings as rubrics and a blank line before a list that follows a paragraph."""
+    out: list[str] = []
+    in_example = False
+    for line in lines:
+        stripped = line.lstrip()
+        if stripped.startswith((">>>", "...")) or line.rstrip().endswith("::"):
+            in_example = stripped.startswith((">>>", "..."))
+            out.append(line)
+            continue
+        if in_example and stripped:
+            out.append(line)                           # an example's expected output
+            continue
+        in_example = False
+        if stripped.startswith("## "):
+            out += [".. rubric:: " + stripped[3:], ""]
+            continue
+        if stripped.startswith("- ") and out and out[-1].strip() and not out[-1].lstrip().startswith("- ") \
+                and len(out[-1]) - len(out[-1].lstrip()) == len(line) - len(stripped):
+            out.append("")                             # a list right after a paragraph line
+        parts = _LITERAL.split(line)
+        parts[::2] = [_escape_plain(p) for p in parts[::2]]
+        out.append("".join(parts))
+    lines[:] = out
+
+
+def setup(app):
+    _generate()
+    app.connect("source-read", _optional_guides)
+    app.connect("autodoc-process-docstring", _plain_text_math, priority=400)  # before napoleon (500)

@@ -1,0 +1,216 @@
+"""The documentation stays true to the code (the Sphinx build itself runs in CI, after the tests).
+
+- Every ```python block of the hand-written pages under ``docs/`` runs, as README blocks do.
+- No results number is typed by hand: a number that reads as a measured result (a regret, a ratio such as
+  "3.6x", a measured decimal) on a hand-written page or in the README must appear in a file the docs build
+  generates (``docs/_generated/``), or the page fails. Without a build the generated set is empty, so a
+  hand-written page may carry no such number at all.
+- The catalogue generator lists every registered agent and oracle with every constrained hyperparameter.
+- The results-table generator prints the command that made the results and the numbers of ``final_regret``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_readme import ALLOWED_TAGS, fenced_blocks, run_block
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+GENERATED = DOCS / "_generated"
+SCRIPTS = ROOT / "scripts"
+
+
+def hand_written_pages() -> list[Path]:
+    """The Markdown and reST sources a person writes (not the generated ones, not the build)."""
+    skip = ("_build", "_generated", "reference", "jupyter_execute")
+    pages = [p for p in sorted(DOCS.rglob("*")) if p.suffix in (".md", ".rst")
+             and not any(part in skip for part in p.relative_to(DOCS).parts) and p.name != "api.rst"]
+    return pages
+
+
+PAGES = hand_written_pages()
+PLAIN_PAGES = [p for p in PAGES if not p.read_text(encoding="utf-8").startswith("---\njupytext")]  # not notebooks
+PYTHON = [(p, line, body) for p in PLAIN_PAGES for line, tag, body in fenced_blocks(p.read_text(encoding="utf-8"))
+          if tag == "python"]
+
+
+def test_the_docs_have_their_pages_and_known_fence_tags():
+    names = {p.relative_to(DOCS).as_posix() for p in PAGES}
+    assert {"index.md", "getting_started.md", "catalogue.md", "results.md", "changelog.md",
+            "tutorials/own_agent.md", "guide/privacy.md", "guide/paper.md"} <= names
+    tags = ALLOWED_TAGS + ("pycon",)
+    bad = [(p.name, line, tag) for p in PLAIN_PAGES for line, tag, _ in fenced_blocks(p.read_text(encoding="utf-8"))
+           if tag not in tags and not tag.startswith(("{include}", "{figure}", "{toctree}"))]
+    assert not bad, f"unknown fence tags (a Python example must be tagged python to be run): {bad}"
+    assert len(PYTHON) >= 8, "the guide's Python examples went missing"
+
+
+@pytest.mark.parametrize("page, line, code", PYTHON,
+                         ids=[f"{p.relative_to(DOCS).as_posix()}:{line}" for p, line, _ in PYTHON])
+def test_python_block_of_the_docs_runs(page, line, code, tmp_path):
+    proc = run_block(code, tmp_path)
+    assert proc.returncode == 0, f"{page.relative_to(ROOT)} block at line {line} failed:\n{proc.stderr[-3000:]}"
+
+
+# --- no results number typed by hand ----------------------------------------------------------------------------
+
+RESULT_CONTEXT = re.compile(r"regret|\belim-|\blinucb|\bsquarecb-|\bldp-ucb|\buniform\b|\bepsilon-greedy", re.I)
+NUMBER = re.compile(r"(?<![\w.^/-])(\d+(?:,\d{3})*(?:\.\d+)?)(x\b)?")
+
+
+def result_numbers(text: str) -> list[tuple[int, str]]:
+    """(line, number) of every number outside code that reads as a measured result.
+
+    A line counts if it names an agent or regret, or is a table row. On it, a ratio ("3.6x"), a decimal with
+    three or more significant digits ("0.751", "27.6") and an integer of 100 or more that is not a power of 2
+    or of 10 (a regret, not a horizon) read as results.
+    """
+    found = []
+    inside = False
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip().startswith("```"):
+            inside = not inside
+            continue
+        if inside or not (RESULT_CONTEXT.search(line) or line.lstrip().startswith("|")):
+            continue
+        prose = re.sub(r"`[^`]*`", "", line)                  # inline code: names and parameters
+        for m in NUMBER.finditer(prose):
+            text_value, ratio = m.group(1), m.group(2)
+            value = float(text_value.replace(",", ""))
+            digits = len(text_value.replace(",", "").replace(".", "").lstrip("0"))
+            if ratio or ("." in text_value and digits >= 3) or (
+                    "." not in text_value and value >= 100 and not _round(int(value))):
+                found.append((number, text_value + (ratio or "")))
+    return found
+
+
+def _round(n: int) -> bool:
+    """Powers of 2 and of 10 (horizons, sizes) and years."""
+    return n & (n - 1) == 0 or re.fullmatch(r"10*", str(n)) is not None or 1990 <= n <= 2100
+
+
+def generated_text() -> str:
+    if not GENERATED.is_dir():
+        return ""
+    return "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in GENERATED.rglob("*.md"))
+
+
+def untraced_numbers(text: str, generated: str) -> list[tuple[int, str]]:
+    """The result numbers of ``text`` that no generated file contains."""
+    return [(line, n) for line, n in result_numbers(text) if n.rstrip("x") not in generated]
+
+
+def test_the_detector_flags_a_typed_regret_and_accepts_a_generated_one():
+    page = "intro\n`elim-jdp` scores 27476 against uniform's 218500, 3.6x more.\nT = 65536 rounds, 2^16.\n"
+    assert [n for _, n in result_numbers(page)] == ["27476", "218500", "3.6x"]
+    assert untraced_numbers(page, "") == [(2, "27476"), (2, "218500"), (2, "3.6x")]
+    assert untraced_numbers(page, "| `elim-jdp` | 27476 |\n| `uniform` | 218500 | 3.6 |") == []
+    table = "| agent | regret |\n|---|---|\n| `linucb-jdp` | 2787 / 8510 |\n"
+    assert [n for _, n in result_numbers(table)] == ["2787", "8510"]
+    code = "```python\nmake_agent('elim-jdp', epsilon=0.3)  # 27476\n```\n"
+    assert result_numbers(code) == []
+    assert result_numbers("the quick suite with 174 cells and d = 10, epsilon in {0.3, 1}\n") == []
+
+
+@pytest.mark.parametrize("page", [*PAGES, ROOT / "README.md"], ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_no_results_number_is_typed_by_hand(page):
+    bad = untraced_numbers(page.read_text(encoding="utf-8"), generated_text())
+    assert not bad, (f"{page.relative_to(ROOT)} carries results numbers no generated file contains (line, number): "
+                     f"{bad}; generate them with scripts/make_docs_tables.py instead of typing them")
+
+
+# --- the generators ----------------------------------------------------------------------------------------------
+
+def _script(name: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPTS / name), *args], capture_output=True, text=True, cwd=ROOT,
+                          env={**__import__("os").environ, "MPLBACKEND": "Agg"}, timeout=300)
+
+
+def test_the_catalogue_lists_every_agent_and_oracle_with_its_hyperparameters(tmp_path):
+    from privbandit.agents import agent_names
+    from privbandit.oracles import oracle_class, oracle_names
+
+    proc = _script("make_docs_catalogue.py", "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    agents = (tmp_path / "catalogue_agents.md").read_text()
+    oracles = (tmp_path / "catalogue_oracles.md").read_text()
+    for name in agent_names():
+        assert f"### `{name}`" in agents, name
+    for name in oracle_names():
+        section = oracles.split(f"### `{name}`", 1)[1].split("\n### ", 1)[0]
+        for arg in oracle_class(name).parameter_constraints:
+            assert f"| `{arg}` |" in section, (name, arg)
+    elim = agents.split("### `elim-jdp-ucb`", 1)[1].split("\n### ", 1)[0]
+    assert "| `play` | `'ucb'` | one of `'spanner'`, `'ucb'`, `'greedy'` |" in elim
+    assert "| `first_epoch` | `256` | integer in [1, inf) |" in elim
+    assert sorted(p.name for p in (tmp_path / "envcards").iterdir()) == [
+        "PrivCBify-v0.md", "PrivGLMCB-v0.md", "PrivLinCB-v0.md"]
+    assert (tmp_path / "families" / "families.png").stat().st_size > 10_000
+
+
+@pytest.fixture(scope="module")
+def tiny_results(tmp_path_factory):
+    """A results folder as ``privbandit bench`` writes one: results.csv and report.json with its command."""
+    import pandas as pd
+
+    from privbandit.agents import make_agent
+    from privbandit.envs import PrivLinCBEnv
+    from privbandit.sim import run
+
+    folder = tmp_path_factory.mktemp("results")
+    env = PrivLinCBEnv(family="rare-direction", dim=3, n_arms=3, horizon=128)
+    tables = [run(make_agent(name, **kw), env, seed=seed, labels={"env": "tiny"})
+              for name, kw in (("uniform", {}), ("elim-jdp", {"epsilon": 1.0})) for seed in range(3)]
+    pd.concat(tables).to_csv(folder / "results.csv", index=False)
+    (folder / "report.json").write_text(json.dumps({"notes": ["command: `privbandit run --the-test`"]}))
+    return folder
+
+
+def test_the_results_page_prints_the_command_and_the_numbers_of_final_regret(tiny_results, tmp_path):
+    import pandas as pd
+
+    from privbandit.sim import final_regret
+
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        from make_docs_tables import fmt
+    finally:
+        sys.path.remove(str(SCRIPTS))
+    proc = _script("make_docs_tables.py", str(tiny_results), "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    page = (tmp_path / "results.md").read_text()
+    assert "privbandit run --the-test" in page
+    final = final_regret(pd.read_csv(tiny_results / "results.csv"))
+    assert len(final) == 2
+    for row in final.itertuples():
+        assert f"| `{row.agent}` |" in page and f"| {fmt(row.mean)} | [{fmt(row.ci_low)}, {fmt(row.ci_high)}] |" in page
+    assert list((tmp_path / "figures").glob("*.png"))
+
+
+def test_the_results_page_refuses_a_folder_without_results(tmp_path):
+    proc = _script("make_docs_tables.py", str(tmp_path), "--out", str(tmp_path / "out"))
+    assert proc.returncode == 2 and "results.csv" in proc.stderr and "privbandit bench" in proc.stderr
+
+
+def test_the_link_check_finds_a_missing_page_and_a_missing_anchor(tmp_path):
+    (tmp_path / "guide").mkdir()
+    (tmp_path / "index.html").write_text('<a href="guide/a.html#there">ok</a> <a href="guide/b.html">gone</a>'
+                                         ' <a href="https://example.org/x">external</a> <img src="_images/f.png">')
+    (tmp_path / "guide" / "a.html").write_text('<h1 id="there">A</h1><a href="../index.html#nowhere">bad</a>')
+    proc = _script("check_docs_links.py", str(tmp_path))
+    assert proc.returncode == 1
+    assert sorted(proc.stdout.splitlines()) == ["guide/a.html: ../index.html#nowhere (no anchor)",
+                                                "index.html: _images/f.png (no file)",
+                                                "index.html: guide/b.html (no file)"]
+    (tmp_path / "guide" / "b.html").write_text("<p>B</p>")
+    (tmp_path / "_images").mkdir()
+    (tmp_path / "_images" / "f.png").write_bytes(b"png")
+    (tmp_path / "guide" / "a.html").write_text('<h1 id="there">A</h1><a href="../index.html">fine</a>')
+    assert _script("check_docs_links.py", str(tmp_path)).returncode == 0
