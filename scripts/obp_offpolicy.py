@@ -14,16 +14,17 @@ goes in with ``pip install --no-deps --ignore-requires-python obp==0.5.7`` and t
 The script logs the run with the privbandit Python running it, saves the arrays to a temporary ``.npz`` and
 runs its OBP half (``--evaluate``, which imports only numpy, scikit-learn and obp) with ``--obp-python``::
 
-    python scripts/obp_offpolicy.py --obp-python /path/to/obp-venv/bin/python \\
-        --update docs/guide/interop_and_rendering.md
+    python scripts/obp_offpolicy.py --obp-python /path/to/obp-venv/bin/python
 
-``--update`` rewrites the table between the file's ``<!-- obp-table:start -->`` and ``<!-- obp-table:end -->``
-markers; without it the table is printed. Bad arguments exit with code 2 and one line.
+It writes the measured numbers, the setup, OBP's version and the command to ``--out`` (default
+``docs/data/obp_offpolicy.json``, committed: OBP cannot run where the docs are built), and the docs build renders
+that file as the guide's table (``scripts/make_docs_interop.py``). Bad arguments exit with code 2 and one line.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import tempfile
@@ -31,12 +32,12 @@ from pathlib import Path
 
 import numpy as np
 
-START, END = "<!-- obp-table:start -->", "<!-- obp-table:end -->"
+OUT = Path("docs/data/obp_offpolicy.json")
 TARGETS = ("uniform", "optimal", "worst")
 
 
-def collect(out: Path, horizon: int, seed: int) -> str:
-    """Log the private agent's run and save what OBP needs to ``out``; returns the setup in words."""
+def collect(out: Path, horizon: int, seed: int) -> dict:
+    """Log the private agent's run and save what OBP needs to ``out``; returns the setup and true values."""
     import gymnasium as gym
 
     from privbandit.agents import make_agent
@@ -54,13 +55,14 @@ def collect(out: Path, horizon: int, seed: int) -> str:
              q_hat=fb.estimated_rewards(n_folds=5, ridge=1.0, rng=seed),
              **{f"pi_{name}": p[:, :, None] for name, p in targets.items()},
              truth=np.array([fb.policy_value(targets[name]) for name in TARGETS]))
-    return (f"`PrivLinCB-v0` ({', '.join(f'{a}={v!r}' for a, v in kwargs.items())}, horizon={horizon}), "
-            f"logged by `squarecb-jdp-iw` (epsilon = 1, delta = 1e-5), seed {seed}; "
-            f"smallest propensity {fb.pscore.min():.3f}")
+    return {"env": "PrivLinCB-v0", "env_kwargs": {**kwargs, "horizon": horizon},
+            "agent": "squarecb-jdp-iw", "agent_kwargs": {"epsilon": 1.0, "delta": 1e-5}, "seed": seed,
+            "min_pscore": float(fb.pscore.min()),
+            "truth": {name: float(fb.policy_value(targets[name])) for name in TARGETS}}
 
 
-def evaluate(path: Path) -> str:
-    """Run OBP on the saved log (in OBP's Python); returns the markdown table rows."""
+def evaluate(path: Path) -> dict:
+    """Run OBP on the saved log (in OBP's Python); returns OBP's version and estimates per target policy."""
     import obp
     from obp.ope import DirectMethod, DoublyRobust, InverseProbabilityWeighting, OffPolicyEvaluation, RegressionModel
     from sklearn.linear_model import Ridge
@@ -75,16 +77,14 @@ def evaluate(path: Path) -> str:
                              fitting_method="normal").fit_predict(
         context=feedback["context"], action=feedback["action"], reward=feedback["reward"], n_folds=5,
         random_state=0)
-    rows = [f"Estimates by OBP {obp.__version__} (`OffPolicyEvaluation.estimate_policy_values`):", "",
-            "| target policy | true value | IPW | DM | DR | DM with OBP's RegressionModel (Ridge) |",
-            "|---|---|---|---|---|---|"]
-    for name, truth in zip(TARGETS, data["truth"]):
+    estimates = {}
+    for name in TARGETS:
         pi_e = data[f"pi_{name}"]
         ours = ope.estimate_policy_values(action_dist=pi_e, estimated_rewards_by_reg_model=data["q_hat"])
         dm_theirs = DirectMethod().estimate_policy_value(action_dist=pi_e, estimated_rewards_by_reg_model=theirs)
-        rows.append(f"| {name} | {truth:+.4f} | {ours['ipw']:+.4f} | {ours['dm']:+.4f} | {ours['dr']:+.4f} "
-                    f"| {dm_theirs:+.4f} |")
-    return "\n".join(rows)
+        estimates[name] = {"ipw": float(ours["ipw"]), "dm": float(ours["dm"]), "dr": float(ours["dr"]),
+                           "dm_obp_ridge": float(dm_theirs)}
+    return {"obp_version": obp.__version__, "obp_python": sys.version.split()[0], "estimates": estimates}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,18 +92,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--obp-python", type=Path, help="a Python with obp installed (runs the OBP half)")
     p.add_argument("--horizon", type=int, default=2 ** 14, help="rounds logged (default 2^14)")
     p.add_argument("--seed", type=int, default=0, help="the run's seed (default 0)")
-    p.add_argument("--update", type=Path, help="rewrite the table between the markers of this Markdown file")
+    p.add_argument("--out", type=Path, default=OUT, help=f"the JSON file written (default {OUT})")
     p.add_argument("--evaluate", type=Path, help=argparse.SUPPRESS)  # the OBP half, on a saved log
     args = p.parse_args(argv)
     if args.evaluate is not None:
-        print(evaluate(args.evaluate))
+        print(json.dumps(evaluate(args.evaluate)))
         return 0
     if args.obp_python is None or not args.obp_python.exists():
         p.error("--obp-python must be the path of a Python that has obp installed")
     if args.horizon < 10:
         p.error("--horizon must be at least 10")
-    if args.update is not None and START not in args.update.read_text():
-        p.error(f"--update: {args.update} has no {START} marker")
+    if not args.out.parent.is_dir():
+        p.error(f"--out: the folder {args.out.parent} does not exist")
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "log.npz"
         setup = collect(log, args.horizon, args.seed)
@@ -113,14 +113,18 @@ def main(argv: list[str] | None = None) -> int:
         print(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "the OBP half failed",
               file=sys.stderr)
         return 1
-    table = f"Log: {setup}.\n\n{done.stdout.strip()}"
-    if args.update is None:
-        print(table)
-        return 0
-    text = args.update.read_text()
-    head, rest = text.split(START, 1)
-    _, tail = rest.split(END, 1)
-    args.update.write_text(f"{head}{START}\n{table}\n{END}{tail}")
+    import privbandit
+
+    obp_half = json.loads(done.stdout)
+    command = (f"python scripts/obp_offpolicy.py --obp-python OBP_PYTHON --horizon {args.horizon} "
+               f"--seed {args.seed} --out {args.out.as_posix()}")
+    record = {"command": command,
+              "obp_python": f"a Python {obp_half['obp_python']} with obp {obp_half['obp_version']} installed",
+              "obp_version": obp_half["obp_version"],
+              "logged_with": f"privbandit {privbandit.__version__}, numpy {np.__version__}",
+              **setup, "estimates": obp_half["estimates"]}
+    args.out.write_text(json.dumps(record, indent=2) + "\n")
+    print(f"wrote {args.out}")
     return 0
 
 
