@@ -1,12 +1,15 @@
 """Sphinx configuration of the privbandit documentation.
 
 The build imports the package from this checkout (the repository root goes first on ``sys.path``) and runs
-three generators before reading the sources, each writing under ``docs/_generated/`` (never committed):
+four generators before reading the sources, each writing under ``docs/_generated/`` (never committed):
 
 - ``scripts/make_docs_catalogue.py``: the agent and oracle catalogue, the env cards and the pictures of the
   context families, read from the registries;
 - ``scripts/make_docs_tables.py``: the results page's tables and figures, read from a results folder that
   ``privbandit bench`` wrote (``PRIVBANDIT_DOCS_RESULTS``; see :func:`_results_folder`);
+- ``scripts/make_docs_interop.py``: the measured parts of the rendering and interop guide: the per-frame render
+  cost, timed at build time, and Open Bandit Pipeline's estimates, read from ``docs/data/obp_offpolicy.json``
+  (written by ``scripts/obp_offpolicy.py``, run by hand where OBP is installed);
 - the API listing below (:func:`_write_api`), from the public modules' ``__all__``.
 """
 
@@ -160,6 +163,8 @@ def _generate() -> None:
     _write_api()
     subprocess.run([sys.executable, str(ROOT / "scripts" / "make_docs_catalogue.py"), "--out", str(GENERATED)],
                    check=True, cwd=ROOT)
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "make_docs_interop.py"),
+                    "--out", str(GENERATED / "interop")], check=True, cwd=ROOT)
     subprocess.run([sys.executable, str(ROOT / "scripts" / "make_docs_tables.py"), str(_results_folder()),
                     "--out", str(GENERATED / "results"), "--figure-prefix", "/_generated/results/figures"],
                    check=True, cwd=ROOT)
