@@ -3,7 +3,11 @@ shows, frame recording, and the environment builder of Stable-Baselines3."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -196,6 +200,18 @@ def test_stable_baselines3_make_vec_env_when_installed():
     images = vec.get_images()
     assert len(images) == 4 and images[0].shape == (HEIGHT, frame_width(4), 3)
     vec.close()
+
+
+@pytest.mark.slow
+def test_the_guides_ppo_script_runs_when_stable_baselines3_is_installed():
+    """The guide shows ``scripts/demo_sb3_ppo.py`` (PPO learning through ``make_vec_env``); it runs (minutes)."""
+    pytest.importorskip("stable_baselines3")
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run([sys.executable, str(root / "scripts" / "demo_sb3_ppo.py")], capture_output=True,
+                          text=True, env=env, cwd=root, check=False, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "tiled frame (480, 640, 3)" in proc.stdout
 
 
 @pytest.mark.parametrize("mode", RENDER_MODES)
