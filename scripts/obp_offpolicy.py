@@ -61,6 +61,7 @@ def collect(out: Path, horizon: int, seed: int) -> dict:
             "truth": {name: float(fb.policy_value(targets[name])) for name in TARGETS}}
 
 
+# --- the OBP half (the guide shows this function) ---
 def evaluate(path: Path) -> dict:
     """Run OBP on the saved log (in OBP's Python); returns OBP's version and estimates per target policy."""
     import obp
