@@ -7,6 +7,8 @@
   hand-written page may carry no such number at all.
 - The catalogue generator lists every registered agent and oracle with every constrained hyperparameter.
 - The results-table generator prints the command that made the results and the numbers of ``final_regret``.
+- The interop page's generator renders the OBP numbers of ``docs/data/obp_offpolicy.json`` as they are, times
+  the render and prints what the page's ``ansi`` example prints.
 """
 
 from __future__ import annotations
@@ -129,8 +131,12 @@ def test_no_results_number_is_typed_by_hand(page):
 # --- the generators ----------------------------------------------------------------------------------------------
 
 def _script(name: str, *args: str) -> subprocess.CompletedProcess:
+    """Run a script of this checkout, importing this checkout's ``privbandit`` (as the docs build does)."""
+    import os
+
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     return subprocess.run([sys.executable, str(SCRIPTS / name), *args], capture_output=True, text=True, cwd=ROOT,
-                          env={**__import__("os").environ, "MPLBACKEND": "Agg"}, timeout=300)
+                          env={**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": path}, timeout=300)
 
 
 def test_the_catalogue_lists_every_agent_and_oracle_with_its_hyperparameters(tmp_path):
@@ -197,6 +203,30 @@ def test_the_results_page_prints_the_command_and_the_numbers_of_final_regret(tin
 def test_the_results_page_refuses_a_folder_without_results(tmp_path):
     proc = _script("make_docs_tables.py", str(tmp_path), "--out", str(tmp_path / "out"))
     assert proc.returncode == 2 and "results.csv" in proc.stderr and "privbandit bench" in proc.stderr
+
+
+def test_the_interop_page_generator_renders_the_obp_file_and_times_the_render(tmp_path):
+    data = json.loads((DOCS / "data" / "obp_offpolicy.json").read_text())
+    proc = _script("make_docs_interop.py", "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    obp_table = (tmp_path / "obp_offpolicy.md").read_text()
+    assert data["command"] in obp_table and f"OBP {data['obp_version']}" in obp_table
+    for name, est in data["estimates"].items():
+        row = next(line for line in obp_table.splitlines() if line.startswith(f"| {name}"))
+        assert row.endswith(f"| {data['truth'][name]:+.4f} | {est['ipw']:+.4f} | {est['dm']:+.4f} | "
+                            f"{est['dr']:+.4f} | {est['dm_obp_ridge']:+.4f} |"), row
+    cost = (tmp_path / "render_cost.md").read_text()
+    assert "python scripts/make_docs_interop.py" in cost
+    assert [line.split("|")[1].strip() for line in cost.splitlines() if re.match(r"\| \d", line)] == ["10", "100"]
+    page = (DOCS / "guide" / "interop_and_rendering.md").read_text()
+    ansi_block = next(body for _, tag, body in fenced_blocks(page) if tag == "python" and "ansi" in body)
+    printed = run_block(ansi_block, tmp_path)
+    assert printed.returncode == 0 and printed.stdout == (tmp_path / "ansi_example.txt").read_text()
+
+
+def test_the_interop_page_generator_refuses_a_missing_obp_file(tmp_path):
+    proc = _script("make_docs_interop.py", "--out", str(tmp_path), "--obp-data", str(tmp_path / "none.json"))
+    assert proc.returncode == 2 and "obp_offpolicy.py" in proc.stderr
 
 
 def test_the_link_check_finds_a_missing_page_and_a_missing_anchor(tmp_path):
