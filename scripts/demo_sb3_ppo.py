@@ -11,7 +11,7 @@ from stable_baselines3.common.env_util import make_vec_env
 import privbandit  # noqa: F401  (registers the envs)
 
 vec = make_vec_env("privbandit:PrivLinCB-v0", n_envs=4, seed=0,
-                   env_kwargs=dict(n_arms=5, dim=5, family="isotropic", horizon=256))
+                   env_kwargs={"n_arms": 5, "dim": 5, "family": "isotropic", "horizon": 256})
 model = PPO("MlpPolicy", vec, n_steps=128, seed=0).learn(4096)
 frame = vec.render()        # DummyVecEnv tiles the 4 sub-envs' rgb_array frames into one image
 assert frame.shape == (480, 640, 3) and frame.dtype == "uint8"

@@ -22,8 +22,10 @@ import os
 import platform
 import sys
 import timeit
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -63,8 +65,8 @@ def render_cost() -> list[dict[str, float]]:
         steps = BLOCK_SIZE      # whole blocks: a step's cost includes its share of drawing the block of rounds
         arm = k // 2
         rows.append({"K": k, "rgb_array": _best(rgb.render, frames), "ansi": _best(ansi.render, frames),
-                     "step": _best(lambda: plain.step(arm), steps),
-                     "step_rgb_array": _best(lambda: shown.step(arm), steps)})
+                     "step": _best(partial(plain.step, arm), steps),
+                     "step_rgb_array": _best(partial(shown.step, arm), steps)})
     return rows
 
 
@@ -78,8 +80,8 @@ def _us(seconds: float) -> str:
 
 def render_cost_page(rows: list[dict[str, float]]) -> str:
     machine = f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
-    lines = [f"Measured when these docs were built ({machine}; the best of {REPEATS} timings, the unwrapped env "
-             f"after {PLAYED} rounds; a step's share of drawing its block of rounds included), by `{COMMAND}`:", "",
+    lines = [(f"Measured when these docs were built ({machine}; the best of {REPEATS} timings, the unwrapped env "
+              f"after {PLAYED} rounds; a step's share of drawing its block of rounds included), by `{COMMAND}`:"), "",
              "| K | `rgb_array` frame | `ansi` frame | `step` without render mode | `step` with `rgb_array` |",
              "|---|---|---|---|---|"]
     lines += [f"| {r['K']} | {_ms(r['rgb_array'])} | {_ms(r['ansi'])} | {_us(r['step'])} | "
@@ -104,10 +106,10 @@ def obp_page(data: dict[str, Any]) -> str:
     """The OBP table from the file ``scripts/obp_offpolicy.py`` wrote."""
     setup = ", ".join(f"{k}={v!r}" for k, v in data["env_kwargs"].items())
     agent = ", ".join(f"{k} = {v:g}".replace("e-0", "e-") for k, v in data["agent_kwargs"].items())
-    lines = [f"Log: `{data['env']}` (`{setup}`), logged by `{data['agent']}` ({agent}), seed {data['seed']}; "
-             f"smallest propensity {data['min_pscore']:.3f}.", "",
-             f"Estimates by OBP {data['obp_version']} (`OffPolicyEvaluation.estimate_policy_values`), "
-             f"run by hand with `{data['command']}` ({data['obp_python']}; logged with {data['logged_with']}):",
+    lines = [(f"Log: `{data['env']}` (`{setup}`), logged by `{data['agent']}` ({agent}), seed {data['seed']}; "
+              f"smallest propensity {data['min_pscore']:.3f}."), "",
+             (f"Estimates by OBP {data['obp_version']} (`OffPolicyEvaluation.estimate_policy_values`), "
+              f"run by hand with `{data['command']}` ({data['obp_python']}; logged with {data['logged_with']}):"),
              "",
              "| target policy | true value | IPW | DM | DR | DM with OBP's RegressionModel (Ridge) |",
              "|---|---|---|---|---|---|"]

@@ -136,7 +136,7 @@ def _script(name: str, *args: str) -> subprocess.CompletedProcess:
 
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     return subprocess.run([sys.executable, str(SCRIPTS / name), *args], capture_output=True, text=True, cwd=ROOT,
-                          env={**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": path}, timeout=300)
+                          env={**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": path}, timeout=300, check=False)
 
 
 def test_the_catalogue_lists_every_agent_and_oracle_with_its_hyperparameters(tmp_path):
