@@ -15,7 +15,7 @@ Source paper, `sec:intro-cb`.
 from __future__ import annotations
 
 import numbers
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from gymnasium import spaces
@@ -25,12 +25,10 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from .._validation import check_int
+from ..bandit_spec import BanditSpec
 from .bandit_env import DEFAULT_HORIZON
 from .core import BLOCK_SIZE, BanditInstance, build_instance, draw_block
 from .data import CBifySource, cbify_source
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..agents.base import BanditSpec
 
 __all__ = ["PrivBanditVectorEnv", "PrivCBifyVectorEnv", "PrivGLMCBVectorEnv", "PrivLinCBVectorEnv"]
 
@@ -78,10 +76,8 @@ class PrivBanditVectorEnv(VectorEnv):
         self._t = np.zeros(self.num_envs, dtype=np.int64)
         self._done = np.zeros(self.num_envs, dtype=bool)
 
-    def bandit_spec(self) -> "BanditSpec":
+    def bandit_spec(self) -> BanditSpec:
         """K, d, horizon, B and link of every sub-env (a BanditSpec)."""
-        from ..agents.base import BanditSpec  # lazy: the envs do not depend on the agent stack
-
         inst = self.instance
         return BanditSpec(inst.n_arms, inst.dim, self.horizon, inst.bound, inst.link)
 
