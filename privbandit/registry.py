@@ -106,6 +106,7 @@ class Registry:
         self.kind, self.group = kind, group
         self._check, self._facts, self._describe = check, facts or (lambda obj: {}), describe
         self._entries: dict[str, Entry] = {}
+        self._a = "an" if kind[:1] in "aeiou" else "a"
 
     def register(self, name: str, obj: Any, **info: Any) -> Any:
         """Register ``obj`` under ``name`` after the registry's checks; returns ``obj``.
@@ -117,11 +118,11 @@ class Registry:
             registered under it; the check's error if ``obj`` is not of the kind.
         """
         if not isinstance(name, str) or not name:
-            raise ValueError(f"a {self.kind} name must be a non-empty string, got {name!r}")
+            raise ValueError(f"{self._a} {self.kind} name must be a non-empty string, got {name!r}")
         entry = Entry(name, obj, dict(self._check(name, obj, dict(info))))
         old = self._entries.get(name)
         if old is not None and (old.obj is not obj or old.info != entry.info):
-            raise ValueError(f"a {self.kind} named {name!r} is already registered")
+            raise ValueError(f"{self._a} {self.kind} named {name!r} is already registered")
         self._entries[name] = entry
         return obj
 

@@ -20,6 +20,7 @@ oracle per epoch).
 from __future__ import annotations
 
 import abc
+import dataclasses
 import inspect
 import math
 import numbers
@@ -176,6 +177,20 @@ def _is_default(value: Any, default: Any) -> bool:
         return False
 
 
+def _short_repr(value: Any) -> str:
+    """``repr(value)``, but a dataclass (an oracle, a privacy spec) shows only the fields off their defaults."""
+    if not dataclasses.is_dataclass(value) or isinstance(value, type):
+        return repr(value)
+    shown = []
+    for f in dataclasses.fields(value):
+        default = (f.default if f.default is not dataclasses.MISSING
+                   else f.default_factory() if f.default_factory is not dataclasses.MISSING else _NONE)
+        v = getattr(value, f.name)
+        if f.init and f.repr and not _is_default(v, default):
+            shown.append(f"{f.name}={_short_repr(v)}")
+    return f"{type(value).__name__}({', '.join(shown)})"
+
+
 class Agent(abc.ABC):
     """Interface of every agent (see the module docstring).
 
@@ -248,14 +263,14 @@ class Agent(abc.ABC):
         Oracle instance they built. Values are as :meth:`_store_parameters` checked them.
         """
         stored = getattr(self, "_params", {})
-        out = {name: stored[name] if name in stored else getattr(self, name)
-               for name in self._constructor_parameters() if name in stored or name in vars(self)}
-        return {**out, **{k: v for k, v in stored.items() if k not in out}}
+        return {name: stored[name] if name in stored else getattr(self, name)
+                for name in self._constructor_parameters() if name in stored or name in vars(self)}
 
     def __repr__(self) -> str:
         """``Class(arg=value, ...)`` with the arguments that differ from the constructor's defaults."""
         defaults = {n: p.default for n, p in self._constructor_parameters().items()}
-        shown = [f"{k}={v!r}" for k, v in self.get_params().items() if not _is_default(v, defaults.get(k, _NONE))]
+        shown = [f"{k}={_short_repr(v)}" for k, v in self.get_params().items()
+                 if not _is_default(v, defaults.get(k, _NONE))]
         return f"{type(self).__name__}({', '.join(shown)})"
 
     # -- configuration ---------------------------------------------------------------------------
@@ -550,8 +565,9 @@ def _describe_agent(entry: Entry) -> dict:
         agent = entry.obj(**({"epsilon": 1.0} if entry.info["private"] else {}))
     except Exception as exc:  # a plugin factory may need arguments: say so, do not fail the catalogue
         return dict(private=entry.info["private"], error=f"{type(exc).__name__}: {exc}")
+    oracle = getattr(agent, "oracle", None)
     return dict(private=entry.info["private"], privacy_model=agent.privacy.model, agent_class=type(agent).__qualname__,
-                counterpart=entry.info["counterpart"],
+                oracle=getattr(oracle, "name", None), counterpart=entry.info["counterpart"],
                 hyperparameters=describe_parameters(agent.get_params(), type(agent).parameter_constraints))
 
 
