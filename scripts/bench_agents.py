@@ -1,6 +1,6 @@
-"""Benchmark every bandit agent: regret curves, final regret, log-log slopes, the issue's targets, and speed.
+"""Benchmark every bandit agent: regret curves, final regret, log-log slopes, the targets, and speed.
 
-The full grid of issue 6 (the defaults):
+The full grid (the defaults):
 
 - joint DP, d = 10, K = 10: uniform, epsilon-greedy, linucb, elim-nonprivate, squarecb-nonprivate,
   elim-jdp (IW-Regression-DP), elim-ssp, linucb-jdp (Shariff & Sheffet), squarecb-dpsgd;
@@ -39,8 +39,8 @@ rerun), ``final.csv`` and ``slopes.csv`` (``privbandit.sim``'s summaries: Studen
 intervals over seeds), ``report.md`` (tables, targets, the price of privacy over time, speed),
 and ``curves_<block>_<family>.png`` (log-log regret curves with 95% bands, one panel per epsilon).
 
-Speed (``--speed``): rounds/s of the elimination batch path (d = 10, K = 10, elim-jdp-ucb against issue 12's
-2e5 target and elim-jdp against issue 6's 1e5; oracle fits included, the env's sampling timed separately,
+Speed (``--speed``): rounds/s of the elimination batch path (d = 10, K = 10, elim-jdp-ucb against a
+2e5 target and elim-jdp against 1e5; oracle fits included, the env's sampling timed separately,
 BLAS on one thread, median of 3 alternating runs), and per-round time of our LinUCB in the Gymnasium step
 loop against MABWiser's LinUCB on the same stream (MABWiser is imported only here: ``pip install mabwiser``).
 
@@ -641,7 +641,7 @@ def figures(data: pd.DataFrame, out: Path, x_min: int = 2 ** 10) -> list[Path]:
 
 
 # --- speed ---------------------------------------------------------------------------------------------
-SPEED_TARGETS = (("elim-jdp-ucb", 2e5, "issue 12"), ("elim-jdp", 1e5, "issue 6"))
+SPEED_TARGETS = (("elim-jdp-ucb", 2e5), ("elim-jdp", 1e5))
 """Elimination agents timed by ``--speed``, with their rounds/s target for the agent alone (fits included)."""
 
 
@@ -679,13 +679,13 @@ def speed_elimination(args) -> list[str]:
     on all of them alike.
     """
     horizon, reps = 2 ** args.speed_log2_rounds, args.speed_repeats
-    runs: dict[str, list[tuple[float, float, int]]] = {name: [] for name, _, _ in SPEED_TARGETS}
+    runs: dict[str, list[tuple[float, float, int]]] = {name: [] for name, _ in SPEED_TARGETS}
     for _ in range(reps):
         for name, done in runs.items():
             done.append(_elimination_run(name, horizon, args.delta))
     threads = os.environ.get("OPENBLAS_NUM_THREADS", "unset")
     lines = []
-    for name, target, source in SPEED_TARGETS:
+    for name, target in SPEED_TARGETS:
         agent = np.array([horizon / a for a, _, _ in runs[name]])
         both = np.array([horizon / (a + e) for a, e, _ in runs[name]])
         med = float(np.median(agent))
@@ -694,7 +694,7 @@ def speed_elimination(args) -> list[str]:
                      f"{runs[name][0][2]} oracle fits included, OPENBLAS_NUM_THREADS={threads}), median of {reps}: "
                      f"agent {med:,.0f} rounds/s ({agent.min():,.0f}-{agent.max():,.0f}); with the env's sampling "
                      f"{float(np.median(both)):,.0f} rounds/s")
-        lines.append(f"  - target ({source}): agent >= {target:,.0f} rounds/s: {verdict}")
+        lines.append(f"  - target: agent >= {target:,.0f} rounds/s: {verdict}")
     return lines
 
 

@@ -1,4 +1,4 @@
-"""Sweeps that survive faults (issue 17): damaged or foreign cell files, a full disk, dead workers, two
+"""Sweeps that survive faults: damaged or foreign cell files, a full disk, dead workers, two
 commands on one folder, torn results or reports, and reports that never hide a missing seed."""
 
 from __future__ import annotations

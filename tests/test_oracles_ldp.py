@@ -1,4 +1,4 @@
-"""Algorithm checks of the local-DP oracles (issue 5): statistics, solvers, spectral iteration, ledger, recovery."""
+"""Algorithm checks of the local-DP oracles: statistics, solvers, spectral iteration, ledger, recovery."""
 
 from __future__ import annotations
 
