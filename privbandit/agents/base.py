@@ -29,7 +29,6 @@ from typing import Any, Callable, ClassVar
 import numpy as np
 
 from .._kernels import einsum
-from ..bandit_spec import BanditSpec
 from .._validation import (
     POSITIVE_INT,
     InstanceOf,
@@ -43,6 +42,7 @@ from .._validation import (
     check_rows,
     describe_parameters,
 )
+from ..bandit_spec import BanditSpec
 from ..oracles.base import EpochFit, Estimate, Oracle
 from ..privacy import PrivacyLedger, PrivacySpec
 from ..privacy.clipping import certainly_within, clip_features, clip_rewards
@@ -164,15 +164,15 @@ def _keeps_lean_hook(cls: type, hook: str, rules: tuple[str, ...]) -> bool:
     return mro[owner] is not Agent and not any(name in c.__dict__ for c in mro[:owner] for name in rules)
 
 
-_NONE = object()
+_NO_DEFAULT = inspect.Parameter.empty
 
 
 def _is_default(value: Any, default: Any) -> bool:
-    """Whether a parameter's value is its constructor default (for :meth:`Agent.__repr__`)."""
+    """Whether a parameter's value is its default (``_NO_DEFAULT`` when it has none), for :meth:`Agent.__repr__`."""
     if value is default:
         return True
     try:
-        return default is not _NONE and default is not inspect.Parameter.empty and bool(value == default)
+        return default is not _NO_DEFAULT and bool(value == default)
     except (TypeError, ValueError):        # an array compared elementwise: not a default
         return False
 
@@ -184,7 +184,7 @@ def _short_repr(value: Any) -> str:
     shown = []
     for f in dataclasses.fields(value):
         default = (f.default if f.default is not dataclasses.MISSING
-                   else f.default_factory() if f.default_factory is not dataclasses.MISSING else _NONE)
+                   else f.default_factory() if f.default_factory is not dataclasses.MISSING else _NO_DEFAULT)
         v = getattr(value, f.name)
         if f.init and f.repr and not _is_default(v, default):
             shown.append(f"{f.name}={_short_repr(v)}")
@@ -197,7 +197,8 @@ class Agent(abc.ABC):
     Subclasses implement ``_reset``, ``_choose(features (m, K, d), uniforms (m, u))`` and ``_observe``,
     and may override ``_probabilities``. A subclass with constructor arguments declares each one's
     constraints in ``parameter_constraints`` (``{**Base.parameter_constraints, "lam": [POSITIVE], ...}``)
-    and stores them with :meth:`_store_parameters`, which checks them in one place.
+    and stores them with :meth:`_store_parameters`, which checks them in one place; :meth:`get_params` and
+    the ``repr`` give them back.
     """
 
     name: ClassVar[str] = ""
@@ -270,7 +271,7 @@ class Agent(abc.ABC):
         """``Class(arg=value, ...)`` with the arguments that differ from the constructor's defaults."""
         defaults = {n: p.default for n, p in self._constructor_parameters().items()}
         shown = [f"{k}={_short_repr(v)}" for k, v in self.get_params().items()
-                 if not _is_default(v, defaults.get(k, _NONE))]
+                 if not _is_default(v, defaults.get(k, _NO_DEFAULT))]
         return f"{type(self).__name__}({', '.join(shown)})"
 
     # -- configuration ---------------------------------------------------------------------------
