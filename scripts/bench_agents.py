@@ -69,6 +69,7 @@ import os
 import signal
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Iterator
 
@@ -362,7 +363,9 @@ def finish(todo: list[dict], args, horizon: int) -> Iterator[tuple[dict, pd.Data
         return
     from joblib import Parallel, delayed
 
-    with backend_context("loky", jobs):
+    with backend_context("loky", jobs), warnings.catch_warnings():
+        # Ctrl-C while groups run: joblib cancels them and warns that it did; the one line on stderr says so
+        warnings.filterwarnings("ignore", message=r"\d+ tasks which were still being processed", category=UserWarning)
         for done in Parallel(return_as="generator_unordered")(
                 delayed(run_group)(group, horizon, args.delta, args.ucb_batch) for group in order):
             yield from done
