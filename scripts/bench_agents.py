@@ -365,7 +365,8 @@ def finish(todo: list[dict], args, horizon: int) -> Iterator[tuple[dict, pd.Data
 
     with backend_context("loky", jobs), warnings.catch_warnings():
         # Ctrl-C while groups run: joblib cancels them and warns that it did; the one line on stderr says so
-        warnings.filterwarnings("ignore", message=r"\d+ tasks which were still being processed", category=UserWarning)
+        warnings.filterwarnings("ignore", message=r"\d+ tasks (have been successfully executed|which were still)",
+                                category=UserWarning)
         for done in Parallel(return_as="generator_unordered")(
                 delayed(run_group)(group, horizon, args.delta, args.ucb_batch) for group in order):
             yield from done
@@ -385,16 +386,15 @@ def run_grid(args, out: Path) -> pd.DataFrame:
     grid = cells(args)
     done = finished_cells(path, horizon)
     todo = [c for c in grid if cell_key(c) not in done]
-    saved = len(grid) - len(todo)
     print(f"{len(todo)} runs to do ({len(done)} already in {path})", flush=True)
     try:
         for i, (c, df) in enumerate(finish(todo, args, horizon)):
             append_cell(path, df)
-            saved += 1
             print(f"[{i + 1}/{len(todo)}] {c['block']} {c['family']} {c['agent']} eps={c['epsilon']:g} "
                   f"seed={c['seed']}: R_T={df['cum_regret'].iloc[-1]:.1f} ({df['seconds'].iloc[0]:.1f}s)", flush=True)
-    except KeyboardInterrupt:
-        raise GridInterrupted(saved, len(grid), path) from None
+    except KeyboardInterrupt:      # counted in the file: a Ctrl-C held back by append_cell lands after its write
+        finished = finished_cells(path, horizon)
+        raise GridInterrupted(sum(cell_key(c) in finished for c in grid), len(grid), path) from None
     if todo:
         grid_order(path, grid, horizon)
     data = read_runs(path)
