@@ -408,3 +408,35 @@ def check_parameters(owner: Any, values: Mapping[str, Any], constraints: Paramet
             raise TypeError(f"{who} declares no constraint for its argument {name!r}: add it to parameter_constraints")
         out[name] = check_parameter(name, value, constraints[name])
     return out
+
+
+def allowed_values(constraints: Sequence[Constraint | None]) -> str:
+    """The values a ``parameter_constraints`` list allows, in words (``"real in (0, inf) or None"``)."""
+    words = []
+    for c in constraints:
+        if c is None:
+            words.append("None")
+        elif isinstance(c, Interval):
+            lo = "(" if c.closed in ("right", "neither") else "["
+            hi = ")" if c.closed in ("left", "neither") or c.right is None else "]"
+            kind = "int" if c.kind is numbers.Integral else "real"
+            words.append(f"{kind} in {lo}{'-inf' if c.left is None else c.left}, "
+                         f"{'inf' if c.right is None else c.right}{hi}")
+        elif isinstance(c, Options):
+            words.append("one of " + ", ".join(map(repr, c.options)))
+        elif isinstance(c, Boolean):
+            words.append("bool")
+        elif isinstance(c, InstanceOf):
+            words.append(c.description)
+        elif isinstance(c, IsCallable):
+            words.append(f"a callable {c.signature}")
+        else:
+            words.append(repr(c))
+    return " or ".join(words)
+
+
+def describe_parameters(values: Mapping[str, Any], constraints: ParameterConstraints) -> dict[str, dict[str, Any]]:
+    """Name -> ``{"default": value, "allowed": allowed_values(...)}`` for each of ``values`` (a default-built
+    object's parameters), in their order; ``allowed`` is ``None`` for a name without declared constraints."""
+    return {name: dict(default=value, allowed=allowed_values(constraints[name]) if name in constraints else None)
+            for name, value in values.items()}

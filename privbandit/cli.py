@@ -13,7 +13,7 @@
 skips finished cells), then writes ``DIR/results.csv`` (every cell of the folder, also those of earlier
 commands), the figures ``DIR/figures/*.png``, ``DIR/report.md`` and ``DIR/report.json`` (the report's
 title, provenance notes, references and slope window, which ``plot`` reuses). With ``--agent``, ``bench``
-is a challenger run: the agent (a name, an entry point or an import path, :mod:`privbandit.plugins`) joins
+is a challenger run: the agent (a name, an entry point or an import path, :mod:`privbandit.registry`) joins
 every block of the suite its privacy model fits, and the report adds its paired comparison with each
 baseline and a leaderboard (:mod:`privbandit.sim.compare`). ``run`` plays one agent on
 one env for S seeds. ``audit`` is an empirical privacy audit of a private agent
@@ -22,7 +22,7 @@ when the audit refutes the claim. ``plot`` redraws the figures and the report of
 with code 2 and a one-line message; Ctrl-C exits with code 130 and says how many cells were saved.
 
 A results folder is checked before it is trusted: ``bench`` and ``run`` move cell files that fail the check
-(:func:`privbandit.sim.sweep.load_cell`) to ``DIR/cells/rejected/``, say so on stderr and run those cells again;
+(:func:`privbandit.sim.cells.load_cell`) to ``DIR/cells/rejected/``, say so on stderr and run those cells again;
 ``plot`` refuses a folder with such files. Two commands on one folder: the second exits with code 2
 (``DIR/.lock``). A full disk exits with code 2 in one line, finished cells kept. When some group of the report
 has fewer seeds than planned (a dead worker), the last line says ``N groups incomplete: rerun to finish`` and
@@ -129,7 +129,7 @@ def _delta(text: str) -> float:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``privbandit``."""
     from .sim.suites import SUITES
-    from .sim.sweep import BACKENDS
+    from .sim.backends import BACKENDS
 
     p = argparse.ArgumentParser(prog="privbandit", description="Differentially private contextual bandits: "
                                 "benchmarks, runs, plots.", epilog=EXIT_CODES)
@@ -196,7 +196,7 @@ def _finish(table, out: Path, *, title: str, references: dict, notes: list[str],
             planned=None) -> Path:
     from .plots import save_standard_figures
     from .sim.report import write_report
-    from .sim.sweep import atomic_write
+    from .sim.cells import atomic_write
 
     _use_agg()
     figures = list(save_standard_figures(table, out / "figures"))
@@ -295,7 +295,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from .sim.suites import get_suite
-    from .sim.sweep import folder_lock
+    from .sim.cells import folder_lock
 
     suite = get_suite(args.suite)
     challenger = None
@@ -372,7 +372,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     import gymnasium as gym
 
     from .agents import agent_names
-    from .sim.sweep import AgentEntry, EnvEntry, Grid, folder_lock
+    from .sim.cells import folder_lock
+    from .sim.grid import AgentEntry, EnvEntry, Grid
 
     if args.env not in _env_ids():
         raise UsageError(f"--env must be one of {sorted(_env_ids())}, got {args.env!r}")
@@ -430,7 +431,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_plot(args: argparse.Namespace) -> int:
     """``privbandit plot DIR``."""
     from .sim.report import RUN_KEYS
-    from .sim.sweep import read_cell
+    from .sim.cells import read_cell
 
     path = args.dir / "results.csv"
     if not path.is_file():
@@ -444,15 +445,15 @@ def cmd_plot(args: argparse.Namespace) -> int:
         why = f"it lacks the columns {missing}" if missing else "it has no rows"
         raise UsageError(f"{path} is not a privbandit results table (from bench or run --out): {why}")
     _output_folder(args.dir, "DIR")
-    from .sim.sweep import folder_lock
+    from .sim.cells import folder_lock
 
     with folder_lock(args.dir):
         return _plot(args, table)
 
 
 def _damaged_cells(folder: Path) -> list[tuple[str, str]]:
-    """The cell files of ``folder/cells`` that fail :func:`~privbandit.sim.sweep.load_cell` (name, reason)."""
-    from .sim.sweep import CellFileError, load_cell
+    """The cell files of ``folder/cells`` that fail :func:`~privbandit.sim.cells.load_cell` (name, reason)."""
+    from .sim.cells import CellFileError, load_cell
 
     bad = []
     for p in sorted((folder / "cells").glob("*.csv")):
@@ -564,7 +565,7 @@ COMMANDS = {"bench": cmd_bench, "run": cmd_run, "plot": cmd_plot, "audit": cmd_a
 
 def _interrupted(args: argparse.Namespace | None) -> str:
     """The line printed on Ctrl-C: how many cells of the command are saved, and how to resume."""
-    from .sim.sweep import cell_path
+    from .sim.cells import cell_path
 
     out, cells = getattr(args, "sweep_state", (None, None))
     if cells is None:
@@ -589,15 +590,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         def error(message: str) -> None:  # one line, "privbandit run: error: ...", exit code 2
             sub.exit(2, f"{sub.prog}: error: {message}\n")
 
-        from .plugins import PluginError
-        from .sim.sweep import FolderLocked
+        from .registry import PluginError
+        from .sim.cells import FolderLocked
 
         try:
             return COMMANDS[args.command](args)
         except (UsageError, PluginError, FolderLocked) as exc:  # a plugin that cannot be imported says why, in one line
             error(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         except ImportError as exc:  # an optional backend that is not installed
-            from .sim.sweep import BackendUnavailable
+            from .sim.backends import BackendUnavailable
 
             if isinstance(exc, BackendUnavailable):
                 error(str(exc))

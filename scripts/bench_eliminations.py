@@ -4,7 +4,7 @@ For each elimination agent, family and seed, the agent plays its batch path on `
 every round, the script checks whether the optimal arm is among the arms that survive the agent's released
 estimates (:func:`privbandit.agents.surviving_actions`, the test `alg:plan` runs before any play rule).
 It prints the mean fraction of rounds whose optimal arm was eliminated, per agent, family and epsilon,
-with the worst seed: issue 12 asks for at most 1%.
+with the worst seed: the target is at most 1%.
 
 Usage::
 

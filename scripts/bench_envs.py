@@ -1,6 +1,6 @@
 """Benchmark the env speed paths: batch-sampler rounds/s and env.step steps/s (medians of repeats).
 
-Targets (issue 3), at d = 10, K = 10: batch sampler >= 5e5 rounds/s; a bare ``step`` loop >= 2e4 steps/s.
+Targets, at d = 10, K = 10: batch sampler >= 5e5 rounds/s; a bare ``step`` loop >= 2e4 steps/s.
 Measured per context family:
 
 - ``batch``: ``reset(seed)`` + ``sample_batch(rounds)`` on the unwrapped env (rounds / seconds);

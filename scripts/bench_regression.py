@@ -12,7 +12,7 @@ y = +-1 with E[y | phi] = <phi, theta*>, fits the oracle once, and measures on f
   the same among phi != 0, which matters on the spiky family where most phi are 0);
 - ``mean_width`` E width(phi).
 
-Writes a tidy CSV (one row per cell) and seaborn figures into ``--out``, and prints the checks of issue 4
+Writes a tidy CSV (one row per cell) and seaborn figures into ``--out``, and prints the oracles' acceptance checks
 (coverage >= 95% per cell; theory/practical width ratio at T = 2^16; IW-Regression-DP vs SSP L1 error at
 epsilon = 0.1; DP-SGD error at d = 1000 vs d = 10) for whatever part of the grid was run.
 
@@ -241,7 +241,7 @@ def _floats(s: str) -> list[float]:
 
 
 def summarize(df: pd.DataFrame) -> str:
-    """The checks of issue 4 on whatever part of the grid is in ``df``."""
+    """The acceptance checks (see the module docstring) on whatever part of the grid is in ``df``."""
     lines = []
     cells = df.groupby(["oracle", "constants", "family", "dim", "log2T", "epsilon"], dropna=False)
     agg = cells.agg(sigma_err=("sigma_err", "mean"), l1_err=("l1_err", "mean"), coverage=("coverage", "mean"),

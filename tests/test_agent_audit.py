@@ -50,7 +50,7 @@ def test_an_agent_without_a_ledger_is_reported_unverified(capsys):
         assert res.ledger_epsilon is None and res.ledger_status == LEDGER_MISSING
         assert cli.main(["audit", "--agent", "claims-only", "--epsilon", "1"]) == 0
     finally:
-        del agents_base._REGISTRY["claims-only"]
+        agents_base.AGENT_REGISTRY.unregister("claims-only")
     out = capsys.readouterr().out
     assert "empirical lower bound on epsilon: 0 " in out and "ledger missing: privacy not verified" in out
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from privbandit.sim.sweep import _limit_blas
+from privbandit.sim.backends import limit_blas
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "bench_agents.py"
 GRID = ["--log2-horizon", "11", "--seeds", "2", "--families", "heavy-tailed", "--blocks", "jdp", "--agents",
@@ -79,7 +79,7 @@ def _ran(stdout: str) -> list[tuple]:
 
 def _bench_here(*args, out: Path, capsys) -> str:
     """Run the script's ``main`` in this process (one job, one BLAS thread as in the workers); its output."""
-    with _limit_blas():
+    with limit_blas():
         assert bench.main([*GRID, *map(str, args), "--out", str(out)]) == 0
     return capsys.readouterr().out
 
@@ -88,7 +88,7 @@ def _bench_here(*args, out: Path, capsys) -> str:
 def reference(tmp_path_factory) -> tuple[Path, str]:
     """The tiny grid run in this process (``--jobs 1``): its folder and its output."""
     out = tmp_path_factory.mktemp("bench") / "jobs1"
-    with pytest.MonkeyPatch.context() as mp, _limit_blas():
+    with pytest.MonkeyPatch.context() as mp, limit_blas():
         mp.setattr(sys, "stdout", io.StringIO())
         assert bench.main([*GRID, "--jobs", "1", "--out", str(out)]) == 0
         return out, sys.stdout.getvalue()
@@ -141,7 +141,7 @@ def test_schedule_groups_the_cells_of_one_env_seed_and_epsilon_costliest_first_i
 def test_a_group_gives_each_cell_its_own_run():
     grid = bench.cells(bench.parse_args(GRID + ["--seeds", "1", "--log2-horizon", "9"]))
     group = next(g for g in bench.schedule(grid) if len(g) > 1)
-    with _limit_blas():
+    with limit_blas():
         together = bench.run_group(group, 2 ** 9, 1e-5, 64)
         for c, df in together:
             alone = bench.run_cell(c, 2 ** 9, 1e-5, 64)[1]

@@ -93,7 +93,7 @@ def jdp_copy():
 
     register_agent("jdp-copy", make, private=True)
     yield "jdp-copy"
-    del agents_base._REGISTRY["jdp-copy"]
+    agents_base.AGENT_REGISTRY.unregister("jdp-copy")
 
 
 def test_challenge_joins_the_blocks_its_model_fits_and_resumes(tmp_path, jdp_copy):

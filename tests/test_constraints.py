@@ -1,4 +1,4 @@
-"""Declared parameter constraints (issue 18): every oracle and agent argument has one, and they hold.
+"""Declared parameter constraints: every oracle and agent argument has one, and they hold.
 
 Each oracle configuration and each agent declares ``parameter_constraints`` (argument -> constraints, as
 scikit-learn's ``_parameter_constraints``), checked in one place (``Oracle.__post_init__``,

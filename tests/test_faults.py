@@ -1,4 +1,4 @@
-"""Sweeps that survive faults (issue 17): damaged or foreign cell files, a full disk, dead workers, two
+"""Sweeps that survive faults: damaged or foreign cell files, a full disk, dead workers, two
 commands on one folder, torn results or reports, and reports that never hide a missing seed."""
 
 from __future__ import annotations
@@ -222,7 +222,6 @@ def test_a_second_command_on_a_folder_in_use_is_refused_in_one_line(tmp_path, ca
 @pytest.fixture
 def killer(tmp_path):
     """An agent whose first update in a worker process (never this one) SIGKILLs that worker, once."""
-    saved = dict(agents_base._REGISTRY)
     marker, parent = str(tmp_path / "killed-once"), os.getpid()
 
     def make_killer(**kwargs):  # defined here: sent to the workers by value
@@ -244,8 +243,7 @@ def killer(tmp_path):
 
     register_agent("killer", make_killer, private=False)
     yield Path(marker)
-    agents_base._REGISTRY.clear()
-    agents_base._REGISTRY.update(saved)
+    agents_base.AGENT_REGISTRY.unregister("killer")
 
 
 def test_a_worker_killed_in_a_loky_sweep_names_the_lost_cells_exits_3_and_the_rerun_completes(killer, tmp_path,

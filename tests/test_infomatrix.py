@@ -106,7 +106,7 @@ def test_psd_project_is_the_nearest_psd_matrix_and_the_one_both_iw_families_use(
         b = rng.standard_normal((D, D))
         b = b @ b.T
         assert np.linalg.norm(im.symmetrize(a) - b) >= np.linalg.norm(im.symmetrize(a) - proj) - 1e-12
-    # one function for both families (issue 18): the JDP H stages and the LDP / SSP-local Gram projections
+    # one function for both families: the JDP H stages and the LDP / SSP-local Gram projections
     assert iw_jdp.psd_project is iw_ldp.psd_project is ssp_local.psd_project is im.psd_project
     assert not hasattr(iw_ldp, "psd_part")
 

@@ -21,7 +21,7 @@ pytest.importorskip("sklearn")
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "docs" / "notebooks" / "price_of_privacy.ipynb"
 BUDGET = 120.0
-"""Seconds the notebook may take in CI (issue 15: at most 2 minutes)."""
+"""Seconds the notebook may take in CI (at most 2 minutes)."""
 
 
 def execute(nb, monkeypatch) -> float:

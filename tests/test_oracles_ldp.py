@@ -1,4 +1,4 @@
-"""Algorithm checks of the local-DP oracles (issue 5): statistics, solvers, spectral iteration, ledger, recovery."""
+"""Algorithm checks of the local-DP oracles: statistics, solvers, spectral iteration, ledger, recovery."""
 
 from __future__ import annotations
 
@@ -253,8 +253,11 @@ def test_bad_arguments_raise_value_errors():
         make_oracle("ldp-1d", epsilon=1.0).start(10, dim=2)
     with pytest.raises(ValueError, match="public_features"):
         make_oracle("iw-fixed-p-ldp", epsilon=1.0, public_features=np.ones((5, 2))).start(10, dim=3)
-    with pytest.raises(ValueError, match="u_fraction"):
-        make_oracle("iw-glm-ldp", epsilon=1.0, u_fraction=1.0)
+    for name in ("iw-glm-ldp", "iw-regression-ldp", "iw-fixed-p-ldp"):   # the paper's two steps both need users
+        for fraction in (0.0, 1.0):
+            with pytest.raises(ValueError, match=r"u_fraction must be in \(0.0, 1.0\)"):
+                make_oracle(name, epsilon=1.0, u_fraction=fraction)
+        assert make_oracle(name, epsilon=1.0, u_fraction=0.75).u_fraction == 0.75
     with pytest.raises(ValueError, match="privacy models"):
         make_oracle("ssp-local", epsilon=1.0, model="jdp")
     with pytest.raises(ValueError, match="stages"):

@@ -14,7 +14,7 @@ from privbandit.agents import base as agents_base
 from privbandit.envs import contexts, make_family
 from privbandit.oracles import base as oracles_base
 from privbandit.oracles import make_oracle, oracle_names
-from privbandit.plugins import PluginError
+from privbandit.registry import PluginError
 from privbandit.sim import AgentEntry, EnvEntry, Grid, sweep
 
 ENV = EnvEntry("rd", "PrivLinCB-v0", dict(family="rare-direction", dim=3, n_arms=3))
@@ -56,11 +56,12 @@ if {register}:
 @pytest.fixture(autouse=True)
 def _clean_registries():
     """Plugins register into the process-wide registries: restore them after each test."""
-    saved = [(d, dict(d)) for d in (agents_base._REGISTRY, oracles_base._REGISTRY, contexts.FAMILIES)]
+    registries = (agents_base.AGENT_REGISTRY, oracles_base.ORACLE_REGISTRY, contexts.FAMILY_REGISTRY)
+    saved = [set(r.view()) for r in registries]
     yield
-    for d, items in saved:
-        d.clear()
-        d.update(items)
+    for registry, names in zip(registries, saved):
+        for name in set(registry.view()) - names:
+            registry.unregister(name)
 
 
 def write_plugin(folder, mod: str, *, register: bool = False):

@@ -6,6 +6,7 @@ interface contract on any agent (:mod:`.checks`).
 """
 
 from .base import (
+    AGENT_REGISTRY,
     Agent,
     BanditSpec,
     EpochAgent,
@@ -26,10 +27,10 @@ from .spanner import barycentric_spanner, barycentric_spanner_one
 from .squarecb import SquareCBAgent, inverse_gap_weighting
 
 __all__ = [
-    "Agent", "BanditSpec", "EliminationAgent", "EpochAgent", "EpsilonGreedyAgent", "LDPUCBAgent", "LinUCBAgent",
+    "AGENT_REGISTRY", "Agent", "BanditSpec", "EliminationAgent", "EpochAgent", "EpsilonGreedyAgent", "LDPUCBAgent", "LinUCBAgent",
     "SSLinUCBAgent", "SquareCBAgent", "UniformAgent", "agent_descriptions", "agent_is_private", "agent_names",
     "barycentric_spanner", "barycentric_spanner_one", "doubling_schedule", "epoch_schedule", "inverse_gap_weighting", "make_agent",
     "register_agent", "surviving_actions", "uniform_choice",
-    # the contract as a public checker (issue 18)
+    # the contract as a public checker
     "AGENT_CHECKS", "check_agent",
 ]

@@ -20,9 +20,10 @@ oracle per epoch).
 from __future__ import annotations
 
 import abc
+import dataclasses
+import inspect
 import math
 import numbers
-from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar
 
 import numpy as np
@@ -37,47 +38,15 @@ from .._validation import (
     check_array,
     check_int,
     check_parameters,
-    check_positive,
     check_real,
     check_rows,
+    describe_parameters,
 )
-from ..links import Link, identity_link
+from ..bandit_spec import BanditSpec
 from ..oracles.base import EpochFit, Estimate, Oracle
 from ..privacy import PrivacyLedger, PrivacySpec
 from ..privacy.clipping import certainly_within, clip_features, clip_rewards
-
-
-@dataclass(frozen=True)
-class BanditSpec:
-    """What an agent knows about the bandit before it starts.
-
-    Parameters
-    ----------
-    n_arms : int
-        K >= 1.
-    dim : int
-        Feature dimension d >= 1.
-    horizon : int
-        T >= 1 rounds.
-    bound : float
-        Feature bound B (||phi(x, a)|| <= B).
-    link : Link
-        The reward link nu (identity for linear bandits).
-    """
-
-    n_arms: int
-    dim: int
-    horizon: int
-    bound: float = 1.0
-    link: Link = field(default_factory=identity_link)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "n_arms", check_int("n_arms", self.n_arms, low=1))
-        object.__setattr__(self, "dim", check_int("dim", self.dim, low=1))
-        object.__setattr__(self, "horizon", check_int("horizon", self.horizon, low=1))
-        object.__setattr__(self, "bound", check_positive("bound", self.bound))
-        if not isinstance(self.link, Link):
-            raise TypeError(f"link must be a privbandit Link, got {type(self.link).__name__}")
+from ..registry import Entry, PluginError, Registry, first_doc_line
 
 
 def doubling_schedule(horizon: int) -> np.ndarray:
@@ -195,13 +164,41 @@ def _keeps_lean_hook(cls: type, hook: str, rules: tuple[str, ...]) -> bool:
     return mro[owner] is not Agent and not any(name in c.__dict__ for c in mro[:owner] for name in rules)
 
 
+_NO_DEFAULT = inspect.Parameter.empty
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    """Whether a parameter's value is its default (``_NO_DEFAULT`` when it has none), for :meth:`Agent.__repr__`."""
+    if value is default:
+        return True
+    try:
+        return default is not _NO_DEFAULT and bool(value == default)
+    except (TypeError, ValueError):        # an array compared elementwise: not a default
+        return False
+
+
+def _short_repr(value: Any) -> str:
+    """``repr(value)``, but a dataclass (an oracle, a privacy spec) shows only the fields off their defaults."""
+    if not dataclasses.is_dataclass(value) or isinstance(value, type):
+        return repr(value)
+    shown = []
+    for f in dataclasses.fields(value):
+        default = (f.default if f.default is not dataclasses.MISSING
+                   else f.default_factory() if f.default_factory is not dataclasses.MISSING else _NO_DEFAULT)
+        v = getattr(value, f.name)
+        if f.init and f.repr and not _is_default(v, default):
+            shown.append(f"{f.name}={_short_repr(v)}")
+    return f"{type(value).__name__}({', '.join(shown)})"
+
+
 class Agent(abc.ABC):
     """Interface of every agent (see the module docstring).
 
     Subclasses implement ``_reset``, ``_choose(features (m, K, d), uniforms (m, u))`` and ``_observe``,
     and may override ``_probabilities``. A subclass with constructor arguments declares each one's
     constraints in ``parameter_constraints`` (``{**Base.parameter_constraints, "lam": [POSITIVE], ...}``)
-    and stores them with :meth:`_store_parameters`, which checks them in one place.
+    and stores them with :meth:`_store_parameters`, which checks them in one place; :meth:`get_params` and
+    the ``repr`` give them back.
     """
 
     name: ClassVar[str] = ""
@@ -239,8 +236,43 @@ class Agent(abc.ABC):
         ValueError or TypeError
             Naming the first argument outside its constraints and the allowed range.
         """
-        for name, value in check_parameters(type(self), values, self.parameter_constraints).items():
+        checked = check_parameters(type(self), values, self.parameter_constraints)
+        self._params = {**getattr(self, "_params", {}), **checked}
+        for name, value in checked.items():
             setattr(self, name, value)
+
+    @classmethod
+    def _constructor_parameters(cls) -> dict[str, inspect.Parameter]:
+        """The keyword arguments of the constructors along the MRO (a ``**kwargs`` passes on to the next)."""
+        out: dict[str, inspect.Parameter] = {}
+        for klass in cls.__mro__:
+            if "__init__" not in klass.__dict__ or klass is Agent:
+                continue
+            params = list(inspect.signature(klass.__init__).parameters.values())[1:]
+            out.update((p.name, p) for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+                       and p.name not in out)
+            if not any(p.kind is p.VAR_KEYWORD for p in params):
+                break
+        return out
+
+    def get_params(self) -> dict[str, Any]:
+        """The constructor arguments of this agent (scikit-learn's convention), in the constructor's order.
+
+        ``type(agent)(**agent.get_params())`` and ``make_agent(name, **agent.get_params())`` build an agent
+        that behaves the same. Arguments folded into another one at construction are left out: an oracle
+        given by name with ``epsilon``, ``delta``, ``model`` and ``oracle_kwargs`` is given back as the
+        Oracle instance they built. Values are as :meth:`_store_parameters` checked them.
+        """
+        stored = getattr(self, "_params", {})
+        return {name: stored[name] if name in stored else getattr(self, name)
+                for name in self._constructor_parameters() if name in stored or name in vars(self)}
+
+    def __repr__(self) -> str:
+        """``Class(arg=value, ...)`` with the arguments that differ from the constructor's defaults."""
+        defaults = {n: p.default for n, p in self._constructor_parameters().items()}
+        shown = [f"{k}={_short_repr(v)}" for k, v in self.get_params().items()
+                 if not _is_default(v, defaults.get(k, _NO_DEFAULT))]
+        return f"{type(self).__name__}({', '.join(shown)})"
 
     # -- configuration ---------------------------------------------------------------------------
     @property
@@ -499,15 +531,51 @@ class EpochAgent(EpochScheduled):
         """React to a finished epoch (the estimate is already in ``self.estimates``)."""
 
 
-@dataclass(frozen=True)
-class _Registration:
-    factory: Callable[..., Agent]
-    description: str
-    private: bool | None
-    counterpart: str | None
+def factory_is_private(factory: Callable[..., Any]) -> bool | None:
+    """Whether an agent factory takes a privacy budget: its ``private`` attribute, else whether its
+    signature has an ``epsilon`` parameter (None when it only takes ``**kwargs``)."""
+    private = getattr(factory, "private", None)
+    if isinstance(private, bool):
+        return private
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return None
+    if "epsilon" in params:
+        return True
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return None
+    return False
 
 
-_REGISTRY: dict[str, _Registration] = {}
+def _check_registration(name: str, factory: Any, info: dict) -> dict:
+    if not callable(factory):
+        raise TypeError(f"agent {name!r} must be a factory, factory(**kwargs) -> Agent; got {type(factory).__name__}")
+    private = info.get("private")
+    if private is not None and not isinstance(private, bool):
+        raise TypeError(f"private must be a bool or None, got {type(private).__name__}")
+    unknown = sorted(set(info) - {"description", "private", "counterpart"})
+    if unknown:
+        raise TypeError(f"register_agent got unknown keyword(s) {unknown}")
+    return dict(description=info.get("description") or "", private=private, counterpart=info.get("counterpart"))
+
+
+def _describe_agent(entry: Entry) -> dict:
+    """What a default-built agent says of itself: privacy model, class and hyperparameters."""
+    try:
+        agent = entry.obj(**({"epsilon": 1.0} if entry.info["private"] else {}))
+    except Exception as exc:  # a plugin factory may need arguments: say so, do not fail the catalogue
+        return dict(private=entry.info["private"], error=f"{type(exc).__name__}: {exc}")
+    oracle = getattr(agent, "oracle", None)
+    return dict(private=entry.info["private"], privacy_model=agent.privacy.model, agent_class=type(agent).__qualname__,
+                oracle=getattr(oracle, "name", None), counterpart=entry.info["counterpart"],
+                hyperparameters=describe_parameters(agent.get_params(), type(agent).parameter_constraints))
+
+
+AGENT_REGISTRY = Registry("agent", "privbandit.agents", _check_registration,
+                  facts=lambda factory: dict(description=first_doc_line(factory), private=factory_is_private(factory)),
+                  describe=_describe_agent)
+"""The agent registry: name -> factory, with its description, privacy flag and private counterpart."""
 
 
 def register_agent(name: str, factory: Callable[..., Agent], *, description: str = "", private: bool | None = None,
@@ -528,12 +596,13 @@ def register_agent(name: str, factory: Callable[..., Agent], *, description: str
         passes the keywords through unchecked.
     counterpart : str, optional
         For a non-private agent, the name of its private counterpart (named in the error message).
+
+    Raises
+    ------
+    ValueError
+        If another factory (or the same one with other facts) is registered under ``name``.
     """
-    if name in _REGISTRY:
-        raise ValueError(f"an agent named {name!r} is already registered")
-    if private is not None and not isinstance(private, bool):
-        raise TypeError(f"private must be a bool or None, got {type(private).__name__}")
-    _REGISTRY[name] = _Registration(factory, description, private, counterpart)
+    AGENT_REGISTRY.register(name, factory, description=description, private=private, counterpart=counterpart)
 
 
 def make_agent(name: str, **kwargs: Any) -> Agent:
@@ -541,7 +610,8 @@ def make_agent(name: str, **kwargs: Any) -> Agent:
 
     A private agent needs its budget, ``make_agent("elim-jdp", epsilon=1.0, delta=1e-5)`` (``delta``
     defaults to the factory's, 1e-5), unless an ``oracle`` instance carries it; a non-private agent
-    takes no ``epsilon`` or ``delta``.
+    takes no ``epsilon`` or ``delta``. A name that is not registered may be an import path
+    ``"pkg.module:factory"`` or a ``privbandit.agents`` entry point (:mod:`privbandit.registry`).
 
     Raises
     ------
@@ -561,49 +631,34 @@ def make_agent(name: str, **kwargs: Any) -> Agent:
     ...
     ValueError: linucb is non-private: it takes no epsilon/delta, got epsilon (its private counterpart is linucb-jdp)
     """
-    entry = _lookup(name)
+    entry = AGENT_REGISTRY.get(name)
+    private, counterpart = entry.info["private"], entry.info["counterpart"]
     budget = sorted(k for k in ("epsilon", "delta") if k in kwargs)
-    if entry.private is False and budget:
-        also = f" (its private counterpart is {entry.counterpart})" if entry.counterpart else ""
+    if private is False and budget:
+        also = f" (its private counterpart is {counterpart})" if counterpart else ""
         raise ValueError(f"{name} is non-private: it takes no epsilon/delta, got {'/'.join(budget)}{also}")
-    if entry.private and kwargs.get("epsilon") is None and kwargs.get("oracle") is None:
+    if private and kwargs.get("epsilon") is None and kwargs.get("oracle") is None:
         raise ValueError(f"{name} is private: choose a budget, e.g. make_agent({name!r}, epsilon=1.0, delta=1e-5)")
-    return entry.factory(**kwargs)
+    return entry.obj(**kwargs)
 
 
 def agent_is_private(name: str) -> bool | None:
     """Whether the registered agent ``name`` takes a privacy budget (None if its registration does not say)."""
-    return _lookup(name).private
-
-
-def _lookup(name: str) -> _Registration:
-    """The registration of ``name``, loading it first if it is an import path ``"pkg.module:factory"`` or
-    a ``privbandit.agents`` entry point (:mod:`privbandit.plugins`)."""
-    if name not in _REGISTRY:
-        from ..plugins import find_agent
-
-        if not find_agent(name):
-            raise ValueError(f"unknown agent {name!r}; choose one of {agent_names()} or give an import path "
-                             "'pkg.module:factory'")
-    return _REGISTRY[name]
+    return AGENT_REGISTRY.get(name).info["private"]
 
 
 def agent_names() -> tuple[str, ...]:
     """Names of the registered agents and of the installed ``privbandit.agents`` entry points, sorted."""
-    from ..plugins import entry_point_names
-
-    return tuple(sorted(set(_REGISTRY) | set(entry_point_names("agent"))))
+    return tuple(sorted(AGENT_REGISTRY.names()))
 
 
 def agent_descriptions() -> dict[str, str]:
     """Name -> one-line description of every agent of :func:`agent_names` (an entry point that fails to
     load says why)."""
-    from ..plugins import PluginError
-
     out = {}
     for name in agent_names():
         try:
-            out[name] = _lookup(name).description
+            out[name] = AGENT_REGISTRY.get(name).info["description"]
         except PluginError as exc:
             out[name] = f"(plugin failed to load: {exc})"
     return out

@@ -14,6 +14,7 @@ Source paper, `sec:intro-cb`, `example:ill-condition-p`, `prop:lower-perturbed-p
 from .bandit_env import DEFAULT_HORIZON, PrivBanditEnv, PrivCBifyEnv, PrivGLMCBEnv, PrivLinCBEnv
 from .contexts import (
     FAMILIES,
+    FAMILY_REGISTRY,
     ContextFamily,
     HeavyTailed,
     HeavyTailedDirection,
@@ -21,8 +22,10 @@ from .contexts import (
     LowRank,
     RareDirection,
     Spiky,
+    family_class,
     family_names,
     make_family,
+    register_family,
 )
 from .core import BLOCK_SIZE, BanditInstance, RoundBatch, build_instance
 from .data import DATASETS, DataContexts, LabelContexts, cbify_source, load_dataset
@@ -34,10 +37,11 @@ from .vector import PrivBanditVectorEnv, PrivCBifyVectorEnv, PrivGLMCBVectorEnv,
 register_envs()
 
 __all__ = [
-    "BLOCK_SIZE", "DATASETS", "DEFAULT_HORIZON", "ENV_IDS", "FAMILIES", "FEATURE_MAPS", "NOISES", "BanditInstance",
+    "BLOCK_SIZE", "DATASETS", "DEFAULT_HORIZON", "ENV_IDS", "FAMILIES", "FAMILY_REGISTRY", "FEATURE_MAPS", "NOISES", "BanditInstance",
     "ClippedGaussianNoise", "ContextFamily", "DataContexts", "DisjointFeatures", "FeatureMap", "HeavyTailed",
     "HeavyTailedDirection", "Isotropic", "LabelContexts", "LowRank", "PrivBanditEnv", "PrivBanditVectorEnv",
     "PrivCBifyEnv", "PrivCBifyVectorEnv", "PrivGLMCBEnv", "PrivGLMCBVectorEnv", "PrivLinCBEnv", "PrivLinCBVectorEnv",
     "RademacherNoise", "RareDirection", "RewardNoise", "RoundBatch", "SharedFeatures", "Spiky", "build_instance",
-    "cbify_source", "family_names", "load_dataset", "make_family", "make_feature_map", "make_noise", "register_envs",
+    "cbify_source", "family_class", "family_names", "load_dataset", "make_family",
+    "make_feature_map", "make_noise", "register_envs", "register_family",
 ]

@@ -8,7 +8,7 @@ Source paper, `sec:intro-cb`, `def:GLM`, `example:ill-condition-p`, `prop:lower-
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -17,12 +17,10 @@ from gymnasium.error import ResetNeeded, UnsupportedMode
 
 from .. import infomatrix
 from .._validation import as_generator, check_int
+from ..bandit_spec import BanditSpec
 from .core import BanditInstance, RoundBatch, RoundStream, build_instance, check_action
 from .data import CBifySource, cbify_source
 from .render import RENDER_FPS, RENDER_MODES, RegretTrace, RoundView, render_ansi, render_rgb
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..agents.base import BanditSpec
 
 __all__ = ["DEFAULT_HORIZON", "PrivBanditEnv", "PrivCBifyEnv", "PrivGLMCBEnv", "PrivLinCBEnv", "check_render_mode"]
 
@@ -89,10 +87,8 @@ class PrivBanditEnv(gym.Env[np.ndarray, np.int64]):
         """Rounds played in the current episode."""
         return self._t
 
-    def bandit_spec(self) -> "BanditSpec":
+    def bandit_spec(self) -> BanditSpec:
         """What an agent may know before it starts: K, d, horizon T, bound B, link (a BanditSpec)."""
-        from ..agents.base import BanditSpec  # lazy: the envs do not depend on the agent stack
-
         return BanditSpec(self.n_arms, self.dim, self.horizon, self.bound, self.instance.link)
 
     # -- Gymnasium API ---------------------------------------------------------------------------

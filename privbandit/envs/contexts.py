@@ -25,16 +25,18 @@ from __future__ import annotations
 
 import abc
 import math
-from dataclasses import dataclass, fields
-from typing import Any, ClassVar
+from dataclasses import MISSING, dataclass, fields
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
 from .._validation import as_generator, check_array, check_int, check_positive, check_real
+from ..registry import Entry, PluginError, Registry
 
 __all__ = [
     "FAMILIES", "ContextFamily", "HeavyTailed", "HeavyTailedDirection", "Isotropic", "LowRank", "RareDirection",
-    "Spiky", "clipped_pareto_moment", "family_names", "make_family",
+    "Spiky", "clipped_pareto_moment", "FAMILY_REGISTRY", "family_class", "family_names", "make_family",
+    "register_family",
 ]
 
 
@@ -530,36 +532,69 @@ class LowRank(ContextFamily):
         return b2 * (1 - eta ** 2) / r * proj + b2 * eta ** 2 / (d - r) * (np.eye(d) - proj)
 
 
-FAMILIES: dict[str, type[ContextFamily]] = {
-    cls.name: cls for cls in (Isotropic, Spiky, RareDirection, HeavyTailed, HeavyTailedDirection, LowRank)
-}
-"""The named context families."""
+def _check_registration(name: str, cls: Any, info: dict) -> dict:
+    if not (isinstance(cls, type) and issubclass(cls, ContextFamily)):
+        raise TypeError(f"family {name!r} must be a subclass of privbandit.envs.ContextFamily, got {cls!r}")
+    if info:
+        raise TypeError(f"a family registers no facts beside its class, got {sorted(info)}")
+    return {}
 
 
-def family_names() -> tuple[str, ...]:
-    """Names accepted by :func:`make_family`: the built-in families, then the installed
-    ``privbandit.families`` entry points."""
-    from ..plugins import entry_point_names
+def _describe_family(entry: Entry) -> dict:
+    """The family's own parameters with their defaults, and its conditioning dial."""
+    cls = entry.obj
+    return dict(dial=cls.dial, hyperparameters={
+        f.name: dict(default=None if f.default is MISSING else f.default, allowed=None)
+        for f in fields(cls) if f.name in cls.parameter_names()})
 
-    return tuple(FAMILIES) + tuple(n for n in entry_point_names("family") if n not in FAMILIES)
+
+FAMILY_REGISTRY = Registry("family", "privbandit.families", _check_registration, describe=_describe_family)
+"""The context-family registry: name -> ContextFamily subclass (``FAMILY_REGISTRY.describe(name)``)."""
 
 
-def family_class(name: str) -> type[ContextFamily]:
-    """The family class named ``name``, loading it first if it is an import path ``"pkg.module:Class"``
-    or a ``privbandit.families`` entry point (:mod:`privbandit.plugins`).
+def register_family(cls: type[ContextFamily]) -> type[ContextFamily]:
+    """Make the ContextFamily subclass ``cls`` available by its ``name`` (:func:`make_family`, the envs'
+    ``family=``); usable as a class decorator.
 
     Raises
     ------
     ValueError
-        For an unknown name (:class:`~privbandit.plugins.PluginError` for a plugin that fails to load).
+        If ``cls`` has no ``name`` or another class is registered under it.
     """
-    if name not in FAMILIES:
-        from ..plugins import find_family
+    if not cls.name:
+        raise ValueError(f"{cls.__name__} has no name")
+    return FAMILY_REGISTRY.register(cls.name, cls)
 
-        if not isinstance(name, str) or not find_family(name):
-            raise ValueError(f"family must be one of {family_names()} or an import path 'pkg.module:Class', "
-                             f"got {name!r}")
-    return FAMILIES[name]
+
+for _cls in (Isotropic, Spiky, RareDirection, HeavyTailed, HeavyTailedDirection, LowRank):
+    register_family(_cls)
+
+FAMILIES: Mapping[str, type[ContextFamily]] = FAMILY_REGISTRY.view()
+"""The registered context families, name -> class (read-only; add one with :func:`register_family`)."""
+
+
+def family_names() -> tuple[str, ...]:
+    """Names accepted by :func:`make_family`: the registered families, then the installed
+    ``privbandit.families`` entry points."""
+    return FAMILY_REGISTRY.names()
+
+
+def family_class(name: str) -> type[ContextFamily]:
+    """The family class named ``name``, loading it first if it is an import path ``"pkg.module:Class"``
+    or a ``privbandit.families`` entry point (:mod:`privbandit.registry`).
+
+    Raises
+    ------
+    ValueError
+        For an unknown name (:class:`~privbandit.registry.PluginError` for a plugin that fails to load).
+    """
+    try:
+        return FAMILY_REGISTRY.get(name).obj
+    except PluginError:
+        raise
+    except ValueError:
+        raise ValueError(f"family must be one of {family_names()} or an import path 'pkg.module:Class', "
+                         f"got {name!r}") from None
 
 
 def make_family(name: str, *, dim: int, n_arms: int = 1, bound: float = 1.0, **params: Any) -> ContextFamily:

@@ -26,8 +26,7 @@ import numpy as np
 
 from .._validation import check_array, check_int, check_positive
 from ..links import Link, identity_link, make_link
-from ..plugins import find_family
-from .contexts import FAMILIES, Isotropic, make_family
+from .contexts import FAMILIES, Isotropic, family_class, make_family
 from .features import FeatureMap, make_feature_map
 from .noise import RewardNoise, make_noise
 
@@ -319,13 +318,12 @@ def _context_family(family: Any, conditioning: Any, family_kwargs: Any, fmap: Fe
     or a user's family object checked against the feature map's context shape and the bound B."""
     ctx_arms, ctx_dim = fmap.context_shape
     if isinstance(family, str):
-        if family not in FAMILIES and not find_family(family):  # an import path or an entry point
-            raise ValueError(f"family must be one of {tuple(FAMILIES)} or a context family object, got {family!r}")
+        cls = family_class(family)                      # a registered name, an import path or an entry point
         if not isinstance(family_kwargs, (dict, type(None))):
             raise TypeError(f"family_kwargs must be a dict or None, got {type(family_kwargs).__name__}")
         params = {} if family_kwargs is None else dict(family_kwargs)
         if conditioning is not None:
-            dial = FAMILIES[family].dial
+            dial = cls.dial
             if dial is None:
                 raise ValueError(f"family {family!r} has no conditioning parameter; pass conditioning=None")
             if dial in params:

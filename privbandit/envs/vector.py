@@ -15,7 +15,7 @@ Source paper, `sec:intro-cb`.
 from __future__ import annotations
 
 import numbers
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from gymnasium import logger, spaces
@@ -25,13 +25,11 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from .._validation import check_int
+from ..bandit_spec import BanditSpec
 from .bandit_env import DEFAULT_HORIZON, check_render_mode
 from .core import BLOCK_SIZE, BanditInstance, build_instance, draw_block
 from .data import CBifySource, cbify_source
 from .render import RENDER_FPS, RENDER_MODES, RegretTrace, RoundView, render_ansi, render_rgb
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..agents.base import BanditSpec
 
 __all__ = ["PrivBanditVectorEnv", "PrivCBifyVectorEnv", "PrivGLMCBVectorEnv", "PrivLinCBVectorEnv"]
 
@@ -81,10 +79,8 @@ class PrivBanditVectorEnv(VectorEnv):
         self._last: list[tuple[np.ndarray, int, int, float, float] | None] = [None] * self.num_envs
         self._traces = [RegretTrace() for _ in range(self.num_envs)]
 
-    def bandit_spec(self) -> "BanditSpec":
+    def bandit_spec(self) -> BanditSpec:
         """K, d, horizon, B and link of every sub-env (a BanditSpec)."""
-        from ..agents.base import BanditSpec  # lazy: the envs do not depend on the agent stack
-
         inst = self.instance
         return BanditSpec(inst.n_arms, inst.dim, self.horizon, inst.bound, inst.link)
 

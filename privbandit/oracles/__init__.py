@@ -6,6 +6,7 @@ Importing this package registers every oracle; ``make_oracle(name, ...)`` builds
 """
 
 from .base import (
+    ORACLE_REGISTRY,
     EpochFit,
     Estimate,
     LocalEpochFit,
@@ -19,29 +20,29 @@ from .base import (
 )
 from .ridge import Ridge
 
-# --- joint/central-DP oracles (issue 4) ---
+# --- joint/central-DP oracles ---
 from .dp_sgd import DPSGD
 from .glm_jdp import IWGLMDP
 from .iw_jdp import IWFixedPDP, IWRegressionDP, SpectralDP
 from .ssp import SSP
 
-# --- local-DP oracles (issue 5) ---
+# --- local-DP oracles ---
 from .glm_ldp import IWGLMLDP
 from .iw_ldp import IWFixedPLDP, IWRegressionLDP, learn_u_ldp
 from .ldp_sgd import LDPClippedSGD
 from .simple_ldp import SimpleLDP
 from .ssp_local import SSPLocal
 
-# --- the contract as a public checker (issue 18) ---
+# --- the contract as a public checker ---
 from .checks import ORACLE_CHECKS, ContractError, check_oracle
 
 __all__ = [
-    "EpochFit", "Estimate", "LocalEpochFit", "SummingLocalFit", "Oracle", "Ridge", "make_oracle", "oracle_class", "oracle_names",
+    "ORACLE_REGISTRY", "EpochFit", "Estimate", "LocalEpochFit", "SummingLocalFit", "Oracle", "Ridge", "make_oracle", "oracle_class", "oracle_names",
     "register_oracle", "stage_sizes_split",
-    # joint/central-DP oracles (issue 4)
+    # joint/central-DP oracles
     "DPSGD", "IWFixedPDP", "IWGLMDP", "IWRegressionDP", "SSP", "SpectralDP",
-    # local-DP oracles (issue 5)
+    # local-DP oracles
     "IWFixedPLDP", "IWGLMLDP", "IWRegressionLDP", "LDPClippedSGD", "SSPLocal", "SimpleLDP", "learn_u_ldp",
-    # the contract as a public checker (issue 18)
+    # the contract as a public checker
     "ORACLE_CHECKS", "ContractError", "check_oracle",
 ]

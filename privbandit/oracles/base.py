@@ -27,8 +27,8 @@ Source paper, `alg:batch-cb-meta` (one oracle per epoch), `alg:batch-cb-JDP`.
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Literal, Sequence
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, ClassVar, Literal, Sequence
 
 import numpy as np
 
@@ -41,12 +41,14 @@ from .._validation import (
     check_parameters,
     check_positive,
     check_rows,
+    describe_parameters,
 )
 from ..links import Link, identity_link
 from ..privacy import CentralMechanism, PrivacyLedger, PrivacySpec, release_recorded
 from ..privacy.mechanisms import MechanismEntry
 from ..privacy.clipping import clip_features, clip_rewards
 from ..privacy.randomizers import LocalRandomizer
+from ..registry import Entry, Registry
 
 CONSTANTS: tuple[str, ...] = ("practical", "theory")
 """The two parameter regimes an oracle's ``constants`` chooses from (and LinUCB's ``radius``): the source's
@@ -482,17 +484,41 @@ class Oracle(abc.ABC):
         return fit.result()
 
 
-_REGISTRY: dict[str, Callable[..., Oracle]] = {}
+def _check_registration(name: str, cls: Any, info: dict) -> dict:
+    if not (isinstance(cls, type) and issubclass(cls, Oracle)):
+        raise TypeError(f"oracle {name!r} must be a subclass of privbandit.oracles.Oracle, got {cls!r}")
+    if info:
+        raise TypeError(f"an oracle registers no facts beside its class, got {sorted(info)}")
+    return {}
+
+
+def _describe_oracle(entry: Entry) -> dict:
+    """The class's privacy models and its fields (each with its default and declared constraints)."""
+    cls = entry.obj
+    defaults = {}
+    for f in fields(cls):
+        if f.init and f.name != "privacy":
+            defaults[f.name] = (f.default if f.default is not MISSING
+                                else f.default_factory() if f.default_factory is not MISSING else None)
+    return dict(privacy_models=cls.privacy_models, privacy_model=cls.privacy_models[0],
+                hyperparameters=describe_parameters(defaults, cls.parameter_constraints))
+
+
+ORACLE_REGISTRY = Registry("oracle", "privbandit.oracles", _check_registration, describe=_describe_oracle)
+"""The oracle registry: name -> Oracle subclass."""
 
 
 def register_oracle(cls: type[Oracle]) -> type[Oracle]:
-    """Class decorator: make ``cls`` available as ``make_oracle(cls.name)``."""
+    """Class decorator: make ``cls`` available as ``make_oracle(cls.name)``.
+
+    Raises
+    ------
+    ValueError
+        If ``cls`` has no ``name`` or another class is registered under it.
+    """
     if not cls.name:
         raise ValueError(f"{cls.__name__} has no name")
-    if cls.name in _REGISTRY and _REGISTRY[cls.name] is not cls:
-        raise ValueError(f"an oracle named {cls.name!r} is already registered")
-    _REGISTRY[cls.name] = cls
-    return cls
+    return ORACLE_REGISTRY.register(cls.name, cls)
 
 
 def make_oracle(name: str, **kwargs: Any) -> Oracle:
@@ -539,18 +565,10 @@ def make_oracle(name: str, **kwargs: Any) -> Oracle:
 
 def oracle_names() -> tuple[str, ...]:
     """Names of the registered oracles and of the installed ``privbandit.oracles`` entry points, sorted."""
-    from ..plugins import entry_point_names
-
-    return tuple(sorted(set(_REGISTRY) | set(entry_point_names("oracle"))))
+    return tuple(sorted(ORACLE_REGISTRY.names()))
 
 
 def oracle_class(name: str) -> type[Oracle]:
     """The class registered under ``name``, loading it first if it is an import path ``"pkg.module:Class"``
-    or a ``privbandit.oracles`` entry point (:mod:`privbandit.plugins`)."""
-    if name not in _REGISTRY:
-        from ..plugins import find_oracle
-
-        if not find_oracle(name):
-            raise ValueError(f"unknown oracle {name!r}; choose one of {oracle_names()} or give an import path "
-                             "'pkg.module:Class'")
-    return _REGISTRY[name]  # type: ignore[return-value]
+    or a ``privbandit.oracles`` entry point (:mod:`privbandit.registry`)."""
+    return ORACLE_REGISTRY.get(name).obj

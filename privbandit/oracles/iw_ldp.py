@@ -44,7 +44,6 @@ Source paper, `alg:U-LDP`, `prop:alg-U-LDP`, `alg:LDP-linear-regression`, `lem:L
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, ClassVar
@@ -57,7 +56,6 @@ from .._validation import (
     POSITIVE_INT,
     UNIT_OPEN,
     Array,
-    Interval,
     Options,
     ParameterConstraints,
     check_array,
@@ -376,8 +374,8 @@ def learn_u_ldp(features: np.ndarray, *, epsilon: float, delta: float, bound: fl
     Source paper, `alg:U-LDP`, `prop:alg-U-LDP`.
     """
     x = check_array("features", features, ndim=2, allow_empty=False)
-    oracle = IWRegressionLDP(PrivacySpec("ldp", epsilon, delta), constants=constants, stages=stages, lam=lam,
-                             confidence=confidence, u_fraction=1.0)
+    oracle = _SpectralStagesOnly(PrivacySpec("ldp", epsilon, delta), constants=constants, stages=stages, lam=lam,
+                                 confidence=confidence)
     fit = oracle.start(x.shape[0], dim=x.shape[1], bound=bound, rng=rng)
     fit.add(x, np.zeros(x.shape[0]))
     fit.result()
@@ -440,27 +438,55 @@ SPECTRAL_LDP_CONSTRAINTS: ParameterConstraints = {
 """The constraints of the fields every spectral LDP oracle shares (IW-Regression-LDP, IW-GLM-LDP, fixed p)."""
 
 
-@register_oracle
 @dataclass(frozen=True)
-class IWRegressionLDP(Oracle):
-    """IW-Regression-LDP: locally private information-weighted least squares.
+class SpectralLDPConfig(Oracle):
+    """The configuration IW-Regression-LDP and distribution-specific IW-LDP share: the first ``u_fraction`` of
+    an epoch's users learn U with Spectral-Iteration-LDP, the others answer the regression's queries.
 
     Parameters
     ----------
     privacy : PrivacySpec
         Local DP; every user spends (epsilon, delta) once.
     constants : {"practical", "theory"}
-        The source's K, lambda and width constant (``"theory"``) or calibrated ones (default).
+        The source's constants (``"theory"``) or calibrated ones (default).
     stages : int, optional
         K, the number of spectral stages (default: 4 practical, max(ceil(log log T), 12) theory).
     lam : float, optional
         lambda (default from ``constants``: see :func:`spectral_lambda`).
     width_multiplier : float, optional
-        c in the width c lambda ||U phi|| (default 8 theory, 2 practical).
+        Sets (IW-Regression-LDP) or multiplies (fixed p) the width constant.
     u_fraction : float
-        Fraction of the epoch's users that learn U (the paper's 1/2), in (0, 1].
+        Fraction of the epoch's users that learn U, in (0, 1): the paper's N = T/2 (1/2, the default); both
+        steps need users, so neither 0 nor 1.
     confidence : float
-        Failure probability used in the theory lambda (not a privacy parameter).
+        Statistical failure probability (lambda in theory, the width); not a privacy parameter.
+
+    References
+    ----------
+    Source paper, `alg:LDP-linear-regression` (N = T/2), `alg:U-LDP`.
+    """
+
+    constants: Constants = "practical"
+    stages: int | None = None
+    lam: float | None = None
+    width_multiplier: float | None = None
+    u_fraction: float = 0.5
+    confidence: float = 0.05
+
+    parameter_constraints: ClassVar[ParameterConstraints] = {**SPECTRAL_LDP_CONSTRAINTS, "u_fraction": [UNIT_OPEN]}
+
+
+@register_oracle
+@dataclass(frozen=True)
+class IWRegressionLDP(SpectralLDPConfig):
+    """IW-Regression-LDP: locally private information-weighted least squares.
+
+    Parameters
+    ----------
+    privacy, constants, stages, lam, u_fraction, confidence
+        As in :class:`SpectralLDPConfig` (``constants`` also sets the width constant).
+    width_multiplier : float, optional
+        c in the width c lambda ||U phi|| (default 8 theory, 2 practical).
 
     Notes
     -----
@@ -490,19 +516,9 @@ class IWRegressionLDP(Oracle):
     (['local'], 1.0)
     """
 
-    constants: Constants = "practical"
-    stages: int | None = None
-    lam: float | None = None
-    width_multiplier: float | None = None
-    u_fraction: float = 0.5
-    confidence: float = 0.05
-
     name: ClassVar[str] = "iw-regression-ldp"
     privacy_models: ClassVar[tuple[str, ...]] = ("ldp",)
     fit_class: ClassVar[type] = IWRegressionLDPFit
-
-    parameter_constraints: ClassVar[ParameterConstraints] = {
-        **SPECTRAL_LDP_CONSTRAINTS, "u_fraction": [Interval(numbers.Real, 0.0, 1.0, closed="right")]}
 
     PRACTICAL_WIDTH: ClassVar[float] = 2.0
     THEORY_WIDTH: ClassVar[float] = 8.0
@@ -513,6 +529,17 @@ class IWRegressionLDP(Oracle):
         if self.width_multiplier is not None:
             return self.width_multiplier
         return self.THEORY_WIDTH if self.constants == "theory" else self.PRACTICAL_WIDTH
+
+
+@dataclass(frozen=True)
+class _SpectralStagesOnly(IWRegressionLDP):
+    """IW-Regression-LDP's fit with every user in the spectral stages (``u_fraction`` = 1, no regression
+    stage): what :func:`learn_u_ldp` runs. Not an oracle of its own (not registered)."""
+
+    u_fraction: float = 1.0
+
+    parameter_constraints: ClassVar[ParameterConstraints] = {
+        **IWRegressionLDP.parameter_constraints, "u_fraction": [Options((1.0,))]}
 
 
 class IWFixedPLDPFit(SpectralLDPFit):
@@ -577,7 +604,7 @@ class IWFixedPLDPFit(SpectralLDPFit):
 
 @register_oracle
 @dataclass(frozen=True)
-class IWFixedPLDP(Oracle):
+class IWFixedPLDP(SpectralLDPConfig):
     """Distribution-specific IW-LDP with the pure epsilon-LDP L2-ball channel.
 
     With ``public_features`` (a sample or atoms of p, optionally ``public_weights``), U solves
@@ -588,24 +615,20 @@ class IWFixedPLDP(Oracle):
 
     Parameters
     ----------
-    privacy : PrivacySpec
-        Local DP.
-    public_features : ndarray (n, d), optional
-        A public sample of p (rows clipped to B).
-    public_weights : ndarray (n,), optional
-        Probabilities of the public atoms.
+    privacy, stages, width_multiplier, confidence
+        As in :class:`SpectralLDPConfig` (``width_multiplier`` multiplies the width constant).
     constants : {"practical", "theory"}
         Width constants: theory 2 lambda + sqrt((M^2/d + 1)/(n confidence)) (Chebyshev on
         `prop:LDP-linear-regression-upper-fixed-p`); practical lambda + z sqrt((M^2/d + 1)/n) with the
         normal quantile z at ``confidence`` (M the channel's output norm).
-    stages, lam : optional
-        K and lambda of the private spectral stages (without a public sample); lambda of U* otherwise.
-    width_multiplier : float, optional
-        Multiplies the width constant.
+    lam : float, optional
+        lambda of the private spectral stages (without a public sample); lambda of U* otherwise.
     u_fraction : float
-        Fraction of users that learn U when there is no public sample.
-    confidence : float
-        Statistical failure probability of the width.
+        As in :class:`SpectralLDPConfig`, when there is no public sample (unused with one).
+    public_features : ndarray (n, d), optional
+        A public sample of p (rows clipped to B).
+    public_weights : ndarray (n,), optional
+        Probabilities of the public atoms.
 
     Notes
     -----
@@ -620,18 +643,12 @@ class IWFixedPLDP(Oracle):
 
     public_features: np.ndarray | None = field(default=None, compare=False, repr=False)
     public_weights: np.ndarray | None = field(default=None, compare=False, repr=False)
-    constants: Constants = "practical"
-    stages: int | None = None
-    lam: float | None = None
-    width_multiplier: float | None = None
-    u_fraction: float = 0.5
-    confidence: float = 0.05
 
     name: ClassVar[str] = "iw-fixed-p-ldp"
     privacy_models: ClassVar[tuple[str, ...]] = ("ldp",)
     fit_class: ClassVar[type] = IWFixedPLDPFit
     parameter_constraints: ClassVar[ParameterConstraints] = {
-        **SPECTRAL_LDP_CONSTRAINTS, "u_fraction": [UNIT_OPEN],
+        **SpectralLDPConfig.parameter_constraints,
         "public_features": [None, Array(ndim=2, allow_empty=False)], "public_weights": [None, Array(ndim=1)]}
 
     def __post_init__(self) -> None:

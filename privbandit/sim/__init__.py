@@ -8,12 +8,15 @@ cell and resumable; ``get_suite("quick")`` is the README's benchmark;
 off-policy evaluation.
 """
 
+from .backends import BackendUnavailable
+from .cells import combine
 from .compare import challenge, leaderboard, paired_comparison
 from .feedback import BanditFeedback, collect_feedback
+from .grid import AgentEntry, Cell, EnvEntry, Grid
 from .report import final_regret, ledger_guarantees, loglog_slopes, price_of_privacy, write_report
 from .runner import COLUMNS, geometric_grid, run, run_many, split_seed
 from .suites import SUITES, Suite, get_suite
-from .sweep import AgentEntry, BackendUnavailable, Cell, EnvEntry, Grid, SweepResult, combine, sweep
+from .sweep import SweepResult, sweep
 
 __all__ = [
     "COLUMNS", "SUITES", "AgentEntry", "BackendUnavailable", "BanditFeedback", "Cell", "EnvEntry", "Grid", "Suite",

@@ -36,10 +36,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..plugins import is_import_path
+from ..registry import is_import_path
 from .report import final_rows, final_regret, markdown_table, mean_ci
 from .suites import Suite, agent_available, get_suite
-from .sweep import AgentEntry, SweepResult, sweep
+from .grid import AgentEntry
+from .sweep import SweepResult, sweep
 
 __all__ = ["BETTER", "NOT_SEPARABLE", "WORSE", "Challenge", "challenge", "challenger_entry", "challenger_figure",
            "challenger_suite", "comparison_markdown", "leaderboard", "paired_comparison"]

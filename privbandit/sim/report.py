@@ -309,6 +309,6 @@ def write_report(df: pd.DataFrame, out: str | os.PathLike, *, title: str = "priv
         for f in figures:
             rel = os.path.relpath(Path(f), out)
             parts += [f"![{Path(f).stem}]({rel})", ""]
-    from .sweep import atomic_write
+    from .cells import atomic_write
 
     return atomic_write(out / "report.md", "\n".join(parts))

@@ -1,7 +1,7 @@
 """The named benchmark suites: ``quick`` (the README's main job, minutes on a laptop) and ``paper``.
 
-A suite is a list of :class:`~privbandit.sim.sweep.Grid` s (agents x envs x epsilons x seeds at one
-horizon). The agents are plain data (tuples of :class:`~privbandit.sim.sweep.AgentEntry`): to add an
+A suite is a list of :class:`~privbandit.sim.grid.Grid` s (agents x envs x epsilons x seeds at one
+horizon). The agents are plain data (tuples of :class:`~privbandit.sim.grid.AgentEntry`): to add an
 agent to a suite, append an entry to :data:`JDP_AGENTS` or :data:`LDP_AGENTS`. Entries whose agent (or
 oracle) is not registered in this install are left out when the suite's cells are built, and listed
 in :meth:`Suite.missing`.
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .sweep import DEFAULT_ENTROPY, AgentEntry, Cell, EnvEntry, Grid
+from .grid import DEFAULT_ENTROPY, AgentEntry, Cell, EnvEntry, Grid
 
 JDP_AGENTS: tuple[AgentEntry, ...] = (
     AgentEntry("uniform", private=False),

@@ -1,0 +1,266 @@
+"""The cell store: one CSV per cell in ``<out>/cells``, each proving it is complete, and their combination.
+
+Each cell's table is written at once to ``<out>/cells/<cell.key>.csv`` through a temporary file and an
+atomic :func:`os.replace` (:func:`atomic_write`); the file ends with a footer line (:data:`FOOTER`: the
+cell's identity, the privbandit version, the entropy, the row count and a SHA-256 of the table above it)
+written last. A cell is finished only when its file passes :func:`load_cell` (footer, checksum, version,
+identity, schema, last logged round = horizon); a file that fails is moved to ``<out>/cells/rejected/``
+(:func:`move_aside`). ``<out>/results.csv`` is the concatenation of the finished cells (:func:`combine`).
+One sweep at a time writes a folder: :func:`folder_lock` (``fcntl.flock`` on ``<out>/.lock``) refuses a
+second one with :class:`FolderLocked`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+import pandas as pd
+
+from .grid import Cell, canonical
+from .runner import COLUMNS
+
+__all__ = ["FOOTER", "REJECTED", "CellFileError", "FolderLocked", "atomic_write", "cell_path", "cell_text", "combine",
+           "folder_lock", "load_cell", "move_aside", "other_cells", "read_cell"]
+
+_PANDAS_MAJOR = int(pd.__version__.split(".")[0])
+
+
+class FolderLocked(RuntimeError):
+    """Raised when another sweep (another process) is writing the same results folder."""
+
+
+class CellFileError(ValueError):
+    """Raised by :func:`load_cell` for a cell file that does not prove it is a finished cell."""
+
+
+FOOTER = "#privbandit-cell "
+"""The start of a cell file's last line; the rest is a JSON object (key, identity, version, entropy,
+rows, sha256 of the lines above, planned_seeds of the cell's group)."""
+
+REJECTED = "rejected"
+"""The subfolder of ``<out>/cells`` where files that failed the check are moved."""
+
+
+def cell_path(cells_dir: Path, cell: Cell) -> Path:
+    """Where a cell's table is stored."""
+    return Path(cells_dir) / f"{cell.key}.csv"
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return __version__
+
+
+def atomic_write(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` to ``path`` through a temporary file in the same folder, fsync and :func:`os.replace`:
+    readers see the old file or the new one, never a torn one; on any error the temporary file is removed
+    and the old file is left as it was."""
+    path = Path(path)
+    data = memoryview(text.encode())
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        try:
+            while data:
+                data = data[os.write(fd, data):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def cell_text(cell: Cell, table: pd.DataFrame, planned_seeds: Sequence[int]) -> str:
+    """The cell file: the table as CSV, then the footer (:data:`FOOTER`) that proves it complete."""
+    body = table.to_csv(index=False, lineterminator="\n")
+    footer = dict(key=cell.key, identity=json.loads(canonical(cell.identity())), version=_version(),
+                  entropy=cell.entropy, rows=len(table), planned_seeds=[int(s) for s in planned_seeds],
+                  sha256=hashlib.sha256(body.encode()).hexdigest())
+    return body + FOOTER + json.dumps(footer, sort_keys=True, separators=(",", ":")) + "\n"
+
+
+def _split_footer(data: bytes) -> tuple[bytes, bytes | None]:
+    """The bytes above a cell file's footer line and the footer line (None if the last line is not one)."""
+    head, sep, last = data.rstrip(b"\n").rpartition(b"\n")
+    if last.startswith(FOOTER.encode()):
+        return (head + sep), last
+    return data, None
+
+
+def _read_table(source: Any) -> pd.DataFrame:
+    extra = {} if _PANDAS_MAJOR >= 3 else {"float_precision": "round_trip"}  # pandas 3 round-trips by default
+    return pd.read_csv(source, keep_default_na=False, dtype={"agent": str, "env": str, "family": str,
+                                                             "privacy_model": str}, **extra)
+
+
+def read_cell(path: str | os.PathLike) -> pd.DataFrame:
+    """Read a cell's (or a results) table back exactly (floats round-trip), without the footer; no check
+    (:func:`load_cell` checks)."""
+    body, _ = _split_footer(Path(path).read_bytes())
+    return _read_table(io.BytesIO(body))
+
+
+def load_cell(path: str | os.PathLike, cell: Cell | None = None,
+              entropies: Iterable[int] | None = None) -> tuple[pd.DataFrame, dict]:
+    """A cell file's table and footer, if the file proves it is a finished cell of this privbandit.
+
+    Checked: the footer line is there (written last, so a truncated file has none), the SHA-256 of the
+    table matches it, the privbandit version is this one, the footer's key is the file's name and, with
+    ``cell``, its identity is the cell's; the entropy is among ``entropies`` (if given); the table has the
+    columns :data:`~privbandit.sim.runner.COLUMNS`, the footer's row count, the identity's agent label,
+    env label, seed and horizon on every row, and its last logged round is the horizon.
+
+    Raises
+    ------
+    CellFileError
+        Saying what failed, in a few words.
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise CellFileError(f"unreadable ({exc.strerror or exc})") from None
+    body, line = _split_footer(data)
+    if line is None:
+        raise CellFileError("no footer: truncated, damaged or written by an older privbandit")
+    try:
+        footer = json.loads(line[len(FOOTER):].decode())
+        if not isinstance(footer, dict):
+            raise ValueError
+    except ValueError:
+        raise CellFileError("unreadable footer") from None
+    if footer.get("sha256") != hashlib.sha256(body).hexdigest():
+        raise CellFileError("checksum mismatch: the table was changed or damaged")
+    if footer.get("version") != _version():
+        raise CellFileError(f"written by privbandit {footer.get('version')}, this is {_version()}")
+    if f"{footer.get('key')}.csv" != path.name:
+        raise CellFileError(f"its footer names another cell ({footer.get('key')})")
+    if cell is not None and footer.get("identity") != json.loads(canonical(cell.identity())):
+        raise CellFileError("its footer's identity is not this cell's")
+    if entropies is not None and footer.get("entropy") not in set(entropies):
+        raise CellFileError(f"entropy {footer.get('entropy')}, this sweep uses {sorted(set(entropies))}")
+    try:
+        table = _read_table(io.BytesIO(body))
+        ident = footer["identity"]
+        expected = dict(agent=ident["agent"][2], env=ident["env"][0], seed=ident["seed"], horizon=ident["horizon"])
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        raise CellFileError(f"unreadable table ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") \
+            from None
+    if tuple(table.columns) != COLUMNS:
+        raise CellFileError(f"columns {list(table.columns)} are not {list(COLUMNS)}")
+    if len(table) != footer.get("rows") or table.empty:
+        raise CellFileError(f"{len(table)} rows, its footer says {footer.get('rows')}")
+    for col, want in expected.items():
+        if not (table[col] == want).all():
+            raise CellFileError(f"column {col} is not {want!r} on every row")
+    if int(table["t"].iloc[-1]) != int(expected["horizon"]):
+        raise CellFileError(f"last logged round {table['t'].iloc[-1]}, not the horizon {expected['horizon']}")
+    return table, footer
+
+
+def move_aside(path: Path) -> Path:
+    """Move a cell file that failed the check to ``cells/rejected/`` (never over another file there)."""
+    folder = path.parent / REJECTED
+    folder.mkdir(exist_ok=True)
+    target, n = folder / path.name, 1
+    while target.exists():
+        target, n = folder / f"{path.name}.{n}", n + 1
+    os.replace(path, target)
+    return target
+
+
+_HELD: dict[str, tuple[Any, int]] = {}
+
+
+@contextlib.contextmanager
+def folder_lock(out: str | os.PathLike) -> Iterator[Path]:
+    """Hold ``<out>/.lock`` (``fcntl.flock``, released when the process exits, even killed) for a sweep.
+
+    Re-entrant in one process (a command holds it around its sweep and its report). Without ``fcntl``
+    (Windows) it does nothing.
+
+    Raises
+    ------
+    FolderLocked
+        If another process holds it.
+    """
+    out = Path(out)
+    path = out / ".lock"
+    key = str(path.resolve())
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield path
+        return
+    if key in _HELD:
+        fh, n = _HELD[key]
+        _HELD[key] = (fh, n + 1)
+    else:
+        fh = open(path, "a+")  # noqa: SIM115 - held until the outermost exit
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                fh.close()
+                raise
+            fh.seek(0)
+            holder = fh.read().strip()
+            fh.close()
+            raise FolderLocked(f"{out} is in use by another privbandit sweep"
+                               f"{f' (pid {holder})' if holder.isdigit() else ''}: wait for it to finish, "
+                               "or write to another folder") from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(str(os.getpid()))
+        fh.flush()
+        _HELD[key] = (fh, 1)
+    try:
+        yield path
+    finally:
+        fh, n = _HELD[key]
+        if n > 1:
+            _HELD[key] = (fh, n - 1)
+        else:
+            del _HELD[key]
+            fh.close()  # closing the file releases the lock
+
+
+def other_cells(cells: Sequence[Cell], out: str | os.PathLike) -> list[Path]:
+    """The cell files in ``<out>/cells`` that are not among ``cells`` (left by earlier sweeps into the same
+    folder), sorted by name."""
+    cells_dir = Path(out) / "cells"
+    mine = {cell_path(cells_dir, c).name for c in cells}
+    return sorted(p for p in cells_dir.glob("*.csv") if p.name not in mine)
+
+
+def combine(cells: Sequence[Cell], out: str | os.PathLike) -> pd.DataFrame:
+    """Write ``<out>/results.csv`` atomically: every finished cell of the folder, so that it never drops
+    the results of an earlier sweep into the same folder.
+
+    The tables of ``cells`` come first, in their order, then those of :func:`other_cells`. Only files that
+    pass :func:`load_cell` are read: a missing or damaged cell is left out (never averaged in), and the
+    report's completeness columns show it.
+    """
+    out = Path(out)
+    frames = []
+    for c in cells:
+        with contextlib.suppress(CellFileError):
+            frames.append(load_cell(cell_path(out / "cells", c), c)[0])
+    for p in other_cells(cells, out):
+        with contextlib.suppress(CellFileError):
+            frames.append(load_cell(p)[0])
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMNS))
+    atomic_write(out / "results.csv", table.to_csv(index=False, lineterminator="\n"))
+    return table

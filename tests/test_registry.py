@@ -1,0 +1,145 @@
+"""One Registry for agents, oracles and context families; agents that give back their constructor arguments."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar
+
+import pandas as pd
+import pytest
+from conftest import build_agent
+
+from privbandit.agents import AGENT_REGISTRY, agent_names, make_agent
+from privbandit.envs import FAMILIES, FAMILY_REGISTRY, Isotropic, family_names, make_family, register_family
+from privbandit.oracles import ORACLE_REGISTRY, Ridge, make_oracle, oracle_names, register_oracle
+from privbandit.privacy import MODELS
+from privbandit.registry import PluginError, Registry
+from privbandit.sim import run
+
+ENV = dict(family="rare-direction", dim=3, n_arms=3)
+
+
+@pytest.fixture
+def registry():
+    def check(name, obj, info):
+        if not isinstance(obj, int):
+            raise TypeError(f"{name} must be an int, got {type(obj).__name__}")
+        return {"doubled": 2 * obj, **info}
+
+    return Registry("number", "privbandit.test-numbers", check)
+
+
+def test_register_get_names_and_a_duplicate(registry):
+    assert registry.register("one", 1) == 1
+    registry.register("one", 1)                           # the same registration again: a no-op
+    assert registry.get("one").info == {"doubled": 2} and "one" in registry and registry.names() == ("one",)
+    with pytest.raises(ValueError, match="a number named 'one' is already registered"):
+        registry.register("one", 2)
+    with pytest.raises(TypeError, match="must be an int"):
+        registry.register("half", 0.5)
+    with pytest.raises(ValueError, match="unknown number 'two'; choose one of \\('one',\\)"):
+        registry.get("two")
+    assert dict(registry.view()) == {"one": 1}
+    registry.unregister("one")
+    assert registry.names() == () and len(registry.view()) == 0
+
+
+def test_an_import_path_goes_through_the_checks_of_register(registry):
+    import errno
+
+    assert registry.get("errno:ENOENT").info == {"doubled": 2 * errno.ENOENT}
+    assert "errno:ENOENT" in registry.names()
+    with pytest.raises(PluginError, match="number plugin 'math:pi': math:pi must be an int, got float"):
+        registry.get("math:pi")
+    assert "math:pi" not in registry
+    with pytest.raises(PluginError, match="has no attribute 'nope'"):
+        registry.get("math:nope")
+
+
+def test_an_oracle_by_import_path_is_checked_like_register_oracle():
+    with pytest.raises(PluginError, match="must be a subclass of privbandit.oracles.Oracle"):
+        make_oracle("privbandit.envs:Isotropic")
+    with pytest.raises(ValueError, match="has no name"):
+        register_oracle(type("Nameless", (Ridge,), {"name": ""}))
+
+    @dataclasses.dataclass(frozen=True)
+    class Other(Ridge):
+        name: ClassVar[str] = "ridge"
+
+    with pytest.raises(ValueError, match="an oracle named 'ridge' is already registered"):
+        register_oracle(Other)
+    assert ORACLE_REGISTRY.get("ridge").obj is Ridge
+
+
+def test_families_are_read_only_and_register_family_adds_one():
+    with pytest.raises(TypeError):
+        FAMILIES["mine"] = Isotropic  # type: ignore[index]
+
+    @dataclasses.dataclass(frozen=True, eq=False)
+    class Mine(Isotropic):
+        name: ClassVar[str] = "test-mine"
+
+    register_family(Mine)
+    try:
+        assert FAMILIES["test-mine"] is Mine and "test-mine" in family_names()
+        assert type(make_family("test-mine", dim=3)) is Mine
+        with pytest.raises(TypeError, match="must be a subclass of privbandit.envs.ContextFamily"):
+            FAMILY_REGISTRY.register("bad", Ridge)
+    finally:
+        FAMILY_REGISTRY.unregister("test-mine")
+    assert "test-mine" not in FAMILIES
+
+
+@pytest.mark.parametrize("name", agent_names())
+def test_every_agent_describes_itself_for_the_catalogue(name):
+    facts = AGENT_REGISTRY.describe(name)
+    assert facts["name"] == name and facts["kind"] == "agent" and facts["description"]
+    assert facts["privacy_model"] in MODELS and facts["private"] == (facts["privacy_model"] != "none")
+    agent = build_agent(name)
+    assert list(facts["hyperparameters"]) == list(agent.get_params())
+    for param, fact in facts["hyperparameters"].items():
+        assert fact["allowed"], f"{name}: {param} has no declared constraint"
+
+
+@pytest.mark.parametrize("name", oracle_names())
+def test_every_oracle_describes_itself_for_the_catalogue(name):
+    facts = ORACLE_REGISTRY.describe(name)
+    cls = ORACLE_REGISTRY.get(name).obj
+    assert facts["privacy_models"] == cls.privacy_models
+    assert facts["paper_labels"] or cls.privacy_models == ("none",)      # every private oracle cites the paper
+    init = [f.name for f in dataclasses.fields(cls) if f.init and f.name != "privacy"]
+    assert list(facts["hyperparameters"]) == init
+    assert all(fact["allowed"] for fact in facts["hyperparameters"].values())
+
+
+def test_describe_says_the_declared_range():
+    facts = ORACLE_REGISTRY.describe("iw-regression-ldp")
+    assert facts["hyperparameters"]["u_fraction"] == {"default": 0.5, "allowed": "real in (0.0, 1.0)"}
+    assert "alg:LDP-linear-regression" in facts["paper_labels"]
+    agent = AGENT_REGISTRY.describe("elim-jdp-ucb")
+    assert agent["hyperparameters"]["play"]["default"] == "ucb" and agent["oracle"] == "iw-regression-dp"
+    assert agent["hyperparameters"]["first_epoch"]["allowed"] == "int in [1, inf)"
+
+
+@pytest.mark.parametrize("name", agent_names())
+def test_get_params_rebuilds_an_agent_that_plays_the_same(name):
+    agent = build_agent(name)
+    params = agent.get_params()
+    again = make_agent(name, **params)
+    assert type(again) is type(agent) and again.get_params().keys() == params.keys()
+    assert repr(again) == repr(agent) and repr(agent).startswith(f"{type(agent).__name__}(")
+    first = run(agent, "PrivLinCB-v0", 96, seed=5, env_kwargs=ENV)
+    second = run(again, "PrivLinCB-v0", 96, seed=5, env_kwargs=ENV)
+    pd.testing.assert_frame_equal(first, second, check_exact=True)
+    rebuilt = type(agent)(**params)
+    assert rebuilt.get_params().keys() == params.keys()
+
+
+def test_repr_shows_the_arguments_off_their_defaults():
+    agent = make_agent("linucb", lam=2.0, radius="practical")
+    assert repr(agent) == "LinUCBAgent(lam=2.0, radius='practical')"
+    assert agent.get_params()["c_width"] is None          # as given, not the practical width it stands for
+    assert repr(make_agent("elim-ucb")) == "EliminationAgent(oracle=Ridge(), play='ucb', pooling='ridge')"
+    jdp = make_agent("elim-jdp", epsilon=0.5)
+    assert repr(jdp) == "EliminationAgent(oracle=IWRegressionDP(privacy=PrivacySpec(epsilon=0.5)))"
+    assert make_agent("elim-jdp", **jdp.get_params()).privacy == jdp.privacy
