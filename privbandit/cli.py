@@ -18,7 +18,8 @@ every block of the suite its privacy model fits, and the report adds its paired 
 baseline and a leaderboard (:mod:`privbandit.sim.compare`). ``run`` plays one agent on
 one env for S seeds. ``audit`` is an empirical privacy audit of a private agent
 (:mod:`privbandit.sim.audit`): a 95% lower bound on its epsilon, and its ledger; it exits with code 1
-when the audit refutes the claim. ``plot`` redraws the figures and the report of a results folder. Bad arguments exit
+when the audit refutes the claim, else with :data:`EXIT_LEDGER` (4) when the ledger is missing or shows a
+user above the claim (whatever the empirical bound says). ``plot`` redraws the figures and the report of a results folder. Bad arguments exit
 with code 2 and a one-line message; Ctrl-C exits with code 130 and says how many cells were saved.
 
 A results folder is checked before it is trusted: ``bench`` and ``run`` move cell files that fail the check
@@ -55,9 +56,12 @@ FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 EXIT_INCOMPLETE = 3
 """Exit code of ``bench``, ``run`` and ``plot`` when some group of the report has fewer seeds than planned."""
 
+EXIT_LEDGER = 4
+"""Exit code of ``audit`` when the agent's ledger is missing or shows a user above the claim (unless refuted)."""
+
 EXIT_CODES = ("exit codes: 0 done; 1 audit refuted; 2 bad arguments, a full disk or a folder in use by another "
               f"command; {EXIT_INCOMPLETE} incomplete (some group has fewer seeds than planned: rerun to finish); "
-              "130 interrupted")
+              f"{EXIT_LEDGER} audit: ledger missing or above the claim; 130 interrupted")
 
 REPORT_META = "report.json"
 """The file beside ``report.md`` that keeps its title, notes, references and slope window for ``plot``."""
@@ -168,14 +172,17 @@ def build_parser() -> argparse.ArgumentParser:
     pl = sub.add_parser("plot", help="redraw the figures and report.md of a results folder", epilog=EXIT_CODES)
     pl.add_argument("dir", type=Path, help="a folder with results.csv (from bench or run --out)")
 
-    au = sub.add_parser("audit", help="empirical privacy audit of a private agent (a lower bound on its epsilon)")
+    au = sub.add_parser("audit", help="empirical privacy audit of a private agent (a lower bound on its epsilon)",
+                        epilog=EXIT_CODES)
     au.add_argument("--agent", required=True, help="an agent name, entry point or import path pkg.module:factory")
     au.add_argument("--epsilon", type=_epsilon, required=True, help="the claimed epsilon the agent is built with")
     au.add_argument("--delta", type=_delta, default=1e-5, help="the claimed delta (default 1e-5)")
     au.add_argument("--agent-kwargs", default=None,
                     help='public hyperparameters of the agent as JSON, e.g. \'{"first_epoch": 1}\'')
-    au.add_argument("--horizon", type=_positive_int, default=3, help="rounds per run (default 3)")
-    au.add_argument("--draws", type=_positive_int, default=1000, help="runs per stream, >= 1000 (default 1000)")
+    au.add_argument("--horizon", type=_positive_int, default=512,
+                    help="the longest stream: target users whose first release comes later are left out (default 512)")
+    au.add_argument("--draws", type=_positive_int, default=1000, help="runs per stream, >= 100 (default 1000); the "
+                    "report says the largest epsilon these can detect")
     au.add_argument("--seed", type=int, default=0, help="seed of the audit (default 0)")
 
     ls = sub.add_parser("list", help="list what is registered")
@@ -539,7 +546,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    """``privbandit audit``: prints the lower bound and the ledger's status; exit code 1 if refuted."""
+    """``privbandit audit``: prints the lower bound and the ledger's status; exit code 1 if refuted, else
+    :data:`EXIT_LEDGER` if the ledger is missing or above the claim."""
     from .sim.audit import audit_agent
 
     kwargs = {}
@@ -551,12 +559,12 @@ def cmd_audit(args: argparse.Namespace) -> int:
         if not isinstance(kwargs, dict):
             raise UsageError(f"--agent-kwargs must be a JSON object, got {args.agent_kwargs!r}")
     try:
-        res = audit_agent(args.agent, args.epsilon, args.delta, agent_kwargs=kwargs, horizon=args.horizon,
+        res = audit_agent(args.agent, args.epsilon, args.delta, agent_kwargs=kwargs, max_horizon=args.horizon,
                           n_draws=args.draws, seed=args.seed)
     except (ValueError, TypeError) as exc:
         raise UsageError(f"--agent {args.agent}: {str(exc).splitlines()[0]}") from None
     print("\n".join(res.lines()))
-    return 1 if res.refuted else 0
+    return 1 if res.refuted else 0 if res.ledger_ok else EXIT_LEDGER
 
 
 COMMANDS = {"bench": cmd_bench, "run": cmd_run, "plot": cmd_plot, "audit": cmd_audit, "list": cmd_list}
