@@ -151,13 +151,20 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--private", choices=("jdp", "ldp"), default=None,
                    help="the challenger's privacy model (checked against its privacy spec)")
     b.add_argument("--reference", default=None, help="the baseline the challenger is compared with first")
+    b.add_argument("--agent-kwargs", default=None, help='keyword arguments of the challenger as JSON, e.g. '
+                   '\'{"radius": "practical"}\'')
+    b.add_argument("--label", default=None, help="the challenger's label in the tables (default: its name attribute)")
     b.add_argument("--seeds", type=_positive_int, default=None, help="override the suite's number of seeds")
     b.add_argument("--horizon", type=_positive_int, default=None, help="override the suite's horizon T")
     b.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     r = sub.add_parser("run", help="one agent on one env for several seeds", epilog=EXIT_CODES)
     r.add_argument("--env", required=True, help="a registered env id, e.g. PrivLinCB-v0 (see: privbandit list envs)")
-    r.add_argument("--agent", required=True, help="an agent name (see: privbandit list agents)")
+    r.add_argument("--agent", required=True, help="an agent name (see: privbandit list agents), a label of a report "
+                   "(e.g. linucb-practical) or an import path pkg.module:factory")
+    r.add_argument("--agent-kwargs", default=None, help='keyword arguments of the agent as JSON, e.g. '
+                   '\'{"radius": "practical"}\'')
+    r.add_argument("--label", default=None, help="the agent's label in the tables (default: its name and kwargs)")
     r.add_argument("--epsilon", type=_epsilon, default=None, help="privacy epsilon of a private agent (required for private agents)")
     r.add_argument("--delta", type=_delta, default=1e-5, help="privacy delta of a private agent (default 1e-5)")
     r.add_argument("--horizon", type=_positive_int, required=True, help="rounds T")
@@ -307,8 +314,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     suite = get_suite(args.suite)
     challenger = None
     if args.agent is None:
-        if args.private is not None or args.reference is not None:
-            raise UsageError("--private and --reference describe a challenger: give it with --agent")
+        if any(v is not None for v in (args.private, args.reference, args.agent_kwargs, args.label)):
+            raise UsageError("--private, --reference, --agent-kwargs and --label describe a challenger: give it "
+                             "with --agent")
         grids = suite.available_grids()
         if args.seeds is not None or args.horizon is not None:
             grids = [replace(g, seeds=args.seeds or g.seeds, horizon=args.horizon or g.horizon) for g in grids]
@@ -362,7 +370,8 @@ def _challenger_suite(suite, args: argparse.Namespace):
     from .sim.compare import challenger_entry, challenger_suite
 
     try:
-        entry = challenger_entry(args.agent, private=args.private, reference=args.reference)
+        entry = challenger_entry(args.agent, private=args.private, reference=args.reference, label=args.label,
+                                 kwargs=_agent_kwargs(args))
         ran = challenger_suite(suite, entry, seeds=args.seeds, horizon=args.horizon)
     except (ValueError, TypeError) as exc:
         raise UsageError(f"--agent {args.agent}: {str(exc).splitlines()[0]}") from None
@@ -385,13 +394,23 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError(f"--env must be one of {sorted(_env_ids())}, got {args.env!r}")
     from .agents import agent_is_private
 
+    from .sim.labels import agent_name, kwargs_label, resolve_label
+
+    name, kwargs = resolve_label(args.agent, _agent_kwargs(args))
     try:
-        agent_is_private(args.agent)  # a registered name, an entry point or an import path
+        agent_is_private(name)  # a registered name, an entry point or an import path
     except ValueError:
-        raise UsageError(f"--agent must be one of {list(agent_names())} or an import path pkg.module:factory, "
-                         f"got {args.agent!r}") from None
-    entry = AgentEntry(args.agent)
-    private = entry.is_private()
+        raise UsageError(f"--agent must be one of {list(agent_names())}, a label of a report (e.g. linucb-practical) "
+                         f"or an import path pkg.module:factory, got {args.agent!r}") from None
+    try:
+        entry = AgentEntry(name, kwargs)
+        private = entry.is_private()
+        entry.build(1.0 if private else None, args.delta if private else None)  # the kwargs, checked now
+        agent_label = args.label or (args.agent if name != args.agent and args.agent_kwargs is None
+                                     else kwargs_label(agent_name(name, kwargs), kwargs))
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"--agent {args.agent} with --agent-kwargs {args.agent_kwargs}: "
+                         f"{str(exc).splitlines()[0]}") from None
     if not private and args.epsilon is not None:
         raise UsageError(f"--epsilon applies to private agents only; {args.agent!r} is non-private")
     if private and args.epsilon is None:
@@ -403,7 +422,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         env_entry.make(args.horizon).close()
     except (TypeError, ValueError, gym.error.Error) as exc:
         raise UsageError(f"cannot make {args.env} with {env_kwargs}: {exc}") from None
-    grid = Grid((AgentEntry(args.agent, private=private),), (env_entry,), epsilons=(args.epsilon if private else 1.0,),
+    grid = Grid((AgentEntry(name, kwargs, label=agent_label, private=private),), (env_entry,), epsilons=(args.epsilon if private else 1.0,),
                 seeds=args.seeds, horizon=args.horizon, delta=args.delta)
     cells = grid.cells()
     if args.out is None:
@@ -423,7 +442,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                  f"{len(cells)} cells ({len(res.ran)} run now, {len(res.skipped)} found finished); "
                  f"sweep wall time {time.perf_counter() - start:.1f} s with --jobs {args.jobs}"]
         notes, references = _with_earlier(out, res.others, notes, {})
-        title = f"privbandit run: {args.agent} on {label}" if not res.others else f"privbandit results: {out}"
+        title = f"privbandit run: {agent_label} on {label}" if not res.others else f"privbandit results: {out}"
         _finish(res.table, out, title=title, references=references or _references(res.table), notes=notes,
                 planned=res.planned)
     print(_headline(res.table, res.planned))
@@ -545,19 +564,25 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _agent_kwargs(args: argparse.Namespace) -> dict:
+    """``--agent-kwargs`` as a dict (empty if not given), else a :class:`UsageError`."""
+    if args.agent_kwargs is None:
+        return {}
+    try:
+        kwargs = json.loads(args.agent_kwargs)
+    except ValueError as exc:
+        raise UsageError(f"--agent-kwargs must be a JSON object, e.g. '{{\"first_epoch\": 1}}' ({exc})") from None
+    if not isinstance(kwargs, dict):
+        raise UsageError(f"--agent-kwargs must be a JSON object, got {args.agent_kwargs!r}")
+    return kwargs
+
+
 def cmd_audit(args: argparse.Namespace) -> int:
     """``privbandit audit``: prints the lower bound and the ledger's status; exit code 1 if refuted, else
     :data:`EXIT_LEDGER` if the ledger is missing or above the claim."""
     from .sim.audit import audit_agent
 
-    kwargs = {}
-    if args.agent_kwargs is not None:
-        try:
-            kwargs = json.loads(args.agent_kwargs)
-        except ValueError as exc:
-            raise UsageError(f"--agent-kwargs must be a JSON object, e.g. '{{\"first_epoch\": 1}}' ({exc})") from None
-        if not isinstance(kwargs, dict):
-            raise UsageError(f"--agent-kwargs must be a JSON object, got {args.agent_kwargs!r}")
+    kwargs = _agent_kwargs(args)
     try:
         res = audit_agent(args.agent, args.epsilon, args.delta, agent_kwargs=kwargs, max_horizon=args.horizon,
                           n_draws=args.draws, seed=args.seed)
