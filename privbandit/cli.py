@@ -138,7 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="privbandit", description="Differentially private contextual bandits: "
                                 "benchmarks, runs, plots.", epilog=EXIT_CODES)
     p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{bench,run,plot,audit,list}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{bench,run,plot,audit,leaderboard,list}")
 
     b = sub.add_parser("bench", help="run a benchmark suite: results, figures and report.md", epilog=EXIT_CODES)
     b.add_argument("--suite", choices=sorted(SUITES), default="quick", help="the suite (default: quick)")
@@ -154,6 +154,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--agent-kwargs", default=None, help='keyword arguments of the challenger as JSON, e.g. '
                    '\'{"radius": "practical"}\'')
     b.add_argument("--label", default=None, help="the challenger's label in the tables (default: its name attribute)")
+    b.add_argument("--baselines", choices=("auto", "stored", "rerun"), default="auto",
+                   help="a challenger's baselines: the stored reference results of the suite when they match this "
+                   "version and these round streams (auto, stored: else said, and run), or run again (rerun)")
     b.add_argument("--seeds", type=_positive_int, default=None, help="override the suite's number of seeds")
     b.add_argument("--horizon", type=_positive_int, default=None, help="override the suite's horizon T")
     b.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -192,9 +195,17 @@ def build_parser() -> argparse.ArgumentParser:
                     "report says the largest epsilon these can detect")
     au.add_argument("--seed", type=int, default=0, help="seed of the audit (default 0)")
 
+    lb = sub.add_parser("leaderboard", help="agents ranked by regret per env, privacy model and epsilon, across "
+                        "results folders and stored reference results", epilog=EXIT_CODES)
+    lb.add_argument("dirs", type=Path, nargs="*", metavar="DIR", help="folders with results.csv")
+    lb.add_argument("--stored", choices=sorted(SUITES), action="append", default=[],
+                    help="add the stored reference results of a suite (repeatable)")
+    lb.add_argument("--reference", default=None,
+                    help="the agent each board is paired against (default: its best non-private agent)")
+
     ls = sub.add_parser("list", help="list what is registered")
     ls.add_argument("what", choices=("envs", "agents", "oracles", "families"))
-    for parser in (b, r, pl, au, ls):  # errors found after parsing are reported as "privbandit COMMAND: error: ..."
+    for parser in (b, r, pl, au, lb, ls):  # errors found after parsing are reported as "privbandit COMMAND: error: ..."
         parser.set_defaults(subparser=parser)
     return p
 
@@ -336,6 +347,7 @@ def _bench(args: argparse.Namespace, suite, cells, out: Path, challenger: str | 
 
     start = time.perf_counter()
     args.sweep_state = (out, cells)
+    stored = _stored_baselines(args, cells, out) if challenger is not None else None
     res = _run_sweep(args, cells, out, jobs=args.jobs, backend=args.backend, address=args.address,
                      progress=not args.no_progress)
     wall = time.perf_counter() - start
@@ -351,6 +363,8 @@ def _bench(args: argparse.Namespace, suite, cells, out: Path, challenger: str | 
     if challenger is not None:
         notes.append(f"challenger `{challenger}` ({args.agent}) beside the baselines of every block its privacy "
                      "model fits" + (f"; reference `{args.reference}`" if args.reference else ""))
+        if stored is not None:
+            notes.append(stored)
     notes, references = _with_earlier(out, res.others, notes, suite.references())
     title = f"privbandit benchmark: {suite.name}" + (f", challenger {challenger}" if challenger else "")
     report = _finish(res.table, out, title=title, references=references, notes=notes,
@@ -363,6 +377,28 @@ def _bench(args: argparse.Namespace, suite, cells, out: Path, challenger: str | 
         print(f"{out} also holds {len(res.others)} cells of earlier commands: results.csv and the report include them")
     print(f"report: {report}")
     return _completion(_incomplete(res.table, res.planned))
+
+
+def _stored_baselines(args: argparse.Namespace, cells, out: Path) -> str:
+    """Put the suite's stored baseline cells into ``out/cells`` when they can stand in for a run here
+    (:mod:`privbandit.sim.reference`); the report's line on where the baselines came from (said on stderr
+    when they are run again although stored ones were asked for)."""
+    from .sim.reference import check_reference, install_reference
+    from .sim.suites import get_suite
+
+    if args.baselines == "rerun":
+        return "baselines run again (--baselines rerun)"
+    if args.seeds is not None or args.horizon is not None:
+        problems = ["--seeds and --horizon change the baseline cells: the stored ones are the suite's own"]
+    else:
+        problems = check_reference(get_suite(args.suite))
+    if problems:
+        line = "stored baselines not used (" + "; ".join(problems) + "): the baselines run again"
+        print(f"{args.subparser.prog}: {line}", file=sys.stderr)
+        return line
+    names = install_reference(get_suite(args.suite), out, {c.key for c in cells})
+    return (f"{len(names)} baseline cells from the stored reference results of suite `{args.suite}` (version, "
+            "round streams checked); the challenger is paired with them by seed")
 
 
 def _challenger_suite(suite, args: argparse.Namespace):
@@ -592,7 +628,32 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return 1 if res.refuted else 0 if res.ledger_ok else EXIT_LEDGER
 
 
-COMMANDS = {"bench": cmd_bench, "run": cmd_run, "plot": cmd_plot, "audit": cmd_audit, "list": cmd_list}
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    """``privbandit leaderboard DIR...``: the ranked boards of :mod:`privbandit.sim.leaderboard`."""
+    from .sim.leaderboard import leaderboard_markdown, ranked_boards, read_results, stored_results
+
+    tables = []
+    for d in args.dirs:
+        try:
+            tables.append(read_results(d))
+        except ValueError as exc:
+            raise UsageError(str(exc).splitlines()[0]) from None
+    for suite in args.stored:
+        table = stored_results(suite)
+        if table.empty:
+            raise UsageError(f"--stored {suite}: no stored reference results for this suite in this install")
+        tables.append(table)
+    if not tables:
+        raise UsageError("give results folders (DIR...) or --stored SUITE")
+    try:
+        print(leaderboard_markdown(ranked_boards(tables, args.reference)))
+    except ValueError as exc:
+        raise UsageError(str(exc).splitlines()[0]) from None
+    return 0
+
+
+COMMANDS = {"bench": cmd_bench, "run": cmd_run, "plot": cmd_plot, "audit": cmd_audit, "leaderboard": cmd_leaderboard,
+            "list": cmd_list}
 
 
 def _interrupted(args: argparse.Namespace | None) -> str:
