@@ -79,3 +79,19 @@ def test_the_leaderboard_ranks_each_board_with_paired_intervals(stored, tmp_path
     assert "minus" in leaderboard_markdown(boards)
     assert cli.main(["leaderboard", str(folder), "--reference", "uniform"]) == 0
     assert "minus uniform (paired 95% CI)" in capsys.readouterr().out
+
+
+def test_the_shipped_quick_results_match_this_install_and_rerun_equal(tmp_path):
+    """The stored quick suite: its version and a sample of round streams match here, and two of its cells
+    (uniform, the cheapest) run again to the same tables (tolerance 0, see the module docstring). After a
+    change to a baseline's code this fails: regenerate with scripts/store_reference.py."""
+    from privbandit.sim.suites import get_suite
+
+    quick = get_suite("quick")
+    assert check_reference(quick, sample=3) == []
+    sample = [c for c in quick.cells() if c.agent.label == "uniform"][:2]
+    install_reference(quick, tmp_path / "stored", {c.key for c in sample})
+    sweep(sample, tmp_path / "rerun", jobs=1)
+    for cell in sample:
+        pd.testing.assert_frame_equal(read_cell(cell_path(tmp_path / "rerun" / "cells", cell)),
+                                      read_cell(cell_path(tmp_path / "stored" / "cells", cell)), check_exact=True)
