@@ -3,10 +3,13 @@
 ::
 
     privbandit bench --suite quick|paper [--out DIR] [--jobs N] [--backend loky|dask|ray]
-                     [--agent NAME|pkg.module:factory [--private jdp|ldp] [--reference NAME]]
-    privbandit run --env ID --agent NAME [--epsilon E] --horizon T --seeds S [--out DIR]
+                     [--agent NAME|pkg.module:factory [--agent-kwargs JSON] [--label L] [--private jdp|ldp]
+                      [--reference NAME] [--baselines auto|stored|rerun]]
+    privbandit run --env ID --agent NAME|LABEL [--agent-kwargs JSON] [--label L] [--epsilon E] --horizon T
+                   --seeds S [--out DIR]
     privbandit plot DIR
-    privbandit audit --agent NAME|pkg.module:factory --epsilon E [--delta D] [--agent-kwargs JSON]
+    privbandit audit --agent NAME|pkg.module:factory --epsilon E [--delta D] [--agent-kwargs JSON] [--draws N]
+    privbandit leaderboard [DIR...] [--stored SUITE] [--reference NAME]
     privbandit list envs|agents|oracles|families
 
 ``bench`` runs a named suite (:mod:`privbandit.sim.suites`) cell by cell into ``DIR/cells`` (a rerun
@@ -15,7 +18,13 @@ commands), the figures ``DIR/figures/*.png``, ``DIR/report.md`` and ``DIR/report
 title, provenance notes, references and slope window, which ``plot`` reuses). With ``--agent``, ``bench``
 is a challenger run: the agent (a name, an entry point or an import path, :mod:`privbandit.plugins`) joins
 every block of the suite its privacy model fits, and the report adds its paired comparison with each
-baseline and a leaderboard (:mod:`privbandit.sim.compare`). ``run`` plays one agent on
+baseline and a leaderboard (:mod:`privbandit.sim.compare`). Its label is its own name (the ``name``
+attribute of its factory or agent) with its ``--agent-kwargs``, or ``--label``. The baselines come from the
+suite's stored reference results when they match this install (:mod:`privbandit.sim.reference`;
+``--baselines``): then only the challenger's cells run. Every label a report prints can be given to
+``--agent`` again (``linucb-practical``, ``elim-jdp(first_epoch=4)``: :mod:`privbandit.sim.labels`).
+``leaderboard`` ranks agents per board across results folders and stored results
+(:mod:`privbandit.sim.leaderboard`). ``run`` plays one agent on
 one env for S seeds. ``audit`` is an empirical privacy audit of a private agent
 (:mod:`privbandit.sim.audit`): a 95% lower bound on its epsilon, and its ledger; it exits with code 1
 when the audit refutes the claim, else with :data:`EXIT_LEDGER` (4) when the ledger is missing or shows a

@@ -95,3 +95,31 @@ def test_the_shipped_quick_results_match_this_install_and_rerun_equal(tmp_path):
     for cell in sample:
         pd.testing.assert_frame_equal(read_cell(cell_path(tmp_path / "rerun" / "cells", cell)),
                                       read_cell(cell_path(tmp_path / "stored" / "cells", cell)), check_exact=True)
+
+
+def test_bench_runs_only_the_challenger_on_stored_baselines_and_says_when_it_cannot(stored, tmp_path, monkeypatch,
+                                                                                   capsys):
+    import privbandit.sim.reference as reference
+    from privbandit.sim import suites
+
+    _, dest, archive, manifest = stored
+    monkeypatch.setitem(suites.SUITES, "tiny", TINY)
+    monkeypatch.setattr(reference, "REFERENCE_DIR", dest)
+    assert cli.main(["bench", "--suite", "tiny", "--agent", "elim-ssp", "--out", str(tmp_path / "a"), "--jobs", "1",
+                     "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "8 cells (2 run, 6 already finished)" in out
+    assert "6 baseline cells from the stored reference results" in (tmp_path / "a" / "report.md").read_text()
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "tiny.tar.xz").write_bytes(archive.read_bytes())
+    (bad / "tiny.json").write_text(json.dumps({**json.loads(manifest.read_text()), "suite_version": "tiny-0"}))
+    monkeypatch.setattr(reference, "REFERENCE_DIR", bad)
+    assert cli.main(["bench", "--suite", "tiny", "--agent", "elim-ssp", "--out", str(tmp_path / "b"), "--jobs", "1",
+                     "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    assert "8 cells (8 run, 0 already finished)" in captured.out
+    assert "stored baselines not used (suite version tiny-0 stored" in captured.err
+    assert cli.main(["bench", "--suite", "tiny", "--agent", "elim-ssp", "--out", str(tmp_path / "c"), "--jobs", "1",
+                     "--no-progress", "--baselines", "rerun"]) == 0
+    assert "8 cells (8 run, 0 already finished)" in capsys.readouterr().out
