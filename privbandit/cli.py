@@ -3,10 +3,13 @@
 ::
 
     privbandit bench --suite quick|paper [--out DIR] [--jobs N] [--backend loky|dask|ray]
-                     [--agent NAME|pkg.module:factory [--private jdp|ldp] [--reference NAME]]
-    privbandit run --env ID --agent NAME [--epsilon E] --horizon T --seeds S [--out DIR]
+                     [--agent NAME|pkg.module:factory [--agent-kwargs JSON] [--label L] [--private jdp|ldp]
+                      [--reference NAME] [--baselines auto|stored|rerun]]
+    privbandit run --env ID --agent NAME|LABEL [--agent-kwargs JSON] [--label L] [--epsilon E] --horizon T
+                   --seeds S [--out DIR]
     privbandit plot DIR
-    privbandit audit --agent NAME|pkg.module:factory --epsilon E [--delta D] [--agent-kwargs JSON]
+    privbandit audit --agent NAME|pkg.module:factory --epsilon E [--delta D] [--agent-kwargs JSON] [--draws N]
+    privbandit leaderboard [DIR...] [--stored SUITE] [--reference NAME]
     privbandit list envs|agents|oracles|families
 
 ``bench`` runs a named suite (:mod:`privbandit.sim.suites`) cell by cell into ``DIR/cells`` (a rerun
@@ -15,10 +18,17 @@ commands), the figures ``DIR/figures/*.png``, ``DIR/report.md`` and ``DIR/report
 title, provenance notes, references and slope window, which ``plot`` reuses). With ``--agent``, ``bench``
 is a challenger run: the agent (a name, an entry point or an import path, :mod:`privbandit.registry`) joins
 every block of the suite its privacy model fits, and the report adds its paired comparison with each
-baseline and a leaderboard (:mod:`privbandit.sim.compare`). ``run`` plays one agent on
+baseline and a leaderboard (:mod:`privbandit.sim.compare`). Its label is its own name (the ``name``
+attribute of its factory or agent) with its ``--agent-kwargs``, or ``--label``. The baselines come from the
+suite's stored reference results when they match this install (:mod:`privbandit.sim.reference`;
+``--baselines``): then only the challenger's cells run. Every label a report prints can be given to
+``--agent`` again (``linucb-practical``, ``elim-jdp(first_epoch=4)``: :mod:`privbandit.sim.labels`).
+``leaderboard`` ranks agents per board across results folders and stored results
+(:mod:`privbandit.sim.leaderboard`). ``run`` plays one agent on
 one env for S seeds. ``audit`` is an empirical privacy audit of a private agent
 (:mod:`privbandit.sim.audit`): a 95% lower bound on its epsilon, and its ledger; it exits with code 1
-when the audit refutes the claim. ``plot`` redraws the figures and the report of a results folder. Bad arguments exit
+when the audit refutes the claim, else with :data:`EXIT_LEDGER` (4) when the ledger is missing or shows a
+user above the claim (whatever the empirical bound says). ``plot`` redraws the figures and the report of a results folder. Bad arguments exit
 with code 2 and a one-line message; Ctrl-C exits with code 130 and says how many cells were saved.
 
 A results folder is checked before it is trusted: ``bench`` and ``run`` move cell files that fail the check
@@ -55,9 +65,12 @@ FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 EXIT_INCOMPLETE = 3
 """Exit code of ``bench``, ``run`` and ``plot`` when some group of the report has fewer seeds than planned."""
 
+EXIT_LEDGER = 4
+"""Exit code of ``audit`` when the agent's ledger is missing or shows a user above the claim (unless refuted)."""
+
 EXIT_CODES = ("exit codes: 0 done; 1 audit refuted; 2 bad arguments, a full disk or a folder in use by another "
               f"command; {EXIT_INCOMPLETE} incomplete (some group has fewer seeds than planned: rerun to finish); "
-              "130 interrupted")
+              f"{EXIT_LEDGER} audit: ledger missing or above the claim; 130 interrupted")
 
 REPORT_META = "report.json"
 """The file beside ``report.md`` that keeps its title, notes, references and slope window for ``plot``."""
@@ -134,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="privbandit", description="Differentially private contextual bandits: "
                                 "benchmarks, runs, plots.", epilog=EXIT_CODES)
     p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{bench,run,plot,audit,list}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{bench,run,plot,audit,leaderboard,list}")
 
     b = sub.add_parser("bench", help="run a benchmark suite: results, figures and report.md", epilog=EXIT_CODES)
     b.add_argument("--suite", choices=sorted(SUITES), default="quick", help="the suite (default: quick)")
@@ -147,13 +160,23 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--private", choices=("jdp", "ldp"), default=None,
                    help="the challenger's privacy model (checked against its privacy spec)")
     b.add_argument("--reference", default=None, help="the baseline the challenger is compared with first")
+    b.add_argument("--agent-kwargs", default=None, help='keyword arguments of the challenger as JSON, e.g. '
+                   '\'{"radius": "practical"}\'')
+    b.add_argument("--label", default=None, help="the challenger's label in the tables (default: its name attribute)")
+    b.add_argument("--baselines", choices=("auto", "stored", "rerun"), default="auto",
+                   help="a challenger's baselines: the stored reference results of the suite when they match this "
+                   "version and these round streams (auto, stored: else said, and run), or run again (rerun)")
     b.add_argument("--seeds", type=_positive_int, default=None, help="override the suite's number of seeds")
     b.add_argument("--horizon", type=_positive_int, default=None, help="override the suite's horizon T")
     b.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     r = sub.add_parser("run", help="one agent on one env for several seeds", epilog=EXIT_CODES)
     r.add_argument("--env", required=True, help="a registered env id, e.g. PrivLinCB-v0 (see: privbandit list envs)")
-    r.add_argument("--agent", required=True, help="an agent name (see: privbandit list agents)")
+    r.add_argument("--agent", required=True, help="an agent name (see: privbandit list agents), a label of a report "
+                   "(e.g. linucb-practical) or an import path pkg.module:factory")
+    r.add_argument("--agent-kwargs", default=None, help='keyword arguments of the agent as JSON, e.g. '
+                   '\'{"radius": "practical"}\'')
+    r.add_argument("--label", default=None, help="the agent's label in the tables (default: its name and kwargs)")
     r.add_argument("--epsilon", type=_epsilon, default=None, help="privacy epsilon of a private agent (required for private agents)")
     r.add_argument("--delta", type=_delta, default=1e-5, help="privacy delta of a private agent (default 1e-5)")
     r.add_argument("--horizon", type=_positive_int, required=True, help="rounds T")
@@ -168,19 +191,30 @@ def build_parser() -> argparse.ArgumentParser:
     pl = sub.add_parser("plot", help="redraw the figures and report.md of a results folder", epilog=EXIT_CODES)
     pl.add_argument("dir", type=Path, help="a folder with results.csv (from bench or run --out)")
 
-    au = sub.add_parser("audit", help="empirical privacy audit of a private agent (a lower bound on its epsilon)")
+    au = sub.add_parser("audit", help="empirical privacy audit of a private agent (a lower bound on its epsilon)",
+                        epilog=EXIT_CODES)
     au.add_argument("--agent", required=True, help="an agent name, entry point or import path pkg.module:factory")
     au.add_argument("--epsilon", type=_epsilon, required=True, help="the claimed epsilon the agent is built with")
     au.add_argument("--delta", type=_delta, default=1e-5, help="the claimed delta (default 1e-5)")
     au.add_argument("--agent-kwargs", default=None,
                     help='public hyperparameters of the agent as JSON, e.g. \'{"first_epoch": 1}\'')
-    au.add_argument("--horizon", type=_positive_int, default=3, help="rounds per run (default 3)")
-    au.add_argument("--draws", type=_positive_int, default=1000, help="runs per stream, >= 1000 (default 1000)")
+    au.add_argument("--horizon", type=_positive_int, default=512,
+                    help="the longest stream: target users whose first release comes later are left out (default 512)")
+    au.add_argument("--draws", type=_positive_int, default=1000, help="runs per stream, >= 100 (default 1000); the "
+                    "report says the largest epsilon these can detect")
     au.add_argument("--seed", type=int, default=0, help="seed of the audit (default 0)")
+
+    lb = sub.add_parser("leaderboard", help="agents ranked by regret per env, privacy model and epsilon, across "
+                        "results folders and stored reference results", epilog=EXIT_CODES)
+    lb.add_argument("dirs", type=Path, nargs="*", metavar="DIR", help="folders with results.csv")
+    lb.add_argument("--stored", choices=sorted(SUITES), action="append", default=[],
+                    help="add the stored reference results of a suite (repeatable)")
+    lb.add_argument("--reference", default=None,
+                    help="the agent each board is paired against (default: its best non-private agent)")
 
     ls = sub.add_parser("list", help="list what is registered")
     ls.add_argument("what", choices=("envs", "agents", "oracles", "families"))
-    for parser in (b, r, pl, au, ls):  # errors found after parsing are reported as "privbandit COMMAND: error: ..."
+    for parser in (b, r, pl, au, lb, ls):  # errors found after parsing are reported as "privbandit COMMAND: error: ..."
         parser.set_defaults(subparser=parser)
     return p
 
@@ -300,8 +334,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     suite = get_suite(args.suite)
     challenger = None
     if args.agent is None:
-        if args.private is not None or args.reference is not None:
-            raise UsageError("--private and --reference describe a challenger: give it with --agent")
+        if any(v is not None for v in (args.private, args.reference, args.agent_kwargs, args.label)):
+            raise UsageError("--private, --reference, --agent-kwargs and --label describe a challenger: give it "
+                             "with --agent")
         grids = suite.available_grids()
         if args.seeds is not None or args.horizon is not None:
             grids = [replace(g, seeds=args.seeds or g.seeds, horizon=args.horizon or g.horizon) for g in grids]
@@ -321,6 +356,7 @@ def _bench(args: argparse.Namespace, suite, cells, out: Path, challenger: str | 
 
     start = time.perf_counter()
     args.sweep_state = (out, cells)
+    stored = _stored_baselines(args, cells, out) if challenger is not None else None
     res = _run_sweep(args, cells, out, jobs=args.jobs, backend=args.backend, address=args.address,
                      progress=not args.no_progress)
     wall = time.perf_counter() - start
@@ -336,6 +372,8 @@ def _bench(args: argparse.Namespace, suite, cells, out: Path, challenger: str | 
     if challenger is not None:
         notes.append(f"challenger `{challenger}` ({args.agent}) beside the baselines of every block its privacy "
                      "model fits" + (f"; reference `{args.reference}`" if args.reference else ""))
+        if stored is not None:
+            notes.append(stored)
     notes, references = _with_earlier(out, res.others, notes, suite.references())
     title = f"privbandit benchmark: {suite.name}" + (f", challenger {challenger}" if challenger else "")
     report = _finish(res.table, out, title=title, references=references, notes=notes,
@@ -350,12 +388,35 @@ def _bench(args: argparse.Namespace, suite, cells, out: Path, challenger: str | 
     return _completion(_incomplete(res.table, res.planned))
 
 
+def _stored_baselines(args: argparse.Namespace, cells, out: Path) -> str:
+    """Put the suite's stored baseline cells into ``out/cells`` when they can stand in for a run here
+    (:mod:`privbandit.sim.reference`); the report's line on where the baselines came from (said on stderr
+    when they are run again although stored ones were asked for)."""
+    from .sim.reference import check_reference, install_reference
+    from .sim.suites import get_suite
+
+    if args.baselines == "rerun":
+        return "baselines run again (--baselines rerun)"
+    if args.seeds is not None or args.horizon is not None:
+        problems = ["--seeds and --horizon change the baseline cells: the stored ones are the suite's own"]
+    else:
+        problems = check_reference(get_suite(args.suite))
+    if problems:
+        line = "stored baselines not used (" + "; ".join(problems) + "): the baselines run again"
+        print(f"{args.subparser.prog}: {line}", file=sys.stderr)
+        return line
+    names = install_reference(get_suite(args.suite), out, {c.key for c in cells})
+    return (f"{len(names)} baseline cells from the stored reference results of suite `{args.suite}` (version, "
+            "round streams checked); the challenger is paired with them by seed")
+
+
 def _challenger_suite(suite, args: argparse.Namespace):
     """The suite with ``--agent`` added to every block its privacy model fits, and the challenger's label."""
     from .sim.compare import challenger_entry, challenger_suite
 
     try:
-        entry = challenger_entry(args.agent, private=args.private, reference=args.reference)
+        entry = challenger_entry(args.agent, private=args.private, reference=args.reference, label=args.label,
+                                 kwargs=_agent_kwargs(args))
         ran = challenger_suite(suite, entry, seeds=args.seeds, horizon=args.horizon)
     except (ValueError, TypeError) as exc:
         raise UsageError(f"--agent {args.agent}: {str(exc).splitlines()[0]}") from None
@@ -379,13 +440,23 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError(f"--env must be one of {sorted(_env_ids())}, got {args.env!r}")
     from .agents import agent_is_private
 
+    from .sim.labels import agent_name, kwargs_label, resolve_label
+
+    name, kwargs = resolve_label(args.agent, _agent_kwargs(args))
     try:
-        agent_is_private(args.agent)  # a registered name, an entry point or an import path
+        agent_is_private(name)  # a registered name, an entry point or an import path
     except ValueError:
-        raise UsageError(f"--agent must be one of {list(agent_names())} or an import path pkg.module:factory, "
-                         f"got {args.agent!r}") from None
-    entry = AgentEntry(args.agent)
-    private = entry.is_private()
+        raise UsageError(f"--agent must be one of {list(agent_names())}, a label of a report (e.g. linucb-practical) "
+                         f"or an import path pkg.module:factory, got {args.agent!r}") from None
+    try:
+        entry = AgentEntry(name, kwargs)
+        private = entry.is_private()
+        entry.build(1.0 if private else None, args.delta if private else None)  # the kwargs, checked now
+        agent_label = args.label or (args.agent if name != args.agent and args.agent_kwargs is None
+                                     else kwargs_label(agent_name(name, kwargs), kwargs))
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"--agent {args.agent} with --agent-kwargs {args.agent_kwargs}: "
+                         f"{str(exc).splitlines()[0]}") from None
     if not private and args.epsilon is not None:
         raise UsageError(f"--epsilon applies to private agents only; {args.agent!r} is non-private")
     if private and args.epsilon is None:
@@ -397,7 +468,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         env_entry.make(args.horizon).close()
     except (TypeError, ValueError, gym.error.Error) as exc:
         raise UsageError(f"cannot make {args.env} with {env_kwargs}: {exc}") from None
-    grid = Grid((AgentEntry(args.agent, private=private),), (env_entry,), epsilons=(args.epsilon if private else 1.0,),
+    grid = Grid((AgentEntry(name, kwargs, label=agent_label, private=private),), (env_entry,), epsilons=(args.epsilon if private else 1.0,),
                 seeds=args.seeds, horizon=args.horizon, delta=args.delta)
     cells = grid.cells()
     if args.out is None:
@@ -417,7 +488,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                  f"{len(cells)} cells ({len(res.ran)} run now, {len(res.skipped)} found finished); "
                  f"sweep wall time {time.perf_counter() - start:.1f} s with --jobs {args.jobs}"]
         notes, references = _with_earlier(out, res.others, notes, {})
-        title = f"privbandit run: {args.agent} on {label}" if not res.others else f"privbandit results: {out}"
+        title = f"privbandit run: {agent_label} on {label}" if not res.others else f"privbandit results: {out}"
         _finish(res.table, out, title=title, references=references or _references(res.table), notes=notes,
                 planned=res.planned)
     print(_headline(res.table, res.planned))
@@ -539,28 +610,60 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _agent_kwargs(args: argparse.Namespace) -> dict:
+    """``--agent-kwargs`` as a dict (empty if not given), else a :class:`UsageError`."""
+    if args.agent_kwargs is None:
+        return {}
+    try:
+        kwargs = json.loads(args.agent_kwargs)
+    except ValueError as exc:
+        raise UsageError(f"--agent-kwargs must be a JSON object, e.g. '{{\"first_epoch\": 1}}' ({exc})") from None
+    if not isinstance(kwargs, dict):
+        raise UsageError(f"--agent-kwargs must be a JSON object, got {args.agent_kwargs!r}")
+    return kwargs
+
+
 def cmd_audit(args: argparse.Namespace) -> int:
-    """``privbandit audit``: prints the lower bound and the ledger's status; exit code 1 if refuted."""
+    """``privbandit audit``: prints the lower bound and the ledger's status; exit code 1 if refuted, else
+    :data:`EXIT_LEDGER` if the ledger is missing or above the claim."""
     from .sim.audit import audit_agent
 
-    kwargs = {}
-    if args.agent_kwargs is not None:
-        try:
-            kwargs = json.loads(args.agent_kwargs)
-        except ValueError as exc:
-            raise UsageError(f"--agent-kwargs must be a JSON object, e.g. '{{\"first_epoch\": 1}}' ({exc})") from None
-        if not isinstance(kwargs, dict):
-            raise UsageError(f"--agent-kwargs must be a JSON object, got {args.agent_kwargs!r}")
+    kwargs = _agent_kwargs(args)
     try:
-        res = audit_agent(args.agent, args.epsilon, args.delta, agent_kwargs=kwargs, horizon=args.horizon,
+        res = audit_agent(args.agent, args.epsilon, args.delta, agent_kwargs=kwargs, max_horizon=args.horizon,
                           n_draws=args.draws, seed=args.seed)
     except (ValueError, TypeError) as exc:
         raise UsageError(f"--agent {args.agent}: {str(exc).splitlines()[0]}") from None
     print("\n".join(res.lines()))
-    return 1 if res.refuted else 0
+    return 1 if res.refuted else 0 if res.ledger_ok else EXIT_LEDGER
 
 
-COMMANDS = {"bench": cmd_bench, "run": cmd_run, "plot": cmd_plot, "audit": cmd_audit, "list": cmd_list}
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    """``privbandit leaderboard DIR...``: the ranked boards of :mod:`privbandit.sim.leaderboard`."""
+    from .sim.leaderboard import leaderboard_markdown, ranked_boards, read_results, stored_results
+
+    tables = []
+    for d in args.dirs:
+        try:
+            tables.append(read_results(d))
+        except ValueError as exc:
+            raise UsageError(str(exc).splitlines()[0]) from None
+    for suite in args.stored:
+        table = stored_results(suite)
+        if table.empty:
+            raise UsageError(f"--stored {suite}: no stored reference results for this suite in this install")
+        tables.append(table)
+    if not tables:
+        raise UsageError("give results folders (DIR...) or --stored SUITE")
+    try:
+        print(leaderboard_markdown(ranked_boards(tables, args.reference)))
+    except ValueError as exc:
+        raise UsageError(str(exc).splitlines()[0]) from None
+    return 0
+
+
+COMMANDS = {"bench": cmd_bench, "run": cmd_run, "plot": cmd_plot, "audit": cmd_audit, "leaderboard": cmd_leaderboard,
+            "list": cmd_list}
 
 
 def _interrupted(args: argparse.Namespace | None) -> str:

@@ -380,21 +380,74 @@ def _regret_figure(g: pd.DataFrame, env: str):
         regret_curves(sub, ax=axes[0, col], title=f"{name}: cumulative regret", **common)
         regret_curves(sub, loglog=True, x_min=16, ax=axes[1, col], title=f"{name}: log-log, t >= 16", **common)
         axes[0, col].get_legend().remove()
+        _log_y(axes[1, col])
         _legend_below(axes[1, col])
+        for ax in axes[:, col]:
+            _mark_agents(ax, agents, common["palette"])
     _suptitle(fig, env)
     fig.tight_layout()
     return fig
 
 
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*")
+"""Marker shapes of the agents of one panel, in legend order (identical curves stay apart)."""
+
+
+def log_ticks(low: float, high: float) -> list[float]:
+    """Readable ticks of a log axis on [low, high]: 1, 2, 5 times powers of ten, else 1 to 9 times them,
+    else (a range narrower than that) round linear steps; at least two ticks.
+
+    Examples
+    --------
+    >>> log_ticks(30, 700)
+    [50.0, 100.0, 200.0, 500.0]
+    >>> log_ticks(110, 180)
+    [120.0, 140.0, 160.0, 180.0]
+    """
+    from matplotlib.ticker import MaxNLocator
+
+    if not (0 < low < high):
+        return []
+    powers = [10.0 ** k for k in range(int(np.floor(np.log10(low))), int(np.ceil(np.log10(high))) + 1)]
+    for subs in ((1, 2, 5), tuple(range(1, 10))):
+        ticks = [float(f"{m * p:.6g}") for p in powers for m in subs if low <= m * p <= high]
+        if len(ticks) >= 3:
+            return ticks
+    return [float(f"{v:.6g}") for v in MaxNLocator(nbins=4).tick_values(low, high) if low <= v <= high]
+
+
 def _log_y(ax: Any) -> None:
-    """Log y axis with plain numbers (minor ticks labelled too when the axis spans less than a decade)."""
-    from matplotlib.ticker import FuncFormatter, NullFormatter
+    """Log y axis with plain numbers at readable ticks (:func:`log_ticks`)."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
     ax.set_yscale("log")
-    plain = FuncFormatter(lambda v, _: f"{v:g}")
     low, high = ax.get_ylim()
-    ax.yaxis.set_major_formatter(plain)
-    ax.yaxis.set_minor_formatter(plain if high < 10 * low else NullFormatter())
+    ax.yaxis.set_major_locator(FixedLocator(log_ticks(low, high)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_ylim(low, high)
+
+
+def _mark_agents(ax: Any, agents: Sequence[str], palette: Mapping[str, Any]) -> None:
+    """Give each agent's curves (and legend entries) a marker of :data:`MARKERS`, placed at staggered points
+    so that curves that coincide still show every agent's marker."""
+    from matplotlib.colors import to_rgb
+
+    shapes = {to_rgb(palette[a]): (MARKERS[i % len(MARKERS)], i) for i, a in enumerate(agents) if a in palette}
+    legend = ax.get_legend()
+    handles = list(getattr(legend, "legend_handles", [])) if legend is not None else []
+    for line in list(ax.get_lines()) + handles:
+        try:
+            key = to_rgb(line.get_color())
+        except (AttributeError, ValueError):
+            continue
+        if key in shapes:
+            marker, i = shapes[key]
+            line.set_marker(marker)
+            line.set_markersize(5)
+            if line in handles:
+                continue
+            line.set_markevery((0.02 + 0.17 * (i % 6) / 6, 0.17))
 
 
 def _epsilon_figure(top: pd.DataFrame, env: str):
@@ -406,10 +459,12 @@ def _epsilon_figure(top: pd.DataFrame, env: str):
     reference = top[top["model"] == "none"]
     for ax, (model, name) in zip(axes[0], private):
         sub = pd.concat([top[top["model"] == model], reference])
-        regret_vs_epsilon(sub, ax=ax, palette=agent_palette(sub["agent"].unique()), title=name)
+        palette = agent_palette(sub["agent"].unique())
+        regret_vs_epsilon(sub, ax=ax, palette=palette, title=name)
         if (sub.loc[sub["t"] == sub["horizon"], "cum_regret"] > 0).all():
             _log_y(ax)  # uniform play's regret does not flatten the others
         _legend_below(ax)
+        _mark_agents(ax, list(dict.fromkeys(sub["agent"])), palette)
     _suptitle(fig, f"{env}: regret at T = {int(top['horizon'].iloc[0])} against epsilon")
     fig.tight_layout()
     return fig

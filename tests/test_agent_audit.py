@@ -1,16 +1,31 @@
-"""privbandit audit: an empirical lower bound on any private agent's epsilon, and its ledger."""
+"""privbandit audit: an empirical lower bound on any private agent's epsilon, and its ledger.
+
+The leaky agents are planted here: a non-private ridge agent with the paper's spanner play that claims
+joint DP, and ``elim-jdp-ucb`` whose releases carry a quarter of their noise behind the ledger's back.
+"""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import privbandit.oracles.iw_jdp as iw_jdp_module
 from privbandit import cli
-from privbandit.agents import UniformAgent
+from privbandit.agents import UniformAgent, agent_is_private, agent_names
 from privbandit.agents import base as agents_base
 from privbandit.agents import register_agent
+from privbandit.agents.elimination import JDP_UCB_FIRST_EPOCH, EliminationAgent
+from privbandit.oracles.iw_jdp import IWRegressionDP, IWRegressionDPFit
 from privbandit.privacy import GaussianMechanism, PrivacySpec
-from privbandit.sim.audit import LEDGER_MISSING, audit_agent
+from privbandit.sim.audit import (
+    LEDGER_MISSING,
+    NO_POWER,
+    audit_agent,
+    detectable_epsilon,
+    draws_for,
+    neighbouring_streams,
+    plan_designs,
+)
 
 UCB = {"first_epoch": 1}  # a public schedule option: users 1 and 2 act on the neighbour's epoch-0 release
 
@@ -22,13 +37,58 @@ class UndernoisedGaussian(GaussianMechanism):
         return GaussianMechanism(self.sensitivity, self.sigma / 1000).release(values, rng)
 
 
-def test_audit_passes_the_honest_agent_and_catches_its_under_noised_twin(monkeypatch):
-    honest = audit_agent("elim-jdp-ucb", 1.0, agent_kwargs=UCB)
-    assert not honest.refuted and honest.epsilon_lower <= 1.0 and "within the claim" in honest.ledger_status
-    monkeypatch.setattr(iw_jdp_module, "GaussianMechanism", UndernoisedGaussian)
-    planted = audit_agent("elim-jdp-ucb", 1.0, agent_kwargs=UCB)
-    assert planted.refuted and planted.epsilon_lower > 2.0
-    assert "within the claim" in planted.ledger_status  # the ledger alone would not have caught it
+class QuarterNoise:
+    """A Gaussian release with a quarter of its noise, recorded in the ledger as the full one."""
+
+    def __init__(self, mechanism: GaussianMechanism):
+        self.mechanism = mechanism
+
+    def release(self, values, rng=None):
+        return GaussianMechanism(self.mechanism.sensitivity, self.mechanism.sigma / 4).release(values, rng)
+
+    def ledger_entry(self):
+        return self.mechanism.ledger_entry()
+
+
+class QuarterNoiseFit(IWRegressionDPFit):
+    def _release(self, mechanism, values, start, stop, label):
+        if isinstance(mechanism, GaussianMechanism):
+            mechanism = QuarterNoise(mechanism)
+        return super()._release(mechanism, values, start, stop, label)
+
+
+class QuarterNoiseIW(IWRegressionDP):
+    fit_class = QuarterNoiseFit
+
+
+def quarter_noise_twin(*, epsilon, delta=1e-5):
+    """elim-jdp-ucb (UCB play, first epoch 256) with its (psi, Psi) noise cut 4x behind the ledger's back."""
+    return EliminationAgent(QuarterNoiseIW(PrivacySpec("jdp", epsilon, delta)), play="ucb",
+                            first_epoch=JDP_UCB_FIRST_EPOCH)
+
+
+class Claims(EliminationAgent):
+    """An elimination agent whose privacy spec is a claim, not what its oracle gives."""
+
+    claim: PrivacySpec
+
+    @property
+    def privacy(self):
+        return self.claim
+
+
+def ridge_claiming_jdp(*, epsilon, delta=1e-5):
+    """Non-private ridge elimination with the paper's spanner play that claims joint DP (records nothing)."""
+    agent = Claims("ridge")
+    agent.claim = PrivacySpec("jdp", epsilon, delta)
+    return agent
+
+
+def jdp_at_one_and_a_half(*, epsilon, delta=1e-5):
+    """elim-jdp built with epsilon 1.5 that claims ``epsilon``: its ledger shows the breach."""
+    agent = Claims("iw-regression-dp", epsilon=1.5, delta=delta)
+    agent.claim = PrivacySpec("jdp", epsilon, delta)
+    return agent
 
 
 class ClaimsOnly(UniformAgent):
@@ -43,26 +103,105 @@ class ClaimsOnly(UniformAgent):
         return self._spec
 
 
-def test_an_agent_without_a_ledger_is_reported_unverified(capsys):
-    register_agent("claims-only", ClaimsOnly, private=True)
-    try:
-        res = audit_agent("claims-only", 1.0)
-        assert res.ledger_epsilon is None and res.ledger_status == LEDGER_MISSING
-        assert cli.main(["audit", "--agent", "claims-only", "--epsilon", "1"]) == 0
-    finally:
-        agents_base.AGENT_REGISTRY.unregister("claims-only")
+@pytest.fixture
+def planted():
+    """Register the planted agents for one test."""
+    names = {"claims-only": ClaimsOnly, "ridge-claiming-jdp": ridge_claiming_jdp,
+             "elim-jdp-ucb-quarter-noise": quarter_noise_twin, "jdp-at-1.5": jdp_at_one_and_a_half}
+    for name, factory in names.items():
+        register_agent(name, factory, private=True)
+    yield names
+    for name in names:
+        agents_base.AGENT_REGISTRY.unregister(name)
+
+
+def test_neighbouring_streams_differ_in_the_target_only():
+    (f, r), (f2, r2) = neighbouring_streams(5, 2, offset=0.25)
+    assert np.array_equal(f, f2) and (np.flatnonzero((r != r2).any(axis=1)) == [2]).all()
+    assert r[2].tolist() == [1, -1] and r2[2].tolist() == [-1, 1] and r[0].tolist() == [0.25, -0.25]
+
+
+def test_designs_target_the_first_epoch_and_the_largest_one_released_in_time():
+    doubling = (0, 1, 3, 7, 15, 31, 63)
+    designs = plan_designs(doubling, 64, 32)
+    assert [(d.target, d.release, d.horizon) for d in designs] == [(0, 1, 33), (15, 31, 63), (30, 31, 63)]
+    assert designs[0].windows == ((1, 3), (1, 33)) and designs[1].windows == ((31, 63),)
+    assert plan_designs((0, 256), 200, 32) == []  # the first release is outside the stream
+    assert [d.target for d in plan_designs((0, 256), 512, 32)] == [0, 255]
+
+
+def test_detectable_epsilon_grows_with_the_draws():
+    small, large = detectable_epsilon(1000, 1e-5, 0.05), detectable_epsilon(8000, 1e-5, 0.05)
+    assert 3 < small < large and detectable_epsilon(1000, 0.9999, 0.05) == 0.0
+    assert draws_for(small - 0.1, 1e-5, 0.05) == 1000 and draws_for(small + 0.1, 1e-5, 0.05) == 2000
+
+
+def test_audit_passes_the_honest_agent_and_catches_its_under_noised_twin(monkeypatch):
+    small = dict(agent_kwargs=UCB, max_horizon=8, watch=4, pilot_draws=16, n_draws=300)
+    honest = audit_agent("elim-jdp-ucb", 1.0, **small)
+    assert not honest.refuted and honest.epsilon_lower <= 1.0 and "within the claim" in honest.ledger_status
+    monkeypatch.setattr(iw_jdp_module, "GaussianMechanism", UndernoisedGaussian)
+    planted = audit_agent("elim-jdp-ucb", 1.0, **small)
+    assert planted.refuted and planted.epsilon_lower > 2.0
+    assert "within the claim" in planted.ledger_status and planted.ledger_ok  # the ledger alone misses it
+
+
+def test_no_release_inside_the_stream_means_no_power(capsys):
+    res = audit_agent("elim-jdp-ucb", 1.0, max_horizon=100)
+    assert res.designs == () and not res.refuted and NO_POWER in "\n".join(res.lines())
+    assert cli.main(["audit", "--agent", "elim-jdp-ucb", "--epsilon", "1", "--horizon", "100"]) == 0
+    assert NO_POWER in capsys.readouterr().out
+
+
+def test_a_missing_ledger_exits_with_its_own_code(planted, capsys):
+    res = audit_agent("claims-only", 1.0, max_horizon=16)
+    assert res.ledger_epsilon is None and res.ledger_status == LEDGER_MISSING and not res.ledger_ok
+    assert cli.main(["audit", "--agent", "claims-only", "--epsilon", "1", "--horizon", "16"]) == cli.EXIT_LEDGER == 4
     out = capsys.readouterr().out
-    assert "empirical lower bound on epsilon: 0 " in out and "ledger missing: privacy not verified" in out
+    assert NO_POWER in out and LEDGER_MISSING in out
+
+
+def test_a_ledger_above_the_claim_exits_with_its_own_code(planted, capsys):
+    code = cli.main(["audit", "--agent", "jdp-at-1.5", "--epsilon", "1", "--horizon", "8",
+                     "--draws", "300"])
+    out = capsys.readouterr().out
+    assert "ABOVE the claim 1" in out and "verdict: not refuted" in out and code == cli.EXIT_LEDGER
+    assert "4 audit: ledger missing or above the claim" in cli.build_parser().format_help()
 
 
 def test_audit_command_prints_the_bound_and_exits_1_when_refuted(monkeypatch, capsys):
     monkeypatch.setattr(iw_jdp_module, "GaussianMechanism", UndernoisedGaussian)
-    code = cli.main(["audit", "--agent", "elim-jdp-ucb", "--epsilon", "1", "--agent-kwargs", '{"first_epoch": 1}'])
+    code = cli.main(["audit", "--agent", "elim-jdp-ucb", "--epsilon", "1", "--agent-kwargs", '{"first_epoch": 1}',
+                     "--horizon", "8", "--draws", "300"])
     out = capsys.readouterr().out
-    assert code == 1 and "REFUTED" in out and "empirical lower bound on epsilon" in out
+    assert code == 1 and "REFUTED" in out and "empirical lower bound on epsilon" in out and "detectable" in out
     for args, message in ((["--agent", "uniform", "--epsilon", "1"], "non-private"),
                           (["--agent", "elim-jdp", "--epsilon", "1", "--agent-kwargs", "[1]"], "JSON object")):
         with pytest.raises(SystemExit) as exc:
             cli.main(["audit", *args])
         err = capsys.readouterr().err.strip().splitlines()
         assert exc.value.code == 2 and len(err) == 1 and message in err[0]
+
+
+@pytest.mark.slow
+def test_a_non_private_ridge_agent_with_spanner_play_is_refuted(planted, capsys):
+    code = cli.main(["audit", "--agent", "ridge-claiming-jdp", "--epsilon", "1", "--horizon", "64", "--draws", "300"])
+    out = capsys.readouterr().out
+    assert code == 1 and "REFUTED" in out and LEDGER_MISSING in out
+
+
+@pytest.mark.slow
+def test_elim_jdp_ucb_with_a_quarter_of_its_noise_is_refuted(planted):
+    """The pair of streams reaches ~0.7 of the release's sensitivity, so the twin's privacy loss on it is a
+    Gaussian shift of ~0.72 noise sds: delta(1) ~ 0.04, which takes ~16000 runs per stream to see (the
+    default 1000 find a lower bound ~0.7). One target, the last user of the first epoch (the first half of
+    IW-Regression-DP's epoch learns W from features only: its rewards reach no release)."""
+    twin = audit_agent("elim-jdp-ucb-quarter-noise", 1.0, n_draws=16000, targets=(JDP_UCB_FIRST_EPOCH - 1,))
+    assert twin.refuted and twin.ledger_ok  # the ledger alone misses it
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [n for n in agent_names() if agent_is_private(n)])
+def test_no_registered_private_agent_is_refuted(name):
+    res = audit_agent(name, 1.0, max_horizon=48, watch=8, pilot_draws=16, n_draws=200)
+    assert not res.refuted and res.ledger_ok, res.lines()

@@ -60,6 +60,13 @@ def _version() -> str:
     return __version__
 
 
+def _umask() -> int:
+    """The process's umask (read by setting it and putting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write(path: str | os.PathLike, text: str) -> Path:
     """Write ``text`` to ``path`` through a temporary file in the same folder, fsync and :func:`os.replace`:
     readers see the old file or the new one, never a torn one; on any error the temporary file is removed
@@ -69,6 +76,7 @@ def atomic_write(path: str | os.PathLike, text: str) -> Path:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         try:
+            os.fchmod(fd, 0o666 & ~_umask())  # mkstemp's 0600 would ignore the umask (a shared results folder)
             while data:
                 data = data[os.write(fd, data):]
             os.fsync(fd)

@@ -36,7 +36,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..registry import is_import_path
 from .report import final_rows, final_regret, markdown_table, mean_ci
 from .suites import Suite, agent_available, get_suite
 from .grid import AgentEntry
@@ -63,7 +62,7 @@ def agent_model(entry: AgentEntry) -> str:
 
 
 def challenger_entry(agent: str | AgentEntry, *, private: str | None = None, label: str | None = None,
-                     reference: str | None = None) -> AgentEntry:
+                     reference: str | None = None, kwargs: dict | None = None) -> AgentEntry:
     """The challenger's :class:`AgentEntry`, its privacy model checked against ``private``.
 
     Parameters
@@ -74,9 +73,13 @@ def challenger_entry(agent: str | AgentEntry, *, private: str | None = None, lab
         The privacy model the agent claims; it must match the agent's own privacy spec. Needed when the
         factory does not say whether it takes a budget.
     label : str, optional
-        The ``agent`` column of the results (default: the name; for an import path, its attribute).
+        The ``agent`` column of the results (default: the agent's own name, :func:`~privbandit.sim.labels.agent_name`,
+        with its kwargs, :func:`~privbandit.sim.labels.kwargs_label`).
     reference : str, optional
         The baseline the report measures the challenger against first (its ratio and verdict).
+    kwargs : dict, optional
+        Keyword arguments of the agent (a label such as ``linucb-practical`` adds its own, see
+        :func:`~privbandit.sim.labels.resolve_label`).
 
     Raises
     ------
@@ -90,8 +93,11 @@ def challenger_entry(agent: str | AgentEntry, *, private: str | None = None, lab
     else:
         if not isinstance(agent, str) or not agent:
             raise ValueError(f"agent must be an agent name or an import path 'pkg.module:factory', got {agent!r}")
-        default = agent.partition(":")[2].split(".")[-1] if is_import_path(agent) else agent
-        entry = AgentEntry(agent, label=label or default, private=True if private else None, reference=reference)
+        from .labels import agent_name, kwargs_label, resolve_label
+
+        name, kw = resolve_label(agent, kwargs)
+        default = agent if name != agent and not kwargs else kwargs_label(agent_name(name, kw), kw)
+        entry = AgentEntry(name, kw, label=label or default, private=True if private else None, reference=reference)
     model = agent_model(entry)
     if private is not None and model != private:
         raise ValueError(f"the agent claims {private!r} privacy but its privacy spec says {model!r}")
@@ -224,25 +230,31 @@ def leaderboard(df: pd.DataFrame, at: int | None = None) -> pd.DataFrame:
     return pd.concat(boards, ignore_index=True)[cols] if boards else pd.DataFrame(columns=cols)
 
 
-def challenger_figure(board: pd.DataFrame, challenger: str, path: str | os.PathLike) -> Path:
-    """The challenger against the field: per board (env, horizon, epsilon), every agent's mean final regret
-    with its 95% interval, the challenger in red. Saved as a PNG at ``path``."""
+def challenger_figure(board: pd.DataFrame, challenger: str, path: str | os.PathLike, *, columns: int = 3) -> Path:
+    """The challenger against the field: per board (env, horizon, epsilon) where the challenger plays, every
+    agent's mean final regret with its 95% interval, the challenger in red, the panels wrapped into a grid
+    of at most ``columns`` columns. Saved as a PNG at ``path``."""
     import matplotlib.pyplot as plt
 
-    keys = list(board.groupby(list(BOARD_KEYS), sort=False).groups)
-    fig, axes = plt.subplots(1, max(1, len(keys)), figsize=(4.2 * max(1, len(keys)), 0.35 * board["rank"].max() + 1.5),
-                             squeeze=False)
-    for ax, key in zip(axes[0], keys):
+    keys = [k for k, b in board.groupby(list(BOARD_KEYS), sort=False) if challenger in set(b["agent"])]
+    n = max(1, len(keys))
+    ncols = min(columns, n)
+    nrows = -(-n // ncols)
+    height = 0.3 * board["rank"].max() + 1.4 if len(board) else 2.0
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, height * nrows), squeeze=False)
+    for ax in axes.flat[len(keys):]:
+        ax.set_visible(False)
+    for ax, key in zip(axes.flat, keys):
         b = board[(board[list(BOARD_KEYS)] == pd.Series(key, index=list(BOARD_KEYS))).all(axis=1)]
         b = b.sort_values("rank", ascending=False)
         y = np.arange(len(b))
         colours = ["tab:red" if a == challenger else "tab:gray" for a in b["agent"]]
         err = np.vstack([b["mean"] - b["ci_low"].fillna(b["mean"]), b["ci_high"].fillna(b["mean"]) - b["mean"]])
         ax.barh(y, b["mean"], xerr=err, color=colours, alpha=0.8)
-        ax.set_yticks(y, b["agent"])
+        ax.set_yticks(y, b["agent"], fontsize=8)
         env, horizon, model, eps, _ = key
         ax.set_title(f"{env}, T={horizon}" + ("" if math.isinf(eps) else f", {model} eps={eps:g}"), fontsize=9)
-        ax.set_xlabel("final regret (95% CI)")
+        ax.set_xlabel("final regret (95% CI)", fontsize=8)
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -301,8 +313,8 @@ class Challenge:
 
 
 def challenge(suite: Suite | str, agent: str | AgentEntry, out: str | os.PathLike, *, private: str | None = None,
-              reference: str | None = None, label: str | None = None, seeds=None, horizon: int | None = None,
-              jobs: int = 1, backend: str = "loky", address: str | None = None, progress: bool = False) -> Challenge:
+              reference: str | None = None, label: str | None = None, kwargs: dict | None = None, seeds=None,
+              horizon: int | None = None, jobs: int = 1, backend: str = "loky", address: str | None = None, progress: bool = False) -> Challenge:
     """Run an agent beside a suite's baselines (every block its privacy model fits) into ``out``.
 
     Resumable: finished cells in ``out`` are kept, so a rerun only runs what is missing.
@@ -319,7 +331,9 @@ def challenge(suite: Suite | str, agent: str | AgentEntry, out: str | os.PathLik
     reference : str, optional
         A baseline label of the blocks the challenger joins: listed first in the comparison.
     label : str, optional
-        The challenger's ``agent`` label.
+        The challenger's ``agent`` label (default: its own name, see :func:`challenger_entry`).
+    kwargs : dict, optional
+        Keyword arguments of the agent.
     seeds : int or sequence of int, optional
         Override the suite's seeds (a count or the seeds).
     horizon : int, optional
@@ -336,7 +350,7 @@ def challenge(suite: Suite | str, agent: str | AgentEntry, out: str | os.PathLik
     ValueError
         For an unknown agent, a claim its spec contradicts, no fitting block, or an unknown reference.
     """
-    entry = challenger_entry(agent, private=private, label=label, reference=reference)
+    entry = challenger_entry(agent, private=private, label=label, reference=reference, kwargs=kwargs)
     if not agent_available(entry):
         raise ValueError(f"agent {entry.name!r} cannot be built (make_agent({entry.name!r}) fails)")
     ran = challenger_suite(suite, entry, seeds=seeds, horizon=horizon)

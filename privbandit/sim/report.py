@@ -241,6 +241,40 @@ def headline_table(final: pd.DataFrame) -> pd.DataFrame:
                 "flag"]]
 
 
+def summary_table(final: pd.DataFrame) -> pd.DataFrame:
+    """The report's opening: per block (env, horizon, privacy model, epsilon) the private agent of lowest
+    mean final regret and its ratio to the best non-private agent of the same env and horizon.
+
+    Examples
+    --------
+    >>> final = pd.DataFrame(dict(env="e", horizon=8, privacy_model=["jdp", "jdp", "none"], epsilon=[1, 1, np.inf],
+    ...                           agent=["a", "b", "c"], mean=[30.0, 20.0, 10.0]))
+    >>> row = summary_table(final).iloc[0]
+    >>> row["best private"], float(row["regret"]), row["best non-private"], float(row["ratio"])
+    ('b', 20.0, 'c', 2.0)
+    """
+    rows = []
+    public = final[final["privacy_model"] == "none"]
+    private = final[final["privacy_model"] != "none"]
+    for (env, horizon, model, eps), g in private.groupby(["env", "horizon", "privacy_model", "epsilon"], sort=True):
+        best = g.loc[g["mean"].idxmin()]
+        pub = public[(public["env"] == env) & (public["horizon"] == horizon)]
+        ref = pub.loc[pub["mean"].idxmin()] if not pub.empty else None
+        ratio = math.nan if ref is None else best["mean"] / ref["mean"] if ref["mean"] > 0 else math.inf
+        rows.append((env, horizon, model, eps, best["agent"], best["mean"], None if ref is None else ref["agent"],
+                     math.nan if ref is None else ref["mean"], ratio))
+    return pd.DataFrame(rows, columns=["env", "horizon", "privacy_model", "epsilon", "best private", "regret",
+                                       "best non-private", "non-private regret", "ratio"])
+
+
+def final_regret_tables(final: pd.DataFrame) -> list[str]:
+    """The final-regret tables of the report, one per horizon, rows by env then mean regret (markdown lines)."""
+    parts = []
+    for horizon, g in final.groupby("horizon", sort=True):
+        parts += [f"### T = {horizon}", "", markdown_table(headline_table(g.sort_values(["env", "mean"], kind="stable"))), ""]
+    return parts
+
+
 def write_report(df: pd.DataFrame, out: str | os.PathLike, *, title: str = "privbandit benchmark",
                  references: Mapping[str, str] | None = None, figures: Sequence[str | os.PathLike] = (),
                  notes: Sequence[str] = (), slope_window: tuple[int | None, int | None] = (None, None),
@@ -280,6 +314,10 @@ def write_report(df: pd.DataFrame, out: str | os.PathLike, *, title: str = "priv
     window = "[T/64, T]" if slope_window == (None, None) else f"[{slope_window[0]}, {slope_window[1]}]"
     parts = [f"# {title}", ""]
     parts += [f"- {n}" for n in notes]
+    summary = summary_table(final)
+    if not summary.empty:
+        parts += ["", "## Summary", "", "Best private agent per block (lowest mean final regret) and its ratio to the "
+                  "best non-private agent of the same env and horizon.", "", markdown_table(summary)]
     if missing:
         parts += [f"- **{missing} groups incomplete** (fewer seeds found than planned, flagged below): rerun the "
                   "command to finish"]
@@ -287,8 +325,8 @@ def write_report(df: pd.DataFrame, out: str | os.PathLike, *, title: str = "priv
               "Cumulative pseudo-regret at the horizon: mean over seeds and Student-t 95% confidence interval "
               f"(cut at 0: regret is non-negative). `n_seeds` seeds found of `n_planned` planned; `incomplete` "
               f"flags rows with missing seeds, `{FEW_SEEDS}` rows of fewer than {MIN_SEEDS} seeds, "
-              "whose interval says little (one seed has none).", "",
-              markdown_table(headline_table(final)), "", *sections,
+              "whose interval says little (one seed has none). One table per horizon, rows by env, then by regret.", "",
+              *final_regret_tables(final), *sections,
               "## Log-log slopes", "",
               f"Slope of log cumulative regret against log t over t in {window}, per seed, then mean and 95% CI "
               "(1/2 is sqrt(T) regret, 1 is linear).", "",

@@ -1,0 +1,126 @@
+"""Agent labels that can be run again: a label names an agent and its keyword arguments.
+
+A report's ``agent`` column holds labels. Every label it prints resolves back to an agent
+(:func:`resolve_label`):
+
+- a registered name, an entry point or an import path ``"pkg.module:factory"`` is itself;
+- a suite variant such as ``linucb-practical`` is its entry's name and kwargs (``linucb``,
+  ``{"radius": "practical"}``: :func:`suite_variants`);
+- ``name(key=value, ...)``, the label :func:`kwargs_label` gives an agent with keyword arguments that no
+  variant has, is ``name`` with those kwargs (values read as JSON, else as strings).
+
+A challenger's label is its own name (:func:`agent_name`): the ``name`` attribute of its factory, else of the
+agent it builds (an instance or a class attribute), else the registered name.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Mapping
+
+__all__ = ["agent_name", "kwargs_label", "resolve_label", "suite_variants"]
+
+_CALL = re.compile(r"(?P<name>[^()\s]+)\((?P<args>.*)\)")
+
+
+def suite_variants() -> dict[str, tuple[str, dict[str, Any]]]:
+    """Every suite entry whose label is not its agent's name: label -> (name, kwargs)."""
+    from .suites import SUITES
+
+    out: dict[str, tuple[str, dict[str, Any]]] = {}
+    for suite in SUITES.values():
+        for grid in suite.grids:
+            for entry in grid.agents:
+                if entry.label != entry.name:
+                    out.setdefault(entry.label, (entry.name, dict(entry.kwargs)))
+    return out
+
+
+def _value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def resolve_label(label: str, kwargs: Mapping[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+    """The agent name and keyword arguments a label stands for (``kwargs`` added on top, winning).
+
+    Examples
+    --------
+    >>> resolve_label("linucb-practical")
+    ('linucb', {'radius': 'practical'})
+    >>> resolve_label("linucb(radius=practical)")
+    ('linucb', {'radius': 'practical'})
+    >>> resolve_label("elim-jdp", {"first_epoch": 4})
+    ('elim-jdp', {'first_epoch': 4})
+    """
+    from ..agents import agent_names
+    from ..registry import is_import_path
+
+    extra = dict(kwargs or {})
+    if label in agent_names() or is_import_path(label):
+        return label, extra
+    variants = suite_variants()
+    if label in variants:
+        name, own = variants[label]
+        return name, {**own, **extra}
+    call = _CALL.fullmatch(label)
+    if call and call["name"] in agent_names():
+        own = {}
+        for part in filter(None, (p.strip() for p in call["args"].split(","))):
+            key, eq, value = part.partition("=")
+            if not eq:
+                break
+            own[key.strip()] = _value(value.strip())
+        else:
+            return call["name"], {**own, **extra}
+    return label, extra
+
+
+def kwargs_label(name: str, kwargs: Mapping[str, Any]) -> str:
+    """The label of ``name`` with ``kwargs``: the suite variant's when one matches, else ``name(k=v, ...)``
+    (``name`` alone without kwargs). :func:`resolve_label` reads it back.
+
+    Examples
+    --------
+    >>> kwargs_label("linucb", {"radius": "practical"})
+    'linucb-practical'
+    >>> kwargs_label("elim-jdp", {"first_epoch": 4, "play": "ucb"})
+    'elim-jdp(first_epoch=4,play=ucb)'
+    """
+    kwargs = dict(kwargs)
+    if not kwargs:
+        return name
+    for label, (n, kw) in suite_variants().items():
+        if n == name and kw == kwargs:
+            return label
+    parts = [f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in sorted(kwargs.items())]
+    return f"{name}({','.join(parts)})"
+
+
+def agent_name(agent: str, kwargs: Mapping[str, Any] | None = None) -> str:
+    """A challenger's own name. A registered name is itself; for an entry point or an import path, the
+    ``name`` attribute of its factory, else of the agent it builds (at epsilon = 1 when it is private; an
+    instance or a class attribute), else the entry point's name or the import path's attribute."""
+    from ..agents.base import AGENT_REGISTRY
+    from ..registry import is_import_path
+
+    if not AGENT_REGISTRY.is_plugin(agent):
+        return agent
+    fallback = agent.partition(":")[2].split(".")[-1] if is_import_path(agent) else agent
+    own = getattr(AGENT_REGISTRY.get(agent).obj, "name", None)
+    if isinstance(own, str) and own:
+        return own
+    from ..agents import agent_is_private, make_agent
+
+    kw = dict(kwargs or {})
+    if agent_is_private(agent) is not False:
+        kw.setdefault("epsilon", 1.0)
+    try:
+        built = make_agent(agent, **kw)
+    except (TypeError, ValueError):
+        return fallback
+    own = getattr(built, "name", None)
+    return own if isinstance(own, str) and own else fallback

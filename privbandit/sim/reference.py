@@ -1,0 +1,212 @@
+"""Stored reference results: the baseline cells of a suite, run once, shipped in the package data.
+
+A challenger run (``privbandit bench --suite S --agent X``) needs the baselines' per-seed results, which
+are the same on every machine for one version of the suite and the library. :func:`store_reference`
+packs the cell files of a finished suite (:mod:`privbandit.sim.sweep`'s format: table, footer with key,
+identity, version and checksum) into one xz-compressed tar, ``privbandit/data/reference/SUITE.tar.xz``, with
+a manifest ``SUITE.json``:
+
+- ``suite_version``: :func:`suite_version`, a hash of every baseline cell's identity (agent, kwargs, env,
+  epsilon, horizon, seed, entropy) and of the library's source files that make the numbers (agents,
+  oracles, envs, privacy, links, runner): it changes whenever a cell's definition or a baseline's code does;
+- ``privbandit``: the library version (a cell file carries it too; :func:`~privbandit.sim.sweep.load_cell`
+  refuses another one);
+- ``command``: the command that made them (``scripts/store_reference.py``);
+- ``fingerprints``: per (env, horizon, seed) the sha256 of the first :data:`FINGERPRINT_ROUNDS` rounds'
+  features and rewards of its round stream (:func:`stream_fingerprint`): the same seed must give the same
+  stream on this machine (numpy's generators, BLAS, the env code).
+
+:func:`check_reference` says what does not match (nothing: the stored results are valid here), and
+:func:`install_reference` writes the stored cell files into a results folder's ``cells/``, where the sweep
+finds them finished: only the challenger's cells run, paired with the stored baselines by seed (common
+random numbers: a cell's seed fixes its round stream).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import tarfile
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+__all__ = ["FINGERPRINT_ROUNDS", "check_reference", "install_reference", "reference_path", "store_reference",
+           "stream_fingerprint", "suite_version"]
+
+FINGERPRINT_ROUNDS = 64
+"""Rounds of a stream whose features and rewards its fingerprint hashes."""
+
+CODE_DIRS = ("agents", "oracles", "envs", "privacy", "sim")
+"""Folders of the package whose source makes a baseline's numbers (with the top-level modules), but for
+:data:`PRESENTATION`."""
+
+PRESENTATION = frozenset({"sim/report.py", "sim/compare.py", "sim/labels.py", "sim/reference.py", "sim/audit.py",
+                          "sim/demos.py", "sim/leaderboard.py", "cli.py", "plots.py"})
+"""Modules that read results and never change a number of a run."""
+
+
+REFERENCE_DIR = Path(__file__).resolve().parents[1] / "data" / "reference"
+"""Where the package data keeps the stored results."""
+
+
+def reference_path(suite: str, base: Path | None = None) -> tuple[Path, Path]:
+    """The (archive, manifest) paths of a suite's stored results (in the package data unless ``base``)."""
+    base = REFERENCE_DIR if base is None else Path(base)
+    return base / f"{suite}.tar.xz", base / f"{suite}.json"
+
+
+def code_hash() -> str:
+    """sha256 of the source files that make a baseline's numbers (:data:`CODE_DIRS` and the package's
+    top-level modules, not :data:`PRESENTATION`)."""
+    root = Path(__file__).resolve().parents[1]
+    files = sorted(p for d in CODE_DIRS for p in (root / d).rglob("*.py")) + sorted(root.glob("*.py"))
+    files = [p for p in files if p.relative_to(root).as_posix() not in PRESENTATION]
+    h = hashlib.sha256()
+    for p in files:
+        h.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def baseline_cells(suite) -> list:
+    """The suite's cells (its baselines: a suite holds no challenger)."""
+    return suite.cells()
+
+
+def suite_version(suite) -> str:
+    """``NAME-HASH``: a hash of every cell's identity and of :func:`code_hash`."""
+    from .grid import canonical as _canonical
+
+    h = hashlib.sha256(code_hash().encode())
+    for cell in sorted(baseline_cells(suite), key=lambda c: c.key):
+        h.update(_canonical(cell.identity()).encode())
+    return f"{suite.name}-{h.hexdigest()[:16]}"
+
+
+def stream_fingerprint(cell, rounds: int = FINGERPRINT_ROUNDS) -> str:
+    """sha256 of the first ``rounds`` rounds (features and rewards of every arm) of the round stream the
+    cell's seed gives (:func:`privbandit.sim.runner.split_seed`, as the runner resets the env)."""
+    from .runner import split_seed
+
+    env_seed, _ = split_seed(cell.seed_sequence())
+    env = cell.env.make(cell.horizon)
+    try:
+        env.reset(seed=env_seed)
+        batch = env.unwrapped.sample_batch(min(rounds, cell.horizon))
+    finally:
+        env.close()
+    h = hashlib.sha256()
+    for a in (batch.features, batch.rewards):
+        h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
+    return h.hexdigest()
+
+
+def _stream_key(cell) -> str:
+    return f"{cell.env.label}|T={cell.horizon}|seed={cell.seed}"
+
+
+def fingerprints(cells: Sequence) -> dict[str, str]:
+    """:func:`stream_fingerprint` of every distinct (env, horizon, seed) of ``cells``."""
+    out: dict[str, str] = {}
+    for cell in cells:
+        key = _stream_key(cell)
+        if key not in out:
+            out[key] = stream_fingerprint(cell)
+    return out
+
+
+def store_reference(suite, folder: str | Path, command: str, dest: Path | None = None) -> tuple[Path, Path]:
+    """Pack the suite's finished cell files of ``folder/cells`` (every one checked) with a manifest.
+
+    Raises
+    ------
+    ValueError
+        If a cell of the suite is missing from ``folder`` or fails the check.
+    """
+    from .cells import _version, cell_path, load_cell
+
+    cells = baseline_cells(suite)
+    archive, manifest = reference_path(suite.name, dest)
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:xz", preset=9) as tar:
+        for cell in sorted(cells, key=lambda c: c.key):
+            path = cell_path(Path(folder) / "cells", cell)
+            if not path.exists():
+                raise ValueError(f"cell {cell.key} of suite {suite.name!r} is not in {folder}: run the suite first")
+            load_cell(path)
+            info = tarfile.TarInfo(path.name)
+            data = path.read_bytes()
+            info.size, info.mtime, info.mode = len(data), 0, 0o644
+            tar.addfile(info, io.BytesIO(data))
+    archive.write_bytes(buf.getvalue())
+    meta = dict(suite=suite.name, suite_version=suite_version(suite), privbandit=_version(), command=command,
+                cells=len(cells), fingerprint_rounds=FINGERPRINT_ROUNDS, fingerprints=fingerprints(cells))
+    manifest.write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+    return archive, manifest
+
+
+def load_manifest(suite_name: str, base: Path | None = None) -> dict[str, Any] | None:
+    """The stored manifest of a suite (None if none is shipped)."""
+    _, manifest = reference_path(suite_name, base)
+    try:
+        return json.loads(manifest.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def check_reference(suite, sample: int | None = None, base: Path | None = None) -> list[str]:
+    """What keeps the stored results of ``suite`` from standing in for its baselines here (empty: nothing).
+
+    Checks the manifest exists, the suite version (cell definitions and baseline code), the library version
+    and the round-stream fingerprints (all of them, or ``sample`` of them, spread over the list).
+    """
+    from .cells import _version
+
+    archive, _ = reference_path(suite.name, base)
+    meta = load_manifest(suite.name, base)
+    if meta is None or not archive.exists():
+        return [f"no stored results for suite {suite.name!r} in this install"]
+    problems = []
+    version = suite_version(suite)
+    if meta.get("suite_version") != version:
+        problems.append(f"suite version {meta.get('suite_version')} stored, {version} here (a cell's definition or "
+                        "a baseline's code changed)")
+    if meta.get("privbandit") != _version():
+        problems.append(f"stored by privbandit {meta.get('privbandit')}, this is {_version()}")
+    if problems:
+        return problems
+    stored = meta.get("fingerprints", {})
+    cells = {_stream_key(c): c for c in baseline_cells(suite)}
+    keys = sorted(cells)
+    if sample is not None and sample < len(keys):
+        keys = [keys[i] for i in np.linspace(0, len(keys) - 1, sample).round().astype(int)]
+    for key in keys:
+        if stored.get(key) != stream_fingerprint(cells[key]):
+            problems.append(f"round stream {key} differs from the stored one (numpy, BLAS or env code)")
+            break
+    return problems
+
+
+def install_reference(suite, folder: str | Path, keys: set[str] | None = None, base: Path | None = None) -> list[str]:
+    """Write the stored cell files of ``suite`` (only those of the cell ``keys``, if given) into
+    ``folder/cells`` (existing files are kept); returns their names."""
+    archive, _ = reference_path(suite.name, base)
+    cells_dir = Path(folder) / "cells"
+    cells_dir.mkdir(parents=True, exist_ok=True)
+    from .cells import atomic_write
+
+    names = []
+    with tarfile.open(archive, mode="r:xz") as tar:
+        for member in tar.getmembers():
+            if not member.isfile() or "/" in member.name or member.name.startswith("."):
+                continue
+            if keys is not None and member.name.removesuffix(".csv") not in keys:
+                continue
+            target = cells_dir / member.name
+            if not target.exists():
+                atomic_write(target, tar.extractfile(member).read().decode())
+            names.append(member.name)
+    return names

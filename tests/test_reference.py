@@ -1,0 +1,125 @@
+"""Stored reference results: pack a suite's baseline cells, check them, stand them in for a run, rank boards.
+
+A tiny suite (two agents, one env, two seeds, T = 64) stands for ``quick`` and ``paper``: the mechanics are the
+same. Stored cells re-run here must be equal to the stored ones with tolerance 0 (every float of the table): a cell's seed
+fixes its round stream and its agent's randomness, the batch path is deterministic, and the fingerprints and
+versions checked before use guarantee the same streams and the same code (the footers differ only in the seeds
+each sweep planned).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from privbandit import cli
+from privbandit.sim.leaderboard import leaderboard_markdown, ranked_boards, read_results
+from privbandit.sim.reference import check_reference, install_reference, store_reference, suite_version
+from privbandit.sim.suites import Suite
+from privbandit.sim.suites import lin_env
+from privbandit.sim.sweep import AgentEntry, Grid, cell_path, read_cell, sweep
+
+TINY = Suite("tiny", "two agents, one env, two seeds", (
+    Grid((AgentEntry("uniform", private=False), AgentEntry("elim-nonprivate", private=False),
+          AgentEntry("elim-jdp", private=True, reference="elim-nonprivate")),
+         (lin_env("rare-direction", 2, 2),), epsilons=(1.0,), seeds=2, horizon=64),))
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("baselines")
+    sweep(TINY.cells(), folder, jobs=1)
+    dest = tmp_path_factory.mktemp("reference")
+    archive, manifest = store_reference(TINY, folder, "python scripts/store_reference.py --suite tiny", dest=dest)
+    return folder, dest, archive, manifest
+
+
+def test_the_manifest_names_version_command_and_fingerprints(stored):
+    _, dest, archive, manifest = stored
+    meta = json.loads(manifest.read_text())
+    assert meta["suite_version"] == suite_version(TINY) and meta["cells"] == len(TINY.cells()) == 6
+    assert meta["command"].startswith("python scripts/store_reference.py") and len(meta["fingerprints"]) == 2
+    assert check_reference(TINY, base=dest) == []
+    assert archive.stat().st_size < 50_000
+
+
+def test_stored_cells_rerun_equal(stored, tmp_path):
+    folder, dest, _, _ = stored
+    names = install_reference(TINY, tmp_path / "installed", base=dest)
+    assert len(names) == 6
+    sample = TINY.cells()[::3]
+    sweep(sample, tmp_path / "rerun", jobs=1)
+    for cell in sample:  # the tables; the footers differ in the seeds each sweep planned
+        pd.testing.assert_frame_equal(read_cell(cell_path(tmp_path / "rerun" / "cells", cell)),
+                                      read_cell(cell_path(tmp_path / "installed" / "cells", cell)), check_exact=True)
+
+
+def test_a_mismatch_is_named(stored, tmp_path):
+    _, dest, archive, manifest = stored
+    meta = json.loads(manifest.read_text())
+    (tmp_path / "tiny.tar.xz").write_bytes(archive.read_bytes())
+    for change, words in ((dict(suite_version="tiny-0"), "suite version"), (dict(privbandit="0.0.0"), "stored by"),
+                          (dict(fingerprints={k: "0" for k in meta["fingerprints"]}), "round stream")):
+        (tmp_path / "tiny.json").write_text(json.dumps({**meta, **change}))
+        problems = check_reference(TINY, base=tmp_path)
+        assert len(problems) == 1 and words in problems[0]
+    assert "no stored results" in check_reference(TINY, base=tmp_path / "none")[0]
+
+
+def test_the_leaderboard_ranks_each_board_with_paired_intervals(stored, tmp_path, capsys):
+    folder = stored[0]
+    sweep(TINY.cells(), folder, jobs=1)  # writes results.csv
+    boards = ranked_boards([read_results(folder)])
+    jdp = boards[boards["model"] == "jdp"]
+    assert list(jdp["rank"]) == [1, 2, 3] and jdp["mean"].is_monotonic_increasing
+    ref = jdp["reference"].iloc[0]
+    assert ref in {"uniform", "elim-nonprivate"} and float(jdp.loc[jdp["agent"] == ref, "diff"].iloc[0]) == 0.0
+    assert "minus" in leaderboard_markdown(boards)
+    assert cli.main(["leaderboard", str(folder), "--reference", "uniform"]) == 0
+    assert "minus uniform (paired 95% CI)" in capsys.readouterr().out
+
+
+def test_the_shipped_quick_results_match_this_install_and_rerun_equal(tmp_path):
+    """The stored quick suite: its version and a sample of round streams match here, and two of its cells
+    (uniform, the cheapest) run again to the same tables (tolerance 0, see the module docstring). After a
+    change to a baseline's code this fails: regenerate with scripts/store_reference.py."""
+    from privbandit.sim.suites import get_suite
+
+    quick = get_suite("quick")
+    assert check_reference(quick, sample=3) == []
+    sample = [c for c in quick.cells() if c.agent.label == "uniform"][:2]
+    install_reference(quick, tmp_path / "stored", {c.key for c in sample})
+    sweep(sample, tmp_path / "rerun", jobs=1)
+    for cell in sample:
+        pd.testing.assert_frame_equal(read_cell(cell_path(tmp_path / "rerun" / "cells", cell)),
+                                      read_cell(cell_path(tmp_path / "stored" / "cells", cell)), check_exact=True)
+
+
+def test_bench_runs_only_the_challenger_on_stored_baselines_and_says_when_it_cannot(stored, tmp_path, monkeypatch,
+                                                                                   capsys):
+    import privbandit.sim.reference as reference
+    from privbandit.sim import suites
+
+    _, dest, archive, manifest = stored
+    monkeypatch.setitem(suites.SUITES, "tiny", TINY)
+    monkeypatch.setattr(reference, "REFERENCE_DIR", dest)
+    assert cli.main(["bench", "--suite", "tiny", "--agent", "elim-ssp", "--out", str(tmp_path / "a"), "--jobs", "1",
+                     "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "8 cells (2 run, 6 already finished)" in out
+    assert "6 baseline cells from the stored reference results" in (tmp_path / "a" / "report.md").read_text()
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "tiny.tar.xz").write_bytes(archive.read_bytes())
+    (bad / "tiny.json").write_text(json.dumps({**json.loads(manifest.read_text()), "suite_version": "tiny-0"}))
+    monkeypatch.setattr(reference, "REFERENCE_DIR", bad)
+    assert cli.main(["bench", "--suite", "tiny", "--agent", "elim-ssp", "--out", str(tmp_path / "b"), "--jobs", "1",
+                     "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    assert "8 cells (8 run, 0 already finished)" in captured.out
+    assert "stored baselines not used (suite version tiny-0 stored" in captured.err
+    assert cli.main(["bench", "--suite", "tiny", "--agent", "elim-ssp", "--out", str(tmp_path / "c"), "--jobs", "1",
+                     "--no-progress", "--baselines", "rerun"]) == 0
+    assert "8 cells (8 run, 0 already finished)" in capsys.readouterr().out
