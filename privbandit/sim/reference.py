@@ -7,8 +7,10 @@ identity, version and checksum) into one xz-compressed tar, ``privbandit/data/re
 a manifest ``SUITE.json``:
 
 - ``suite_version``: :func:`suite_version`, a hash of every baseline cell's identity (agent, kwargs, env,
-  epsilon, horizon, seed, entropy) and of the library's source files that make the numbers (agents,
-  oracles, envs, privacy, links, runner): it changes whenever a cell's definition or a baseline's code does;
+  epsilon, horizon, seed, entropy) and of the suite's declared ``results_version``: it changes whenever a
+  cell's definition does, and whenever a change to a baseline's code changes its numbers (the developer
+  raises ``results_version`` then: ``tests/test_reference.py`` re-runs one stored cell of every baseline and
+  fails until they do). A refactor that leaves every number as it was keeps the stored results valid;
 - ``privbandit``: the library version (a cell file carries it too; :func:`~privbandit.sim.sweep.load_cell`
   refuses another one);
 - ``command``: the command that made them (``scripts/store_reference.py``);
@@ -39,15 +41,6 @@ __all__ = ["FINGERPRINT_ROUNDS", "check_reference", "install_reference", "refere
 FINGERPRINT_ROUNDS = 64
 """Rounds of a stream whose features and rewards its fingerprint hashes."""
 
-CODE_DIRS = ("agents", "oracles", "envs", "privacy", "sim")
-"""Folders of the package whose source makes a baseline's numbers (with the top-level modules), but for
-:data:`PRESENTATION`."""
-
-PRESENTATION = frozenset({"sim/report.py", "sim/compare.py", "sim/labels.py", "sim/reference.py", "sim/audit.py",
-                          "sim/demos.py", "sim/leaderboard.py", "cli.py", "plots.py"})
-"""Modules that read results and never change a number of a run."""
-
-
 REFERENCE_DIR = Path(__file__).resolve().parents[1] / "data" / "reference"
 """Where the package data keeps the stored results."""
 
@@ -58,28 +51,16 @@ def reference_path(suite: str, base: Path | None = None) -> tuple[Path, Path]:
     return base / f"{suite}.tar.xz", base / f"{suite}.json"
 
 
-def code_hash() -> str:
-    """sha256 of the source files that make a baseline's numbers (:data:`CODE_DIRS` and the package's
-    top-level modules, not :data:`PRESENTATION`)."""
-    root = Path(__file__).resolve().parents[1]
-    files = sorted(p for d in CODE_DIRS for p in (root / d).rglob("*.py")) + sorted(root.glob("*.py"))
-    files = [p for p in files if p.relative_to(root).as_posix() not in PRESENTATION]
-    h = hashlib.sha256()
-    for p in files:
-        h.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
-    return h.hexdigest()
-
-
 def baseline_cells(suite) -> list:
     """The suite's cells (its baselines: a suite holds no challenger)."""
     return suite.cells()
 
 
 def suite_version(suite) -> str:
-    """``NAME-HASH``: a hash of every cell's identity and of :func:`code_hash`."""
+    """``NAME-HASH``: a hash of the suite's ``results_version`` and of every cell's identity."""
     from .grid import canonical as _canonical
 
-    h = hashlib.sha256(code_hash().encode())
+    h = hashlib.sha256(f"results_version={suite.results_version}".encode())
     for cell in sorted(baseline_cells(suite), key=lambda c: c.key):
         h.update(_canonical(cell.identity()).encode())
     return f"{suite.name}-{h.hexdigest()[:16]}"
@@ -173,7 +154,7 @@ def check_reference(suite, sample: int | None = None, base: Path | None = None) 
     version = suite_version(suite)
     if meta.get("suite_version") != version:
         problems.append(f"suite version {meta.get('suite_version')} stored, {version} here (a cell's definition or "
-                        "a baseline's code changed)")
+                        "the suite's results_version changed)")
     if meta.get("privbandit") != _version():
         problems.append(f"stored by privbandit {meta.get('privbandit')}, this is {_version()}")
     if problems:

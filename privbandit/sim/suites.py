@@ -115,12 +115,18 @@ class Suite:
     grids : tuple of Grid
     slope_window : (int, int) or (None, None)
         The window of the log-log slopes in the report (default [T/64, T]).
+    results_version : int
+        The version of the numbers its cells produce. Raise it whenever a change to the library changes a
+        baseline's numbers (``tests/test_reference.py`` re-runs one stored cell of every baseline and fails
+        then), and regenerate the stored results with ``scripts/store_reference.py``. It enters
+        :func:`privbandit.sim.reference.suite_version`.
     """
 
     name: str
     description: str
     grids: tuple
     slope_window: tuple = (None, None)
+    results_version: int = 1
 
     def available_grids(self) -> list[Grid]:
         """The grids with only the agents and envs this install can build (grids left empty are dropped)."""
