@@ -141,8 +141,11 @@ def _results_folder() -> Path:
     """The results folder the results page is made from.
 
     ``PRIVBANDIT_DOCS_RESULTS`` names a folder that ``privbandit bench`` wrote (``results.csv`` and
-    ``report.json`` inside). Unset, the build runs the quick suite into ``docs/_build/results/quick`` (resumable:
-    a second build reuses its cells).
+    ``report.json`` inside). Unset, the build runs the quick suite into ``docs/_build/results/quick``: when the
+    stored reference results of the quick suite match this install
+    (:func:`privbandit.sim.reference.check_reference`), their cell files are installed there first, so the
+    suite finds its cells finished and only writes its tables (the same tables a full run gives: the stored
+    cells are checked to re-run equal by ``tests/test_reference.py``); otherwise it runs every cell.
     """
     given = os.environ.get("PRIVBANDIT_DOCS_RESULTS")
     if given:
@@ -151,8 +154,17 @@ def _results_folder() -> Path:
             raise SystemExit(f"PRIVBANDIT_DOCS_RESULTS={given}: no results.csv there; make one with "
                              "`privbandit bench --suite quick --out DIR` or unset the variable")
         return folder
+    from privbandit.sim.reference import check_reference, install_reference
+    from privbandit.sim.suites import get_suite
+
     folder = Path("docs/_build/results/quick")        # relative: the command printed is the one to type
-    print(f"privbandit docs: running the quick suite into {folder} (set PRIVBANDIT_DOCS_RESULTS to reuse one)")
+    quick = get_suite("quick")
+    problems = check_reference(quick, sample=3)
+    if problems:
+        print(f"privbandit docs: the stored quick results do not apply ({'; '.join(problems)}): running every cell")
+    else:
+        install_reference(quick, ROOT / folder)
+    print(f"privbandit docs: the quick suite into {folder} (set PRIVBANDIT_DOCS_RESULTS to reuse a folder)")
     subprocess.run([sys.executable, "-m", "privbandit.cli", "bench", "--suite", "quick", "--out", str(folder),
                     "--no-progress"], check=True, cwd=ROOT)
     return ROOT / folder
