@@ -197,11 +197,6 @@ class SymmetricGaussianMechanism(GaussianMechanism):
                              "asymmetric input would leak M_ij - M_ji")
         return self._symmetrised_noise(matrices, transposed, rng)
 
-    def _add_noise_symmetric(self, matrix: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """``_add_noise`` of one finite square matrix (d, d) that passes its symmetry test by construction (a
-        statistic of ``randomizers._SYMMETRIC_ROWS``): the same values and draws, without the test."""
-        return self._symmetrised_noise(matrix, matrix.take(_transpose_index(matrix.shape[0])), rng)
-
     def _symmetrised_noise(self, matrices: np.ndarray, transposed: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """0.5 (M + M^T) + the symmetric noise, in place: the same operations."""
         noisy = matrices + transposed
