@@ -17,6 +17,7 @@ import privbandit  # noqa: F401  (registers everything)
 from privbandit.agents import (
     AGENT_CHECKS,
     EliminationAgent,
+    LinUCBAgent,
     SSLinUCBAgent,
     UniformAgent,
     agent_is_private,
@@ -206,14 +207,20 @@ class FirstArm(UniformAgent):
 
 
 class ExtraDrawPerStep(UniformAgent):
-    def _act_one(self, x):                        # the step loop draws one uniform more than the batch path
+    def act(self, features):                      # the step loop draws one uniform more than the batch path
         self._act_rng.random()
-        return super()._act_one(x)
+        return super().act(features)
+
+
+class StepLoopOtherArm(LinUCBAgent):
+    def act(self, features):                      # the step loop plays the runner-up, the batch path the best
+        scores = self._scores(np.asarray(features, dtype=float)[None])[0]
+        return int(np.argsort(scores)[-2])
 
 
 class UncheckedInput(UniformAgent):
     def act(self, features):                      # skips the input checks
-        return self._act_one(np.asarray(features, dtype=float))
+        return int(self._act(np.asarray(features, dtype=float)[None])[0])
 
 
 class CentralLDP(UniformAgent):
@@ -248,17 +255,18 @@ class RawRidgeRelease(EliminationAgent):
 
 
 class StepLoopLeak(EliminationAgent):
-    """Its lean per-round path peeks at the last raw row: after a row -B e_d / 2 it plays the next arm.
+    """Its step loop peeks at the last raw row: after a row -B e_d / 2 it plays the next arm.
 
     The batch path never peeks, and on a stream without such a row the two paths agree."""
 
-    def _observe_row(self, x, y):
-        self.peek = x[-1] < 0 and not x[:-1].any()
-        super()._observe_row(x, y)
+    def update(self, chosen_features, rewards):
+        x = np.asarray(chosen_features)
+        self.peek = x.ndim == 1 and x[-1] < 0 and not x[:-1].any()
+        super().update(chosen_features, rewards)
 
-    def _act_one(self, x):
-        arm = super()._act_one(x)
-        return (arm + 1) % x.shape[0] if getattr(self, "peek", False) else arm
+    def act(self, features):
+        arm = super().act(features)
+        return (arm + 1) % len(features) if getattr(self, "peek", False) else arm
 
 
 class HalfSensitivityTree(SSLinUCBAgent):
@@ -272,6 +280,7 @@ class HalfSensitivityTree(SSLinUCBAgent):
 PLANTED_AGENTS = [
     (lambda: FirstArm(), "check_action_probabilities"),
     (lambda: ExtraDrawPerStep(), "check_step_loop_equals_batch_path"),
+    (lambda: StepLoopOtherArm(), "check_step_loop_equals_batch_path"),
     (lambda: CentralLDP(), "check_ledger_within_budget"),
     (lambda: HalfSensitivityTree(epsilon=1.0, delta=1e-5), "check_releases_within_sensitivity"),
     (lambda: RawRidgeRelease("iw-regression-dp", epsilon=1.0, delta=1e-5, play="ucb"),

@@ -161,7 +161,7 @@ class SymmetricGaussianMechanism(GaussianMechanism):
 
         Entry (i, j) of that sum is z_ij + 0 on and above the diagonal and 0 + z_ji below it, which is
         where(i > j, z_ji, z_ij) + 0 (adding +0 turns -0 into +0 either way), computed so: one mask, built once
-        (one square matrix, the one-row path's: ``z.take`` of :func:`_symmetric_index`, the same copy).
+        (one square matrix: ``z.take`` of :func:`_symmetric_index`, the same copy).
         """
         z = rng.standard_normal(shape)
         z *= self.sigma
@@ -185,7 +185,7 @@ class SymmetricGaussianMechanism(GaussianMechanism):
         symmetrisation and the noise."""
         if matrices.ndim < 2 or matrices.shape[-1] != matrices.shape[-2]:
             raise ValueError(f"matrices must have shape (..., d, d), got {matrices.shape}")
-        # M^T: one matrix (the one-row path's) as a C-ordered copy (one take, cheaper sums below), else a view
+        # M^T: one matrix as a C-ordered copy (one take, cheaper sums below), else a view
         transposed = matrices.take(_transpose_index(matrices.shape[0])) if matrices.ndim == 2 else \
             matrices.swapaxes(-1, -2)
         # max |M - M^T| <= 1e-9 max(1, max |M|): what allclose(rtol=0) tests on finite input, in fewer passes
