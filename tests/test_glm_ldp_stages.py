@@ -1,13 +1,12 @@
-"""IW-GLM-LDP's SGD stages and the elimination step loop's per-round shortcuts (issue 14, fourth pass): the
-once-per-fit pieces (U's copy and clipped eigendecomposition, the in-place stage close) and the read-only
-all-arms mask give exactly what the per-stage code gave, and each test fails when its shortcut is broken."""
+"""IW-GLM-LDP's SGD stages: the once-per-fit pieces (U's copy and clipped eigendecomposition, the in-place
+stage close) give exactly what the per-stage code gave, one row at a time and in blocks; SymPriv's one-matrix
+release; the gradient statistic calls the link it is given."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from privbandit.agents.elimination import _all_arms
 from privbandit.links import identity_link, logistic_link
 from privbandit.oracles import make_oracle
 from privbandit.oracles.glm_ldp import GLMGradientStatistic, IWGLMLDPFit, project_ellipsoid
@@ -56,10 +55,7 @@ def test_sgd_stages_equal_the_per_stage_code_bit_for_bit(link, constants, epsilo
         fits = [cls(oracle, n, d, 1.0, link, np.random.default_rng(7)) for cls in (IWGLMLDPFit, _PerStageFit)]
         for fit in fits:
             for i in range(0, n, block):
-                if block == 1:
-                    fit._add_row(x[i], float(y[i]))
-                else:
-                    fit._add_clipped(x[i:i + block], y[i:i + block])
+                fit._add_clipped(x[i:i + block], y[i:i + block])
         new, ref = (fit.result() for fit in fits)
         assert fits[0]._step == fits[1]._step > 1
         for a, b in zip(fits[0]._iterates, fits[1]._iterates, strict=True):
@@ -81,7 +77,7 @@ def test_sgd_statistics_share_one_read_only_copy_of_the_fixed_u():
     fit = oracle.start(n, dim=d, rng=3)
     seen = []
     for i in range(n):
-        fit._add_row(x[i], float(y[i]))
+        fit.add(x[i], float(y[i]))
         if fit._closed > fit.n_spectral_stages and fit._closed < len(fit.stage_sizes):
             stat = fit._randomizer(fit._closed).statistic
             seen.append(stat)
@@ -91,25 +87,13 @@ def test_sgd_statistics_share_one_read_only_copy_of_the_fixed_u():
     assert seen[0].u.tobytes() == fit.u.tobytes() and not seen[0].u.flags.writeable
 
 
-def test_all_arms_mask_is_a_read_only_all_true_mask():
-    for k in (1, 2, 10, 33):
-        mask = _all_arms(k)
-        assert mask.dtype == bool and mask.shape == (k,) and mask.all() and not mask.flags.writeable
-        assert _all_arms(k) is mask
-        with pytest.raises(ValueError):
-            mask[0] = False
-
-
 @pytest.mark.parametrize("play", ["spanner", "greedy"])
 def test_uninformative_step_loop_plays_uniformly_on_the_spanner_of_all_arms(play):
-    """While no release is informative (local DP at small t) the step loop's survivors are all arms; the arms it
-    plays equal the batch path's, and the shared mask is never written to."""
+    """While no release is informative (local DP at small t) the step loop plays what the batch path plays."""
     from privbandit.agents import make_agent
-    from privbandit.agents.base import BanditSpec
     from privbandit.agents.checks import play_batch, play_loop
 
     k, d, horizon = 6, 4, 300
-    spec = BanditSpec(n_arms=k, dim=d, horizon=horizon)
     rng = np.random.default_rng(4)
     feats = rng.normal(size=(horizon, k, d))
     feats /= 1.5 * np.linalg.norm(feats, axis=2, keepdims=True)
@@ -118,12 +102,9 @@ def test_uninformative_step_loop_plays_uniformly_on_the_spanner_of_all_arms(play
     def agent():
         return make_agent("elim-glm-ldp", epsilon=1.0, play=play)
 
-    loop = agent().reset(spec, rng=11)
-    assert list(loop._survivors_one(feats[0])) == [True] * k and loop._survivors_one(feats[0]) is _all_arms(k)
     a = play_loop(agent(), feats, rewards, rng=11)
     b = play_batch(agent(), feats, rewards, rng=11).actions
     assert np.array_equal(a, b) and len(set(a.tolist())) > 1
-    assert _all_arms(k).all()
 
 
 def test_sympriv_one_matrix_takes_equal_the_views_they_replace():
@@ -148,88 +129,8 @@ def test_sympriv_one_matrix_takes_equal_the_views_they_replace():
             assert one.tobytes() == batch.tobytes() and g1.bit_generator.state == g2.bit_generator.state
 
 
-def test_spectral_rows_pass_the_symmetry_test_by_construction():
-    """SpectralStatistic's one-row matrix: max |M - M^T| <= 4u (1 + u) max |M| + 2^-1073 (the bound that lets the
-    row path skip SymPriv's test), far below its 1e-9 max(1, max |M|), across scales down to underflow."""
-    from privbandit.oracles.iw_ldp import SpectralStatistic
-    from privbandit.privacy import randomizers
-
-    assert SpectralStatistic in randomizers._SYMMETRIC_ROWS
-    rng = np.random.default_rng(9)
-    u_ = 2.0 ** -53
-    worst = 0.0
-    for _ in range(3000):
-        d = int(rng.integers(1, 12))
-        a = rng.normal(size=(d, d))
-        u = a @ a.T / d + 10.0 ** rng.uniform(-3, 1) * np.eye(d)
-        vals, vecs = np.linalg.eigh(u)
-        stat = SpectralStatistic(u, (vecs * np.sqrt(vals)) @ vecs.T)
-        x = rng.normal(size=d) * 10.0 ** rng.uniform(-160, 0)
-        m = stat._row(x, 0.0)
-        top = float(np.abs(m).max())
-        gap = float(np.abs(m - m.T).max())
-        assert gap <= 4 * u_ * (1 + u_) * top + 2.0 ** -1073
-        assert not (gap > 1e-9 and gap > 1e-9 * max(1.0, top))
-        worst = max(worst, gap / top if top else 0.0)
-    assert worst > 0.0                                # rounding did make some matrices asymmetric
-
-
-def test_only_symmetric_rows_skip_the_symmetry_test(monkeypatch):
-    """A registered row statistic that is not symmetric_rows keeps SymPriv's test on the row path (an asymmetric
-    matrix raises there as on the general path); SpectralStatistic takes the test-free noise, with the same
-    values and draws; symmetric_rows refuses a class that is not a row_statistic."""
-    from dataclasses import dataclass
-
-    from privbandit.oracles.iw_ldp import SpectralStatistic
-    from privbandit.privacy import SymmetricGaussianMechanism, randomizers
-
-    @dataclass(frozen=True)
-    class Skewed:
-        def __call__(self, x, y):
-            m = x[:, :, None] * x[:, None, :]
-            m[:, 0, -1] += 0.25
-            return m
-
-        def _row(self, x, y):
-            return self(x[None], np.array([y]))[0]
-
-    with pytest.raises(TypeError, match="row_statistic"):
-        randomizers.symmetric_rows(Skewed)
-    monkeypatch.setitem(randomizers._ROW_STATISTICS, Skewed, (Skewed.__call__, Skewed._row))
-    channel = SymmetricGaussianMechanism(4.0, 1.0)
-    skewed = LocalRandomizer(Skewed(), 2.0, channel, 1.0)
-    x = np.array([0.3, -0.2, 0.4])
-    with pytest.raises(ValueError, match="symmetric"):
-        skewed._privatize_row(x, 0.5, np.random.default_rng(0))
-    with pytest.raises(ValueError, match="symmetric"):
-        skewed.privatize_clipped(x[None], np.array([0.5]), np.random.default_rng(0))
-
-    u = np.eye(3) + 0.1
-    spectral = LocalRandomizer(SpectralStatistic(u, u), 1.0, SymmetricGaussianMechanism(2.0, 1.3), 1.0)
-    taken = []
-    plain = SymmetricGaussianMechanism._add_noise_symmetric
-
-    def spy(self, m, rng):
-        taken.append(1)
-        return plain(self, m, rng)
-
-    def row_equals_general() -> bool:
-        g1, g2 = np.random.default_rng(4), np.random.default_rng(4)
-        one = spectral._privatize_row(x, 0.5, g1)
-        general = spectral.privatize_clipped(x[None].copy(), np.array([0.5]), g2)[0]
-        return one.tobytes() == general.tobytes() and g1.bit_generator.state == g2.bit_generator.state
-
-    monkeypatch.setattr(SymmetricGaussianMechanism, "_add_noise_symmetric", spy)
-    monkeypatch.setattr(randomizers, "_SYMMETRIC_NOISE", spy)      # as if it were the library's own: taken
-    assert row_equals_general() and taken == [1]
-    monkeypatch.setattr(randomizers, "_SYMMETRIC_NOISE", plain)    # a patch: never called, _add_noise instead
-    taken.clear()
-    assert row_equals_general() and taken == []
-
-
-def test_glm_row_reads_the_identity_link_off_only_for_the_library_identity():
-    """GLMGradientStatistic._row skips the call of the library's identity link (which returns its input); a Link
-    subclass (its own ``__call__``) or another function is still called, so the row equals the batch row."""
+def test_the_gradient_statistic_calls_the_link_it_is_given():
+    """GLMGradientStatistic predicts through its link, a Link subclass's own ``__call__`` included."""
     import dataclasses
 
     from privbandit.links import Link
@@ -243,9 +144,7 @@ def test_glm_row_reads_the_identity_link_off_only_for_the_library_identity():
     base = identity_link()
     for link, shift in [(base, 0.0), (Shifted(**{f.name: getattr(base, f.name) for f in dataclasses.fields(base)}),
                                       0.125)]:
-        stat = GLMGradientStatistic(u, w, link)
-        one, batch = stat._row(x, 0.1), stat(x[None], np.array([0.1]))[0]
-        assert one.tobytes() == batch.tobytes()
+        got = GLMGradientStatistic(u, w, link)(x[None], np.array([0.1]))[0]
         ux = x @ u
         pred = min(max(float(ux @ w) + shift, -1.0), 1.0)
-        np.testing.assert_allclose(one, ux / np.linalg.norm(ux) * (pred - 0.1), rtol=1e-12)
+        np.testing.assert_allclose(got, ux / np.linalg.norm(ux) * (pred - 0.1), rtol=1e-12)
