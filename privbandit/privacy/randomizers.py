@@ -118,6 +118,11 @@ class LocalRandomizer:
     feature_bound : float
         B: features are clipped to norm B first.
 
+    Notes
+    -----
+    ``__call__`` (any rows) and :meth:`privatize_clipped` (an epoch fit's checked and clipped rows) both end
+    in ``_privatize``: a subclass that changes how records are privatized overrides that one method.
+
     References
     ----------
     Source paper, `def:LDP`.
