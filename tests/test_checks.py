@@ -16,6 +16,7 @@ import pytest
 import privbandit  # noqa: F401  (registers everything)
 from privbandit.agents import (
     AGENT_CHECKS,
+    BanditSpec,
     EliminationAgent,
     LinUCBAgent,
     SSLinUCBAgent,
@@ -387,3 +388,28 @@ def test_the_release_replay_holds_the_step_loop_to_the_same_data_flow():
     check_step_loop_equals_batch_path(leaky, horizon=HORIZON)
     with pytest.raises(ContractError, match="in the step loop"):
         check_actions_depend_only_on_releases(leaky, horizon=HORIZON)
+
+
+def test_a_differing_arm_passes_only_at_a_tie_within_the_stated_tolerance():
+    """The step-vs-batch check's margin: with two identical arms (an exact tie, broken by argmax towards the
+    first) a step loop that took the other one is explained by a perturbation below STEP_BATCH_RTOL; an arm
+    whose score is clearly lower is not, and neither is a tie only a larger perturbation would break."""
+    from privbandit.agents.checks import STEP_BATCH_RTOL, _rounding_tie
+
+    agent = LinUCBAgent().reset(BanditSpec(n_arms=4, dim=3, horizon=50), rng=0)
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        x = rng.uniform(-0.5, 0.5, (4, 3))
+        agent.update(x[0], float(x[0].sum()) / 2)
+    top = rng.uniform(-0.5, 0.5, 3)
+    ctx = np.stack([0.3 * top, top, top, 0.3 * top])[None]                  # arms 1 and 2 tie at the top
+    assert agent.act(ctx[0]) == 1
+    assert _rounding_tie(agent, ctx, 2, seed=0)
+    worst = int(np.argmin(agent._scores(ctx)[0]))
+    assert not _rounding_tie(agent, ctx, worst, seed=0)
+    for factor in (1.0 - 1e3 * STEP_BATCH_RTOL, 1.0 + 1e3 * STEP_BATCH_RTOL):    # a margin far above it
+        apart = ctx.copy()
+        apart[0, 2] *= factor
+        if agent._scores(apart)[0, 1] > agent._scores(apart)[0, 2]:
+            break
+    assert agent.act(apart[0]) == 1 and not _rounding_tie(agent, apart, 2, seed=0)
