@@ -72,7 +72,7 @@ from .planner import (
     surviving_actions,
     uniform_over,
 )
-from .spanner import barycentric_spanner
+from .spanner import _spanner
 
 __all__ = ["PLAY_RULES", "POOLING", "EliminationAgent", "can_eliminate", "cube_root_exploration", "epoch_bounds",
            "surviving_actions", "theory_confidence", "uniform_over"]
@@ -271,7 +271,7 @@ class EliminationAgent(EpochAgent):
             part = x[lo:lo + _PLAN_CHUNK]
             alive = self._survivors(part)
             if self.spanner:
-                alive = barycentric_spanner(part, alive, constant=self.spanner_constant)
+                alive = _spanner(part, alive, self.spanner_constant)
             out[lo:lo + _PLAN_CHUNK] = alive
         return out
 
@@ -328,7 +328,7 @@ class EliminationAgent(EpochAgent):
         """Where greedy play explores: the survivors' spanner (all survivors with ``spanner=False``)."""
         if not self.spanner:
             return alive
-        return barycentric_spanner(features, alive, constant=self.spanner_constant)
+        return _spanner(features, alive, self.spanner_constant)
 
     def _survivors(self, features: np.ndarray) -> np.ndarray:
         """:func:`surviving_actions` of the informative released estimates (stacked once per epoch), computed

@@ -31,6 +31,8 @@ Awerbuch & Kleinberg (2008), "Online linear optimization and adaptive routing", 
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from .._validation import check_array, check_real
@@ -98,6 +100,13 @@ def barycentric_spanner(features: np.ndarray, mask: np.ndarray | None = None, *,
             raise ValueError(f"mask must be a boolean array of shape ({m}, {k}), got {mask.dtype} {mask.shape}")
         if m and not np.all(mask.any(axis=1)):
             raise ValueError("mask must keep at least one action in every context")
+    return _spanner(phi, mask, constant, max_swaps)
+
+
+def _spanner(phi: np.ndarray, mask: np.ndarray, constant: float, max_swaps: int | None = None) -> np.ndarray:
+    """:func:`barycentric_spanner` for checked input: finite float features (m, K, d), a boolean mask (m, K)
+    with a candidate in every row, C > 1 (the agents' planner calls it on contexts it has checked)."""
+    m, k, d = phi.shape
     if max_swaps is None:
         max_swaps = _max_swaps(d, constant)
     if m == 0:
@@ -109,7 +118,7 @@ def barycentric_spanner(features: np.ndarray, mask: np.ndarray | None = None, *,
         out = mask.copy()
         rest = np.nonzero(~single)[0]
         if rest.size:
-            out[rest] = barycentric_spanner(phi[rest], mask[rest], constant=constant, max_swaps=max_swaps)
+            out[rest] = _spanner(phi[rest], mask[rest], constant, max_swaps)
         return out
     out = np.zeros((m, k), dtype=bool)
     for lo in range(0, m, _CHUNK):
@@ -169,16 +178,27 @@ def _certified(subs: np.ndarray) -> np.ndarray:
 
 
 def _factorizes(gram: np.ndarray) -> np.ndarray:
-    """Whether each symmetric matrix of ``gram`` (m, n, n) is positive definite: a Cholesky factorization,
-    column by column and vectorised over the stack, whose pivots all stay positive (False for NaN)."""
-    a = gram.copy()
-    ok = np.ones(a.shape[0], dtype=bool)
+    """Whether each symmetric matrix of ``gram`` (m, n, n) has a Cholesky factorization with positive pivots
+    (False for NaN).
+
+    A stack of one asks ``np.linalg.cholesky`` (one call); a larger stack runs the factorization column by
+    column, vectorised over the stack (its matrices on the last axis, so every step is one contiguous pass):
+    the same test without one LAPACK call per matrix.
+    """
+    if gram.shape[0] == 1:
+        try:
+            factor = np.linalg.cholesky(gram)
+        except np.linalg.LinAlgError:
+            return np.zeros(1, dtype=bool)
+        return np.isfinite(factor).all(axis=(1, 2))       # (NaN input does not raise)
+    a = np.moveaxis(gram, 0, -1).copy()                   # (n, n, m)
+    ok = np.ones(a.shape[-1], dtype=bool)
     with np.errstate(all="ignore"):         # (a failed matrix's later columns are never read)
-        for j in range(a.shape[1]):
-            pivot = a[:, j, j]
+        for j in range(a.shape[0]):
+            pivot = a[j, j]
             ok &= pivot > 0.0
-            col = a[:, j + 1:, j] / np.sqrt(np.where(ok, pivot, 1.0))[:, None]
-            a[:, j + 1:, j + 1:] -= col[:, :, None] * col[:, None, :]
+            col = a[j + 1:, j] / np.sqrt(np.where(ok, pivot, 1.0))
+            a[j + 1:, j + 1:] -= col[:, None] * col[None, :]
     return ok
 
 
@@ -241,6 +261,7 @@ def _spanner_chunk(phi: np.ndarray, mask: np.ndarray, constant: float, max_swaps
     return out
 
 
+@lru_cache(maxsize=64)
 def _max_swaps(d: int, constant: float) -> int:
     """The default cap on step 2's swaps per context (far above d log_C d)."""
     return 4 * d * (1 + int(np.ceil(np.log(max(d, 2)) / np.log(constant)))) + 8

@@ -184,20 +184,27 @@ class LocalRandomizer:
         """The statistic, its checks and projection, and the channel's release, on clipped rows.
 
         Rows clearly inside the ball (:func:`clearly_inside`, which also certifies them finite) need no
-        projection; the rest take the finiteness check and :func:`project_rows`.
+        projection; the rest take the finiteness check and :func:`project_rows`. A Gaussian, SymPriv or
+        Laplace channel then adds its noise through ``_add_noise`` (its ``release`` less the input checks
+        done here: a channel subclass changes the noise there); an L2-ball channel releases the rows.
         """
         stats = np.asarray(self.statistic(x, y), dtype=float)
         if stats.shape[0] != x.shape[0]:
             raise ValueError(f"the statistic must return one row per record, got shape {stats.shape}")
         rng = as_generator(rng)
-        if not clearly_inside(stats, self.radius, self._ord):
-            if not np.all(np.isfinite(stats)):
-                raise ValueError("the statistic returned NaN or inf on clipped rows; it must be finite on the "
-                                 "whole input domain (e.g. define its value at phi = 0)")
-            stats = project_rows(stats, self.radius, self._ord)
         if isinstance(self.channel, L2BallChannel):
+            stats = project_rows(self._finite(stats), self.radius, self._ord)
             return self.channel.release(stats.reshape(stats.shape[0], -1), rng).reshape(stats.shape)
-        return self.channel.release(stats, rng)
+        if not clearly_inside(stats, self.radius, self._ord):      # (clearly inside certifies them finite)
+            stats = project_rows(self._finite(stats), self.radius, self._ord)
+        return self.channel._add_noise(stats, rng)          # the channel's noise: its input checks are done
+
+    @staticmethod
+    def _finite(stats: np.ndarray) -> np.ndarray:
+        if not np.all(np.isfinite(stats)):
+            raise ValueError("the statistic returned NaN or inf on clipped rows; it must be finite on the whole "
+                             "input domain (e.g. define its value at phi = 0)")
+        return stats
 
     def ledger_entry(self) -> MechanismEntry:
         """The channel as the ledger records it (one local release per record)."""
