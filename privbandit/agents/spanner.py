@@ -31,6 +31,7 @@ Awerbuch & Kleinberg (2008), "Online linear optimization and adaptive routing", 
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
@@ -113,7 +114,7 @@ def _spanner(phi: np.ndarray, mask: np.ndarray, constant: float, max_swaps: int 
         return np.zeros((0, k), dtype=bool)
     # a single candidate is its own spanner (step 1 picks it, or it is the zero vector and kept as the
     # fallback): only contexts with two or more candidates need the computation
-    single = np.count_nonzero(mask, axis=1) == 1
+    single = mask.sum(axis=1) == 1
     if np.any(single):
         out = mask.copy()
         rest = np.nonzero(~single)[0]
@@ -136,24 +137,27 @@ def _certifiable(n: int, d: int) -> bool:
     """Whether a set of ``n`` candidates in R^d may be certified to be its own spanner (:func:`_certified`)."""
     if n == d:
         return 2 <= n <= _WELL_POSED_MAX
-    return 2 <= n < d and n <= _WELL_POSED_THIN and np.sqrt(d) * 2.0 ** n <= _THIN_REACH
+    return 2 <= n < d and n <= _WELL_POSED_THIN and math.sqrt(d) * 2.0 ** n <= _THIN_REACH
 
 
 def _certified_sets(phi: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Which contexts' candidate sets (``mask`` (m, K) of features ``phi`` (m, K, d)) :func:`_certified`
     certifies, grouped by the number n of candidates (only n with :func:`_certifiable`)."""
     m, k, d = phi.shape
-    counts = np.count_nonzero(mask, axis=1)
+    counts = mask.sum(axis=1)
+    low, high = int(counts.min()), int(counts.max())
+    if low == high:                                 # one group (always so for one context)
+        groups = [(low, np.s_[:], m)] if _certifiable(low, d) else []
+    else:
+        groups = [(n, idx, idx.size) for n in np.unique(counts).tolist() if _certifiable(n, d)
+                  for idx in [np.flatnonzero(counts == n)]]
     done = np.zeros(m, dtype=bool)
-    for n in np.unique(counts).tolist():
-        if not _certifiable(n, d):
-            continue
-        idx = np.flatnonzero(counts == n)
+    for n, idx, size in groups:
         if n == k:                                  # every arm a candidate
             sub = phi[idx]
         else:                                       # each row of mask[idx] has n Trues, in arm order
-            arms = np.nonzero(mask[idx])[1].reshape(idx.size, n)
-            sub = phi[idx[:, None], arms]
+            arms = np.nonzero(mask[idx])[1].reshape(size, n)
+            sub = phi[np.arange(m)[idx][:, None], arms]
         done[idx] = _certified(sub)
     return done
 
