@@ -185,10 +185,10 @@ class LinUCBAgent(_UCBAgent):
         C = I + X V^{-1} X^T, and log det(V + X^T X) = log det V + log det C (the matrix determinant
         lemma). For one row C is the scalar 1 + x^T V^{-1} x (Sherman-Morrison).
         """
-        self.xty += x.T @ y
+        self.xty += x.T.dot(y)
         if x.shape[0] == 1:
-            vx = self.v_inv @ x[0]
-            q = float(x[0] @ vx)
+            vx = self.v_inv.dot(x[0])
+            q = float(x[0].dot(vx))
             self.v_inv -= vx[:, None] * (vx / (1.0 + q))
             self.logdet += math.log1p(q)
             return
@@ -211,8 +211,8 @@ class LinUCBAgent(_UCBAgent):
         """UCB scores <x_a, theta> + beta ||x_a||_{V^{-1}} of contexts (m, K, d), as (m, K)."""
         m, k, d = features.shape
         x = features.reshape(m * k, d)
-        w = np.add.reduce((x @ self.v_inv) * x, axis=1)          # x_a^T V^{-1} x_a
-        return (x @ self.theta_ + self.beta_ * np.sqrt(np.maximum(w, 0.0))).reshape(m, k)
+        w = np.add.reduce(x.dot(self.v_inv) * x, axis=1)          # x_a^T V^{-1} x_a
+        return (x.dot(self.theta_) + self.beta_ * np.sqrt(np.maximum(w, 0.0))).reshape(m, k)
 
 
 class _NoisyGramUCB(_UCBAgent):

@@ -184,9 +184,9 @@ class LocalRandomizer:
         """The statistic, its checks and projection, and the channel's release, on clipped rows.
 
         Rows clearly inside the ball (:func:`clearly_inside`, which also certifies them finite) need no
-        projection; the rest take the finiteness check and :func:`project_rows`. A Gaussian, SymPriv or
-        Laplace channel then adds its noise through ``_add_noise`` (its ``release`` less the input checks
-        done here: a channel subclass changes the noise there); an L2-ball channel releases the rows.
+        projection; the rest take the finiteness check and :func:`project_rows`. The channel's ``release``
+        adds the noise (every release goes through it, so a :class:`~privbandit.privacy.replay.ReleaseTape`
+        records local releases too).
         """
         stats = np.asarray(self.statistic(x, y), dtype=float)
         if stats.shape[0] != x.shape[0]:
@@ -197,7 +197,7 @@ class LocalRandomizer:
             return self.channel.release(stats.reshape(stats.shape[0], -1), rng).reshape(stats.shape)
         if not clearly_inside(stats, self.radius, self._ord):      # (clearly inside certifies them finite)
             stats = project_rows(self._finite(stats), self.radius, self._ord)
-        return self.channel._add_noise(stats, rng)          # the channel's noise: its input checks are done
+        return self.channel.release(stats, rng)
 
     @staticmethod
     def _finite(stats: np.ndarray) -> np.ndarray:
