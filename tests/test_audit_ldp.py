@@ -65,14 +65,10 @@ def recording(r: LocalRandomizer, log: Log, leak: bool = False) -> LocalRandomiz
     """A randomizer that behaves like ``r`` and logs its outputs (``leak``: skips the channel, a planted bug)."""
 
     class Recording(LocalRandomizer):
-        def __call__(self, features, rewards, rng=None):
-            x = np.array(features, dtype=float, copy=True)
-            y = np.array(rewards, dtype=float, copy=True)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ClippingWarning)
-                stat = np.asarray(self.statistic(x if x.ndim == 2 else x[None], np.atleast_1d(y)), dtype=float)
-            out = stat.copy() if leak else super().__call__(features, rewards, rng)
-            log.outputs.append((out, stat, x, y))
+        def _privatize(self, x, y, rng):            # where every entry point ends, on clipped rows
+            stat = np.asarray(self.statistic(x, y), dtype=float)
+            out = stat.copy() if leak else super()._privatize(x, y, rng)
+            log.outputs.append((out, stat, x.copy(), y.copy()))
             return out
 
     rec = Recording(r.statistic, r.radius, r.channel, r.feature_bound)

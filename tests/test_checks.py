@@ -16,7 +16,9 @@ import pytest
 import privbandit  # noqa: F401  (registers everything)
 from privbandit.agents import (
     AGENT_CHECKS,
+    BanditSpec,
     EliminationAgent,
+    LinUCBAgent,
     SSLinUCBAgent,
     UniformAgent,
     agent_is_private,
@@ -206,14 +208,20 @@ class FirstArm(UniformAgent):
 
 
 class ExtraDrawPerStep(UniformAgent):
-    def _act_one(self, x):                        # the step loop draws one uniform more than the batch path
+    def act(self, features):                      # the step loop draws one uniform more than the batch path
         self._act_rng.random()
-        return super()._act_one(x)
+        return super().act(features)
+
+
+class StepLoopOtherArm(LinUCBAgent):
+    def act(self, features):                      # the step loop plays the runner-up, the batch path the best
+        scores = self._scores(np.asarray(features, dtype=float)[None])[0]
+        return int(np.argsort(scores)[-2])
 
 
 class UncheckedInput(UniformAgent):
     def act(self, features):                      # skips the input checks
-        return self._act_one(np.asarray(features, dtype=float))
+        return int(self._act(np.asarray(features, dtype=float)[None])[0])
 
 
 class CentralLDP(UniformAgent):
@@ -248,17 +256,18 @@ class RawRidgeRelease(EliminationAgent):
 
 
 class StepLoopLeak(EliminationAgent):
-    """Its lean per-round path peeks at the last raw row: after a row -B e_d / 2 it plays the next arm.
+    """Its step loop peeks at the last raw row: after a row -B e_d / 2 it plays the next arm.
 
     The batch path never peeks, and on a stream without such a row the two paths agree."""
 
-    def _observe_row(self, x, y):
-        self.peek = x[-1] < 0 and not x[:-1].any()
-        super()._observe_row(x, y)
+    def update(self, chosen_features, rewards):
+        x = np.asarray(chosen_features)
+        self.peek = x.ndim == 1 and x[-1] < 0 and not x[:-1].any()
+        super().update(chosen_features, rewards)
 
-    def _act_one(self, x):
-        arm = super()._act_one(x)
-        return (arm + 1) % x.shape[0] if getattr(self, "peek", False) else arm
+    def act(self, features):
+        arm = super().act(features)
+        return (arm + 1) % len(features) if getattr(self, "peek", False) else arm
 
 
 class HalfSensitivityTree(SSLinUCBAgent):
@@ -272,6 +281,7 @@ class HalfSensitivityTree(SSLinUCBAgent):
 PLANTED_AGENTS = [
     (lambda: FirstArm(), "check_action_probabilities"),
     (lambda: ExtraDrawPerStep(), "check_step_loop_equals_batch_path"),
+    (lambda: StepLoopOtherArm(), "check_step_loop_equals_batch_path"),
     (lambda: CentralLDP(), "check_ledger_within_budget"),
     (lambda: HalfSensitivityTree(epsilon=1.0, delta=1e-5), "check_releases_within_sensitivity"),
     (lambda: RawRidgeRelease("iw-regression-dp", epsilon=1.0, delta=1e-5, play="ucb"),
@@ -378,3 +388,28 @@ def test_the_release_replay_holds_the_step_loop_to_the_same_data_flow():
     check_step_loop_equals_batch_path(leaky, horizon=HORIZON)
     with pytest.raises(ContractError, match="in the step loop"):
         check_actions_depend_only_on_releases(leaky, horizon=HORIZON)
+
+
+def test_a_differing_arm_passes_only_at_a_tie_within_the_stated_tolerance():
+    """The step-vs-batch check's margin: with two identical arms (an exact tie, broken by argmax towards the
+    first) a step loop that took the other one is explained by a perturbation below STEP_BATCH_RTOL; an arm
+    whose score is clearly lower is not, and neither is a tie only a larger perturbation would break."""
+    from privbandit.agents.checks import STEP_BATCH_RTOL, _rounding_tie
+
+    agent = LinUCBAgent().reset(BanditSpec(n_arms=4, dim=3, horizon=50), rng=0)
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        x = rng.uniform(-0.5, 0.5, (4, 3))
+        agent.update(x[0], float(x[0].sum()) / 2)
+    top = rng.uniform(-0.5, 0.5, 3)
+    ctx = np.stack([0.3 * top, top, top, 0.3 * top])[None]                  # arms 1 and 2 tie at the top
+    assert agent.act(ctx[0]) == 1
+    assert _rounding_tie(agent, ctx, 2, seed=0)
+    worst = int(np.argmin(agent._scores(ctx)[0]))
+    assert not _rounding_tie(agent, ctx, worst, seed=0)
+    for factor in (1.0 - 1e3 * STEP_BATCH_RTOL, 1.0 + 1e3 * STEP_BATCH_RTOL):    # a margin far above it
+        apart = ctx.copy()
+        apart[0, 2] *= factor
+        if agent._scores(apart)[0, 1] > agent._scores(apart)[0, 2]:
+            break
+    assert agent.act(apart[0]) == 1 and not _rounding_tie(agent, apart, 2, seed=0)

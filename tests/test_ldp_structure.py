@@ -116,9 +116,8 @@ def run_recorded(name: str, x: np.ndarray, y: np.ndarray, chunk: int = 37, seed:
 class LeakyRandomizer(LocalRandomizer):
     """A planted bug: returns the statistic without noise."""
 
-    def __call__(self, features, rewards, rng=None):
-        return np.asarray(self.statistic(np.asarray(features, float).reshape(-1, features.shape[-1]),
-                                         np.atleast_1d(np.asarray(rewards, float))), dtype=float)
+    def _privatize(self, x, y, rng):
+        return np.asarray(self.statistic(x, y), dtype=float)
 
 
 def test_every_local_oracle_of_issue_5_is_registered():

@@ -1,10 +1,11 @@
 """The LinUCB baselines' two radii: the theorem's (default, unchanged) and the calibrated per-phi one."""
 
-import hashlib
 import math
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
+import pandas as pd
 import pytest
 
 import privbandit  # noqa: F401  (registers the envs)
@@ -34,17 +35,25 @@ def test_radius_is_validated(name):
         _agent(name, radius="practical", c_width=0.0)
 
 
-# sha256 of the cum_regret column (every round) of a 512-round run, heavy-tailed d = K = 5, seed 3, taken
-# before the radius option existed: the default (theory) radius must reproduce it bit for bit
-BEFORE = {"linucb": "410e812e42e560db", "linucb-jdp": "118619df412bfe01", "ldp-ucb": "b54aaa3857e0418a"}
+BEFORE = Path(__file__).parent / "data" / "linucb_theory_radius_cum_regret.csv"
+"""The cumulative regret at every 8th round of a 512-round run (heavy-tailed, d = K = 5, seed 3), taken before
+the radius option existed, printed with 17 significant digits (it reads back exactly)."""
+
+RTOL = 1e-9
+"""The default (theory) radius must reproduce those runs. 1e-9 relative lets a BLAS that sums in another order
+move the last bits of the scores and the running sum (about 512 u = 6e-14 relative at most, through gemv and
+the regret sums); one arm chosen differently moves the cumulative regret by far more (every round's regret is
+either 0 or the gap to the best arm, of order 1e-2 or more here)."""
 
 
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("radius", [None, "theory"])
-def test_theory_radius_is_bit_identical_to_before(name, radius):
+def test_theory_radius_reproduces_the_runs_from_before(name, radius):
     agent = _agent(name) if radius is None else _agent(name, radius=radius)
     df = run(agent, _env(512), 512, seed=3, log="all")
-    assert hashlib.sha256(df["cum_regret"].to_numpy().tobytes()).hexdigest()[:16] == BEFORE[name]
+    want = pd.read_csv(BEFORE)
+    got = df["cum_regret"].to_numpy()[want["round"].to_numpy() - 1]
+    np.testing.assert_allclose(got, want[name].to_numpy(), rtol=RTOL, atol=0.0)
 
 
 @pytest.mark.parametrize("name", NAMES)

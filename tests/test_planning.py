@@ -6,15 +6,8 @@ import numpy as np
 import pytest
 
 from privbandit.agents import BanditSpec, make_agent
-from privbandit.agents.elimination import (
-    EliminationAgent,
-    _eliminate_all,
-    _eliminate_one,
-    _pick,
-    can_eliminate,
-    surviving_actions,
-    uniform_over,
-)
+from privbandit.agents.elimination import EliminationAgent
+from privbandit.agents.planner import _eliminate_all, can_eliminate, surviving_actions, uniform_over
 from privbandit.agents.squarecb import SquareCBAgent, inverse_gap_weighting, iw_l2_rate, l2_rate
 from privbandit.infomatrix import w_star
 from privbandit.links import identity_link, logistic_link
@@ -258,9 +251,18 @@ def test_squarecb_probabilities_use_the_latest_estimate():
     assert agent.action_probabilities(phi)[0, 0] > 0.5
 
 
-def test_the_one_context_elimination_and_pick_equal_the_batched_ones():
-    """_eliminate_one (per-round path) == _eliminate_all on one context, conflicting tests included; _pick ==
-    uniform_over."""
+def _eliminate_in_order(mean, width, tolerance):
+    """The tests of `eq:eliminate` one epoch after the other on one context, each skipped if it empties the set."""
+    kept = np.ones(mean.shape[1], dtype=bool)
+    for m, w in zip(mean, width):
+        nxt = kept & (m + w >= (m - w).max() - tolerance)
+        if nxt.any():
+            kept = nxt
+    return kept
+
+
+def test_the_vectorised_tests_are_the_tests_in_order_conflicts_included():
+    """_eliminate_all (all epochs' tests in one pass, conflicting contexts replayed) == the tests in order."""
     rng = np.random.default_rng(11)
     conflicts = 0
     for trial in range(3000):
@@ -273,186 +275,26 @@ def test_the_one_context_elimination_and_pick_equal_the_batched_ones():
         batched = _eliminate_all(np.ones((1, k), dtype=bool), mean[:, None], width[:, None], upper[:, None],
                                  1e-12)[0]
         conflicts += not (upper >= (mean - width).max(axis=1, keepdims=True) - 1e-12).all(axis=0).any()
-        np.testing.assert_array_equal(_eliminate_one(mean, width, upper, 1e-12), batched)
-        u = float(rng.random()) if trial % 5 else 1.0 - 1e-17
-        assert _pick(batched, u) == uniform_over(batched[None], np.array([u]))[0]
+        np.testing.assert_array_equal(_eliminate_in_order(mean, width, 1e-12), batched)
     assert conflicts > 50, "the sequential replay must be exercised"
 
 
-def _ucb_agent_with(estimates, spec):
-    """An elimination agent with UCB play whose releases are ``estimates`` (in order)."""
-    agent = EliminationAgent("ridge", play="ucb").reset(spec, rng=0)
-    for est in estimates:
-        agent.estimates.append(est)
-        agent._on_epoch_end(est)
-    return agent
-
-
-def _shortcut_contexts(rng, m, k, d, trial):
-    """Contexts inside the unit ball: norms over several scales, duplicated arms (ties), sometimes a zero or a
-    tiny row (which leave the pass to the full product)."""
-    x = rng.standard_normal((m, k, d))
-    x *= (rng.uniform(0.01, 1.0, (m, k, 1)) ** 2) / np.linalg.norm(x, axis=2, keepdims=True)
-    x[:, -1] = x[:, 0]
-    if trial % 7 == 0:
-        x[rng.integers(m), rng.integers(k)] = 0.0 if trial % 2 else 1e-120
-    return x
-
-
-def test_the_ucb_shortcut_gives_the_full_pass_survivors_and_exploited_arms_bit_for_bit():
-    """UCB play's shortcut (earlier non-informative epochs left out of a pass when every row certifies that
-    their upper bound exceeds the latest one's) against the full pass, on releases with wide early
-    estimates, ties, and zero or tiny rows; every left-out epoch's upper bound is above the latest's."""
-    from privbandit.agents.elimination import _bounds
-
-    rng = np.random.default_rng(21)
-    fired = full = 0
-    for trial in range(120):
-        k, d = int(rng.integers(2, 9)), int(rng.integers(1, 9))
-        spec = BanditSpec(n_arms=k, dim=d, horizon=10_000)
-        wide = [Estimate(rng.normal(size=d) * rng.uniform(0, 0.4) / math.sqrt(d), identity_link(),
-                         np.eye(d) + 0.1 * rng.standard_normal((d, d)), rng.uniform(0.8, 3.0))
-                for _ in range(int(rng.integers(1, 5)))]
-        narrow = [_estimate(rng, d, rng.uniform(0.005, 0.2)) for _ in range(int(rng.integers(1, 4)))]
-        order = wide + narrow if trial % 4 else narrow[:1] + wide + narrow[1:]
-        agent = _ucb_agent_with(order, spec)
-        x = _shortcut_contexts(rng, int(rng.integers(64, 300)), k, d, trial)
-        alive, best = agent._survivors_and_best(x)
-        stack, _ = agent._ucb_stack(x)
-        left_out = [j for j, e in enumerate(order) if all(e is not s for s in stack.estimates)]
-        mean, width = _bounds(agent._stacked()[0], x, agent.width_cap)
-        upper = mean + width
-        for j in left_out:
-            assert not any(e is order[j] for e in agent._informative) and j < len(order) - 1
-            assert (upper[j] > upper[-1]).all()
-        fired += bool(left_out)
-        agent._cut = (None,)                     # the full pass, as before the shortcut
-        ref_alive, ref_best = agent._survivors_and_best(x)
-        full += agent._ucb_stack(x)[0] is agent._stacked()[0]
-        assert np.array_equal(alive, ref_alive) and np.array_equal(best, ref_best)
-    assert fired > 25 and full == 120
-
-
-def test_this_blas_gives_a_products_entries_for_any_subset_of_rows_and_columns_up_to_d_12():
-    """The UCB shortcut computes a subset of the stacked product's columns (and the step loop one context's
-    rows): up to an inner dimension of _CUT_MAX_DIM every entry must come out the same bits."""
-    from privbandit.agents.elimination import _CUT_MAX_DIM
-
-    rng = np.random.default_rng(22)
-    for _ in range(150):
-        d, j, n = int(rng.integers(1, _CUT_MAX_DIM + 1)), int(rng.integers(1, 16)), int(rng.integers(1, 3000))
-        basis = rng.standard_normal((d, j * (d + 1))) * np.exp(rng.standard_normal((d, j * (d + 1))))
-        rows = rng.standard_normal((n, d))
-        full = rows @ basis
-        keep = np.sort(rng.choice(j, size=int(rng.integers(1, j + 1)), replace=False))
-        cols = np.concatenate([keep, j + (keep[:, None] * d + np.arange(d)).ravel()])
-        assert np.array_equal(rows @ np.ascontiguousarray(basis[:, cols]), full[:, cols])
-        few = rng.integers(0, n, size=min(n, 10))
-        assert np.array_equal(rows[few] @ basis, full[few])
-
-
-def test_elim_ucb_step_loop_and_batch_path_choose_the_same_arms_while_the_shortcut_leaves_epochs_out(monkeypatch):
+def test_elim_ucb_step_loop_and_batch_path_choose_the_same_arms():
     import gymnasium as gym
 
-    from privbandit.agents import elimination
     from privbandit.agents.checks import play_batch, play_loop
 
     env = gym.make("PrivLinCB-v0", n_arms=8, dim=8, horizon=4096, family="heavy-tailed", max_episode_steps=4096)
     env.reset(seed=3)
     batch = env.unwrapped.sample_batch(4096)
-    left_out = []
-    stack_for = elimination._Shortcut.stack_for
-
-    def spy(self, x):
-        out = stack_for(self, x)
-        left_out.append(0 if out is None else len(self.estimates) - len(out[0].estimates))
-        return out
-
-    monkeypatch.setattr(elimination._Shortcut, "stack_for", spy)
     arms = play_batch(make_agent("elim-ucb"), batch.features, batch.rewards, rng=7).actions
-    assert max(left_out) >= 3
     assert np.array_equal(play_loop(make_agent("elim-ucb"), batch.features, batch.rewards, rng=7), arms)
-
-
-def test_greedy_plays_step_loop_rates_computed_ahead_are_the_one_round_rates_bit_for_bit():
-    rng = np.random.default_rng(23)
-    for d in (1, 3, 10, 37):
-        spec = BanditSpec(n_arms=3, dim=d, horizon=12_000)
-        agent = EliminationAgent("ridge", play="greedy").reset(spec, rng=0)
-        t = 0
-        while t < spec.horizon + 2:
-            agent.t = t                          # the rounds played so far (update moves it by 1 or a batch)
-            assert agent._next_rate() == float(agent._exploration_rates(0, 1)[0])
-            t += 1 if rng.random() < 0.9 else int(rng.integers(2, 3000))
-        agent.t = 5
-        assert agent._next_rate() == float(agent._exploration_rates(0, 1)[0])     # after a reset, say
-
-
-def test_the_one_context_pick_reads_all_single_and_other_masks_as_uniform_over():
-    rng = np.random.default_rng(24)
-    for k in range(1, 12):
-        masks = [np.ones(k, dtype=bool), np.eye(k, dtype=bool)[k // 2], rng.random(k) < 0.5]
-        masks[-1][0] = True
-        for mask in masks:
-            for u in (0.0, 0.3, 0.5, 0.999, 1.0 - 1e-17, float(rng.random())):
-                ref = uniform_over(mask[None], np.array([u]))[0]
-                assert _pick(mask, u) == ref and _pick(mask.tolist(), u) == ref
-
-
-def test_ucb_plays_one_context_exploited_arms_are_the_batch_rules_with_ties_conflicts_and_overflow():
-    """_ucb_best_one (the top arms first, checked against every informative test) == the batch rule's exploited
-    arms, on releases whose tests conflict (invalid intervals), with tied arms and overflowing scores."""
-    rng = np.random.default_rng(25)
-    shortcut = fallback = 0
-    for trial in range(400):
-        k, d = int(rng.integers(1, 9)), int(rng.integers(1, 6))
-        spec = BanditSpec(n_arms=k, dim=d, horizon=1000)
-        ests = [_estimate(rng, d, rng.uniform(0.001, 0.3) if trial % 3 else rng.uniform(0.5, 3.0))
-                for _ in range(int(rng.integers(1, 5)))]
-        if trial % 11 == 0:
-            ests[-1] = Estimate(rng.choice([-1.0, 1.0], size=d) * 1e308, identity_link(), np.eye(d), 0.1)
-        x = rng.uniform(-1, 1, (k, d)) / math.sqrt(d)
-        if trial % 2 and k > 1:
-            x[-1] = x[0]                                     # tied arms
-        with np.errstate(over="ignore", invalid="ignore"):
-            agent = _ucb_agent_with(ests, spec)
-            ref = agent._survivors_and_best(x[None])[1][0].tolist()
-            got = agent._ucb_best_one(x)
-            alive = agent._survivors_and_best(x[None])[0][0] if agent._informative else None
-        assert got == ref
-        if alive is not None and not alive.all():
-            shortcut += 1
-        fallback += trial % 11 == 0
-    assert shortcut > 50 and fallback > 10
-
-
-def test_ucb_plays_one_context_exploited_arms_match_the_batch_rule_on_nan_inf_and_tied_bounds(monkeypatch):
-    """The same comparison with the bounds themselves scripted: NaN, +-inf and exact ties included."""
-    from privbandit.agents import elimination
-
-    rng = np.random.default_rng(26)
-    table = {}
-    monkeypatch.setattr(elimination, "_bounds_rows", lambda stack, rows, cap: table["bounds"])
-    for trial in range(600):
-        k, d = int(rng.integers(1, 7)), 2
-        ests = [_estimate(rng, d, 0.01) for _ in range(int(rng.integers(1, 4)))]
-        with np.errstate(over="ignore", invalid="ignore"):
-            agent = _ucb_agent_with(ests, BanditSpec(n_arms=k, dim=d, horizon=100))
-        j = len(agent.estimates)
-        mean = rng.choice([-0.5, 0.0, 0.25, 0.5], size=(j, k)) if trial % 2 else rng.normal(size=(j, k))
-        width = rng.choice([0.0, 0.1, 0.5], size=(j, k)) if trial % 3 else rng.uniform(0, 1, (j, k))
-        if trial % 4 == 0:
-            mean[rng.integers(j), rng.integers(k)] = rng.choice([np.nan, np.inf, -np.inf])
-        table["bounds"] = (mean, width)
-        x = np.zeros((k, d))
-        with np.errstate(invalid="ignore"):
-            assert agent._ucb_best_one(x) == agent._survivors_and_best(x[None])[1][0].tolist()
 
 
 @pytest.mark.parametrize("name", ["elim-ldp-greedy", "elim-nonprivate-greedy"])
 def test_greedy_play_step_loop_chooses_what_the_batch_path_does(name):
-    """Greedy play's lean per-round path (rates computed ahead, the latest mean on one context, the
-    spanner when exploring) against the batch path, past the first block of rates."""
+    """Greedy play's step loop (the round's rate, the latest mean on one context, the spanner when
+    exploring) against the batch path."""
     from privbandit.agents.checks import play_batch, play_loop
 
     rng = np.random.default_rng(27)

@@ -335,7 +335,7 @@ def test_schedules_and_rates_are_public(name, kwargs):
 @pytest.mark.parametrize("play", PLAYS)
 @pytest.mark.parametrize("k, d, spanner", [(12, 4, True), (6, 6, True), (5, 3, False)])
 def test_the_one_context_path_acts_as_the_batch_path_while_arms_are_eliminated(play, k, d, spanner):
-    """act (one-context planner) and act_batch choose the same arms, round by round, on runs where
+    """act (the planner on one context) and act_batch choose the same arms, round by round, on runs where
     elimination removes arms, K > d needs the spanner's swaps and greedy play explores and exploits."""
     horizon = 1500
     env = _env(horizon, d, k, seed=4)
@@ -344,7 +344,7 @@ def test_the_one_context_path_acts_as_the_batch_path_while_arms_are_eliminated(p
     batch = EliminationAgent(Ridge(), play=play, spanner=spanner).reset(env.unwrapped.bandit_spec(), rng=9)
     arms, sizes = np.empty(horizon, np.int64), []
     for t in range(horizon):
-        sizes.append(int(loop._survivors_one(loop._check_features(b.features[t], batched=False)).sum()))
+        sizes.append(int(loop._survivors(b.features[t][None]).sum()))
         arms[t] = loop.act(b.features[t])
         loop.update(b.features[t, arms[t]], b.rewards[t, arms[t]])
     t = 0

@@ -265,7 +265,7 @@ def test_project_rows_shortcut_returns_what_the_projection_returns():
 
 def test_privatize_clipped_draws_what_the_checked_call_draws():
     """The fit's entry point: same outputs and generator state as __call__ on clipped rows, including rows
-    above a smaller feature bound (still clipped, with the warning) and a subclass that overrides __call__."""
+    above a smaller feature bound (still clipped, with the warning)."""
     def stat(f, r):
         return f * r[:, None]
 
@@ -284,12 +284,6 @@ def test_privatize_clipped_draws_what_the_checked_call_draws():
     np.testing.assert_array_equal(a, b)
     assert g1.random() == g2.random()
 
-    class Custom(LocalRandomizer):
-        def __call__(self, features, rewards, rng=None):
-            return np.zeros((features.shape[0], 1))
-
-    custom = Custom(stat, 0.8, rand.channel, 0.8)
-    np.testing.assert_array_equal(custom.privatize_clipped(inside, y[:len(inside)], 0), 0.0)
 
 
 def test_symmetric_gaussian_refuses_asymmetric_input():

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from privbandit.agents.spanner import barycentric_spanner, barycentric_spanner_one, spanner_coefficients
+from privbandit.agents.spanner import barycentric_spanner, spanner_coefficients
 
 
 def _algorithm(phi, mask, c):
@@ -93,8 +93,9 @@ def test_bad_input():
 
 
 @pytest.mark.parametrize("k,d,c", [(10, 10, 2.0), (30, 3, 2.0), (12, 5, 1.2), (4, 8, 2.0), (7, 1, 2.0)])
-def test_the_one_context_spanner_is_the_batched_row(k, d, c):
-    """The per-round path's spanner equals the batched one on random, degenerate and one-hot contexts."""
+def test_a_context_alone_gets_its_row_of_the_batch(k, d, c):
+    """One context's spanner (the step loop's batch of one) equals its row of a batch, on random, degenerate
+    and one-hot contexts."""
     rng = np.random.default_rng(k * 7 + d)
     m = 400
     phi = _contexts(rng, m, k, d)
@@ -104,30 +105,16 @@ def test_the_one_context_spanner_is_the_batched_row(k, d, c):
     mask[np.arange(m), rng.integers(0, k, m)] = True
     mask[:20] = True
     batched = barycentric_spanner(phi, mask, constant=c)
-    one = np.array([barycentric_spanner_one(phi[i], mask[i], constant=c) for i in range(m)])
+    one = np.array([barycentric_spanner(phi[i:i + 1], mask[i:i + 1], constant=c)[0] for i in range(m)])
     np.testing.assert_array_equal(one, batched)
     # and both equal the algorithm run in full (no certificate of well-posed square sets)
     np.testing.assert_array_equal(batched, _algorithm(phi, mask, c))
-    np.testing.assert_array_equal(barycentric_spanner_one(phi[0], constant=c),
-                                  barycentric_spanner(phi[:1], constant=c)[0])
-
-
-def test_the_one_context_spanner_checks_its_input():
-    phi = np.eye(3)
-    with pytest.raises(ValueError, match="mask"):
-        barycentric_spanner_one(phi, np.zeros(3, dtype=bool))
-    with pytest.raises(ValueError, match="mask"):
-        barycentric_spanner_one(phi, np.ones(4, dtype=bool))
-    with pytest.raises(ValueError, match="features"):
-        barycentric_spanner_one(np.full((3, 3), np.nan))
-    with pytest.raises(ValueError, match="constant"):
-        barycentric_spanner_one(phi, constant=1.0)
 
 
 def test_the_well_posed_shortcut_holds_every_candidate_exactly_when_the_batched_code_does():
     """Square candidate sets with a smallest singular value from 1e-13 to 1 (relative): where the Cholesky
-    certificate fires the batched spanner holds every candidate, and the one-context result always equals it."""
-    from privbandit.agents.spanner import _holds_all
+    certificate fires the batched spanner holds every candidate, and the result always equals the algorithm's."""
+    from privbandit.agents.spanner import _certified
 
     rng = np.random.default_rng(3)
     fired = 0
@@ -138,12 +125,11 @@ def test_the_well_posed_shortcut_holds_every_candidate_exactly_when_the_batched_
             q2, _ = np.linalg.qr(rng.standard_normal((n, n)))
             phi = (q1 * np.geomspace(1.0, s_min, n)) @ q2.T * rng.uniform(0.01, 100)
             batched = _algorithm(phi[None], np.ones((1, n), dtype=bool), 2.0)[0]
-            if _holds_all(phi):
+            if _certified(phi[None])[0]:
                 fired += 1
                 assert batched.all() and s_min > 1e-5
             elif s_min > 1e-3:
                 raise AssertionError("the certificate must fire on well-conditioned sets")
-            np.testing.assert_array_equal(barycentric_spanner_one(phi), batched)
             np.testing.assert_array_equal(barycentric_spanner(phi[None])[0], batched)
             stacks.setdefault(n, []).append(phi)
     assert fired > 30
@@ -152,54 +138,40 @@ def test_the_well_posed_shortcut_holds_every_candidate_exactly_when_the_batched_
         np.testing.assert_array_equal(barycentric_spanner(phi), _algorithm(phi, np.ones(phi.shape[:2], bool), 2.0))
 
 
-def test_without_numpys_cholesky_gufunc_the_batched_spanner_is_unchanged(monkeypatch):
-    """The certificate uses numpy's private Cholesky gufunc when it exists; without it (another numpy
-    layout) a stack certifies all or nothing through ``np.linalg.cholesky``, with the same spanners."""
-    import privbandit.agents.spanner as spanner
-
-    rng = np.random.default_rng(5)
-    good = rng.standard_normal((40, 6, 6))                        # square, well-conditioned: certified
-    mixed = np.concatenate([good, _contexts(rng, 30, 6, 6)])      # rank-deficient ones mixed in
-    expected = {name: barycentric_spanner(phi) for name, phi in (("good", good), ("mixed", mixed))}
-    assert spanner._certified(good).all() and not spanner._certified(mixed).all()
-    monkeypatch.setattr(spanner, "_CHOLESKY", None)
-    assert spanner._certified(good).all()                         # the fallback: one verdict per stack
-    assert not spanner._certified(mixed).any()
-    for name, phi in (("good", good), ("mixed", mixed)):
-        np.testing.assert_array_equal(barycentric_spanner(phi), expected[name])
-        np.testing.assert_array_equal(barycentric_spanner(phi), _algorithm(phi, np.ones(phi.shape[:2], bool), 2.0))
-
-
-def test_the_one_context_certificate_decides_as_the_keyword_lapack_call_on_the_c_ordered_product():
-    """_holds_all factors gram.T in place with positional arguments; the decisions are those of the plain call
-    dpotrf(gram, lower=1) on the C-ordered shifted product, across condition numbers around the threshold."""
-    from scipy.linalg.lapack import dpotrf
-
-    from privbandit.agents.spanner import _WELL_POSED, _holds_all
+def test_the_stacked_cholesky_test_decides_as_numpys_cholesky_away_from_the_threshold():
+    """_factorizes (Cholesky column by column over a stack) says positive definite exactly where
+    ``np.linalg.cholesky`` succeeds, on matrices whose smallest eigenvalue is at least 1e-6 of the largest
+    away from zero (rounding decides closer ones), with NaN refused."""
+    from privbandit.agents.spanner import _factorizes
 
     rng = np.random.default_rng(31)
-    decided = set()
-    for trial in range(600):
+    mats, want = [], []
+    for trial in range(400):
         n = int(rng.integers(1, 17))
         q, _ = np.linalg.qr(rng.standard_normal((n, n)))
-        s_min = _WELL_POSED * rng.uniform(0.5, 2.0) if trial % 2 else 10.0 ** rng.uniform(-8, 0)
-        sub = (q * np.geomspace(1.0, s_min, n)) * rng.uniform(0.01, 100)
-        scale = float(np.abs(sub).max())
-        gram = sub @ sub.T
-        assert np.array_equal(gram, gram.T)
-        gram.ravel()[::n + 1] -= (_WELL_POSED * scale) ** 2
-        ref = dpotrf(gram, lower=1, clean=0, overwrite_a=0)[1] == 0
-        assert _holds_all(sub) == ref
-        decided.add(ref)
-    assert decided == {True, False}
+        lam = rng.choice([-1.0, 1.0], n) * 10.0 ** rng.uniform(-6, 0, n)
+        lam[0] = 1.0
+        gram = (q * lam) @ q.T * 10.0 ** rng.uniform(-3, 3)
+        gram = 0.5 * (gram + gram.T)
+        try:
+            np.linalg.cholesky(gram)
+            ok = True
+        except np.linalg.LinAlgError:
+            ok = False
+        assert _factorizes(gram[None])[0] == ok
+        want.append(ok)
+        mats.append(np.pad(gram, (0, 16 - n)) + np.diag(np.r_[np.zeros(n), np.ones(16 - n)]))
+    assert set(want) == {True, False}
+    np.testing.assert_array_equal(_factorizes(np.stack(mats)), want)       # one stack, the same verdicts
+    assert not _factorizes(np.full((1, 3, 3), np.nan))[0]
 
 
 @pytest.mark.parametrize("n,d", [(2, 3), (3, 10), (6, 10), (9, 10), (12, 13), (5, 40)])
 def test_the_thin_certificate_holds_every_candidate_exactly_when_the_batched_code_does(n, d):
     """n < d candidates with a smallest singular value from 1e-13 to 1 (relative), inside K = n + 3 arms: where
-    the certificate fires every candidate is held by the full algorithm, and the shortcut paths (batched and
-    one context) always equal the full algorithm."""
-    from privbandit.agents.spanner import _certifiable, _holds_all
+    the certificate fires every candidate is held by the full algorithm, and the batched spanner always equals
+    the full algorithm."""
+    from privbandit.agents.spanner import _certifiable, _certified
 
     assert _certifiable(n, d)
     rng = np.random.default_rng(n * 100 + d)
@@ -213,12 +185,11 @@ def test_the_thin_certificate_holds_every_candidate_exactly_when_the_batched_cod
         arms = np.sort(rng.choice(n + 3, size=n, replace=False))
         phi[arms], mask[arms] = sub, True
         full = _algorithm(phi[None], mask[None], 2.0)[0]
-        if _holds_all(sub):
+        if _certified(sub[None])[0]:
             fired += 1
             assert np.array_equal(full, mask) and s_min > 1e-5
         elif s_min > 1e-3:
             raise AssertionError("the certificate must fire on well-conditioned sets")
-        np.testing.assert_array_equal(barycentric_spanner_one(phi, mask), full)
         np.testing.assert_array_equal(barycentric_spanner(phi[None], mask[None])[0], full)
         phis.append(phi)
         masks.append(mask)

@@ -23,13 +23,13 @@ from .checks import AGENT_CHECKS, check_agent
 from .elimination import EliminationAgent, surviving_actions
 from .linucb import LDPUCBAgent, LinUCBAgent, SSLinUCBAgent
 from .simple import EpsilonGreedyAgent, UniformAgent
-from .spanner import barycentric_spanner, barycentric_spanner_one
+from .spanner import barycentric_spanner
 from .squarecb import SquareCBAgent, inverse_gap_weighting
 
 __all__ = [
     "AGENT_REGISTRY", "Agent", "BanditSpec", "EliminationAgent", "EpochAgent", "EpsilonGreedyAgent", "LDPUCBAgent", "LinUCBAgent",
     "SSLinUCBAgent", "SquareCBAgent", "UniformAgent", "agent_descriptions", "agent_is_private", "agent_names",
-    "barycentric_spanner", "barycentric_spanner_one", "doubling_schedule", "epoch_schedule", "inverse_gap_weighting", "make_agent",
+    "barycentric_spanner", "doubling_schedule", "epoch_schedule", "inverse_gap_weighting", "make_agent",
     "register_agent", "surviving_actions", "uniform_choice",
     # the contract as a public checker
     "AGENT_CHECKS", "check_agent",

@@ -6,10 +6,14 @@ Its policy is fixed within an epoch, so ``act_batch`` can choose for many rounds
 fit; when an epoch is full the fit's :class:`~privbandit.oracles.Estimate` joins the planner's
 history and its releases join the agent's ledger at the epoch's global round offsets.
 
-Randomness of actions: every round consumes exactly ``uniforms_per_round`` draws of
-``rng.random``, in round order, whether rounds are chosen one by one (``act``) or in a batch
-(``act_batch``); so the Gymnasium step loop and the batch path give identical actions for a seed.
-Oracle fits draw from a separate stream, spawned once per epoch.
+One implementation serves both ways of playing: ``act(x)`` is ``act_batch(x[None])[0]`` and ``update`` of
+one row is the block update with one row. Randomness of actions: every round consumes exactly
+``uniforms_per_round`` draws of ``rng.random``, in round order, whether rounds are chosen one by one
+(``act``) or in a batch (``act_batch``). The Gymnasium step loop and the batch path therefore see the same
+uniforms and choose the same arms, except where a decision is within rounding of a tie: a fit fed one row
+at a time sums its rows in another order than one fed a block, so the two paths' estimates agree to
+rounding, not bit for bit (:func:`~privbandit.agents.check_agent` compares them margin-aware). Within one
+path a seed gives the same arms, bit for bit. Oracle fits draw from a separate stream, spawned once per epoch.
 
 References
 ----------
@@ -22,13 +26,11 @@ from __future__ import annotations
 import abc
 import dataclasses
 import inspect
-import math
 import numbers
 from typing import Any, Callable, ClassVar
 
 import numpy as np
 
-from .._kernels import einsum
 from .._validation import (
     POSITIVE_INT,
     InstanceOf,
@@ -45,7 +47,7 @@ from .._validation import (
 from ..bandit_spec import BanditSpec
 from ..oracles.base import EpochFit, Estimate, Oracle
 from ..privacy import PrivacyLedger, PrivacySpec
-from ..privacy.clipping import certainly_within, clip_features, clip_rewards
+from ..privacy.clipping import clip_features, clip_rewards, within_ball
 from ..registry import Entry, PluginError, Registry, first_doc_line
 
 
@@ -100,24 +102,6 @@ def epoch_schedule(horizon: int, *, first_epoch: int = 1, growth: float = 2.0) -
         n = max(n + 1, round(target))
 
 
-def _inside_ball(features: np.ndarray, bound: float) -> bool:
-    """Whether every row of a float64 array is finite with norm <= bound (NaN, inf and overflow give False).
-
-    Rows (m, d) and contexts (..., K, d) take ``clip_features``' own test, einsum squared norms <= B^2
-    (einsum, unlike the BLAS products, raises no overflow warning). One row (d,), the step loop's update,
-    takes :func:`~privbandit.privacy.clipping.certainly_within` against B^2: a row that passes also passes
-    the einsum test, so the fast paths return exactly what the full checks would. Rows within its margin
-    of the bound (and every row when B^2 < 1e-280) take the full checks, which give the same result.
-    """
-    if features.ndim == 1:
-        return certainly_within(features, bound * bound)
-    sq = einsum("...i,...i->...", features, features)     # the test clip_features starts with (np.einsum)
-    if sq.size <= 64:                     # one context: Python floats (a NaN makes the sum NaN)
-        norms = sq.ravel().tolist()
-        return max(norms) <= bound * bound and not math.isnan(sum(norms))
-    return np.count_nonzero(sq <= bound * bound) == sq.size   # (count_nonzero: cheaper than .all() when tiny)
-
-
 def _fast_rows(features: Any, rewards: Any, dim: int, bound: float) -> tuple[np.ndarray, np.ndarray] | None:
     """Copies of already-valid rows, or None when the full checks are needed.
 
@@ -142,26 +126,10 @@ def _fast_rows(features: Any, rewards: Any, dim: int, bound: float) -> tuple[np.
         x = features.copy()
     else:
         return None
-    if (y.shape[0] != x.shape[0] or not _inside_ball(x, bound)
+    if (y.shape[0] != x.shape[0] or not within_ball(x, bound)
             or np.count_nonzero(np.abs(y) <= 1.0) != y.size):
         return None
     return x, y
-
-
-def _valid_row(features: Any, reward: Any, dim: int, bound: float) -> bool:
-    """Whether one row and its reward need no check: float64 features (d,) passing :func:`_inside_ball`
-    and a float reward in [-1, 1] (False for NaN), for which the full checks return them unchanged."""
-    return (type(features) is np.ndarray and features.dtype == np.float64 and features.shape == (dim,)
-            and (type(reward) is float or type(reward) is np.float64) and -1.0 <= reward <= 1.0
-            and certainly_within(features, bound * bound))         # (_inside_ball of one row)
-
-
-def _keeps_lean_hook(cls: type, hook: str, rules: tuple[str, ...]) -> bool:
-    """Whether ``cls`` may take its own ``hook`` (a lean per-round path): some class other than
-    :class:`Agent` defines it and no class below that one overrides one of ``rules`` (what the hook copies)."""
-    mro = cls.__mro__
-    owner = next(i for i, c in enumerate(mro) if hook in c.__dict__)
-    return mro[owner] is not Agent and not any(name in c.__dict__ for c in mro[:owner] for name in rules)
 
 
 _NO_DEFAULT = inspect.Parameter.empty
@@ -204,23 +172,6 @@ class Agent(abc.ABC):
     name: ClassVar[str] = ""
     uniforms_per_round: ClassVar[int] = 1
     parameter_constraints: ClassVar[ParameterConstraints] = {}
-    _lean_act_one: ClassVar[bool] = False
-    """Whether ``act`` may take the class's own ``_act_one`` (set per class by ``__init_subclass__``)."""
-    _lean_observe_row: ClassVar[bool] = False
-    """Whether ``update`` may take the class's own ``_observe_row`` (set per class by ``__init_subclass__``)."""
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        """Trust a lean per-round hook only in the class that defines it and in subclasses that keep its rule.
-
-        A subclass that overrides ``_choose``, ``_act`` or ``_scores`` below the class defining the lean
-        ``_act_one`` changes the batch rule the lean path copies, so its ``act`` takes the batch rule on one
-        context; likewise a subclass that overrides ``_observe`` below the class defining the lean
-        ``_observe_row`` gets its ``_observe`` for every row (the default one-row hook).
-        """
-        super().__init_subclass__(**kwargs)
-        cls._lean_act_one = _keeps_lean_hook(cls, "_act_one", ("_choose", "_act", "_scores"))
-        cls._lean_observe_row = _keeps_lean_hook(cls, "_observe_row", ("_observe",))
-
     def __init__(self) -> None:
         self.spec: BanditSpec | None = None
         self.t = 0
@@ -302,7 +253,7 @@ class Agent(abc.ABC):
         spec = self._require_spec()
         shape = (None, spec.n_arms, spec.dim) if batched else (spec.n_arms, spec.dim)
         if (type(features) is np.ndarray and features.dtype == np.float64 and features.ndim == len(shape)
-                and features.shape[-2:] == shape[-2:] and _inside_ball(features, spec.bound)):
+                and features.shape[-2:] == shape[-2:] and within_ball(features, spec.bound)):
             return features.copy()             # fast path: what the checks below return for such input
         # ||phi|| <= B is the model (BanditSpec); rows above it are projected with a ClippingWarning so a
         # huge row can never overflow the planners (no silent inf/NaN scores)
@@ -315,18 +266,8 @@ class Agent(abc.ABC):
         return spec.horizon - self.t
 
     def act(self, features: np.ndarray) -> int:
-        """Choose an arm for one round's features (K, d) (rows above the bound B are clipped to it)."""
+        """Choose an arm for one round's features (K, d): ``act_batch(features[None])[0]``."""
         x = self._check_features(features, batched=False)
-        return self._act_one(x) if self._lean_act_one else Agent._act_one(self, x)
-
-    def _act_one(self, x: np.ndarray) -> int:
-        """The arm of one round for checked features ``x`` (K, d): the batch rule on one context by default.
-
-        An override (the lean per-round path) must return what ``_act(x[None])[0]`` returns and draw the
-        same ``uniforms_per_round`` uniforms from ``self._act_rng``. A subclass that changes the batch rule
-        (``_choose``, ``_act`` or ``_scores``) without its own ``_act_one`` gets the batch rule on one
-        context (:meth:`__init_subclass__`), so a user's agent never loses step-loop == batch-path.
-        """
         return int(self._act(x[None])[0])
 
     def act_batch(self, features: np.ndarray) -> np.ndarray:
@@ -363,14 +304,6 @@ class Agent(abc.ABC):
         changes data); NaN, inf and wrong shapes raise ValueError.
         """
         spec = self._require_spec()
-        if (_valid_row(chosen_features, rewards, spec.dim, spec.bound) and self.t < spec.horizon
-                and self.rounds_until_update() > 0):        # one valid row with room for it: the step loop
-            if self._lean_observe_row:
-                self._observe_row(chosen_features, float(rewards))
-            else:
-                Agent._observe_row(self, chosen_features, float(rewards))
-            self.t += 1
-            return
         fast = _fast_rows(chosen_features, rewards, spec.dim, spec.bound)
         if fast is not None:
             x, y = fast
@@ -402,14 +335,6 @@ class Agent(abc.ABC):
 
     def _observe(self, x: np.ndarray, y: np.ndarray) -> None:  # noqa: B027 - optional hook
         """Consume rows (m, d) and rewards (m,) that all fall inside the current epoch."""
-
-    def _observe_row(self, x: np.ndarray, y: float) -> None:
-        """Consume one checked row (d,) and its reward (the step loop): ``_observe`` on copies by default.
-
-        An override (the lean per-round path) must do what ``_observe(x[None], np.array([y]))`` does and
-        must neither keep nor modify ``x``, the caller's array.
-        """
-        self._observe(x[None, :].copy(), np.array([y]))
 
     def describe(self) -> dict:
         """A flat dict describing the agent (for result tables)."""
@@ -505,12 +430,6 @@ class EpochAgent(EpochScheduled):
     def _observe(self, x: np.ndarray, y: np.ndarray) -> None:
         self.fit._add_clipped(x, y)            # update has checked and clipped the rows to the fit's bounds
         self._after_rows(x.shape[0])
-
-    def _observe_row(self, x: np.ndarray, y: float) -> None:
-        """One checked row (the step loop): the fit's one-row path (:meth:`EpochFit._add_row`), then what
-        :meth:`_observe` does after its rows (a subclass overriding ``_observe`` gets ``_observe`` instead)."""
-        self.fit._add_row(x, y)
-        self._after_rows(1)
 
     def _after_rows(self, m: int) -> None:
         """Close the epoch when the ``m`` rows just added to the fit (from round ``self.t`` on) complete it."""

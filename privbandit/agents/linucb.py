@@ -70,11 +70,11 @@ import numpy as np
 from .._validation import POSITIVE, POSITIVE_INT, UNIT_OPEN, Interval, Options, ParameterConstraints
 from ..privacy import LocalRandomizer, PrivacySpec, SymmetricGaussianMechanism, release_recorded
 from ..privacy.calibration import analytic_noise_multiplier
-from ..privacy.clipping import clip_features, clip_rewards
+from ..privacy.clipping import clip_features, clip_rewards, within_ball
 from ..oracles.base import CONSTANTS
 from ..oracles.ridge import PRACTICAL_WIDTH
 from ..privacy.randomizers import padded
-from .base import Agent, _inside_ball, register_agent
+from .base import Agent, register_agent
 
 __all__ = ["LDPUCBAgent", "LinUCBAgent", "SSLinUCBAgent"]
 
@@ -118,9 +118,6 @@ class _UCBAgent(Agent):
 
     def _choose(self, features: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
         return np.argmax(self._scores(features), axis=1)
-
-    def _act_one(self, x: np.ndarray) -> int:
-        return int(self._scores(x[None])[0].argmax())     # no uniforms to draw; argmax as in _choose
 
     def _probabilities(self, features: np.ndarray) -> np.ndarray:
         best = np.argmax(self._scores(features), axis=1)
@@ -177,47 +174,32 @@ class LinUCBAgent(_UCBAgent):
         self.v_inv = np.eye(d) / self.lam
         self.xty = np.zeros(d)
         self.logdet = 0.0                      # log det(V / lambda)
-        # constants of beta_t and buffers of the one-round path (the step loop), set once per run
-        self._root0 = 2 * math.log(1 / self.confidence)
+        self._root0 = 2 * math.log(1 / self.confidence)      # constants of beta_t, set once per run
         self._bias = math.sqrt(self.lam) * self.norm_bound
-        self._xv, self._w = np.empty((spec.n_arms, d)), np.empty(spec.n_arms)
-        self._vx, self._dd = np.empty(d), np.empty((d, d))
         self._refresh(0)
 
     def _absorb_rows(self, x: np.ndarray, y: np.ndarray) -> None:
-        if x.shape[0] == 1:
-            self._absorb_one(x[0], float(y[0]))
-        else:                                  # many rows: rebuild V and invert it once (d x d)
-            self.xty += x.T @ y
-            v = np.linalg.inv(self.v_inv) + x.T @ x
-            self.v_inv = np.linalg.inv(v)
-            self.logdet = float(np.linalg.slogdet(v / self.lam)[1])
+        """Rows (m, d) and rewards (m,): a rank-m update of V^{-1} in O(m d^2 + m^3).
 
-    def _observe_row(self, x: np.ndarray, y: float) -> None:
-        self._absorb_one(x, y)                 # _observe of one row, without wrapping it in arrays
-        if (self.t + 1) % self.batch_size == 0:
-            self._refresh(self.t + 1)
-
-    def _absorb_one(self, x: np.ndarray, y: float) -> None:
-        """One row (d,) and its reward: the Sherman-Morrison update of V^{-1} in place, O(d^2).
-
-        V^{-1} <- V^{-1} - (V^{-1} x)(V^{-1} x)^T / (1 + x^T V^{-1} x), in the preallocated buffers; the
-        same floating-point operations as the textbook expression (x.T @ y of one row is x y exactly).
-        Products are ``ndarray.dot``, the BLAS call ``@`` ends in without ``matmul``'s dispatch (same values,
-        tested).
+        Woodbury: (V + X^T X)^{-1} = V^{-1} - V^{-1} X^T C^{-1} X V^{-1} with the capacitance
+        C = I + X V^{-1} X^T, and log det(V + X^T X) = log det V + log det C (the matrix determinant
+        lemma). For one row C is the scalar 1 + x^T V^{-1} x (Sherman-Morrison).
         """
-        self.xty += x * y
-        vx = self.v_inv.dot(x, out=self._vx)
-        q = float(x.dot(vx))
-        np.multiply(vx[:, None], vx / (1.0 + q), out=self._dd)
-        self.v_inv -= self._dd
-        self.logdet += math.log1p(q)
+        self.xty += x.T.dot(y)
+        if x.shape[0] == 1:
+            vx = self.v_inv.dot(x[0])
+            q = float(x[0].dot(vx))
+            self.v_inv -= vx[:, None] * (vx / (1.0 + q))
+            self.logdet += math.log1p(q)
+            return
+        vx = self.v_inv @ x.T                                 # V^{-1} X^T (d, m)
+        cap = np.eye(x.shape[0]) + x @ vx
+        self.v_inv -= vx @ np.linalg.solve(cap, x @ self.v_inv)
+        self.logdet += float(np.linalg.slogdet(cap)[1])
 
     def _refresh(self, t: int) -> None:
-        np.add(self.v_inv, self.v_inv.T, out=self._dd)            # symmetrise in place: 0.5 (V^-1 + V^-T)
-        self.v_inv = np.multiply(self._dd, 0.5, out=self.v_inv)
-        self.theta_ = self.v_inv.dot(self.xty)
-        self.v_inv_sqrt_ = None                # formed lazily, only for multi-context batches
+        self.v_inv = (self.v_inv + self.v_inv.T) * 0.5          # symmetrise: 0.5 (V^-1 + V^-T)
+        self.theta_ = self.v_inv @ self.xty
         if self.radius == "practical":         # per-phi: c sd(noise part) + the regularizer's bias
             self.radius_parts_ = (self.noise_scale, self._bias)
             self.beta_ = self.width_multiplier * (self.c_width * self.radius_parts_[0] + self.radius_parts_[1])
@@ -225,30 +207,12 @@ class LinUCBAgent(_UCBAgent):
         self.beta_ = self.width_multiplier * (
             self.noise_scale * math.sqrt(self._root0 + max(self.logdet, 0.0)) + self._bias)
 
-    def _act_one(self, x: np.ndarray) -> int:
-        scores = self._score_one(x)            # no uniforms to draw; the first maximiser, as np.argmax in _choose
-        if math.isnan(sum(scores)):            # (NaN, or +inf with -inf: np.argmax's own rule)
-            return int(np.argmax(scores))
-        return scores.index(max(scores))
-
-    def _score_one(self, x: np.ndarray) -> list[float]:
-        """UCB scores of one context (K, d): <x_a, theta> + beta ||x_a||_{V^{-1}}, K Python floats.
-
-        The products run in the run's buffers and the per-arm arithmetic in Python floats: the same IEEE
-        operations as ``mean + beta * sqrt(max(w, 0))`` on arrays, so every path scores alike.
-        """
-        xv = x.dot(self.v_inv, out=self._xv)
-        w = np.add.reduce(np.multiply(xv, x, out=xv), axis=1, out=self._w).tolist()   # x_a^T V^{-1} x_a
-        beta = self.beta_
-        return [m + beta * math.sqrt(max(q, 0.0)) for m, q in zip(x.dot(self.theta_).tolist(), w)]
-
     def _scores(self, features: np.ndarray) -> np.ndarray:
-        if features.shape[0] == 1:             # one context (the step loop, a batch of one): no einsum overhead
-            return np.array([self._score_one(features[0])])
-        if self.v_inv_sqrt_ is None:
-            w, q = np.linalg.eigh(self.v_inv)
-            self.v_inv_sqrt_ = (q * np.sqrt(np.maximum(w, 0.0))) @ q.T
-        return super()._scores(features)
+        """UCB scores <x_a, theta> + beta ||x_a||_{V^{-1}} of contexts (m, K, d), as (m, K)."""
+        m, k, d = features.shape
+        x = features.reshape(m * k, d)
+        w = np.add.reduce(x.dot(self.v_inv) * x, axis=1)          # x_a^T V^{-1} x_a
+        return (x.dot(self.theta_) + self.beta_ * np.sqrt(np.maximum(w, 0.0))).reshape(m, k)
 
 
 class _NoisyGramUCB(_UCBAgent):
@@ -275,7 +239,7 @@ class _NoisyGramUCB(_UCBAgent):
         hands over checked, clipped rows, which pass as they are after one cheap test each (the tests after
         which clip_features and clip_rewards would return them unchanged); any other rows take those clips."""
         bound = self._require_spec().bound
-        if not _inside_ball(x, bound):
+        if not within_ball(x, bound):
             x = clip_features(x, bound)
         if np.count_nonzero(np.abs(y) <= 1.0) != y.size:
             y = clip_rewards(y)

@@ -24,10 +24,6 @@ class UniformAgent(Agent):
         k = features.shape[1]
         return np.minimum((uniforms[:, 0] * k).astype(np.int64), k - 1)
 
-    def _act_one(self, x: np.ndarray) -> int:
-        k = x.shape[0]                         # _choose on one context, in Python floats (the same draw)
-        return min(int(self._act_rng.random() * k), k - 1)
-
     def _probabilities(self, features: np.ndarray) -> np.ndarray:
         m, k = features.shape[:2]
         return np.full((m, k), 1.0 / k)
@@ -108,13 +104,6 @@ class EpsilonGreedyAgent(EpochScheduled):
         p = np.full((m, k), self.explore_ / k)
         p[np.arange(m), best] += 1.0 - self.explore_
         return p
-
-    def _act_one(self, x: np.ndarray) -> int:
-        # _choose on one context: the round's two uniforms (as random((1, 2))), the greedy arm only if needed
-        explore, pick = self._act_rng.random(2).tolist()
-        if explore < self.explore_:
-            return min(int(pick * x.shape[0]), x.shape[0] - 1)
-        return int(np.argmax(x[None] @ self.theta_))
 
     def _choose(self, features: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
         k = features.shape[1]

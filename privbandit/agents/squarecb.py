@@ -94,36 +94,6 @@ def _igw(f: np.ndarray, g: float | np.ndarray) -> np.ndarray:
     return p
 
 
-def _igw_draw(f: list[float], g: float, u: float) -> int:
-    """The arm ``uniform_choice(_igw(f[None], g), [u])`` draws, for one round's predictions ``f`` (K floats).
-
-    The per-round path of SquareCB: the same IEEE operations in the same order as the vectorised rule,
-    on Python floats instead of (1, K) arrays. p(a) = 1 / (K + g (f(a_hat) - f(a))) with a_hat the first
-    maximiser, p(a_hat) = 1 - the sum of the others (numpy's pairwise sum, as ``_igw``'s row sum), then
-    the first arm whose running sum exceeds u (the last arm catches the rest, as ``uniform_choice``).
-    Predictions with a NaN or an infinity take the vectorised rule itself.
-
-    References
-    ----------
-    Source paper, `alg:square-cb`; Foster & Rakhlin (2020), eq. (IGW).
-    """
-    if not math.isfinite(sum(f)):
-        f_arr = np.array(f)[None]
-        return int(uniform_choice(_igw(f_arr, g), np.array([u]))[0])
-    k = len(f)
-    top = max(f)
-    best = f.index(top)                   # the first maximiser, as np.argmax
-    p = [1.0 / (k + g * (top - fa)) for fa in f]
-    p[best] = 0.0
-    p[best] = 1.0 - float(np.add.reduce(np.array(p)))
-    cdf = 0.0
-    for a in range(k - 1):
-        cdf += p[a]
-        if u < cdf:
-            return a
-    return k - 1
-
-
 def l2_rate(model: str, n: int, *, dim: int, epsilon: float = 1.0, delta: float = 1e-5,
             confidence: float = 0.05) -> float:
     """The oracle's L2 error rate E_delta'(N) used by `thm:square-cb` (constants 1).
@@ -274,11 +244,6 @@ class SquareCBAgent(EpochAgent):
 
     def _choose(self, features: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
         return uniform_choice(self._probabilities(features), uniforms[:, 0])
-
-    def _act_one(self, x: np.ndarray) -> int:
-        # the batch rule on one context (same arithmetic), in Python floats for the K arms
-        u = self._act_rng.random()             # the round's one uniform (the draw of random((1, 1)))
-        return _igw_draw(self._predictions(x[None])[0].tolist(), self._checked_gamma(), u)
 
     def describe(self) -> dict:
         """Agent, privacy and oracle names."""

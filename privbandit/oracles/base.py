@@ -263,27 +263,6 @@ class EpochFit(abc.ABC):
                 self._close_through(stage)
         self.n_seen += m
 
-    def _add_row(self, x: np.ndarray, y: float) -> None:
-        """``_add_clipped(x[None, :].copy(), np.array([y]))`` for one checked and clipped row ``x`` (d,) and
-        its reward (the step loop's update), without the piece loop; neither keeps nor modifies ``x``."""
-        row = self.n_seen
-        if self._result is not None or row >= self.n_rounds:     # the checks raise (what _add_clipped raises)
-            self._check_open()
-            self._check_room(1)
-        starts = self._starts if self._starts_of is self.stage_sizes else self._int_starts()
-        stage = self._closed
-        while starts[stage + 1] <= row:         # (only empty stages are skipped here)
-            stage += 1
-        self._add_one(stage, row, x, y)
-        if row + 1 == starts[stage + 1]:
-            self._close_through(stage)
-        self.n_seen = row + 1
-
-    def _add_one(self, stage: int, start: int, x: np.ndarray, y: float) -> None:
-        """``_add_rows(stage, start, x[None, :].copy(), np.array([y]))``: one row of ``stage`` (a fit may
-        override it with a one-row path that does the same; it must neither keep nor modify ``x``)."""
-        self._add_rows(stage, start, x[None, :].copy(), np.array([y]))
-
     def _int_starts(self) -> list[int]:
         """:attr:`stage_starts` as Python ints, computed once per ``stage_sizes``."""
         if self._starts_of is not self.stage_sizes:
@@ -344,56 +323,21 @@ class LocalEpochFit(EpochFit):
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
-        self._entry_cache: tuple[int, LocalRandomizer, MechanismEntry, str] | None = None   # see _entry_of
+        self._entry_cache: tuple[int, LocalRandomizer, MechanismEntry, str] | None = None   # one per stage
 
     def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
         randomizer = self._randomizer(stage)
         outputs = randomizer.privatize_clipped(x, y, self.rng)     # the fit's rows are checked and clipped
         self._record_and_absorb(stage, start, randomizer, outputs)
 
-    def _add_one(self, stage: int, start: int, x: np.ndarray, y: float) -> None:
-        """One row (the step loop): through the randomizer's one-row path
-        (:meth:`~privbandit.privacy.LocalRandomizer._privatize_row`) when it takes the row, else through
-        ``privatize_clipped`` on the (1, d) copy; recorded and absorbed as ``_add_rows`` does, with
-        ``_absorb`` given a (1, ...) view. A fit whose ``_add_rows`` is replaced (on the class or the
-        instance) gets ``_add_rows`` for every row."""
-        if type(self)._add_rows is not LocalEpochFit._add_rows or "_add_rows" in self.__dict__:
-            super()._add_one(stage, start, x, y)
-            return
-        randomizer = self._randomizer(stage)
-        out = randomizer._privatize_row(x, y, self.rng)
-        outputs = (randomizer.privatize_clipped(x[None, :].copy(), np.array([y]), self.rng) if out is None
-                   else out[None])
-        self._record_and_absorb(stage, start, randomizer, outputs)
-
     def _record_and_absorb(self, stage: int, start: int, randomizer: LocalRandomizer, outputs: np.ndarray) -> None:
         """Record the local releases of the rows [start, start + len(outputs)) and aggregate their outputs."""
-        cached = self._entry_cache             # (_entry_of's cache read inline: the step loop's path)
-        if cached is None or cached[0] != stage or cached[1] is not randomizer:
-            entry, label = self._entry_of(stage, randomizer)
-        else:
-            entry, label = cached[2], cached[3]
-        self.ledger.record(start, start + outputs.shape[0], entry, kind="local", label=label)
-        self._absorb(stage, outputs)
-
-    def _entry_of(self, stage: int, randomizer: LocalRandomizer) -> tuple[MechanismEntry, str]:
-        """The ledger entry and label of ``stage``'s randomizer, built once per stage and randomizer."""
-        cached = self._entry_cache
+        cached = self._entry_cache              # the stage's ledger entry and label, built once per stage
         if cached is None or cached[0] != stage or cached[1] is not randomizer:
             cached = self._entry_cache = (stage, randomizer, randomizer.ledger_entry(),
                                           f"{self.oracle.name} stage {stage}")
-        return cached[2], cached[3]
-
-    @staticmethod
-    def _total(outputs: np.ndarray) -> np.ndarray:
-        """What ``outputs.sum(axis=0)`` adds to a running sum that starts at +0 (``np.zeros``): the one row
-        itself when there is one (the step loop), without the reduction.
-
-        The two differ only where the row holds -0.0 (the sum gives +0.0), and adding -0.0 or +0.0 to a
-        value that is not -0.0 gives the same bits; a running sum that starts at +0 never becomes -0.0 (a
-        sum is -0.0 only when both terms are), so the running sum is bit for bit the same.
-        """
-        return outputs[0] if outputs.shape[0] == 1 else outputs.sum(axis=0)
+        self.ledger.record(start, start + outputs.shape[0], cached[2], kind="local", label=cached[3])
+        self._absorb(stage, outputs)
 
     @abc.abstractmethod
     def _randomizer(self, stage: int) -> LocalRandomizer:
@@ -408,7 +352,7 @@ class SummingLocalFit(LocalEpochFit):
     """A one-stage local fit: every row passes through one randomizer; the server keeps a sum and a count.
 
     Subclasses build ``self._randomizer_`` (a :class:`~privbandit.privacy.LocalRandomizer`) and the zero
-    ``self._sum`` of the output's shape (``np.zeros``: see ``_total``; it is added to in place) in
+    ``self._sum`` of the output's shape (it is added to in place) in
     ``__init__``, and implement ``_estimate`` from ``self._sum`` and ``self._count``.
     """
 
@@ -420,7 +364,7 @@ class SummingLocalFit(LocalEpochFit):
         return self._randomizer_
 
     def _absorb(self, stage: int, outputs: np.ndarray) -> None:
-        self._sum += self._total(outputs)
+        self._sum += outputs.sum(axis=0)
         self._count += outputs.shape[0]
 
 

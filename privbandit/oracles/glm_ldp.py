@@ -40,15 +40,13 @@ import numpy as np
 from scipy import optimize
 
 from .._validation import POSITIVE_INT, UNIT_OPEN, ParameterConstraints
-from ..links import Link, _identity
+from ..links import Link
 from ..privacy import GaussianMechanism, LocalRandomizer
-from ..privacy.randomizers import row_statistic
 from .base import Constants, Estimate, Oracle, register_oracle, stage_sizes_split, two_sided_quantile
 from .iw_ldp import (
     SPECTRAL_LDP_CONSTRAINTS,
     SpectralLDPFit,
     _spectral_plan,
-    inverse_norm,
     noise_multiplier,
     padded,
     unit_directions,
@@ -93,7 +91,6 @@ def _project_in_basis(v: np.ndarray, u: np.ndarray, vals: np.ndarray, vecs: np.n
     return w / norm if norm > 1.0 else w
 
 
-@row_statistic
 @dataclass(frozen=True)
 class GLMGradientStatistic:
     """phi, y -> U phi / ||U phi|| (clip_1(nu(<U phi, w>)) - y); norm <= 2."""
@@ -107,15 +104,6 @@ class GLMGradientStatistic:
         dirs, _ = unit_directions(ux)
         pred = np.minimum(np.maximum(self.link(ux @ self.w), -1.0), 1.0)        # np.clip's values, less its dispatch
         return dirs * (pred - y)[:, None]
-
-    def _row(self, x: np.ndarray, y: float) -> np.ndarray:
-        """One row's statistic (d,): the same products; the prediction through the link on the (1,) array
-        ``__call__`` forms, clipped in Python floats (max and min as np.maximum/np.minimum on finite values)."""
-        ux = x.dot(self.u)                          # ndarray.dot: the BLAS calls of @, bit for bit (tested)
-        z = ux[None].dot(self.w)
-        identity = type(self.link) is Link and self.link.fn is _identity       # (which returns z itself)
-        pred = float((z if identity else self.link(z))[0])
-        return (ux * inverse_norm(ux)) * (min(max(pred, -1.0), 1.0) - y)
 
 
 class IWGLMLDPFit(SpectralLDPFit):
@@ -163,7 +151,7 @@ class IWGLMLDPFit(SpectralLDPFit):
                                self._grad_channel, self.bound)
 
     def _later_absorb(self, stage: int, outputs: np.ndarray) -> None:
-        self._g_sum += self._total(outputs)
+        self._g_sum += outputs.sum(axis=0)
         self._g_count += outputs.shape[0]
 
     def _later_close(self, stage: int) -> None:

@@ -201,14 +201,8 @@ def _op_norm(a: np.ndarray) -> float:
 
 
 def iw_weights(wx: np.ndarray, gamma: float) -> np.ndarray:
-    """The information weights 1 / (1 + gamma ||W phi||) of rows ``wx`` = (W phi_t)_t, shape (m,).
-
-    One row (the step loop's update) takes the same squared norm and then Python floats: sqrt, *, + and /
-    are IEEE-rounded alike in both, so the weight is the array expression's, bit for bit.
-    """
+    """The information weights 1 / (1 + gamma ||W phi||) of rows ``wx`` = (W phi_t)_t, shape (m,)."""
     sq = np.add.reduce(wx * wx, axis=1)                 # np.linalg.norm(wx, axis=1), squared
-    if sq.shape[0] == 1:
-        return np.array([1.0 / (1.0 + gamma * math.sqrt(float(sq[0])))])
     return 1.0 / (1.0 + gamma * np.sqrt(sq))
 
 
@@ -271,7 +265,7 @@ class SpectralStagesFit(EpochFit):
         self.trace: list[dict[str, float]] = []
 
     def _add_w_rows(self, x: np.ndarray) -> None:
-        wx = x.dot(self.w)                     # ndarray.dot: ``@`` without matmul's dispatch (one row per round)
+        wx = x.dot(self.w)
         half = x.dot(self._w_half)
         weights = iw_weights(wx, self.params.gamma)
         self._h_sum += (half * weights[:, None]).T.dot(half)
@@ -520,7 +514,7 @@ class IWFixedPFit(EpochFit):
         self._noise_sd = 0.0
 
     def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
-        wx = x.dot(self.w)                     # ndarray.dot: ``@`` without matmul's dispatch (one row per round)
+        wx = x.dot(self.w)
         self._psi += (wx * iw_weights(wx, self.gamma)[:, None]).T.dot(y)
 
     def _close_stage(self, stage: int) -> None:

@@ -71,7 +71,7 @@ from ..privacy import (
     analytic_noise_multiplier,
     l2_ball_channel_magnitude,
 )
-from ..privacy.randomizers import padded, row_statistic, symmetric_rows
+from ..privacy.randomizers import padded
 from .base import (
     CONSTANTS,
     Constants,
@@ -85,7 +85,7 @@ from .base import (
 
 __all__ = [
     "CONSTANTS", "SPECTRAL_LDP_CONSTRAINTS", "IWFixedPLDP", "IWRegressionLDP", "SpectralLDPFit", "ball_least_squares",
-    "inverse_norm", "learn_u_ldp", "noise_multiplier", "spectral_lambda", "vector_norm",
+    "learn_u_ldp", "noise_multiplier", "spectral_lambda", "vector_norm",
 ]
 
 PRACTICAL_STAGES = 4
@@ -105,10 +105,7 @@ def row_norms(ux: np.ndarray) -> np.ndarray:
 
 
 def inverse_norms(norms: np.ndarray) -> np.ndarray:
-    """1 / norms, 0 where a norm is 0 (one norm, the step loop's row: in Python floats, the same IEEE division)."""
-    if norms.shape[0] == 1:
-        n = float(norms[0])
-        return np.array([1.0 / n if n > 0 else 0.0])
+    """1 / norms, 0 where a norm is 0."""
     return np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
 
 
@@ -116,13 +113,6 @@ def vector_norm(v: np.ndarray) -> float:
     """``np.linalg.norm(v)`` of a float64 vector: its own formula (the square root of ``v.dot(v)``, IEEE alike)
     without its dispatch, so bit for bit the same value."""
     return math.sqrt(v.dot(v))
-
-
-def inverse_norm(ux: np.ndarray) -> float:
-    """1 / ||ux|| (0 for ux = 0) of one row (d,): ``inverse_norms(row_norms(ux[None]))[0]``, the same sum of
-    squares (``np.add.reduce`` over the row) and the same IEEE square root and division, in Python floats."""
-    n = math.sqrt(np.add.reduce(ux * ux))
-    return 1.0 / n if n > 0 else 0.0
 
 
 def unit_directions(ux: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -185,8 +175,6 @@ def theory_stage_count(n_users: int) -> int:
     return max(int(math.ceil(math.log(math.log(t)))), 12)
 
 
-@symmetric_rows
-@row_statistic
 @dataclass(frozen=True)
 class SpectralStatistic:
     """phi -> U^{1/2} phi phi^T U^{1/2} / ||U phi|| (0 at phi = 0); Frobenius norm <= ||phi|| (`lem:uxxu`)."""
@@ -199,13 +187,7 @@ class SpectralStatistic:
         vx = x @ self.u_half
         return (vx * inv[:, None])[:, :, None] * vx[:, None, :]
 
-    def _row(self, x: np.ndarray, y: float) -> np.ndarray:
-        """One row's statistic (d, d), the same operations as ``__call__`` (see :func:`row_statistic`)."""
-        vx = x.dot(self.u_half)                     # ndarray.dot: the BLAS call of @, bit for bit (tested)
-        return (vx * inverse_norm(x.dot(self.u)))[:, None] * vx
 
-
-@row_statistic
 @dataclass(frozen=True)
 class IWRegressionStatistic:
     """phi, y -> (psi, scale * vec(Psi)) with psi = U phi y/||U phi||, Psi = U phi phi^T/||U phi||.
@@ -221,18 +203,6 @@ class IWRegressionStatistic:
         psi = dirs * y[:, None]
         big_psi = dirs[:, :, None] * x[:, None, :]
         return np.concatenate([psi, self.scale * big_psi.reshape(x.shape[0], -1)], axis=1)
-
-    def _row(self, x: np.ndarray, y: float) -> np.ndarray:
-        """One row's statistic (d + d^2,), the same products as ``__call__`` written into one buffer."""
-        d = x.shape[0]
-        dirs = x.dot(self.u)
-        dirs *= inverse_norm(dirs)
-        out = np.empty(d + d * d)
-        np.multiply(dirs, y, out=out[:d])
-        big_psi = out[d:]
-        np.multiply(dirs[:, None], x, out=big_psi.reshape(d, d))
-        big_psi *= self.scale
-        return out
 
 
 @dataclass(frozen=True)
@@ -290,7 +260,7 @@ class SpectralLDPFit(LocalEpochFit):
 
     def _absorb(self, stage: int, outputs: np.ndarray) -> None:
         if stage < self.n_spectral_stages:
-            self._h_sum += self._total(outputs)
+            self._h_sum += outputs.sum(axis=0)
             self._h_count += outputs.shape[0]
         else:
             self._later_absorb(stage, outputs)
@@ -410,7 +380,7 @@ class IWRegressionLDPFit(SpectralLDPFit):
                                self._reg_channel, self.bound)
 
     def _later_absorb(self, stage: int, outputs: np.ndarray) -> None:
-        self._reg_sum += self._total(outputs)
+        self._reg_sum += outputs.sum(axis=0)
         self._reg_count += outputs.shape[0]
 
     def _estimate(self) -> Estimate:
@@ -581,7 +551,7 @@ class IWFixedPLDPFit(SpectralLDPFit):
         return LocalRandomizer(WeightedLabelStatistic(self.u.copy()), padded(1.0), self._ball, self.bound)
 
     def _later_absorb(self, stage: int, outputs: np.ndarray) -> None:
-        self._psi_sum += self._total(outputs)
+        self._psi_sum += outputs.sum(axis=0)
         self._psi_count += outputs.shape[0]
 
     def _estimate(self) -> Estimate:

@@ -101,7 +101,7 @@ class LDPSGDFit(LocalEpochFit):
         return self._current[1]
 
     def _absorb(self, stage: int, outputs: np.ndarray) -> None:
-        self._g_sum += self._total(outputs)
+        self._g_sum += outputs.sum(axis=0)
         self._g_count += outputs.shape[0]
 
     def _close_stage(self, stage: int) -> None:

@@ -49,7 +49,6 @@ class RidgeFit(EpochFit):
         self.xty = np.zeros(self.dim)
 
     def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
-        # ndarray.dot: the BLAS call ``@`` ends in, without matmul's dispatch (the step loop adds one row at a time)
         self.gram += x.T.dot(x)
         self.xty += x.T.dot(y)
 

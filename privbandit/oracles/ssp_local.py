@@ -30,13 +30,11 @@ import numpy as np
 from .._validation import POSITIVE, UNIT_OPEN, Boolean, ParameterConstraints
 from ..infomatrix import psd_project, symmetrize
 from ..privacy import GaussianMechanism, LocalRandomizer
-from ..privacy.randomizers import row_statistic
 from .base import Estimate, Oracle, SummingLocalFit, register_oracle
 from .iw_ldp import ball_least_squares, noise_multiplier, padded
 from .ssp import ssp_estimate
 
 
-@row_statistic
 @dataclass(frozen=True)
 class SufficientStatistic:
     """phi, y -> (phi y, vec(phi phi^T)); norm <= sqrt(B^2 + B^4) for ||phi|| <= B, |y| <= 1."""
@@ -44,14 +42,6 @@ class SufficientStatistic:
     def __call__(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         outer = x[:, :, None] * x[:, None, :]
         return np.concatenate([x * y[:, None], outer.reshape(x.shape[0], -1)], axis=1)
-
-    def _row(self, x: np.ndarray, y: float) -> np.ndarray:
-        """One row's statistic (d + d^2,): the same products written into one buffer."""
-        d = x.shape[0]
-        out = np.empty(d + d * d)
-        np.multiply(x, y, out=out[:d])
-        np.multiply(x[:, None], x, out=out[d:].reshape(d, d))
-        return out
 
 
 class SSPLocalFit(SummingLocalFit):

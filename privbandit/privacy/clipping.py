@@ -7,7 +7,6 @@ warning filter shows it once per call site).
 
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np
@@ -44,33 +43,14 @@ def scale_to_ball(rows: np.ndarray, radius: float, ord: int = 2) -> tuple[np.nda
     return out, over[..., 0]
 
 
-_ROW_SLACK = 2.0 ** -51
-"""Four unit roundoffs: the relative margin per summed term by which a one-row test stays below its limit."""
-_ROW_TINY = 1e-280
-"""Below this limit the rounding bound no longer covers underflow: one-row tests then answer False."""
-_ROW_HYPOT = 16
-"""Vectors up to this length take ``math.hypot`` (no numpy call); longer ones one ``np.vdot``."""
+def within_ball(features: np.ndarray, bound: float) -> bool:
+    """Whether every row (last axis) of the float64 array ``features`` has squared norm <= ``bound``^2.
 
-
-def certainly_within(values: np.ndarray, limit: float) -> bool:
-    """Whether the sum of squares of the 1-D float64 ``values`` is <= ``limit`` whatever the summation order.
-
-    The sum of squares, computed as ``math.hypot(*values) ** 2`` (up to 16 entries: hypot is within one ulp
-    of the norm, no numpy call) or one ``np.vdot`` (a dot product that, unlike ``dot`` and ``@``, raises no
-    overflow warning; any order, FMA or not, is within gamma_n = n u / (1 - n u) of the exact sum of
-    squares, u = 2^-53), against ``limit`` (1 - 4 (n + 1) u): a vector that passes has a sum of squares
-    <= ``limit`` however it is computed (:func:`clip_features`' einsum test and the local randomizer's
-    in particular), so a one-row fast path that takes it returns what the general test would. NaN, inf,
-    overflow and limits below 1e-280 (where underflow breaks the bound) or infinite give False: such
-    vectors take the general tests, which decide exactly.
+    The one input test shared by clipping and the agents: rows that pass are exactly those
+    :func:`clip_features` returns unchanged. NaN, inf and an overflowing norm give False.
     """
-    n = values.shape[0]
-    if n <= _ROW_HYPOT:
-        norm = math.hypot(*values.tolist())
-        total = norm * norm
-    else:
-        total = np.vdot(values, values)
-    return _ROW_TINY <= limit < math.inf and total <= limit * (1.0 - _ROW_SLACK * (n + 1))
+    sq = np.einsum("...i,...i->...", features, features)
+    return np.count_nonzero(sq <= bound * bound) == sq.size
 
 
 def clip_features(features: np.ndarray, bound: float) -> np.ndarray:
@@ -90,9 +70,9 @@ def clip_features(features: np.ndarray, bound: float) -> np.ndarray:
     """
     bound = check_positive("bound", bound)
     arr = np.asarray(features, dtype=float)
-    # fast path (the common case, e.g. every step of a bandit loop): all squared norms finite and <= B^2;
-    # an overflowing or NaN norm fails the test and takes the exact path below
-    if arr.shape[-1:] and np.all(np.einsum("...i,...i->...", arr, arr) <= bound * bound):
+    # fast path (the common case): all squared norms finite and <= B^2; an overflowing or NaN norm fails
+    # the test and takes the exact path below
+    if arr.shape[-1:] and within_ball(arr, bound):
         return arr.copy()
     out, over = scale_to_ball(features, bound)
     if not np.any(over):

@@ -113,25 +113,6 @@ def _below_mask(n: int, m: int) -> np.ndarray:
     return mask
 
 
-@lru_cache(maxsize=64)
-def _transpose_index(n: int) -> np.ndarray:
-    """Flat indices (n, n) with entry (i, j) = j n + i, read-only and built once per n: ``m.take`` of them is
-    ``m.T`` of a square matrix as a new C-ordered array (the same values, in one call)."""
-    index = np.arange(n * n).reshape(n, n).T.copy()
-    index.setflags(write=False)
-    return index
-
-
-@lru_cache(maxsize=64)
-def _symmetric_index(n: int) -> np.ndarray:
-    """Flat indices (n, n) of the upper triangle, entry (i, j) = min(i, j) n + max(i, j), read-only and built
-    once per n: ``z.take`` of them is ``np.where(_below_mask(n, n), z.T, z)`` of a square ``z`` (the same
-    values, copied in one call)."""
-    index = np.where(_below_mask(n, n), _transpose_index(n), np.arange(n * n).reshape(n, n))
-    index.setflags(write=False)
-    return index
-
-
 @dataclass(frozen=True)
 class SymmetricGaussianMechanism(GaussianMechanism):
     """SymPriv: add a symmetric Gaussian matrix Z (Z_ij = Z_ji ~ N(0, sigma^2) i.i.d. for i <= j).
@@ -160,15 +141,11 @@ class SymmetricGaussianMechanism(GaussianMechanism):
         """:meth:`noise` for a Generator: triu(z) + triu(z, 1)^T for z = sigma N(0, 1) of ``shape``.
 
         Entry (i, j) of that sum is z_ij + 0 on and above the diagonal and 0 + z_ji below it, which is
-        where(i > j, z_ji, z_ij) + 0 (adding +0 turns -0 into +0 either way), computed so: one mask, built once
-        (one square matrix, the one-row path's: ``z.take`` of :func:`_symmetric_index`, the same copy).
+        where(i > j, z_ji, z_ij) + 0 (adding +0 turns -0 into +0 either way), computed so: one mask, built once.
         """
         z = rng.standard_normal(shape)
         z *= self.sigma
-        if len(shape) == 2 and shape[0] == shape[1]:
-            sym = z.take(_symmetric_index(shape[0]))
-        else:
-            sym = np.where(_below_mask(shape[-2], shape[-1]), z.swapaxes(-1, -2), z)   # (non-square: ValueError)
+        sym = np.where(_below_mask(shape[-2], shape[-1]), z.swapaxes(-1, -2), z)   # (non-square: ValueError)
         sym += 0.0
         return sym
 
@@ -185,9 +162,7 @@ class SymmetricGaussianMechanism(GaussianMechanism):
         symmetrisation and the noise."""
         if matrices.ndim < 2 or matrices.shape[-1] != matrices.shape[-2]:
             raise ValueError(f"matrices must have shape (..., d, d), got {matrices.shape}")
-        # M^T: one matrix (the one-row path's) as a C-ordered copy (one take, cheaper sums below), else a view
-        transposed = matrices.take(_transpose_index(matrices.shape[0])) if matrices.ndim == 2 else \
-            matrices.swapaxes(-1, -2)
+        transposed = matrices.swapaxes(-1, -2)
         # max |M - M^T| <= 1e-9 max(1, max |M|): what allclose(rtol=0) tests on finite input, in fewer passes
         # (a gap <= 1e-9 passes whatever the scale, so the scale is only computed for a larger gap); M - M^T is
         # exactly antisymmetric (a - b = -(b - a) in IEEE arithmetic), so its max is max |M - M^T| (NaN alike)
@@ -195,16 +170,7 @@ class SymmetricGaussianMechanism(GaussianMechanism):
         if gap > 1e-9 and gap > 1e-9 * max(1.0, float(np.abs(matrices).max())):
             raise ValueError("matrices must be symmetric: SymPriv shares the noise of (i, j) and (j, i), so an "
                              "asymmetric input would leak M_ij - M_ji")
-        return self._symmetrised_noise(matrices, transposed, rng)
-
-    def _add_noise_symmetric(self, matrix: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """``_add_noise`` of one finite square matrix (d, d) that passes its symmetry test by construction (a
-        statistic of ``randomizers._SYMMETRIC_ROWS``): the same values and draws, without the test."""
-        return self._symmetrised_noise(matrix, matrix.take(_transpose_index(matrix.shape[0])), rng)
-
-    def _symmetrised_noise(self, matrices: np.ndarray, transposed: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """0.5 (M + M^T) + the symmetric noise, in place: the same operations."""
-        noisy = matrices + transposed
+        noisy = matrices + transposed                  # 0.5 (M + M^T) + the symmetric noise, in place
         noisy *= 0.5
         noisy += self._noise(matrices.shape, rng)
         return noisy

@@ -26,10 +26,9 @@ from typing import Callable
 
 import numpy as np
 
-from .._kernels import einsum
 from .._validation import as_generator, check_positive, check_rows
 from .calibration import CalibrationMethod
-from .clipping import ClippingWarning, certainly_within, clip_features, clip_rewards, scale_to_ball
+from .clipping import ClippingWarning, clip_features, clip_rewards, scale_to_ball, within_ball
 from .mechanisms import (
     GaussianMechanism,
     L2BallChannel,
@@ -68,7 +67,7 @@ def _all_within(stats: np.ndarray, limit: float, ord: int) -> bool:
     """Whether every row's squared L2 norm (ord 2) or L1 norm (ord 1) is <= ``limit`` (False for NaN and
     for overflow)."""
     flat = stats.reshape(stats.shape[0], -1)
-    sizes = einsum("ij,ij->i", flat, flat) if ord == 2 else np.abs(flat).sum(axis=1)
+    sizes = np.einsum("ij,ij->i", flat, flat) if ord == 2 else np.abs(flat).sum(axis=1)
     return np.count_nonzero(sizes <= limit) == sizes.size
 
 
@@ -100,49 +99,6 @@ def project_rows(stats: np.ndarray, radius: float, ord: int = 2) -> np.ndarray:
     return out.reshape(stats.shape)
 
 
-_DIRECT_RELEASES = (GaussianMechanism.release, SymmetricGaussianMechanism.release, LaplaceMechanism.release)
-"""The ``release`` methods that are their checks followed by ``_add_noise`` (see ``LocalRandomizer._privatize``)."""
-
-_ROW_STATISTICS: dict[type, tuple[Callable, Callable]] = {}
-"""The library's statistic classes with a one-row form: class -> (its ``__call__``, its ``_row``)."""
-
-
-def row_statistic(cls: type) -> type:
-    """Class decorator: ``cls._row(x, y)`` on one row x (d,) and its float reward gives, bit for bit,
-    ``cls.__call__(x[None], np.array([y]))[0]``, so :meth:`LocalRandomizer._privatize_row` may call it.
-
-    Only the class itself qualifies, with the ``__call__`` it had when decorated (a subclass or a patched
-    ``__call__`` takes the general path); a user's statistic needs nothing of this.
-    """
-    _ROW_STATISTICS[cls] = (cls.__call__, cls._row)
-    return cls
-
-
-_SYMMETRIC_ROWS: set[type] = set()
-"""Row statistics whose one-row matrix passes SymPriv's symmetry test by construction (:func:`symmetric_rows`)."""
-
-
-def symmetric_rows(cls: type) -> type:
-    """Class decorator for a :func:`row_statistic` whose ``_row`` gives a square matrix with entries (i, j) and
-    (j, i) the same product of the same numbers up to two roundings each (fl(fl(a_i c) a_j) and fl(fl(a_j c) a_i)):
-    they differ by at most 4u (1 + u) |a_i a_j c| plus underflow's 2^-1073, far below SymPriv's tolerance
-    1e-9 max(1, max |M|), so on a finite row (which the one-row path certifies) its symmetry test cannot fail
-    and :meth:`LocalRandomizer._privatize_row` skips it (the same values and draws)."""
-    if cls not in _ROW_STATISTICS:
-        raise TypeError(f"{cls.__name__} must be a row_statistic first")
-    _SYMMETRIC_ROWS.add(cls)
-    return cls
-
-
-_SYMMETRIC_NOISE = SymmetricGaussianMechanism._add_noise_symmetric
-"""SymPriv's one-matrix noise without the symmetry test, as the library defines it: a patched one is never
-called (the row then takes ``_add_noise``, test included), as patched channels keep rows off the shortcuts."""
-
-_ROW_CHANNELS = {cls: (cls.release, cls._add_noise) for cls in (GaussianMechanism, SymmetricGaussianMechanism)}
-"""The L2 channels whose ``_add_noise`` draws one row's noise (a statistic without the batch axis) with the
-generator calls and values of that row in a batch: class -> (its ``release``, its ``_add_noise``)."""
-
-
 @dataclass(frozen=True)
 class LocalRandomizer:
     """Privatize each record of a batch independently through a public statistic and a channel.
@@ -161,6 +117,11 @@ class LocalRandomizer:
         channel's radius at least R.
     feature_bound : float
         B: features are clipped to norm B first.
+
+    Notes
+    -----
+    ``__call__`` (any rows) and :meth:`privatize_clipped` (an epoch fit's checked and clipped rows) both end
+    in ``_privatize``: a subclass that changes how records are privatized overrides that one method.
 
     References
     ----------
@@ -186,9 +147,6 @@ class LocalRandomizer:
                              f"{self.norm} diameter 2 * radius = {2 * self.radius:g} of the statistic's ball: the "
                              "release would not be private")
         object.__setattr__(self, "_ord", 1 if self.norm == "L1" else 2)    # the projection's norm, set once
-        # the one-row path's limits (see _privatize_row): B^2, clip_features' limit, and the clearly-inside one
-        object.__setattr__(self, "_row_limits", (self.feature_bound * self.feature_bound,
-                                                 _inside_limit(self.radius, 2)))
 
     @property
     def norm(self) -> str:
@@ -217,74 +175,37 @@ class LocalRandomizer:
         these rows unchanged, are skipped; features are still clipped to ``feature_bound`` unless every
         squared norm is at most its square (the test with which ``clip_features`` returns them
         unchanged), so the statistic sees exactly the rows ``__call__`` gives it and the same noise is drawn.
-        A subclass that overrides ``__call__`` is called through it.
         """
-        if type(self).__call__ is not LocalRandomizer.__call__:
-            return self(features, rewards, rng)
-        b = self.feature_bound
-        if np.count_nonzero(einsum("...i,...i->...", features, features) <= b * b) != features.shape[0]:
-            features = clip_features(features, b)
+        if not within_ball(features, self.feature_bound):
+            features = clip_features(features, self.feature_bound)
         return self._privatize(features, rewards, rng)
 
     def _privatize(self, x: np.ndarray, y: np.ndarray, rng) -> np.ndarray:
-        """The statistic, its checks and projection, and the channel, on clipped rows.
+        """The statistic, its checks and projection, and the channel's release, on clipped rows.
 
-        Rows clearly inside the ball (:func:`clearly_inside`, which also certifies them finite) go straight
-        to the channel's noise (``_add_noise``: the channel's own checks, less the finiteness already
-        certified); the rest take the finiteness check, :func:`project_rows` and ``release``. Both
-        paths draw the same noise from ``rng`` and return the same values.
+        Rows clearly inside the ball (:func:`clearly_inside`, which also certifies them finite) need no
+        projection; the rest take the finiteness check and :func:`project_rows`. The channel's ``release``
+        adds the noise (every release goes through it, so a :class:`~privbandit.privacy.replay.ReleaseTape`
+        records local releases too).
         """
         stats = np.asarray(self.statistic(x, y), dtype=float)
         if stats.shape[0] != x.shape[0]:
             raise ValueError(f"the statistic must return one row per record, got shape {stats.shape}")
         rng = as_generator(rng)
-        ord = self._ord
-        # a channel class whose ``release`` is not the library's (a subclass, a patch) is always called through it
-        if type(self.channel).release in _DIRECT_RELEASES and clearly_inside(stats, self.radius, ord):
-            return self.channel._add_noise(stats, rng)
+        if isinstance(self.channel, L2BallChannel):
+            stats = project_rows(self._finite(stats), self.radius, self._ord)
+            return self.channel.release(stats.reshape(stats.shape[0], -1), rng).reshape(stats.shape)
+        if not clearly_inside(stats, self.radius, self._ord):      # (clearly inside certifies them finite)
+            stats = project_rows(self._finite(stats), self.radius, self._ord)
+        return self.channel.release(stats, rng)
+
+    @staticmethod
+    def _finite(stats: np.ndarray) -> np.ndarray:
         if not np.all(np.isfinite(stats)):
             raise ValueError("the statistic returned NaN or inf on clipped rows; it must be finite on the whole "
                              "input domain (e.g. define its value at phi = 0)")
-        stats = project_rows(stats, self.radius, ord)
-        if isinstance(self.channel, L2BallChannel):
-            return self.channel.release(stats.reshape(stats.shape[0], -1), rng).reshape(stats.shape)
-        return self.channel.release(stats, rng)
-
-    def _privatize_row(self, x: np.ndarray, y: float, rng: np.random.Generator) -> np.ndarray | None:
-        """``privatize_clipped(x[None], np.array([y]), rng)[0]`` for one checked, clipped row (the step loop),
-        or None, before any draw, when that row must take ``privatize_clipped`` instead.
-
-        The shortcut (no batch axis, no copies, the tests in one dot each) is taken only when every piece is
-        the library's own: this class's ``__call__``, ``privatize_clipped`` and ``_privatize`` unchanged, a
-        statistic registered by :func:`row_statistic` with its ``__call__`` unchanged, a Gaussian or SymPriv
-        channel of exactly that class with ``release`` and ``_add_noise`` unchanged, and only for a contiguous
-        row certainly inside the feature ball and a statistic certainly inside the radius
-        (:func:`certainly_within`, which implies the einsum tests that send rows to ``_add_noise``
-        unprojected). ``_add_noise`` of the row draws the same numbers from ``rng`` in the same order, so the
-        values and the generator state are those of the general path (a :func:`symmetric_rows` statistic's
-        matrix skips SymPriv's symmetry test, which it passes by construction). ``x`` is neither kept nor modified.
-        """
-        cls, stat, channel = type(self), self.statistic, self.channel
-        rows = _ROW_STATISTICS.get(type(stat))
-        noise = _ROW_CHANNELS.get(type(channel))
-        if (rows is None or noise is None or (cls.__call__, cls.privatize_clipped, cls._privatize) != _GENERAL
-                or rows[0] is not type(stat).__call__ or noise != (type(channel).release, type(channel)._add_noise)):
-            return None
-        feature_limit, stat_limit = self._row_limits
-        if not (x.flags.c_contiguous and certainly_within(x, feature_limit)):   # (strided: the products may differ)
-            return None
-        out = rows[1](stat, x, y)
-        if not certainly_within(out.reshape(-1), stat_limit):
-            return None
-        if (type(channel) is SymmetricGaussianMechanism and type(stat) in _SYMMETRIC_ROWS
-                and SymmetricGaussianMechanism._add_noise_symmetric is _SYMMETRIC_NOISE):   # (unpatched)
-            return channel._add_noise_symmetric(out, rng)       # (its symmetry test cannot fail: symmetric_rows)
-        return channel._add_noise(out, rng)
+        return stats
 
     def ledger_entry(self) -> MechanismEntry:
         """The channel as the ledger records it (one local release per record)."""
         return self.channel.ledger_entry()
-
-
-_GENERAL = (LocalRandomizer.__call__, LocalRandomizer.privatize_clipped, LocalRandomizer._privatize)
-"""The general path's methods: a class or a patch that changes one of them keeps every row on it."""

@@ -1,6 +1,7 @@
 """Run one agent on one environment for one seed: the batch path and the plain Gymnasium step loop.
 
-Both paths play the same rounds and give byte-identical tables for a seed:
+Both paths play the same rounds with the same uniforms; they choose the same arms except at decisions within
+rounding of a tie (:mod:`privbandit.agents.base`), and each path gives byte-identical tables for a seed:
 
 - ``mode="loop"`` is the loop a user writes in RL code: ``obs, info = env.reset(seed=...)``, then per
   round ``a = agent.act(obs)``, ``obs, r, ..., info = env.step(a)``, ``agent.update(obs_before[a], r)``.
@@ -19,7 +20,7 @@ One ``seed`` (an int or a :class:`numpy.random.SeedSequence`) is turned into a S
 spawned once: ``env_ss, agent_ss = ss.spawn(2)``. The env is reset with the int seed
 ``env_seed(ss)`` (128 bits of ``env_ss.generate_state``, folded into one Python int) and the agent with
 ``rng = numpy.random.default_rng(agent_ss)``. Nothing is seeded globally. The same seed therefore gives
-the same contexts, rewards and actions in both modes, in any process.
+the same contexts and rewards in both modes, and the same actions in one mode, in any process.
 
 Regret
 ------
@@ -335,7 +336,7 @@ def run(agent: Agent, env: Any, horizon: int | None = None, seed: Any = 0, *, mo
     seed : int or numpy.random.SeedSequence
         The one seed of the run (see the module docstring for how it is split).
     mode : {"batch", "loop"}
-        The chunked batch path or the plain Gymnasium step loop; both give identical tables.
+        The chunked batch path or the plain Gymnasium step loop; both give the same tables but at rounding ties.
     log : {"geometric", "all"}
         Log the rounds of :func:`geometric_grid` (plus the last one) or every round.
     points_per_octave : int
