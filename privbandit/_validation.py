@@ -9,9 +9,11 @@ from __future__ import annotations
 import abc
 import math
 import numbers
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
+
 
 def as_generator(rng: Any = None) -> np.random.Generator:
     """Return a :class:`numpy.random.Generator` from a seed, a SeedSequence or a Generator (SPEC 7).
@@ -79,7 +81,7 @@ def check_delta(delta: Any, name: str = "delta") -> float:
     return check_real(name, delta, low=0.0, high=1.0, low_open=True, high_open=True)
 
 
-def check_choice(name: str, value: Any, choices: "tuple | list") -> Any:
+def check_choice(name: str, value: Any, choices: tuple | list) -> Any:
     """Return ``value`` if it is one of ``choices``, else raise ValueError naming ``name`` and the choices."""
     if value not in tuple(choices):
         raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")

@@ -36,8 +36,8 @@ Source paper, `def:FLDP`, `def:FJDP`, `eqn:U-spectral-exact`, `eqn:W-spectral-ex
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 

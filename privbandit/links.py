@@ -9,8 +9,8 @@ Source paper, `def:GLM` (links with nu' >= mu_nu > 0), `appdx:proof-JDP-gen-line
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
@@ -117,7 +117,7 @@ LINKS = {"identity": identity_link, "logistic": logistic_link}
 """Named link constructors."""
 
 
-def make_link(link: "str | Link", **kwargs) -> Link:
+def make_link(link: str | Link, **kwargs) -> Link:
     """A :class:`Link` from a name in :data:`LINKS` or a Link (returned as is)."""
     if isinstance(link, Link):
         return link

@@ -26,8 +26,9 @@ Source paper, `tab:comp` (regret rates), `eq:PoP` (price of privacy), `def:FLDP`
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd

@@ -25,8 +25,9 @@ import importlib
 import importlib.metadata
 import re
 import types
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 __all__ = ["Entry", "PluginError", "Registry", "is_import_path", "load_import_path"]
 

@@ -70,8 +70,8 @@ import signal
 import sys
 import time
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 # One BLAS thread, as privbandit's sweeps run their workers (privbandit.sim.sweep): on 2 cores a second
 # OpenBLAS thread spins after the planner's product and halves the elimination batch path's speed, and

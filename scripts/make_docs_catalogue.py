@@ -22,10 +22,9 @@ import inspect
 import math
 import numbers
 import re
-import textwrap
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

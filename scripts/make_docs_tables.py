@@ -84,9 +84,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     command = results_command(args.results, args.command)
     table = pd.read_csv(csv)
-    from privbandit.plots import save_standard_figures
-
     import matplotlib
+
+    from privbandit.plots import save_standard_figures
 
     matplotlib.use("Agg")
     args.out.mkdir(parents=True, exist_ok=True)

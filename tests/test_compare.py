@@ -12,8 +12,15 @@ from scipy import stats
 from privbandit import cli
 from privbandit.agents import base as agents_base
 from privbandit.sim import AgentEntry, EnvEntry, Grid
-from privbandit.sim.compare import (BETTER, NOT_SEPARABLE, WORSE, challenge, challenger_entry, leaderboard,
-                                    paired_comparison)
+from privbandit.sim.compare import (
+    BETTER,
+    NOT_SEPARABLE,
+    WORSE,
+    challenge,
+    challenger_entry,
+    leaderboard,
+    paired_comparison,
+)
 from privbandit.sim.suites import Suite
 
 NONE = ("none", math.inf, 0.0)

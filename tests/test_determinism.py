@@ -23,13 +23,12 @@ import gymnasium as gym
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import build_agent
 
 import privbandit  # noqa: F401  (registers the envs)
 from privbandit.agents import agent_names
 from privbandit.sim.runner import run
 from privbandit.sim.sweep import AgentEntry, EnvEntry, Grid, cell_path, read_cell, sweep
-
-from conftest import build_agent
 
 AGENTS = ["uniform", "epsilon-greedy", "elim-jdp", "elim-ldp", "linucb-jdp", "ldp-ucb", "squarecb-ldp-sgd",
           "elim-glm-jdp"]

@@ -20,7 +20,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from test_readme import ALLOWED_TAGS, fenced_blocks, run_block
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -21,6 +21,7 @@ import warnings
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import build_oracle, oracle_dim
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -29,8 +30,6 @@ from privbandit.agents import BanditSpec, agent_is_private, agent_names, make_ag
 from privbandit.envs import PrivGLMCBEnv, PrivLinCBEnv
 from privbandit.oracles import oracle_class, oracle_names
 from privbandit.privacy import ClippingWarning
-
-from conftest import build_oracle, oracle_dim
 
 FUZZ = settings(max_examples=40, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])

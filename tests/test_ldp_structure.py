@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import oracle_dim
 
 from privbandit.oracles import LocalEpochFit, make_oracle, oracle_class, oracle_names
 from privbandit.oracles.iw_ldp import IWRegressionLDPFit
 from privbandit.privacy import LocalRandomizer
-
-from conftest import oracle_dim
 
 LOCAL = [n for n in oracle_names() if "ldp" in oracle_class(n).privacy_models
          and issubclass(oracle_class(n).fit_class, LocalEpochFit)]

@@ -11,12 +11,11 @@ import dataclasses
 
 import numpy as np
 import pytest
+from conftest import build_oracle, oracle_dim
 
 import privbandit  # noqa: F401  (registers everything)
 from privbandit.oracles import Estimate, make_oracle, oracle_names
 from privbandit.privacy import PrivacyBudgetExceeded, PrivacySpec
-
-from conftest import build_oracle, oracle_dim
 
 NAMES = oracle_names()
 N_ROWS = 96

@@ -8,9 +8,9 @@ import pytest
 import privbandit  # noqa: F401
 from privbandit.infomatrix import f_dp, w_star
 from privbandit.links import identity_link, logistic_link
-from privbandit.oracles import make_oracle
 from privbandit.oracles import dp_sgd as dp_sgd_mod
-from privbandit.oracles import iw_jdp, ssp as ssp_mod
+from privbandit.oracles import iw_jdp, make_oracle
+from privbandit.oracles import ssp as ssp_mod
 from privbandit.oracles.glm_jdp import link_residual_bound, solve_iw_erm, trust_region_step
 from privbandit.privacy import GaussianMechanism, SymmetricGaussianMechanism
 

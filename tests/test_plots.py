@@ -212,6 +212,6 @@ def test_titles_do_not_collide(tmp_path, saved_figures):
         boxes = [t.get_window_extent(renderer) for t in texts]
         assert env in " ".join(t.get_text() for t in texts)
         for i, a in enumerate(boxes):
-            assert 0 <= a.x0 and a.x1 <= fig.bbox.width, texts[i].get_text()  # inside the figure
+            assert a.x0 >= 0 and a.x1 <= fig.bbox.width, texts[i].get_text()  # inside the figure
             for j, b in enumerate(boxes[:i]):
                 assert not a.overlaps(b), (texts[i].get_text(), texts[j].get_text())

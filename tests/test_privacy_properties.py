@@ -13,7 +13,14 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from privbandit.infomatrix import psd_sqrt
-from privbandit.privacy import GaussianMechanism, L2BallChannel, LaplacePair, LocalRandomizer, clip_features, project_rows
+from privbandit.privacy import (
+    GaussianMechanism,
+    L2BallChannel,
+    LaplacePair,
+    LocalRandomizer,
+    clip_features,
+    project_rows,
+)
 
 SETTINGS = settings(max_examples=150, deadline=None, derandomize=True)
 SLACK = 1 + 1e-9

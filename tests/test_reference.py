@@ -17,8 +17,7 @@ import pytest
 from privbandit import cli
 from privbandit.sim.leaderboard import leaderboard_markdown, ranked_boards, read_results
 from privbandit.sim.reference import check_reference, install_reference, store_reference, suite_version
-from privbandit.sim.suites import Suite
-from privbandit.sim.suites import lin_env
+from privbandit.sim.suites import Suite, lin_env
 from privbandit.sim.sweep import AgentEntry, Grid, cell_path, read_cell, sweep
 
 TINY = Suite("tiny", "two agents, one env, two seeds", (

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import build_oracle, oracle_dim, public_sample
 
 import privbandit  # registers everything; its folder is scanned below
 from privbandit.agents import BanditSpec, make_agent
@@ -33,8 +34,6 @@ from privbandit.privacy import (
     PrivacyLedger,
     SymmetricGaussianMechanism,
 )
-
-from conftest import build_oracle, oracle_dim, public_sample
 
 MECHANISMS = (GaussianMechanism, SymmetricGaussianMechanism, LaplaceMechanism, L2BallChannel)
 PRIVATE = tuple(n for n in oracle_names() if oracle_class(n).privacy_models != ("none",))

@@ -19,14 +19,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import build_oracle, oracle_dim, public_sample
 
 import privbandit  # noqa: F401  (registers everything)
 from privbandit.links import logistic_link
 from privbandit.oracles import oracle_class, oracle_names
 from privbandit.privacy import GaussianMechanism
 from privbandit.privacy.replay import ReleaseTape, sensitivity_ratio
-
-from conftest import build_oracle, oracle_dim, public_sample
 
 PRIVATE = tuple(n for n in oracle_names() if oracle_class(n).privacy_models != ("none",))
 N_ROUNDS, DIM = 400, 3

@@ -26,13 +26,12 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import ONE_DIMENSIONAL, build_oracle, oracle_dim
 
 import privbandit  # noqa: F401  (registers everything)
 from privbandit.agents import BanditSpec, EpochAgent, agent_is_private, agent_names, make_agent
 from privbandit.oracles import oracle_names
 from privbandit.privacy import ClippingWarning
-
-from conftest import ONE_DIMENSIONAL, build_oracle, oracle_dim
 
 KINDS = ("rank-deficient", "near-singular", "duplicates", "zeros", "tiny", "at-bound", "mixed")
 ORACLES = oracle_names()

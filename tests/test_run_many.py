@@ -6,14 +6,13 @@ import gymnasium as gym
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import build_agent
 
 import privbandit  # noqa: F401 - registers the envs
 from privbandit.agents import UniformAgent, agent_names, make_agent
 from privbandit.agents.base import Agent
 from privbandit.privacy.ledger import PrivacyBudgetExceeded
 from privbandit.sim import run, run_many
-
-from conftest import build_agent
 
 T = 160
 

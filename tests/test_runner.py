@@ -9,14 +9,13 @@ import gymnasium as gym
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import build_agent
 
 import privbandit  # noqa: F401 - registers the envs
 from privbandit.agents import UniformAgent, agent_names
 from privbandit.privacy import GaussianMechanism, PrivacySpec
 from privbandit.privacy.ledger import PrivacyBudgetExceeded
 from privbandit.sim.runner import COLUMNS, geometric_grid, run, split_seed
-
-from conftest import build_agent
 
 T = 160
 

@@ -14,8 +14,8 @@ import pytest
 
 from privbandit._validation import check_array, check_rows
 from privbandit.agents import BanditSpec, UniformAgent, agent_is_private, make_agent
-from privbandit.agents.checks import play_batch, play_loop
 from privbandit.agents.base import _fast_rows
+from privbandit.agents.checks import play_batch, play_loop
 from privbandit.privacy import ClippingWarning
 from privbandit.privacy.clipping import clip_features, clip_rewards, within_ball
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from .._validation import POSITIVE, UNIT_OPEN, InstanceOf, Options, ParameterConstraints, check_parameters
 from ..oracles.base import Oracle, make_oracle

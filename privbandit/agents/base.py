@@ -27,7 +27,8 @@ import abc
 import dataclasses
 import inspect
 import numbers
-from typing import Any, Callable, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -232,7 +233,7 @@ class Agent(abc.ABC):
         return PrivacySpec.none()
 
     # -- lifecycle -------------------------------------------------------------------------------
-    def reset(self, spec: BanditSpec, rng: Any = None) -> "Agent":
+    def reset(self, spec: BanditSpec, rng: Any = None) -> Agent:
         """Start a new run on a bandit described by ``spec`` with randomness ``rng``; returns self."""
         if not isinstance(spec, BanditSpec):
             raise TypeError(f"spec must be a BanditSpec, got {type(spec).__name__}")

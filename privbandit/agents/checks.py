@@ -38,7 +38,8 @@ Source paper, `alg:batch-cb-meta` (a policy fixed within an epoch), `alg:plan`, 
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable, NamedTuple, Union
+from collections.abc import Callable
+from typing import Any, NamedTuple, Union
 
 import numpy as np
 

@@ -40,7 +40,8 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
-from typing import Any, Callable, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -59,13 +60,13 @@ from ._oracle_arg import ORACLE_ARGUMENT_CONSTRAINTS, resolve_oracle
 from .base import BanditSpec, EpochAgent, register_agent
 from .planner import (
     _ELIMINATION_TOLERANCE,
+    _best,
     _bounds,
     _can_eliminate,
     _eliminate_all,
-    _best,
     _singular_values,
-    _stack,
     _Stack,
+    _stack,
     _survivors,
     can_eliminate,
     epoch_bounds,

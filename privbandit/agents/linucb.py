@@ -68,11 +68,11 @@ from typing import ClassVar
 import numpy as np
 
 from .._validation import POSITIVE, POSITIVE_INT, UNIT_OPEN, Interval, Options, ParameterConstraints
+from ..oracles.base import CONSTANTS
+from ..oracles.ridge import PRACTICAL_WIDTH
 from ..privacy import LocalRandomizer, PrivacySpec, SymmetricGaussianMechanism, release_recorded
 from ..privacy.calibration import analytic_noise_multiplier
 from ..privacy.clipping import clip_features, clip_rewards, within_ball
-from ..oracles.base import CONSTANTS
-from ..oracles.ridge import PRACTICAL_WIDTH
 from ..privacy.randomizers import padded
 from .base import Agent, register_agent
 

@@ -18,7 +18,7 @@ Source paper, `alg:plan`, `eq:eliminate`, `alg:batch-cb-JDP`.
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -37,7 +37,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Callable, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import numpy as np
 

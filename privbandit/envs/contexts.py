@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import abc
 import math
+from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, fields
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -44,7 +45,7 @@ _SHRINK = 1.0 - 1e-12
 """Scale factor that keeps rounding from pushing a normalised vector past its radius."""
 
 
-def _scale_rows(g: np.ndarray, radii: "np.ndarray | float") -> np.ndarray:
+def _scale_rows(g: np.ndarray, radii: np.ndarray | float) -> np.ndarray:
     """Rescale the rows of g in place to norms ``radii`` (a zero row stays zero); returns g."""
     sq = np.einsum("ij,ij->i", g, g)
     np.sqrt(sq, out=sq)
@@ -54,7 +55,7 @@ def _scale_rows(g: np.ndarray, radii: "np.ndarray | float") -> np.ndarray:
     return g
 
 
-def _sphere(m: int, dim: int, rng: np.random.Generator, radii: "np.ndarray | float" = 1.0) -> np.ndarray:
+def _sphere(m: int, dim: int, rng: np.random.Generator, radii: np.ndarray | float = 1.0) -> np.ndarray:
     """m points uniform on the sphere of R^dim of radius ``radii`` (normalised Gaussians), shape (m, dim)."""
     return _scale_rows(rng.standard_normal((m, dim)), radii)
 
@@ -75,7 +76,7 @@ def _complement(basis: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(u[:, basis.shape[1]:])
 
 
-def _sphere_in(m: int, frame: np.ndarray, rng: np.random.Generator, radii: "np.ndarray | float" = 1.0
+def _sphere_in(m: int, frame: np.ndarray, rng: np.random.Generator, radii: np.ndarray | float = 1.0
                ) -> np.ndarray:
     """m points uniform on the sphere (radius ``radii``) of span(frame), frame (d, k) orthonormal: (m, d).
 

@@ -53,7 +53,7 @@ REWARD_MODELS = ("label", "linear-fit")
 _SHRINK = 1.0 - 1e-12
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _load(name: str) -> tuple[np.ndarray, np.ndarray]:
     try:
         from sklearn import datasets

@@ -164,7 +164,7 @@ FEATURE_MAPS: dict[str, type[FeatureMap]] = {"shared": SharedFeatures, "disjoint
 """The named feature maps."""
 
 
-def make_feature_map(name: "str | FeatureMap", *, n_arms: int, dim: int) -> FeatureMap:
+def make_feature_map(name: str | FeatureMap, *, n_arms: int, dim: int) -> FeatureMap:
     """A feature map by name ("shared" or "disjoint"), or a FeatureMap checked against K and d."""
     if isinstance(name, FeatureMap):
         if (name.n_arms, name.dim) != (n_arms, dim):

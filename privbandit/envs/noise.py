@@ -78,7 +78,7 @@ NOISES: dict[str, type[RewardNoise]] = {"rademacher": RademacherNoise, "gaussian
 """The named reward noises."""
 
 
-def make_noise(noise: "str | RewardNoise", *, scale: Any = 0.5) -> RewardNoise:
+def make_noise(noise: str | RewardNoise, *, scale: Any = 0.5) -> RewardNoise:
     """A reward noise by name ("rademacher" or "gaussian" with sigma = ``scale``), or a RewardNoise as is."""
     if isinstance(noise, RewardNoise):
         return noise

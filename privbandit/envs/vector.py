@@ -15,7 +15,8 @@ Source paper, `sec:intro-cb`.
 from __future__ import annotations
 
 import numbers
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from gymnasium import logger, spaces

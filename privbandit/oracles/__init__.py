@@ -10,31 +10,31 @@ from .base import (
     EpochFit,
     Estimate,
     LocalEpochFit,
-    SummingLocalFit,
     Oracle,
+    SummingLocalFit,
     make_oracle,
     oracle_class,
     oracle_names,
     register_oracle,
     stage_sizes_split,
 )
-from .ridge import Ridge
+
+# --- the contract as a public checker ---
+from .checks import ORACLE_CHECKS, ContractError, check_oracle
 
 # --- joint/central-DP oracles ---
 from .dp_sgd import DPSGD
 from .glm_jdp import IWGLMDP
-from .iw_jdp import IWFixedPDP, IWRegressionDP, SpectralDP
-from .ssp import SSP
 
 # --- local-DP oracles ---
 from .glm_ldp import IWGLMLDP
+from .iw_jdp import IWFixedPDP, IWRegressionDP, SpectralDP
 from .iw_ldp import IWFixedPLDP, IWRegressionLDP, learn_u_ldp
 from .ldp_sgd import LDPClippedSGD
+from .ridge import Ridge
 from .simple_ldp import SimpleLDP
+from .ssp import SSP
 from .ssp_local import SSPLocal
-
-# --- the contract as a public checker ---
-from .checks import ORACLE_CHECKS, ContractError, check_oracle
 
 __all__ = [
     "ORACLE_REGISTRY", "EpochFit", "Estimate", "LocalEpochFit", "SummingLocalFit", "Oracle", "Ridge", "make_oracle", "oracle_class", "oracle_names",

@@ -27,8 +27,9 @@ Source paper, `alg:batch-cb-meta` (one oracle per epoch), `alg:batch-cb-JDP`.
 from __future__ import annotations
 
 import abc
+from collections.abc import Sequence
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, ClassVar, Literal, Sequence
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -45,8 +46,8 @@ from .._validation import (
 )
 from ..links import Link, identity_link
 from ..privacy import CentralMechanism, PrivacyLedger, PrivacySpec, release_recorded
-from ..privacy.mechanisms import MechanismEntry
 from ..privacy.clipping import clip_features, clip_rewards
+from ..privacy.mechanisms import MechanismEntry
 from ..privacy.randomizers import LocalRandomizer
 from ..registry import Entry, Registry
 
@@ -195,7 +196,7 @@ class EpochFit(abc.ABC):
         The fit's randomness.
     """
 
-    def __init__(self, oracle: "Oracle", n_rounds: int, dim: int, bound: float, link: Link,
+    def __init__(self, oracle: Oracle, n_rounds: int, dim: int, bound: float, link: Link,
                  rng: np.random.Generator) -> None:
         self.oracle = oracle
         self.n_rounds = n_rounds

@@ -31,7 +31,8 @@ Source paper, `alg:batch-cb-meta` (one oracle per epoch, the pair (f_hat_j, b_j)
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

@@ -39,7 +39,7 @@ from .iw_jdp import release_multiplier
 class DPSGDFit(EpochFit):
     """theta_t and the running sum of iterates (O(d))."""
 
-    oracle: "DPSGD"
+    oracle: DPSGD
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)

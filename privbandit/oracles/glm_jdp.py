@@ -169,7 +169,7 @@ class IWGLMDPFit(SpectralStagesFit):
         not private and stays on the fit; the Estimate's ``info`` has released values and public parameters only.
     """
 
-    oracle: "IWGLMDP"
+    oracle: IWGLMDP
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)

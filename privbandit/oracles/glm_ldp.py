@@ -109,7 +109,7 @@ class GLMGradientStatistic:
 class IWGLMLDPFit(SpectralLDPFit):
     """Spectral stages, then one stage per SGD step."""
 
-    oracle: "IWGLMLDP"
+    oracle: IWGLMLDP
 
     def __init__(self, *args) -> None:
         super().__init__(*args)

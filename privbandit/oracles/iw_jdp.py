@@ -297,7 +297,7 @@ class SpectralStagesFit(EpochFit):
 class SpectralDPFit(SpectralStagesFit):
     """All rows go to the K stages of `alg:W-JDP`."""
 
-    oracle: "SpectralDP"
+    oracle: SpectralDP
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
@@ -360,7 +360,7 @@ class SpectralDP(_IWConfig):
 class IWRegressionDPFit(SpectralStagesFit):
     """Stages 0..K-1 learn W; stage K streams psi and Psi (O(d^2) memory)."""
 
-    oracle: "IWRegressionDP"
+    oracle: IWRegressionDP
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
@@ -500,7 +500,7 @@ class IWRegressionDP(_TwoPhaseIWConfig):
 class IWFixedPFit(EpochFit):
     """One stage: psi streamed with the public W."""
 
-    oracle: "IWFixedPDP"
+    oracle: IWFixedPDP
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)

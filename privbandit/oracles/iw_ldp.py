@@ -355,7 +355,7 @@ def learn_u_ldp(features: np.ndarray, *, epsilon: float, delta: float, bound: fl
 class IWRegressionLDPFit(SpectralLDPFit):
     """Streaming fit of IW-Regression-LDP: K spectral stages, then one regression stage."""
 
-    oracle: "IWRegressionLDP"
+    oracle: IWRegressionLDP
 
     def __init__(self, *args) -> None:
         super().__init__(*args)
@@ -515,7 +515,7 @@ class _SpectralStagesOnly(IWRegressionLDP):
 class IWFixedPLDPFit(SpectralLDPFit):
     """Fit of the distribution-specific IW-LDP: U from a public sample (or private stages), then psi."""
 
-    oracle: "IWFixedPLDP"
+    oracle: IWFixedPLDP
 
     def __init__(self, *args) -> None:
         super().__init__(*args)

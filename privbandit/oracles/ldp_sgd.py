@@ -75,7 +75,7 @@ def ldp_sgd_epochs(n_users: int, epsilon: float, delta: float, constants: str, c
 class LDPSGDFit(LocalEpochFit):
     """K epochs of batched, clipped, privatised gradient steps."""
 
-    oracle: "LDPClippedSGD"
+    oracle: LDPClippedSGD
 
     def __init__(self, *args) -> None:
         super().__init__(*args)

@@ -40,7 +40,6 @@ from .._validation import POSITIVE, UNIT_OPEN, Options, ParameterConstraints, ch
 from ..privacy import LaplacePair, LocalRandomizer
 from .base import CONSTANTS, Constants, Estimate, Oracle, SummingLocalFit, register_oracle, two_sided_quantile
 
-
 #: The public centre subtracted from |x| / B, so that the pair lies in the L1 ball of radius 3/2.
 PSI_CENTRE = 0.5
 
@@ -69,7 +68,7 @@ def _column(features: Any) -> np.ndarray:
 class SimpleLDPFit(SummingLocalFit):
     """Running sums of the users' noisy pairs; ``add`` also takes 1-d features (one x per row)."""
 
-    oracle: "SimpleLDP"
+    oracle: SimpleLDP
 
     def __init__(self, *args) -> None:
         super().__init__(*args)

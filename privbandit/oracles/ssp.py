@@ -116,7 +116,7 @@ def ssp_estimate(aug_noisy: np.ndarray, noise_sd: float, *, link: Link, lam: flo
 class SSPFit(EpochFit):
     """Streams S = sum z z^T (O(d^2)); one SymPriv release at the end."""
 
-    oracle: "SSP"
+    oracle: SSP
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)

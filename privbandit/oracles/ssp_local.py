@@ -47,7 +47,7 @@ class SufficientStatistic:
 class SSPLocalFit(SummingLocalFit):
     """Running sums of the users' noisy sufficient statistics."""
 
-    oracle: "SSPLocal"
+    oracle: SSPLocal
 
     def __init__(self, *args) -> None:
         super().__init__(*args)

@@ -28,8 +28,8 @@ Ullman & Oprea (2020); Nasr et al. (2021).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -123,7 +123,7 @@ def _counts_above(sorted_t: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
 
 
 def audit_delta(run_d: Sampler, run_d_prime: Sampler, epsilon: float, *, n_draws: int = 100_000,
-                rng=None, project: "Projection | np.ndarray | None" = None, confidence: float = 0.95,
+                rng=None, project: Projection | np.ndarray | None = None, confidence: float = 0.95,
                 n_thresholds: int = 256) -> AuditResult:
     """Estimate delta(epsilon) of a mechanism on one neighbouring pair, with a confidence interval.
 
@@ -183,7 +183,7 @@ def audit_delta(run_d: Sampler, run_d_prime: Sampler, epsilon: float, *, n_draws
 
 
 def _statistic(raw_p: np.ndarray, raw_q: np.ndarray, n_draws: int, half: int,
-               project: "Projection | np.ndarray | None") -> tuple[np.ndarray, np.ndarray]:
+               project: Projection | np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """Step 1 of :func:`audit_delta`: reduce every output to one number t (see its ``project``).
 
     The default direction (the difference of the two output means) is estimated on the selection half,

@@ -193,7 +193,7 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float,
     return _certified_sigma(float(epsilon), float(delta), sensitivity, sigma)
 
 
-def compose_gaussian_multipliers(multipliers: "np.ndarray | list[float]") -> float:
+def compose_gaussian_multipliers(multipliers: np.ndarray | list[float]) -> float:
     """Multiplier of the single Gaussian equivalent to composing Gaussians with multipliers z_i.
 
     A record released through Gaussians with multipliers z_1..z_k has the privacy profile of one

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Iterable, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -149,7 +150,7 @@ class PrivacyLedger:
                 return
         self.releases.append(Release(start, stop, entry, kind, label))
 
-    def extend(self, other: "PrivacyLedger | Iterable[Release]", offset: int = 0) -> None:
+    def extend(self, other: PrivacyLedger | Iterable[Release], offset: int = 0) -> None:
         """Append another ledger's releases with record indices shifted by ``offset``."""
         rels = other.releases if isinstance(other, PrivacyLedger) else other
         for r in rels:

@@ -200,7 +200,7 @@ class LaplaceMechanism:
         object.__setattr__(self, "scale", check_positive("scale", self.scale))
 
     @classmethod
-    def calibrated(cls, epsilon: float, sensitivity: float) -> "LaplaceMechanism":
+    def calibrated(cls, epsilon: float, sensitivity: float) -> LaplaceMechanism:
         """The epsilon-DP mechanism: scale = sensitivity / epsilon."""
         epsilon = check_epsilon(epsilon)
         sensitivity = check_positive("sensitivity", sensitivity)

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -156,7 +156,7 @@ class LocalRandomizer:
     @classmethod
     def gaussian(cls, statistic: Statistic, radius: float, epsilon: float, delta: float, *,
                  symmetric: bool = False, feature_bound: float = 1.0,
-                 method: CalibrationMethod = "analytic") -> "LocalRandomizer":
+                 method: CalibrationMethod = "analytic") -> LocalRandomizer:
         """A Gaussian randomizer calibrated for (epsilon, delta) at L2 sensitivity 2 * radius."""
         kind = SymmetricGaussianMechanism if symmetric else GaussianMechanism
         channel = kind.calibrated(epsilon, delta, 2.0 * check_positive("radius", radius), method)

@@ -28,8 +28,9 @@ Source paper, `def:JDP-interactive`, `def:JDP`, `def:LDP`; adaptive composition 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import TracebackType
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -142,7 +143,7 @@ class ReleaseTape:
     (True, [1.0, 1.0])
     """
 
-    def __init__(self, replay: "ReleaseTape | None" = None) -> None:
+    def __init__(self, replay: ReleaseTape | None = None) -> None:
         if replay is not None and not isinstance(replay, ReleaseTape):
             raise TypeError(f"replay must be a ReleaseTape, got {type(replay).__name__}")
         self.replay = replay
@@ -155,19 +156,19 @@ class ReleaseTape:
     def __len__(self) -> int:
         return len(self.outputs)
 
-    def __enter__(self) -> "ReleaseTape":
+    def __enter__(self) -> ReleaseTape:
         if self._patched:
             raise RuntimeError("this tape is already open")
         for cls in mechanism_classes():
             original = cls.__dict__["release"]
             self._patched.append((cls, original))
-            setattr(cls, "release", self._wrap(original))
+            cls.release = self._wrap(original)
         return self
 
     def __exit__(self, exc_type: type | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         while self._patched:
             cls, original = self._patched.pop()
-            setattr(cls, "release", original)
+            cls.release = original
 
     def _wrap(self, original: Callable) -> Callable:
         tape = self

@@ -55,7 +55,7 @@ class PrivacySpec:
         return self.model != "none"
 
     @classmethod
-    def none(cls) -> "PrivacySpec":
+    def none(cls) -> PrivacySpec:
         """The non-private spec."""
         return cls(model="none")
 

@@ -25,9 +25,10 @@ import contextlib
 import importlib
 import os
 import sys
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from .._validation import check_choice
 from ..agents.base import AGENT_REGISTRY, agent_is_private, factory_is_private, register_agent

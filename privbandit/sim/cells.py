@@ -19,8 +19,9 @@ import io
 import json
 import os
 import tempfile
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
 
 import pandas as pd
 

@@ -36,9 +36,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .report import final_rows, final_regret, markdown_table, mean_ci
-from .suites import Suite, agent_available, get_suite
 from .grid import AgentEntry
+from .report import final_regret, final_rows, markdown_table, mean_ci
+from .suites import Suite, agent_available, get_suite
 from .sweep import SweepResult, sweep
 
 __all__ = ["BETTER", "NOT_SEPARABLE", "WORSE", "Challenge", "challenge", "challenger_entry", "challenger_figure",

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import io
 import tarfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -37,8 +37,8 @@ def read_results(folder: str | Path) -> pd.DataFrame:
 
 def stored_results(suite: str) -> pd.DataFrame:
     """The stored reference results of a suite as one table (empty if none are shipped)."""
-    from .reference import reference_path
     from .cells import read_cell
+    from .reference import reference_path
 
     archive, _ = reference_path(suite)
     if not archive.exists():

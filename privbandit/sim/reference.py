@@ -30,8 +30,9 @@ import hashlib
 import io
 import json
 import tarfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
