@@ -123,8 +123,8 @@ def check_array(name: str, value: Any, *, ndim: int | tuple[int, ...] | None = N
         allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
         if arr.ndim not in allowed:
             raise ValueError(f"{name} must have {' or '.join(map(str, allowed))} dimensions, got shape {arr.shape}")
-    if shape is not None:
-        if arr.ndim != len(shape) or any(s is not None and s != a for s, a in zip(shape, arr.shape)):
+    if shape is not None and (arr.ndim != len(shape)
+                              or any(s is not None and s != a for s, a in zip(shape, arr.shape))):
             want = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
             raise ValueError(f"{name} must have shape {want}, got {arr.shape}")
     if not allow_empty and arr.size == 0:

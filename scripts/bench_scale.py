@@ -109,8 +109,9 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             row = json.loads(proc.stdout.strip().splitlines()[-1])
             rows.append(row)
-            print(f"{agent:>16} T=2^{log2:<2} peak {row['peak_rss_mb']:8.1f} MB  (baseline {row['baseline_rss_mb']:.1f},"
-                  f" growth {row['growth_mb']:.1f})  wall {row['wall_s']:8.1f} s  cpu {row['cpu_s']:8.1f} s  "
+            print(f"{agent:>16} T=2^{log2:<2} peak {row['peak_rss_mb']:8.1f} MB  "
+                  f"(baseline {row['baseline_rss_mb']:.1f}, growth {row['growth_mb']:.1f})  "
+                  f"wall {row['wall_s']:8.1f} s  cpu {row['cpu_s']:8.1f} s  "
                   f"{row['rounds_per_s']:>9} rounds/s", flush=True)
     if not rows:
         return 1

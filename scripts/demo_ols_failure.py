@@ -70,9 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     last = table.iloc[-1]
     ratio = last.iloc[1] / last.iloc[0] if last.iloc[0] > 0 else float("inf")
     print(f"\nAt T = {table.index[-1]}: SSP's error / the sign-based estimator's = {ratio:.1f}. The rates predict "
-          f"E|x| / E x^2 = {1 / args.s:g} (up to constants);\nwhile SSP's noise swamps E x^2 its ridge estimate stays "
-          f"near 0, so its error saturates near |theta*| = {abs(args.theta):g} and the ratio\nfollows that cap over the "
-          "sign-based error rather than the rates.")
+          f"E|x| / E x^2 = {1 / args.s:g} (up to constants);\nwhile SSP's noise swamps E x^2 its ridge estimate "
+          f"stays near 0, so its error saturates near |theta*| = {abs(args.theta):g} and the ratio\nfollows that "
+          "cap over the sign-based error rather than the rates.")
     print(f"What this run shows: {conclusion(ratio, args.s)}")
     print(f"(By the rates, matching the sign-based error takes SSP ~1/s^2 = {1 / args.s ** 2:g} times more users.)")
     print(f"Figure: {path}")

@@ -242,7 +242,7 @@ def family_pictures(out: Path, dim: int = 10) -> None:
             f"Eigenvalues of Sigma = E[phi phi^T] at d = {dim}, B = 1, each family at its default dial "
             "(computed exactly by `family.second_moment()`).", "",
             "| family | default parameters | lambda_max | lambda_min | condition number |", "|---|---|---|---|---|"]
-    for name, cls in FAMILIES.items():
+    for name in FAMILIES:
         family = make_family(name, dim=dim)
         eig = np.sort(np.linalg.eigvalsh(family.second_moment()))[::-1]
         fig, ax = plt.subplots(figsize=(5.0, 3.0), dpi=110)

@@ -107,8 +107,11 @@ def test_check_oracle_and_check_agent_run_every_check(monkeypatch):
     import privbandit.agents.checks as agent_checks
     import privbandit.oracles.checks as oracle_checks
 
+    def spy(fn):
+        return lambda *a, **k: ran.append(fn.__name__)
+
     for module, table in ((oracle_checks, "ORACLE_CHECKS"), (agent_checks, "AGENT_CHECKS")):
-        spies = tuple((lambda fn: lambda *a, **k: ran.append(fn.__name__))(fn) for fn in getattr(module, table))
+        spies = tuple(spy(fn) for fn in getattr(module, table))
         monkeypatch.setattr(module, table, spies)
     check_oracle(Ridge())
     check_agent(UniformAgent())

@@ -14,7 +14,7 @@ from privbandit.agents import make_agent
 from privbandit.sim import collect_feedback, run
 
 coba = pytest.importorskip("coba", reason="coba is not installed (pip install 'privbandit[coba]')")
-from privbandit.integrations.coba import CobaEnvironment, CobaLearner, _ArmRewards, pseudo_regret
+from privbandit.integrations.coba import CobaEnvironment, CobaLearner, _ArmRewards, pseudo_regret  # noqa: E402
 
 T = 300
 

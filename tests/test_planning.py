@@ -65,7 +65,7 @@ def test_skipping_estimates_that_cannot_eliminate_changes_nothing(link):
         scale = np.linalg.norm(theta) / sv[-1] * rng.uniform(0.7, 1.3)
         ests.append(Estimate(theta, link, m_mat, scale))
         hard.append(np.stack([bound * vt[-1], -bound * vt[-1]] + [np.zeros(d)] * (k - 2))[None])
-    for i in range(6):   # capped radii (condition (ii)): B ||theta|| in (2.2, 3.5) eliminates on +-B v
+    for _ in range(6):   # capped radii (condition (ii)): B ||theta|| in (2.2, 3.5) eliminates on +-B v
         m_mat = rng.standard_normal((d, d))
         vt = np.linalg.svd(m_mat)[2]
         ests.append(Estimate(vt[-1] * rng.uniform(2.2, 3.5) / bound, link, m_mat, 1e3))

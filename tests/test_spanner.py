@@ -133,7 +133,7 @@ def test_the_well_posed_shortcut_holds_every_candidate_exactly_when_the_batched_
             np.testing.assert_array_equal(barycentric_spanner(phi[None])[0], batched)
             stacks.setdefault(n, []).append(phi)
     assert fired > 30
-    for n, mats in stacks.items():     # certified and uncertified contexts mixed in one batch
+    for mats in stacks.values():     # certified and uncertified contexts mixed in one batch
         phi = np.stack(mats * 3)[rng.permutation(3 * len(mats))]
         np.testing.assert_array_equal(barycentric_spanner(phi), _algorithm(phi, np.ones(phi.shape[:2], bool), 2.0))
 
@@ -146,7 +146,7 @@ def test_the_stacked_cholesky_test_decides_as_numpys_cholesky_away_from_the_thre
 
     rng = np.random.default_rng(31)
     mats, want = [], []
-    for trial in range(400):
+    for _ in range(400):
         n = int(rng.integers(1, 17))
         q, _ = np.linalg.qr(rng.standard_normal((n, n)))
         lam = rng.choice([-1.0, 1.0], n) * 10.0 ** rng.uniform(-6, 0, n)

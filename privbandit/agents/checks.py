@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import Any, NamedTuple, Union
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -55,7 +55,7 @@ __all__ = [
     "STEP_BATCH_RTOL", "synthetic_stream",
 ]
 
-AgentLike = Union[Agent, Callable[[], Agent]]
+AgentLike = Agent | Callable[[], Agent]
 """An :class:`~privbandit.agents.Agent` (copied before each run) or a zero-argument factory returning one."""
 
 #: False-alarm rate, per arm, of the frequency test of :func:`check_action_probabilities`.

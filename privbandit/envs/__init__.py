@@ -37,7 +37,8 @@ from .vector import PrivBanditVectorEnv, PrivCBifyVectorEnv, PrivGLMCBVectorEnv,
 register_envs()
 
 __all__ = [
-    "BLOCK_SIZE", "DATASETS", "DEFAULT_HORIZON", "ENV_IDS", "FAMILIES", "FAMILY_REGISTRY", "FEATURE_MAPS", "NOISES", "BanditInstance",
+    "BLOCK_SIZE", "DATASETS", "DEFAULT_HORIZON", "ENV_IDS", "FAMILIES", "FAMILY_REGISTRY", "FEATURE_MAPS", "NOISES",
+    "BanditInstance",
     "ClippedGaussianNoise", "ContextFamily", "DataContexts", "DisjointFeatures", "FeatureMap", "HeavyTailed",
     "HeavyTailedDirection", "Isotropic", "LabelContexts", "LowRank", "PrivBanditEnv", "PrivBanditVectorEnv",
     "PrivCBifyEnv", "PrivCBifyVectorEnv", "PrivGLMCBEnv", "PrivGLMCBVectorEnv", "PrivLinCBEnv", "PrivLinCBVectorEnv",

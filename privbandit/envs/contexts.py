@@ -160,7 +160,7 @@ class ContextFamily(abc.ABC):
         object.__setattr__(self, "bound", check_positive("bound", self.bound))
         self._validate()
 
-    def _validate(self) -> None:
+    def _validate(self) -> None:  # noqa: B027 (a hook: a family without parameters of its own checks nothing)
         """Check the family's own parameters (called by __post_init__)."""
 
     # -- sampling --------------------------------------------------------------------------------

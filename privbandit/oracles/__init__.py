@@ -37,7 +37,8 @@ from .ssp import SSP
 from .ssp_local import SSPLocal
 
 __all__ = [
-    "ORACLE_REGISTRY", "EpochFit", "Estimate", "LocalEpochFit", "SummingLocalFit", "Oracle", "Ridge", "make_oracle", "oracle_class", "oracle_names",
+    "ORACLE_REGISTRY", "EpochFit", "Estimate", "LocalEpochFit", "SummingLocalFit", "Oracle", "Ridge", "make_oracle",
+    "oracle_class", "oracle_names",
     "register_oracle", "stage_sizes_split",
     # joint/central-DP oracles
     "DPSGD", "IWFixedPDP", "IWGLMDP", "IWRegressionDP", "SSP", "SpectralDP",

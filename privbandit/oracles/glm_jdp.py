@@ -176,10 +176,8 @@ class IWGLMDPFit(SpectralStagesFit):
         cfg = self.oracle
         mu = self.link.mu
         self.r_nu = link_residual_bound(self.link, self.bound)
-        if cfg.constants == "practical" and cfg.c_gamma is None:
-            cfg_gamma = dict(c_gamma=GLM_PRACTICAL_C_GAMMA)
-        else:
-            cfg_gamma = {}
+        practical_default = cfg.constants == "practical" and cfg.c_gamma is None
+        cfg_gamma = dict(c_gamma=GLM_PRACTICAL_C_GAMMA) if practical_default else {}
         params = cfg.parameters(self.n_rounds, self.dim, self.bound, w_fraction=cfg.w_fraction, mu=mu,
                                 sens_scale=self.bound + 1.0 / mu, **cfg_gamma)
         if cfg.constants == "theory" and cfg.c_width is None:

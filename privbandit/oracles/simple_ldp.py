@@ -90,10 +90,7 @@ class SimpleLDPFit(SummingLocalFit):
         n = max(self._count, 1)
         psi_hat, big_psi_hat = self._sum / n + np.array([0.0, PSI_CENTRE]) if self._count else (0.0, 0.0)
         s = math.sqrt((2.0 * (LaplacePair.L1_SENSITIVITY / cfg.privacy.epsilon) ** 2 + 1.0) / n)
-        if cfg.constants == "theory":
-            z = 1.0 / math.sqrt(cfg.confidence)
-        else:
-            z = two_sided_quantile(cfg.confidence)
+        z = 1.0 / math.sqrt(cfg.confidence) if cfg.constants == "theory" else two_sided_quantile(cfg.confidence)
         denom = max(big_psi_hat, s * 1e-6)
         theta = float(np.clip(psi_hat / (self.bound * denom), -1.0, 1.0)) if self._count else 0.0
         c = 4.0 * z * s / (self.bound * max(big_psi_hat - z * s, s))

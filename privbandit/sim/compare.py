@@ -169,7 +169,8 @@ def paired_comparison(df: pd.DataFrame, challenger: str, *, reference: str | Non
     final = final_rows(df, at)
     mine = final[final["agent"] == challenger]
     if mine.empty:
-        raise ValueError(f"the table has no run of the challenger {challenger!r}; agents: {sorted(set(final['agent']))}")
+        raise ValueError(f"the table has no run of the challenger {challenger!r}; "
+                         f"agents: {sorted(set(final['agent']))}")
     rows = []
     for key, ch in mine.groupby(["env", "horizon", "epsilon", "delta", "privacy_model"], sort=False):
         env, horizon, eps, delta, model = key
@@ -314,7 +315,8 @@ class Challenge:
 
 def challenge(suite: Suite | str, agent: str | AgentEntry, out: str | os.PathLike, *, private: str | None = None,
               reference: str | None = None, label: str | None = None, kwargs: dict | None = None, seeds=None,
-              horizon: int | None = None, jobs: int = 1, backend: str = "loky", address: str | None = None, progress: bool = False) -> Challenge:
+              horizon: int | None = None, jobs: int = 1, backend: str = "loky", address: str | None = None,
+              progress: bool = False) -> Challenge:
     """Run an agent beside a suite's baselines (every block its privacy model fits) into ``out``.
 
     Resumable: finished cells in ``out`` are kept, so a rerun only runs what is missing.

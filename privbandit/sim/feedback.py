@@ -168,7 +168,8 @@ class BanditFeedback:
         >>> q_hat.shape
         (4000, 3, 1)
         >>> # mean |q_hat - E[r | x, a]| against the mean |E[r | x, a]| itself
-        >>> print(f"{np.mean(np.abs(q_hat[:, :, 0] - fb.expected_reward)):.2f} vs {np.mean(np.abs(fb.expected_reward)):.2f}")
+        >>> err = np.mean(np.abs(q_hat[:, :, 0] - fb.expected_reward))
+        >>> print(f"{err:.2f} vs {np.mean(np.abs(fb.expected_reward)):.2f}")
         0.04 vs 0.43
         """
         if self.context is None:

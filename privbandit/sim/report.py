@@ -271,7 +271,8 @@ def final_regret_tables(final: pd.DataFrame) -> list[str]:
     """The final-regret tables of the report, one per horizon, rows by env then mean regret (markdown lines)."""
     parts = []
     for horizon, g in final.groupby("horizon", sort=True):
-        parts += [f"### T = {horizon}", "", markdown_table(headline_table(g.sort_values(["env", "mean"], kind="stable"))), ""]
+        table = headline_table(g.sort_values(["env", "mean"], kind="stable"))
+        parts += [f"### T = {horizon}", "", markdown_table(table), ""]
     return parts
 
 

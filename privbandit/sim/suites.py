@@ -188,7 +188,8 @@ QUICK = Suite(
              delta=1e-5),
         Grid(_pick(LDP_AGENTS, per_round=False, private=True), _QUICK_ENVS, epsilons=(1.0,), seeds=4,
              horizon=2 ** 16, delta=1e-5),
-        Grid(tuple({a.label: a for a in JDP_AGENTS + LDP_AGENTS if a.label in _REAL_AGENTS}.values()), _REAL_ENVS, epsilons=(1.0,), seeds=2, horizon=2 ** 14, delta=1e-5),
+        Grid(tuple({a.label: a for a in JDP_AGENTS + LDP_AGENTS if a.label in _REAL_AGENTS}.values()), _REAL_ENVS,
+             epsilons=(1.0,), seeds=2, horizon=2 ** 14, delta=1e-5),
     ),
 )
 
