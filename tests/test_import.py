@@ -1,4 +1,5 @@
-"""``import privbandit`` stays light; ``make_agent``, ``make_oracle`` and ``run`` are top-level, imported on first use."""
+"""``import privbandit`` stays light; ``make_agent``, ``make_oracle`` and ``run`` are top-level, imported on first
+use."""
 
 from __future__ import annotations
 

@@ -238,7 +238,8 @@ def test_iteration_counts_to_the_band_and_to_1e_10():
     for lam in (1e-2, 1e-4, 1e-6):
         ru = im.u_star(x, w, lam=lam, tol=1e-12, max_iter=100)
         rw = im.w_star(x, w, gamma=0.1, lam=lam, tol=1e-12, max_iter=100)
-        rows.append((lam, ru.iterations_to_band, ru.iterations_to(1e-10), rw.iterations_to_band, rw.iterations_to(1e-10)))
+        rows.append((lam, ru.iterations_to_band, ru.iterations_to(1e-10),
+                     rw.iterations_to_band, rw.iterations_to(1e-10)))
     for lam, ub, u10, wb, w10 in rows:
         print(f"lambda={lam:g}: U* band {ub}, 1e-10 {u10}; W*(gamma=0.1) band {wb}, 1e-10 {w10}")
         assert 0 <= ub <= 5 and 0 <= wb <= 5

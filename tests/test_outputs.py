@@ -14,8 +14,9 @@ matplotlib.use("Agg")
 
 
 def _final():
-    rows = [("e", 64, "jdp", 1.0, "slow", 30.0), ("e", 64, "jdp", 1.0, "fast", 20.0), ("e", 64, "none", np.inf, "np", 10.0),
-            ("e", 16, "jdp", 1.0, "fast", 5.0), ("e", 16, "none", np.inf, "np", 4.0)]
+    rows = [("e", 64, "jdp", 1.0, "slow", 30.0), ("e", 64, "jdp", 1.0, "fast", 20.0),
+            ("e", 64, "none", np.inf, "np", 10.0), ("e", 16, "jdp", 1.0, "fast", 5.0),
+            ("e", 16, "none", np.inf, "np", 4.0)]
     final = pd.DataFrame(rows, columns=["env", "horizon", "privacy_model", "epsilon", "agent", "mean"])
     return final.assign(ci_low=final["mean"] - 1, ci_high=final["mean"] + 1, n_seeds=3, n_planned=3, few_seeds=False,
                         incomplete=False, delta=1e-5)

@@ -66,7 +66,8 @@ def test_sigma_meets_target_after_the_round_trip_for_any_sensitivity(method):
 @pytest.mark.parametrize("method", ["analytic", "paper"])
 def test_closed_form_delta_agrees_with_dp_accounting_pld(method):
     # A sub-grid (PLD is slow for huge sigma); sensitivity only rescales, so one sensitivity per point.
-    for (eps, delta), sens in zip(itertools.product((0.1, 1.0, 5.0), (1e-6, 1e-3, 0.1)), itertools.cycle(SENSITIVITIES)):
+    grid = itertools.product((0.1, 1.0, 5.0), (1e-6, 1e-3, 0.1))
+    for (eps, delta), sens in zip(grid, itertools.cycle(SENSITIVITIES)):
         sigma = gaussian_sigma(eps, delta, sens, method=method)
         closed = gaussian_delta(eps, sigma / sens)
         pld = pld_delta(eps, sigma, sens)

@@ -108,7 +108,8 @@ def test_l2_ball_magnitude_closed_forms():
     # d = 1: sqrt(pi) Gamma(1) / Gamma(1/2) = 1, so M = r (e^eps + 1) / (e^eps - 1).
     for eps in (0.1, 1.0, 3.0):
         assert l2_ball_channel_magnitude(eps, 1, 2.0) == pytest.approx(2.0 * (math.exp(eps) + 1) / (math.exp(eps) - 1))
-    # General d: M tanh(eps/2) E|z_1| = r for z uniform on the unit sphere (E|z_1| = Gamma(d/2)/(sqrt(pi) Gamma((d+1)/2))).
+    # General d: M tanh(eps/2) E|z_1| = r for z uniform on the unit sphere
+    # (E|z_1| = Gamma(d/2)/(sqrt(pi) Gamma((d+1)/2))).
     for d in (2, 3, 10, 200):
         e_abs = math.exp(special.gammaln(d / 2) - special.gammaln((d + 1) / 2)) / math.sqrt(math.pi)
         assert l2_ball_channel_magnitude(0.7, d) * math.tanh(0.35) * e_abs == pytest.approx(1.0)
@@ -276,7 +277,8 @@ def test_privatize_clipped_draws_what_the_checked_call_draws():
     y = rng.uniform(-1, 1, 40)
     inside = x[np.linalg.norm(x, axis=1) <= 0.79]
     g1, g2 = np.random.default_rng(1), np.random.default_rng(1)
-    np.testing.assert_array_equal(rand.privatize_clipped(inside, y[:len(inside)], g1), rand(inside, y[:len(inside)], g2))
+    y_in = y[:len(inside)]
+    np.testing.assert_array_equal(rand.privatize_clipped(inside, y_in, g1), rand(inside, y_in, g2))
     with pytest.warns(ClippingWarning):
         a = rand.privatize_clipped(x, y, g1)
     with pytest.warns(ClippingWarning):

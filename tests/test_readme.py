@@ -66,7 +66,8 @@ PYTHON = [(line, body) for line, tag, body in BLOCKS if tag == "python"]
 def test_every_fence_has_a_known_tag():
     bad = [(line, tag) for line, tag, _ in BLOCKS if tag not in ALLOWED_TAGS]
     assert not bad, f"README.md fences must be tagged one of {ALLOWED_TAGS}; found (line, tag) {bad}"
-    assert len(PYTHON) >= 3, "the README's Python examples (an RL loop, benchmarking an agent, the cost of privacy) went missing"
+    assert len(PYTHON) >= 3, ("the README's Python examples (an RL loop, benchmarking an agent, the cost of privacy) "
+                              "went missing")
 
 
 @pytest.mark.parametrize("line, code", PYTHON, ids=[f"line{line}" for line, _ in PYTHON])

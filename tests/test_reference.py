@@ -1,8 +1,8 @@
 """Stored reference results: pack a suite's baseline cells, check them, stand them in for a run, rank boards.
 
 A tiny suite (two agents, one env, two seeds, T = 64) stands for ``quick`` and ``paper``: the mechanics are the
-same. Stored cells re-run here must be equal to the stored ones with tolerance 0 (every float of the table): a cell's seed
-fixes its round stream and its agent's randomness, the batch path is deterministic, and the fingerprints and
+same. Stored cells re-run here must be equal to the stored ones with tolerance 0 (every float of the table): a
+cell's seed fixes its round stream and its agent's randomness, the batch path is deterministic, and the fingerprints and
 versions checked before use guarantee the same streams and the same code (the footers differ only in the seeds
 each sweep planned).
 """

@@ -6,8 +6,8 @@ ledger gained in that step:
 
 - central draws, one to one and in order, with the new central releases: the same mechanism entry (family and
   noise multiplier sigma / sensitivity), each covering records already fed (an oracle's: one of its stages);
-- local draws (inside a :class:`~privbandit.privacy.LocalRandomizer`'s ``_privatize``), row for row, with the records the new
-  local releases cover.
+- local draws (inside a :class:`~privbandit.privacy.LocalRandomizer`'s ``_privatize``), row for row, with the
+  records the new local releases cover.
 
 The one exception is iw-glm-dp's output release, charged before its H check decides whether it is drawn
 (``EARLY_CHARGES``). The structural guard at the end keeps the release sites from drifting back to two calls.

@@ -158,8 +158,8 @@ def test_render_collection_records_one_frame_per_round(env_id):
 def _sb3_make_vec_env_init(env_id: str, env_kwargs: dict) -> gym.Env:
     """What ``stable_baselines3.common.env_util.make_vec_env`` builds for each sub-env given an env id.
 
-    Its ``make_env(rank)._init`` (stable-baselines3 2.9.2, ``stable_baselines3/common/env_util.py``) asks for ``render_mode="rgb_array"`` unless the caller set one, and
-    falls back to no render mode only on a TypeError::
+    Its ``make_env(rank)._init`` (stable-baselines3 2.9.2, ``stable_baselines3/common/env_util.py``) asks for
+    ``render_mode="rgb_array"`` unless the caller set one, and falls back to no render mode only on a TypeError::
 
         kwargs = {"render_mode": "rgb_array"}
         kwargs.update(env_kwargs)

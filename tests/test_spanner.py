@@ -198,7 +198,8 @@ def test_the_thin_certificate_holds_every_candidate_exactly_when_the_batched_cod
     mask[::4] = True                                            # with all-arm and other counts mixed in
     mask[1::5, : n + 1] = True
     order = rng.permutation(phi.shape[0])
-    np.testing.assert_array_equal(barycentric_spanner(phi[order], mask[order]), _algorithm(phi[order], mask[order], 2.0))
+    np.testing.assert_array_equal(barycentric_spanner(phi[order], mask[order]),
+                                  _algorithm(phi[order], mask[order], 2.0))
 
 
 def test_only_sizes_the_proof_covers_are_certified():
