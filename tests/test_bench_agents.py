@@ -49,6 +49,12 @@ def _bench(*args, out: Path) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=_env())
 
 
+def _default_sigint() -> None:
+    """Ctrl-C's default action in the child: a test run started in the background of a non-interactive shell
+    inherits SIGINT ignored, and Python then never raises KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _env() -> dict:
     root = str(SCRIPT.parents[1])  # this tree's privbandit, whatever is installed
     return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
@@ -163,7 +169,7 @@ def test_a_rerun_after_a_partial_run_does_only_the_rest(reference, tmp_path, cap
 def test_ctrl_c_keeps_the_finished_cells_in_one_line_and_the_rerun_finishes(reference, tmp_path, capsys):
     cmd = [sys.executable, str(SCRIPT), *GRID, "--jobs", "2", "--out", str(tmp_path)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_default_sigint)
     deadline = time.monotonic() + 120
     while not (tmp_path / "runs.csv").exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)

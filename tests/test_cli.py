@@ -243,7 +243,8 @@ def test_ctrl_c_saves_finished_cells_says_so_and_the_rerun_resumes(tmp_path):
     out = tmp_path / "interrupted"
     cmd = [sys.executable, "-m", "privbandit.cli", "run", "--env", "PrivLinCB-v0", "--agent", "linucb", "--horizon",
            "2048", "--seeds", "8", "--dim", "3", "--arms", "3", "--no-progress", "--out", str(out)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # not inherited ignored
     deadline = time.monotonic() + 60
     while not list((out / "cells").glob("*.csv")) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
