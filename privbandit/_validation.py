@@ -432,6 +432,9 @@ def allowed_values(constraints: Sequence[Constraint | None]) -> str:
             words.append(c.description)
         elif isinstance(c, IsCallable):
             words.append(f"a callable {c.signature}")
+        elif isinstance(c, Array):
+            words.append(f"a finite {'' if c.ndim is None else f'{c.ndim}-D '}float array"
+                         + ("" if c.allow_empty else ", not empty"))
         else:
             words.append(repr(c))
     return " or ".join(words)

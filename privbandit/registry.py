@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Entry", "PluginError", "Registry", "is_import_path", "load_import_path"]
+__all__ = ["Entry", "PluginError", "Registry", "is_import_path", "load_import_path", "paper_labels"]
 
 _IMPORT_PATH = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
@@ -98,7 +98,8 @@ class Registry:
         ``facts(obj) -> info`` for an object loaded from an import path or an entry point (what
         :meth:`register` would be given by hand; ``{}`` by default).
     describe : callable, optional
-        ``describe(entry) -> dict`` of further facts for :meth:`describe` (privacy model, hyperparameters).
+        ``describe(entry) -> dict`` of further facts for :meth:`describe` (privacy model, hyperparameters);
+        its ``paper_labels``, if any, are used when the description and the object's docstring name none.
     """
 
     def __init__(self, kind: str, group: str, check: Callable[[str, Any, dict], dict], *,
@@ -171,15 +172,17 @@ class Registry:
     def describe(self, name: str) -> dict:
         """Structured facts about ``name``: ``name``, ``kind``, ``object`` (its import path), ``description``
         (one line), ``paper_labels`` (the source paper's labels in its description and docstring) and what
-        the kind adds (for agents and oracles: ``privacy_model`` and ``hyperparameters``, each with its
-        ``default`` and ``allowed`` values)."""
+        the kind adds (for agents and oracles: ``privacy_model``, ``required`` (the arguments the caller
+        must give) and ``hyperparameters``, each with its ``default`` and ``allowed`` values)."""
         entry = self.get(name)
         description = entry.info.get("description") or first_doc_line(entry.obj)
-        text = f"{description}\n{getattr(entry.obj, '__doc__', None) or ''}"
         out = dict(name=name, kind=self.kind, object=f"{entry.obj.__module__}:{entry.obj.__qualname__}",
-                   description=description, paper_labels=tuple(dict.fromkeys(_LABEL.findall(text))))
+                   description=description,
+                   paper_labels=paper_labels(f"{description}\n{getattr(entry.obj, '__doc__', None) or ''}"))
         if self._describe is not None:
-            out.update(self._describe(entry))
+            facts = dict(self._describe(entry))
+            fallback = facts.pop("paper_labels", ())       # the kind's labels, for a description that names none
+            out.update(facts, paper_labels=out["paper_labels"] or tuple(fallback))
         return out
 
     def _entry_points(self) -> dict[str, importlib.metadata.EntryPoint]:
@@ -199,8 +202,17 @@ class Registry:
                               f"{type(exc).__name__}: {exc}") from None
 
 
-_LABEL = re.compile(r"\b(?:alg|def|thm|lem|sec|appdx|eq|prop|cor|rem|asm|ass):[A-Za-z0-9-]+[A-Za-z0-9]")
-"""A label of the source paper (``alg:W-JDP``, ``def:SSP``, ``appdx:regret-upper-LDP``)."""
+_LABEL = re.compile(r"\b(?:alg|def|thm|lem|ssec|sec|appdx|eq|prop|cor|rem|asm|ass|tab):[A-Za-z0-9-]+[A-Za-z0-9]")
+"""A label of the source paper (``alg:W-JDP``, ``def:SSP``, ``appdx:regret-upper-LDP``, ``tab:comp``)."""
+
+
+def paper_labels(text: str) -> tuple[str, ...]:
+    """The source paper's labels named in ``text``, each once, in order of appearance.
+
+    >>> paper_labels("ridge (ssec:OLS, tab:comp); see ssec:OLS")
+    ('ssec:OLS', 'tab:comp')
+    """
+    return tuple(dict.fromkeys(_LABEL.findall(text)))
 
 
 class _ObjectView(Mapping[str, Any]):

@@ -3,13 +3,10 @@
 Everything here is read from the code, so the docs cannot drift from it:
 
 - ``catalogue_agents.md`` / ``catalogue_oracles.md``: every registered agent and oracle with its privacy model,
-  paper label, one-line description and every hyperparameter with its default and its allowed values (from
-  the declared ``parameter_constraints``);
+  paper labels, one-line description, class and every hyperparameter with its default and its allowed values,
+  all as ``Registry.describe`` gives them (the allowed values worded by ``privbandit._validation``);
 - ``envcards/<env id>.md``: each registered env's card (its class docstring);
 - ``families/<family>.png`` and ``families.md``: the eigenvalues of each context family's second moment.
-
-The registries are read through one function, :func:`registry_entries`; it is the only place that knows how
-they are stored.
 
 Usage: ``python scripts/make_docs_catalogue.py --out docs/_generated``
 """
@@ -22,183 +19,82 @@ import inspect
 import math
 import numbers
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-LABEL = re.compile(r"\b((?:alg|def|appdx|thm|lem|prop|ssec|sec|eq|eqn|example|tab):[A-Za-z0-9-]+)")
 
-
-@dataclass(frozen=True)
-class Entry:
-    """One registered agent or oracle, as the catalogue needs it."""
-
-    name: str
-    kind: str                        # "agent" or "oracle"
-    description: str
-    cls: type                        # the class whose parameter_constraints apply
-    defaults: dict[str, Any]         # argument -> the value this registered name uses by default
-    privacy: str                     # "none", "jdp", "ldp" or several, comma-separated
-
-
-def registry_entries(kind: str) -> list[Entry]:
-    """Every registered agent (``kind="agent"``) or oracle (``kind="oracle"``), sorted by name.
-
-    This is the catalogue's only contact with the registries.
-    """
+def registry_facts(kind: str) -> list[dict]:
+    """``Registry.describe`` of every registered agent (``kind="agent"``) or oracle (``kind="oracle"``), by name."""
     if kind == "agent":
-        from privbandit.agents import agent_descriptions, agent_is_private, make_agent
-
-        out = []
-        for name, description in agent_descriptions().items():
-            agent = make_agent(name, **({"epsilon": 1.0} if agent_is_private(name) else {}))
-            cls = type(agent)
-            defaults = {**_signature_defaults(cls),
-                        **{arg: getattr(agent, arg) for arg in _arguments(cls) if hasattr(agent, arg)}}
-            if agent_is_private(name):     # the budget: epsilon is the caller's, delta has the factory's default
-                defaults.setdefault("delta", agent.privacy.delta)
-            out.append(Entry(name, kind, description, cls, defaults, agent.privacy.model))
-        return sorted(out, key=lambda e: e.name)
-    if kind == "oracle":
-        from privbandit.oracles import oracle_class, oracle_names
-
-        out = []
-        for name in oracle_names():
-            cls = oracle_class(name)
-            defaults = {f.name: f.default for f in dataclasses.fields(cls)
-                        if f.init and f.default is not dataclasses.MISSING}
-            doc = inspect.getdoc(cls) or ""
-            out.append(Entry(name, kind, doc.split("\n\n")[0].replace("\n", " "), cls, defaults,
-                             ", ".join(cls.privacy_models)))
-        return sorted(out, key=lambda e: e.name)
-    raise ValueError(f"kind must be 'agent' or 'oracle', got {kind!r}")
+        from privbandit.agents.base import AGENT_REGISTRY as registry
+    elif kind == "oracle":
+        from privbandit.oracles.base import ORACLE_REGISTRY as registry
+    else:
+        raise ValueError(f"kind must be 'agent' or 'oracle', got {kind!r}")
+    return [registry.describe(name) for name in sorted(registry.names())]
 
 
-def _arguments(cls: type) -> list[str]:
-    """The keyword arguments of ``cls(...)``: dataclass fields, or ``__init__``'s, following ``**kwargs`` up."""
-    if dataclasses.is_dataclass(cls):
-        return [f.name for f in dataclasses.fields(cls) if f.init]
-    names: list[str] = []
-    for klass in cls.__mro__:
-        if "__init__" not in vars(klass):
-            continue
-        params = list(inspect.signature(vars(klass)["__init__"]).parameters.values())[1:]
-        names += [p.name for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.name not in names]
-        if not any(p.kind is p.VAR_KEYWORD for p in params):
-            break
-    return names
-
-
-def _signature_defaults(cls: type) -> dict[str, Any]:
-    """Defaults of the keyword arguments of ``cls.__init__`` (and of the ``__init__``s its ``**kwargs`` reach)."""
-    out: dict[str, Any] = {}
-    for klass in reversed(cls.__mro__):
-        if "__init__" in vars(klass) and klass is not object:
-            for p in list(inspect.signature(vars(klass)["__init__"]).parameters.values())[1:]:
-                if p.default is not p.empty:
-                    out[p.name] = p.default
-    return out
-
-
-def describe_constraint(constraint: Any) -> str:
-    """A reader's wording of one declared constraint (``privbandit._validation``)."""
-    if constraint is None:
-        return "None"
-    kind = type(constraint).__name__
-    if kind == "Interval":
-        if constraint.kind is numbers.Integral:
-            hi = "inf)" if constraint.right is None else f"{constraint.right}]"
-            return f"integer in [{constraint.left}, {hi}"
-        lo_open = constraint.closed in ("right", "neither")
-        hi_open = constraint.closed in ("left", "neither") or constraint.right is None
-        lo = "-inf" if constraint.left is None else f"{constraint.left:g}"
-        hi = "inf" if constraint.right is None else f"{constraint.right:g}"
-        return f"real in {'(' if lo_open or constraint.left is None else '['}{lo}, {hi}{')' if hi_open else ']'}"
-    if kind == "Options":
-        return "one of " + ", ".join(f"`{o!r}`" for o in constraint.options)
-    if kind == "Boolean":
-        return "bool"
-    if kind == "InstanceOf":
-        return str(constraint.description)
-    if kind == "IsCallable":
-        return f"callable `{constraint.signature}`"
-    if kind == "Array":
-        return f"array (ndim {constraint.ndim})"
-    return repr(constraint)
-
-
-def _default(value: Any) -> str:
-    if value is None or isinstance(value, (bool, str)):
-        return f"`{value!r}`"
-    if isinstance(value, numbers.Integral):
-        return f"`{value}`"
-    if isinstance(value, numbers.Real):
-        return f"`{float(value):g}`"
-    if hasattr(value, "name") and hasattr(value, "privacy"):       # an oracle instance: its name and budget
-        return f"`{value.name}` ({value.privacy.label()})"
+def _value(value: Any) -> str:
+    """A default as inline code: numbers short (``1``, ``0.05``), strings quoted, a function by its name, an
+    array by its shape."""
+    if isinstance(value, np.ndarray):
+        return f"array of shape `{value.shape}`"
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return f"`{value:g}`" if isinstance(value, float) else f"`{value}`"
     if callable(value):
         return f"`{getattr(value, '__name__', type(value).__name__)}`"
     text = repr(value)
-    return f"`{text}`" if len(text) <= 40 else f"{type(value).__name__}"
+    return f"`{text}`" if len(text) <= 40 else type(value).__name__
 
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def paper_labels(entry: Entry) -> list[str]:
-    """Paper labels named by the description, then by the class docstring's References section."""
-    labels = LABEL.findall(entry.description)
-    if labels:
-        return list(dict.fromkeys(labels))
-    doc = inspect.getdoc(entry.cls) or ""
-    refs = doc.split("References\n----------", 1)
-    if len(refs) == 2:
-        labels += [lab for lab in LABEL.findall(refs[1].split("\n\n\n")[0]) if lab not in labels]
-    if entry.kind == "oracle" and not labels:
-        labels = LABEL.findall(doc)[:3]
-    return list(dict.fromkeys(labels))
-
-
-def catalogue_page(entries: list[Entry]) -> str:
-    kind = entries[0].kind
-    factory = "make_agent" if kind == "agent" else "make_oracle"
-    lines = [f"<!-- generated by scripts/make_docs_catalogue.py from the {kind} registry: do not edit -->", "",
-             f"{len(entries)} registered {kind}s, each built with `{factory}(name, ...)`.", "",
-             "| name | privacy | paper label | description |", "|---|---|---|---|"]
-    for e in entries:
-        labels = ", ".join(f"`{lab}`" for lab in paper_labels(e)) or "-"
-        lines.append(f"| [`{e.name}`](#{kind}-{e.name}) | {e.privacy} | {labels} | {_cell(e.description)} |")
-    lines.append("")
-    for e in entries:
-        lines += [f"({kind}-{e.name})=", f"### `{e.name}`", "",
-                  f"{_cell(e.description)}", "",
-                  f"- class: {{py:class}}`~{e.cls.__module__.rsplit('.', 1)[0]}.{e.cls.__name__}`"
-                  if _public(e.cls) else f"- class: `{e.cls.__name__}`",
-                  f"- privacy model: {e.privacy}",
-                  f"- paper label: {', '.join(f'`{lab}`' for lab in paper_labels(e)) or '-'}", ""]
-        constraints = e.cls.parameter_constraints
-        rows = [a for a in _arguments(e.cls) if a in constraints]
-        if rows:
-            lines += ["| hyperparameter | default | allowed |", "|---|---|---|"]
-            for arg in rows:
-                default = _default(e.defaults[arg]) if arg in e.defaults else "required"
-                if arg == "epsilon" and e.kind == "agent" and e.privacy != "none":
-                    default = "required (the privacy budget)"
-                allowed = "; or ".join(describe_constraint(c) for c in constraints[arg])
-                lines.append(f"| `{arg}` | {_cell(default)} | {_cell(allowed)} |")
-            lines.append("")
-    return "\n".join(lines) + "\n"
-
-
-def _public(cls: type) -> bool:
-    """Whether ``cls`` is exported by its subpackage (so the API reference has a page for it)."""
+def _class_link(path: str) -> str:
+    """``pkg.sub.module:Class`` as a link to the API reference when ``pkg.sub`` exports it, else as code."""
     import importlib
 
-    package = importlib.import_module(cls.__module__.rsplit(".", 1)[0])
-    return cls.__name__ in getattr(package, "__all__", ())
+    module, _, qualname = path.partition(":")
+    package = module.rsplit(".", 1)[0]
+    if qualname in getattr(importlib.import_module(package), "__all__", ()):
+        return f"{{py:class}}`~{package}.{qualname}`"
+    return f"`{qualname}`"
+
+
+def catalogue_page(kind: str, facts: list[dict]) -> str:
+    """The Markdown catalogue of one registry: a summary table, then a section per name with its hyperparameters."""
+    factory = "make_agent" if kind == "agent" else "make_oracle"
+    lines = [f"<!-- generated by scripts/make_docs_catalogue.py from the {kind} registry: do not edit -->", "",
+             f"{len(facts)} registered {kind}s, each built with `{factory}(name, ...)`.", "",
+             "| name | privacy | paper label | description |", "|---|---|---|---|"]
+    for f in facts:
+        labels = ", ".join(f"`{lab}`" for lab in f["paper_labels"]) or "-"
+        lines.append(f"| [`{f['name']}`](#{kind}-{f['name']}) | {f.get('privacy_model', '-')} | {labels} "
+                     f"| {_cell(f['description'])} |")
+    lines.append("")
+    for f in facts:
+        models = ", ".join(f.get("privacy_models", ())) or f.get("privacy_model", "-")
+        lines += [f"({kind}-{f['name']})=", f"### `{f['name']}`", "", _cell(f["description"]), "",
+                  f"- class: {_class_link(f.get('agent_class') or f['object'])}",
+                  f"- privacy model: {models}",
+                  f"- paper label: {', '.join(f'`{lab}`' for lab in f['paper_labels']) or '-'}"]
+        if kind == "oracle" and "epsilon" in f["required"]:
+            lines.append(f"- privacy budget: required, `{factory}({f['name']!r}, epsilon=..., delta=...)` "
+                         "or `privacy=PrivacySpec(...)`")
+        if "error" in f:
+            lines.append(f"- cannot be built without arguments: {_cell(f['error'])}")
+        lines.append("")
+        if f.get("hyperparameters"):
+            lines += ["| hyperparameter | default | allowed |", "|---|---|---|"]
+            for arg, fact in f["hyperparameters"].items():
+                default = (_value(fact["default"]) if arg not in f["required"]
+                           else "required (the privacy budget)" if arg == "epsilon" else "required")
+                lines.append(f"| `{arg}` | {_cell(default)} | {_cell(fact['allowed'] or '-')} |")
+            lines.append("")
+    return "\n".join(lines) + "\n"
 
 
 def docstring_markdown(doc: str) -> str:
@@ -273,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     for kind in ("agent", "oracle"):
-        (args.out / f"catalogue_{kind}s.md").write_text(catalogue_page(registry_entries(kind)))
+        (args.out / f"catalogue_{kind}s.md").write_text(catalogue_page(kind, registry_facts(kind)))
     env_cards(args.out / "envcards")
     family_pictures(args.out / "families")
     return 0

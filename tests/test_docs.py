@@ -150,11 +150,16 @@ def test_the_catalogue_lists_every_agent_and_oracle_with_its_hyperparameters(tmp
         assert f"### `{name}`" in agents, name
     for name in oracle_names():
         section = oracles.split(f"### `{name}`", 1)[1].split("\n### ", 1)[0]
-        for arg in oracle_class(name).parameter_constraints:
-            assert f"| `{arg}` |" in section, (name, arg)
+        for arg in oracle_class(name).parameter_constraints:     # the budget (privacy) has its own line
+            assert f"| `{arg}` |" in section or arg == "privacy", (name, arg)
+        assert ("- privacy budget: required" in section) == (oracle_class(name).privacy_models[0] != "none")
     elim = agents.split("### `elim-jdp-ucb`", 1)[1].split("\n### ", 1)[0]
-    assert "| `play` | `'ucb'` | one of `'spanner'`, `'ucb'`, `'greedy'` |" in elim
-    assert "| `first_epoch` | `256` | integer in [1, inf) |" in elim
+    assert "- class: {py:class}`~privbandit.agents.EliminationAgent`" in elim
+    assert "| `play` | `'ucb'` | one of 'spanner', 'ucb', 'greedy' |" in elim
+    assert "| `first_epoch` | `256` | int in [1, inf) |" in elim
+    assert "| `epsilon` | required (the privacy budget) |" in elim and "| `oracle` | `'iw-regression-dp'` |" in elim
+    ridge = oracles.split("### `ridge`", 1)[1].split("\n### ", 1)[0]
+    assert "| `lam` | `1` | real in (0.0, inf) |" in ridge and "privacy budget" not in ridge
     assert sorted(p.name for p in (tmp_path / "envcards").iterdir()) == [
         "PrivCBify-v0.md", "PrivGLMCB-v0.md", "PrivLinCB-v0.md"]
     assert (tmp_path / "families" / "families.png").stat().st_size > 10_000

@@ -7,13 +7,13 @@ from typing import ClassVar
 
 import pandas as pd
 import pytest
-from conftest import build_agent
+from conftest import BUDGET, build_agent
 
 from privbandit.agents import AGENT_REGISTRY, agent_names, make_agent
 from privbandit.envs import FAMILIES, FAMILY_REGISTRY, Isotropic, family_names, make_family, register_family
 from privbandit.oracles import ORACLE_REGISTRY, Ridge, make_oracle, oracle_names, register_oracle
 from privbandit.privacy import MODELS
-from privbandit.registry import PluginError, Registry
+from privbandit.registry import PluginError, Registry, paper_labels
 from privbandit.sim import run
 
 ENV = dict(family="rare-direction", dim=3, n_arms=3)
@@ -96,9 +96,19 @@ def test_every_agent_describes_itself_for_the_catalogue(name):
     assert facts["name"] == name and facts["kind"] == "agent" and facts["description"]
     assert facts["privacy_model"] in MODELS and facts["private"] == (facts["privacy_model"] != "none")
     agent = build_agent(name)
-    assert list(facts["hyperparameters"]) == list(agent.get_params())
+    module, _, qualname = facts["agent_class"].partition(":")
+    assert (module, qualname) == (type(agent).__module__, type(agent).__qualname__)
+    # every argument make_agent passes on, in the constructor's order; a non-private name takes no budget
+    arguments = [a for a in type(agent)._constructor_parameters()
+                 if facts["private"] or a not in ("epsilon", "delta")]
+    assert list(facts["hyperparameters"]) == arguments and set(agent.get_params()) <= set(arguments)
+    assert facts["required"] == (("epsilon",) if facts["private"] else ())
     for param, fact in facts["hyperparameters"].items():
         assert fact["allowed"], f"{name}: {param} has no declared constraint"
+    # the defaults of what the agent keeps are values make_agent takes (an oracle by its name) and build it again
+    kept = {k: facts["hyperparameters"][k]["default"] for k in agent.get_params() if k not in facts["required"]}
+    budget = {k: v for k, v in BUDGET.items() if k not in kept} if facts["private"] else {}
+    assert repr(make_agent(name, **budget, **kept)) == repr(agent)
 
 
 @pytest.mark.parametrize("name", oracle_names())
@@ -110,15 +120,32 @@ def test_every_oracle_describes_itself_for_the_catalogue(name):
     init = [f.name for f in dataclasses.fields(cls) if f.init and f.name != "privacy"]
     assert list(facts["hyperparameters"]) == init
     assert all(fact["allowed"] for fact in facts["hyperparameters"].values())
+    assert facts["required"] == (("epsilon",) if cls.privacy_models[0] != "none" else ())
+    budget = BUDGET if facts["required"] else {}
+    assert make_oracle(name, **budget, **{k: v["default"] for k, v in facts["hyperparameters"].items()}) == \
+        make_oracle(name, **budget)                                       # the defaults are the class's
 
 
 def test_describe_says_the_declared_range():
     facts = ORACLE_REGISTRY.describe("iw-regression-ldp")
     assert facts["hyperparameters"]["u_fraction"] == {"default": 0.5, "allowed": "real in (0.0, 1.0)"}
     assert "alg:LDP-linear-regression" in facts["paper_labels"]
+    assert ORACLE_REGISTRY.describe("iw-fixed-p-dp")["hyperparameters"]["features"]["allowed"] == \
+        "a finite 2-D float array, not empty"
     agent = AGENT_REGISTRY.describe("elim-jdp-ucb")
     assert agent["hyperparameters"]["play"]["default"] == "ucb" and agent["oracle"] == "iw-regression-dp"
     assert agent["hyperparameters"]["first_epoch"]["allowed"] == "int in [1, inf)"
+    assert agent["hyperparameters"]["oracle"]["default"] == "iw-regression-dp"    # the name, not the instance
+    assert agent["hyperparameters"]["epsilon"] == {"default": None, "allowed": "None or real in (0.0, inf)"}
+    assert agent["required"] == ("epsilon",) and agent["paper_labels"] == ("alg:batch-cb-JDP",)
+    assert "epsilon" not in AGENT_REGISTRY.describe("elim-nonprivate")["hyperparameters"]
+
+
+def test_describe_falls_back_on_the_kinds_paper_labels():
+    # linucb's description names no label: the labels of its class docstring (its References) stand in
+    assert AGENT_REGISTRY.describe("linucb")["paper_labels"] == ("tab:comp",)
+    assert AGENT_REGISTRY.describe("epsilon-greedy")["paper_labels"] == ()
+    assert paper_labels("ridge (ssec:OLS, tab:comp); see ssec:OLS") == ("ssec:OLS", "tab:comp")
 
 
 @pytest.mark.parametrize("name", agent_names())

@@ -49,7 +49,7 @@ from ..bandit_spec import BanditSpec
 from ..oracles.base import EpochFit, Estimate, Oracle
 from ..privacy import PrivacyLedger, PrivacySpec
 from ..privacy.clipping import clip_features, clip_rewards, within_ball
-from ..registry import Entry, PluginError, Registry, first_doc_line
+from ..registry import Entry, PluginError, Registry, first_doc_line, paper_labels
 
 
 def doubling_schedule(horizon: int) -> np.ndarray:
@@ -481,15 +481,30 @@ def _check_registration(name: str, factory: Any, info: dict) -> dict:
 
 
 def _describe_agent(entry: Entry) -> dict:
-    """What a default-built agent says of itself: privacy model, class and hyperparameters."""
+    """What a default-built agent says of itself: privacy model, class, paper labels of the class docstring
+    (when the description names none), the arguments ``make_agent`` must be given (``required``) and every
+    constructor argument ``make_agent`` passes on, with its default and declared constraints.
+
+    Defaults are values ``make_agent`` accepts: an Oracle built by default is given by its registered name,
+    a required argument has the default None. A non-private name takes no ``epsilon`` or ``delta``.
+    """
+    private = entry.info["private"]
     try:
-        agent = entry.obj(**({"epsilon": 1.0} if entry.info["private"] else {}))
+        agent = entry.obj(**({"epsilon": 1.0} if private else {}))
     except Exception as exc:  # a plugin factory may need arguments: say so, do not fail the catalogue
-        return dict(private=entry.info["private"], error=f"{type(exc).__name__}: {exc}")
-    oracle = getattr(agent, "oracle", None)
-    return dict(private=entry.info["private"], privacy_model=agent.privacy.model, agent_class=type(agent).__qualname__,
+        return dict(private=private, error=f"{type(exc).__name__}: {exc}")
+    cls, oracle = type(agent), getattr(agent, "oracle", None)
+    required = ("epsilon",) if private else ()
+    values, defaults = agent.get_params(), {}
+    for arg, param in cls._constructor_parameters().items():
+        if private is False and arg in ("epsilon", "delta"):
+            continue
+        value = values.get(arg, None if param.default is _NO_DEFAULT else param.default)
+        defaults[arg] = None if arg in required else value.name if isinstance(value, Oracle) else value
+    return dict(private=private, privacy_model=agent.privacy.model, agent_class=f"{cls.__module__}:{cls.__qualname__}",
                 oracle=getattr(oracle, "name", None), counterpart=entry.info["counterpart"],
-                hyperparameters=describe_parameters(agent.get_params(), type(agent).parameter_constraints))
+                paper_labels=paper_labels(cls.__doc__ or ""), required=required,
+                hyperparameters=describe_parameters(defaults, cls.parameter_constraints))
 
 
 AGENT_REGISTRY = Registry("agent", "privbandit.agents", _check_registration,

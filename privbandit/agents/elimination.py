@@ -378,7 +378,7 @@ def _factory(agent_name: str, oracle_name: str, model: str, description: str, co
              **kwargs: Any) -> EliminationAgent:
         kwargs = {**defaults, **kwargs}     # the registered variant's defaults (play rule, schedule, pooling)
         if oracle is not None:
-            agent = EliminationAgent(oracle, **kwargs)
+            agent = EliminationAgent(oracle, epsilon=epsilon, delta=delta, **kwargs)   # a name takes the budget
         else:  # make_agent has checked the budget against the registration's privacy
             agent = EliminationAgent(oracle_name, epsilon=epsilon, delta=delta,
                                      model=None if model == "none" else model, **kwargs)

@@ -255,7 +255,7 @@ def _factory(agent_name: str, oracle_name: str, model: str, description: str, co
     def make(*, epsilon: float | None = None, delta: float | None = None, oracle: Oracle | None = None,
              **kwargs: Any) -> SquareCBAgent:
         if oracle is not None:
-            agent = SquareCBAgent(oracle, **kwargs)
+            agent = SquareCBAgent(oracle, epsilon=epsilon, delta=delta, **kwargs)   # a name takes the budget
         else:  # make_agent has checked the budget against the registration's privacy
             agent = SquareCBAgent(oracle_name, epsilon=epsilon, delta=delta,
                                   model=None if model == "none" else model, **kwargs)

@@ -438,14 +438,18 @@ def _check_registration(name: str, cls: Any, info: dict) -> dict:
 
 
 def _describe_oracle(entry: Entry) -> dict:
-    """The class's privacy models and its fields (each with its default and declared constraints)."""
+    """The class's privacy models, the arguments ``make_oracle`` must be given (``required``: the budget
+    ``epsilon`` of an oracle private by default and the fields without a default) and its fields (each with
+    its default, None for a required one, and declared constraints)."""
     cls = entry.obj
-    defaults = {}
+    defaults, required = {}, ["epsilon"] if cls.privacy_models[0] != "none" else []
     for f in fields(cls):
         if f.init and f.name != "privacy":
+            if f.default is MISSING and f.default_factory is MISSING:
+                required.append(f.name)
             defaults[f.name] = (f.default if f.default is not MISSING
                                 else f.default_factory() if f.default_factory is not MISSING else None)
-    return dict(privacy_models=cls.privacy_models, privacy_model=cls.privacy_models[0],
+    return dict(privacy_models=cls.privacy_models, privacy_model=cls.privacy_models[0], required=tuple(required),
                 hyperparameters=describe_parameters(defaults, cls.parameter_constraints))
 
 
