@@ -209,11 +209,6 @@ def check_act_and_update_shapes(agent: AgentLike, *, n_arms: int = 4, dim: int =
     ``reset`` returns the agent; ``rounds_until_update()`` is in [1, T - t] before the horizon and 0 at it;
     ``act`` returns an int arm in [0, K); ``act_batch`` on (m, K, d) an integer array (m,) of arms;
     ``action_probabilities`` has shape (K,) for one round's features and (m, K) for m rounds.
-
-    Raises
-    ------
-    ContractError
-        Naming ``check_act_and_update_shapes`` and what was wrong.
     """
     name = "check_act_and_update_shapes"
     a = _builder(agent)()
@@ -257,11 +252,6 @@ def check_step_loop_equals_batch_path(agent: AgentLike, *, n_arms: int = 4, dim:
     :data:`STEP_BATCH_TRIES` perturbations suffices). The two paths' estimates differ only by the order
     in which their fits sum the rows, so an honest agent's arms differ only where that tolerance covers
     it; an agent whose step loop draws other uniforms or picks other arms fails.
-
-    Raises
-    ------
-    ContractError
-        Naming ``check_step_loop_equals_batch_path`` and the first round that differs beyond a tie.
     """
     build = _builder(agent)
     x, r = _stream(n_arms, dim, horizon, rng)
@@ -332,11 +322,6 @@ def check_action_probabilities(agent: AgentLike, *, n_arms: int = 4, dim: int = 
     arm k the count of draws minus the summed probabilities, a martingale, must be within Freedman's bound
     sqrt(2 V log(2/alpha)) + (2/3) log(2/alpha), V = sum_t p_t(k) (1 - p_t(k)), alpha =
     :data:`FREQUENCY_ALPHA`. And the actions must equal those of the same run without the calls.
-
-    Raises
-    ------
-    ContractError
-        Naming ``check_action_probabilities`` and what was wrong.
     """
     name = "check_action_probabilities"
     build = _builder(agent)
@@ -370,11 +355,6 @@ def check_ledger_within_budget(agent: AgentLike, *, n_arms: int = 4, dim: int = 
     rounds in [0, T), the worst user's composed epsilon at the spec's delta is at most the spec's epsilon
     (relative slack :data:`~privbandit.oracles.checks.BUDGET_RTOL`), and a local-DP agent records local
     releases only.
-
-    Raises
-    ------
-    ContractError
-        Naming ``check_ledger_within_budget`` and what was wrong.
     """
     name = "check_ledger_within_budget"
     a = _builder(agent)()
@@ -425,11 +405,6 @@ def check_releases_within_sensitivity(agent: AgentLike, *, n_arms: int = 4, dim:
     (:func:`~privbandit.privacy.replay.sensitivity_ratio` <= 1; per row for a local-DP agent). A breach means
     noise too small for the data, which the ledger (trusting the declared sensitivity) cannot see. Nothing to
     check for a non-private agent.
-
-    Raises
-    ------
-    ContractError
-        Naming ``check_releases_within_sensitivity`` and the release that moved too far.
     """
     name = "check_releases_within_sensitivity"
     build = _builder(agent)
@@ -456,11 +431,6 @@ def check_actions_depend_only_on_releases(agent: AgentLike, *, n_arms: int = 4, 
     public. This is the
     data flow joint DP needs (`def:JDP-interactive`; local DP implies it). Nothing to check for a
     non-private agent.
-
-    Raises
-    ------
-    ContractError
-        Naming ``check_actions_depend_only_on_releases`` and the first user whose action changed.
     """
     name = "check_actions_depend_only_on_releases"
     build = _builder(agent)
@@ -480,11 +450,6 @@ def check_bad_input_errors(agent: AgentLike, *, n_arms: int = 4, dim: int = 3, h
     """Misuse raises: acting before ``reset`` (RuntimeError), a spec that is not a BanditSpec (TypeError), and
     features of the wrong shape or with NaN, rows and rewards that do not match, a NaN reward, more rounds
     than ``rounds_until_update()`` in ``act_batch`` or ``update`` (ValueError).
-
-    Raises
-    ------
-    ContractError
-        Naming ``check_bad_input_errors`` and the misuse that was accepted.
     """
     a = _builder(agent)()
     x, _ = _stream(n_arms, dim, horizon, rng)

@@ -125,11 +125,6 @@ def check_fit_shapes(oracle: Oracle, *, dim: int = 3, n_rows: int = 96, rng: int
 
     For fresh features (7, d) the mean, width and both bounds have shape (7,), for one row (d,) shape ();
     theta and the width are finite, the width >= 0 and lower <= upper.
-
-    Raises
-    ------
-    ContractError
-        Naming ``check_fit_shapes`` and what was wrong.
     """
     name = "check_fit_shapes"
     x, y = synthetic_rows(dim, n_rows, rng)
@@ -161,11 +156,6 @@ def check_fit_shapes(oracle: Oracle, *, dim: int = 3, n_rows: int = 96, rng: int
 
 def check_result_is_final(oracle: Oracle, *, dim: int = 3, n_rows: int = 96, rng: int = 0) -> None:
     """``result()`` returns the same Estimate when called again, and a finished fit refuses rows (RuntimeError).
-
-    Raises
-    ------
-    ContractError
-        Naming ``check_result_is_final`` and what was wrong.
     """
     name = "check_result_is_final"
     x, y = synthetic_rows(dim, n_rows, rng)
@@ -183,11 +173,6 @@ def check_result_is_final(oracle: Oracle, *, dim: int = 3, n_rows: int = 96, rng
 
 def check_deterministic_for_a_seed(oracle: Oracle, *, dim: int = 3, n_rows: int = 96, rng: int = 0) -> None:
     """Two fits with the same ``rng`` seed give the same Estimate; for a private oracle another seed another one.
-
-    Raises
-    ------
-    ContractError
-        Naming ``check_deterministic_for_a_seed`` and what was wrong.
     """
     name = "check_deterministic_for_a_seed"
     x, y = synthetic_rows(dim, n_rows, rng)
@@ -206,11 +191,6 @@ def check_deterministic_for_a_seed(oracle: Oracle, *, dim: int = 3, n_rows: int 
 
 def check_streaming_equals_one_shot(oracle: Oracle, *, dim: int = 3, n_rows: int = 96, rng: int = 0) -> None:
     """Rows fed in ragged chunks (:data:`CHUNKS`, then the rest) give the Estimate of one ``add`` (rtol 1e-7).
-
-    Raises
-    ------
-    ContractError
-        Naming ``check_streaming_equals_one_shot`` and what was wrong.
     """
     x, y = synthetic_rows(dim, n_rows, rng)
     _, one = _fit(oracle, x, y, rng)
@@ -227,11 +207,6 @@ def check_ledger_within_budget(oracle: Oracle, *, dim: int = 3, n_rows: int = 96
     A non-private oracle records nothing; a private one records at least one release, every row 0 .. n-1
     has a positive composed epsilon, and the worst record's epsilon at the spec's delta is at most the
     spec's epsilon (relative slack :data:`BUDGET_RTOL`). A local-DP oracle records only local releases.
-
-    Raises
-    ------
-    ContractError
-        Naming ``check_ledger_within_budget`` and what was wrong.
     """
     name = "check_ledger_within_budget"
     x, y = synthetic_rows(dim, n_rows, rng)
@@ -319,11 +294,6 @@ def check_releases_within_sensitivity(oracle: Oracle, *, dim: int = 3, n_rows: i
     declared sensitivity (:func:`~privbandit.privacy.replay.sensitivity_ratio` <= 1; per row for a local
     oracle). A breach means the noise is too small for the data: the ledger, which trusts the declared
     sensitivity, cannot see it. Nothing to check for a non-private oracle.
-
-    Raises
-    ------
-    ContractError
-        Naming ``check_releases_within_sensitivity`` and the release that moved too far.
     """
     name = "check_releases_within_sensitivity"
     if not oracle.privacy.is_private:
@@ -347,11 +317,6 @@ def check_estimate_holds_only_released_values(oracle: Oracle, *, dim: int = 3, n
     returns the first fit's output. The two Estimates (theta, width and ``info``) must be equal, and the
     second fit must make the same number of releases of the same shapes. Nothing to check for a
     non-private oracle.
-
-    Raises
-    ------
-    ContractError
-        Naming ``check_estimate_holds_only_released_values`` and what was wrong.
     """
     name = "check_estimate_holds_only_released_values"
     if not oracle.privacy.is_private:
@@ -368,11 +333,6 @@ def check_estimate_holds_only_released_values(oracle: Oracle, *, dim: int = 3, n
 
 def check_bad_input_errors(oracle: Oracle, *, dim: int = 3, n_rows: int = 96, rng: int = 0) -> None:
     """``add`` refuses NaN and inf, wrong shapes and rows beyond ``n_rounds``; ``start(0)`` is refused (ValueError).
-
-    Raises
-    ------
-    ContractError
-        Naming ``check_bad_input_errors`` and the input that was accepted.
     """
     x, y = synthetic_rows(dim, 10, rng)
     nan_x = x.copy()
