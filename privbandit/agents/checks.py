@@ -5,25 +5,7 @@ Users are invited to benchmark their own agents; ``check_agent(agent)`` tells th
 audit rely on. Each check is a public function (:data:`AGENT_CHECKS`, in the order ``check_agent`` runs
 them) that plays the agent on a synthetic stream (K arms, features in the ball of radius B = 1, rewards of
 all arms from a linear model, so every path sees the same rounds) and raises
-:class:`~privbandit.oracles.ContractError`, naming itself and what failed, at the first breach:
-
-- :func:`check_act_and_update_shapes`: ``reset`` returns the agent; ``rounds_until_update`` is in
-  [1, T - t] until the horizon and 0 there; ``act`` returns an arm, ``act_batch`` (m,) arms,
-  ``action_probabilities`` (K,) or (m, K);
-- :func:`check_step_loop_equals_batch_path`: the per-round loop (``act``, ``update`` one row), the batch path
-  (``act_batch`` while the policy is fixed) and a ragged batch path, fed the same rows, draw the same
-  uniforms and choose the same arms except at decisions within rounding of a tie
-  (:data:`STEP_BATCH_RTOL`), and record the same releases;
-- :func:`check_action_probabilities`: ``action_probabilities`` are distributions, every drawn arm had a
-  positive probability, the draws' frequencies agree with them (Freedman's inequality), and asking for
-  them changes no action;
-- :func:`check_ledger_within_budget`: a private agent records releases within its spec (local ones only
-  for local DP), a non-private one records none;
-- :func:`check_releases_within_sensitivity`: for a private agent, when one user's data changes and the
-  run is handed the first run's releases (:class:`~privbandit.privacy.replay.ReleaseTape`), every release's
-  exact input moves by at most its mechanism's declared sensitivity;
-- :func:`check_actions_depend_only_on_releases`: and no other user's action changes;
-- :func:`check_bad_input_errors`: acting before ``reset``, wrong shapes, NaN, too many rounds or rows raise.
+:class:`~privbandit.oracles.ContractError`, naming itself and what failed, at the first breach.
 
 :func:`play_batch` and :func:`play_loop` play an agent on a fixed stream (the privacy audit uses the first).
 Passing is evidence, not proof: the checks see one small stream and one seed; regret is the benchmark's

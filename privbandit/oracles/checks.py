@@ -4,22 +4,7 @@ Gymnasium gives its users ``check_env``; privbandit gives the writer of a regres
 ``check_oracle(oracle)``. Each check is a public function of its own (:data:`ORACLE_CHECKS`, in the order
 ``check_oracle`` runs them), fits the oracle on a small synthetic dataset (rows with norms in [0, B), many
 short, rewards +-1 from a linear model) and raises :class:`ContractError`, naming itself and what failed,
-at the first breach:
-
-- :func:`check_fit_shapes`: ``start``/``add``/``result`` give an :class:`~privbandit.oracles.Estimate` of the
-  fit's dimension whose mean, width and bounds have the feature batch's shape, finite, width >= 0;
-- :func:`check_result_is_final`: ``result()`` is cached, and a finished fit refuses more rows;
-- :func:`check_deterministic_for_a_seed`: one ``rng`` seed, one Estimate (and another seed, another one
-  for a private oracle);
-- :func:`check_streaming_equals_one_shot`: rows fed in ragged chunks give the Estimate of one ``add``;
-- :func:`check_ledger_within_budget`: every row is charged, no record beyond the fit, the worst record within
-  the spec (a non-private oracle records nothing);
-- :func:`check_releases_within_sensitivity`: for a private oracle, when one row changes and the second fit
-  is handed the first fit's releases (:class:`~privbandit.privacy.replay.ReleaseTape`), every release's
-  exact input moves by at most its mechanism's declared sensitivity (noise too small for the data fails);
-- :func:`check_estimate_holds_only_released_values`: and the two fits give the same Estimate (``info``
-  included);
-- :func:`check_bad_input_errors`: NaN, inf, wrong shapes, too many rows and ``n_rounds=0`` raise ValueError.
+at the first breach.
 
 Passing is evidence, not proof: the checks see one small dataset and a few seeds. The statistical quality
 of an oracle (its widths cover the truth) is the benchmark's business, not the contract's.
