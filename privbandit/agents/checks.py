@@ -26,8 +26,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._validation import check_int
-from ..oracles.checks import BUDGET_RTOL, ContractError, ledger_within_spec, neighbours_at
-from ..privacy.replay import ReleaseTape, ReplayMismatch, sensitivity_ratio
+from ..oracles.checks import ContractError, ledger_within_spec, releases_within_sensitivity, replayed_neighbours
 from .base import Agent, BanditSpec
 
 __all__ = [
@@ -347,35 +346,15 @@ def check_ledger_within_budget(agent: AgentLike, *, n_arms: int = 4, dim: int = 
 
 def _replayed_runs(build: Callable[[], Agent], n_arms: int, dim: int, horizon: int, rng: int, check: str,
                    play: Callable[..., np.ndarray] | None = None) -> list:
-    """For users u in {0, T // 3}: play stream D recording every release, then its neighbour D' (user u's data
-    changed, :func:`~privbandit.oracles.checks.neighbours_at`) with the same seed, replaying them.
+    """:func:`~privbandit.oracles.checks.replayed_neighbours` of two runs, for users 0 and T // 3.
 
     ``play`` (default: the batch path) plays a run and returns its actions; :func:`play_loop` replays the
     step loop (its releases are recorded and replayed one round at a time, as they are made).
-
-    Returns (u, tape of D, actions on D, tape of D', actions on D') for each u.
     """
     play = play or (lambda agent, x, r, seed: play_batch(agent, x, r, seed).actions)
     x, r = _stream(n_arms, dim, horizon, rng)
-    runs = []
-    for user in sorted({0, horizon // 3}):
-        (x1, r1), (x2, r2) = neighbours_at(x, r, user)
-        with ReleaseTape() as tape:
-            first = play(build(), x1, r1, rng)
-        if not len(tape):
-            raise ContractError(check, "the agent released nothing through privbandit's mechanisms: a private agent "
-                                       "must release through them (privbandit.privacy) to be checked and accounted")
-        try:
-            with ReleaseTape(replay=tape) as again:
-                second = play(build(), x2, r2, rng)
-        except ReplayMismatch as exc:
-            raise ContractError(check, f"changing user {user}'s data changed the releases ({exc}): what is "
-                                       "released, and when, must not depend on the data") from exc
-        if len(again) != len(tape):
-            raise ContractError(check, f"changing user {user}'s data changed the number of releases ({len(tape)} "
-                                       f"vs {len(again)})")
-        runs.append((user, tape, first, again, second))
-    return runs
+    return replayed_neighbours(lambda xs, rs: play(build(), xs, rs, rng), x, r, sorted({0, horizon // 3}), check,
+                               "agent", "user")
 
 
 def check_releases_within_sensitivity(agent: AgentLike, *, n_arms: int = 4, dim: int = 3, horizon: int = 256,
@@ -393,12 +372,8 @@ def check_releases_within_sensitivity(agent: AgentLike, *, n_arms: int = 4, dim:
     spec = build().privacy
     if not spec.is_private:
         return
-    for user, tape, _, again, _ in _replayed_runs(build, n_arms, dim, horizon, rng, name):
-        for k, (mech, a, b) in enumerate(zip(tape.mechanisms, tape.inputs, again.inputs)):
-            ratio = sensitivity_ratio(mech, a, b, local=spec.model == "ldp")
-            if ratio > 1 + BUDGET_RTOL:
-                raise ContractError(name, f"changing user {user}'s data moved release {k}'s input by {ratio:.4g} "
-                                          f"times the declared sensitivity of its {type(mech).__name__}")
+    releases_within_sensitivity(name, "user", _replayed_runs(build, n_arms, dim, horizon, rng, name),
+                                local=spec.model == "ldp")
 
 
 def check_actions_depend_only_on_releases(agent: AgentLike, *, n_arms: int = 4, dim: int = 3, horizon: int = 256,

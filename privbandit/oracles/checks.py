@@ -247,27 +247,51 @@ def neighbours_at(x: np.ndarray, y: np.ndarray, row: int) -> tuple[tuple, tuple]
     return (x1, y1), (x2, y2)
 
 
-def _replayed_neighbours(oracle: Oracle, dim: int, n_rows: int, rng: int, check: str) -> list[tuple]:
-    """Fit D recording every release, then its neighbour D' replaying them, for the first row of the first and
-    of the last stage: (row, tape of D, Estimate of D, tape of D', Estimate of D') for each."""
-    x, y = synthetic_rows(dim, n_rows, rng)
-    last_stage = int(oracle.start(n_rows, dim=dim).stage_starts[-2])
+def replayed_neighbours(play: Callable[[np.ndarray, np.ndarray], Any], x: np.ndarray, y: np.ndarray,
+                        rows: list[int], check: str, owner: str, unit: str) -> list[tuple]:
+    """For each ``row`` (a row or a user): ``play(x, y)`` on the dataset (or stream) changed at that row
+    (:func:`neighbours_at`), recording every release, then on its neighbour replaying them; (row, tape of D,
+    result on D, tape of D', result on D') for each row. A ContractError naming ``check`` if nothing was
+    released or the neighbour made other releases."""
     pairs = []
-    for row in sorted({0, min(last_stage, n_rows - 1)}):
+    for row in rows:
         (x1, y1), (x2, y2) = neighbours_at(x, y, row)
         with ReleaseTape() as tape:
-            _, a = _fit(oracle, x1, y1, rng)
+            a = play(x1, y1)
+        if not len(tape):
+            raise ContractError(check, f"the {owner} released nothing through privbandit's mechanisms: a private "
+                                       f"{owner} must release through them (privbandit.privacy) to be checked")
         try:
             with ReleaseTape(replay=tape) as again:
-                _, b = _fit(oracle, x2, y2, rng)
+                b = play(x2, y2)
         except ReplayMismatch as exc:
-            raise ContractError(check, f"changing row {row} changed the releases ({exc}): what is released, and "
+            raise ContractError(check, f"changing {unit} {row} changed the releases ({exc}): what is released, and "
                                        "when, must not depend on the data") from exc
-        if not len(tape) or len(again) != len(tape):
-            raise ContractError(check, f"neighbouring datasets made {len(tape)} and {len(again)} releases through "
-                                       "privbandit mechanisms (a private oracle must release through them)")
+        if len(again) != len(tape):
+            raise ContractError(check, f"changing {unit} {row} changed the number of releases ({len(tape)} vs "
+                                       f"{len(again)})")
         pairs.append((row, tape, a, again, b))
     return pairs
+
+
+def releases_within_sensitivity(check: str, unit: str, pairs: list[tuple], *, local: bool) -> None:
+    """Every release's exact inputs in the pairs of :func:`replayed_neighbours` differ by at most its mechanism's
+    declared sensitivity (:func:`~privbandit.privacy.replay.sensitivity_ratio` <= 1; per row if ``local``)."""
+    for row, tape, _, again, _ in pairs:
+        for k, (mech, a, b) in enumerate(zip(tape.mechanisms, tape.inputs, again.inputs)):
+            ratio = sensitivity_ratio(mech, a, b, local=local)
+            if ratio > 1 + BUDGET_RTOL:
+                raise ContractError(check, f"changing {unit} {row} moved release {k}'s input by {ratio:.4g} times "
+                                           f"the declared sensitivity of its {type(mech).__name__}: the noise is "
+                                           "calibrated to a sensitivity the statistic does not have")
+
+
+def _replayed_neighbours(oracle: Oracle, dim: int, n_rows: int, rng: int, check: str) -> list[tuple]:
+    """:func:`replayed_neighbours` of two fits, for the first row of the first and of the last stage."""
+    x, y = synthetic_rows(dim, n_rows, rng)
+    last_stage = int(oracle.start(n_rows, dim=dim).stage_starts[-2])
+    return replayed_neighbours(lambda xs, ys: _fit(oracle, xs, ys, rng)[1], x, y,
+                               sorted({0, min(last_stage, n_rows - 1)}), check, "oracle", "row")
 
 
 def check_releases_within_sensitivity(oracle: Oracle, *, dim: int = 3, n_rows: int = 96, rng: int = 0) -> None:
@@ -281,16 +305,9 @@ def check_releases_within_sensitivity(oracle: Oracle, *, dim: int = 3, n_rows: i
     sensitivity, cannot see it. Nothing to check for a non-private oracle.
     """
     name = "check_releases_within_sensitivity"
-    if not oracle.privacy.is_private:
-        return
-    local = oracle.privacy.model == "ldp"
-    for row, tape, _, again, _ in _replayed_neighbours(oracle, dim, n_rows, rng, name):
-        for k, (mech, a, b) in enumerate(zip(tape.mechanisms, tape.inputs, again.inputs)):
-            ratio = sensitivity_ratio(mech, a, b, local=local)
-            if ratio > 1 + BUDGET_RTOL:
-                raise ContractError(name, f"changing row {row} moved release {k}'s input by {ratio:.4g} times the "
-                                          f"declared sensitivity of its {type(mech).__name__}: the noise is "
-                                          "calibrated to a sensitivity the statistic does not have")
+    if oracle.privacy.is_private:
+        releases_within_sensitivity(name, "row", _replayed_neighbours(oracle, dim, n_rows, rng, name),
+                                    local=oracle.privacy.model == "ldp")
 
 
 def check_estimate_holds_only_released_values(oracle: Oracle, *, dim: int = 3, n_rows: int = 96,
