@@ -385,9 +385,8 @@ def check_actions_depend_only_on_releases(agent: AgentLike, *, n_arms: int = 4, 
     returns the first run's output; both runs once through ``act_batch`` and once through the step loop
     (``act`` one round at a time, the lean per-round path). Every user other than u must get the same arm,
     and the second run must make the same releases (number and shapes): what an agent releases, and when, is
-    public. This is the
-    data flow joint DP needs (`def:JDP-interactive`; local DP implies it). Nothing to check for a
-    non-private agent.
+    public. This is the data flow joint DP needs (`def:JDP-interactive`; local DP implies it). Nothing to
+    check for a non-private agent.
     """
     name = "check_actions_depend_only_on_releases"
     build = _builder(agent)

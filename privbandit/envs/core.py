@@ -206,17 +206,8 @@ def check_action(action: Any, n_arms: int) -> int:
 
 
 class RoundStream:
-    """Rounds served from fixed-size blocks drawn from one generator (see the module docstring).
-
-    Parameters
-    ----------
-    instance : BanditInstance
-        The bandit.
-    rng : numpy.random.Generator
-        The env's generator (``np_random``); consumed one block at a time.
-    block_size : int
-        Rounds per block.
-    """
+    """Rounds of ``instance`` served from blocks of ``block_size`` rounds drawn one at a time from ``rng``
+    (the env's ``np_random``; see the module docstring)."""
 
     def __init__(self, instance: BanditInstance, rng: np.random.Generator, block_size: int = BLOCK_SIZE) -> None:
         self.instance = instance

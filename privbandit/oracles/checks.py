@@ -51,10 +51,6 @@ class ContractError(AssertionError):
         The name of the check that failed (e.g. ``"check_streaming_equals_one_shot"``).
     message : str
         What failed.
-
-    Attributes
-    ----------
-    check : str
     """
 
     def __init__(self, check: str, message: str) -> None:
@@ -314,11 +310,9 @@ def check_estimate_holds_only_released_values(oracle: Oracle, *, dim: int = 3, n
                                               rng: int = 0) -> None:
     """A private Estimate is a function of the releases and public parameters only (replayed neighbours).
 
-    Fit D, recording every release; fit the neighbour D' (one row moved across the ball, its reward
-    flipped; the first row of the first and of the last stage) with the same seed while every release
-    returns the first fit's output. The two Estimates (theta, width and ``info``) must be equal, and the
-    second fit must make the same number of releases of the same shapes. Nothing to check for a
-    non-private oracle.
+    The fits of :func:`check_releases_within_sensitivity`: given D's releases, the neighbour D' must make the
+    same number of releases of the same shapes and give the same Estimate (theta, width and ``info``).
+    Nothing to check for a non-private oracle.
     """
     name = "check_estimate_holds_only_released_values"
     if not oracle.privacy.is_private:
