@@ -16,13 +16,8 @@ import numpy as np
 
 
 def as_generator(rng: Any = None) -> np.random.Generator:
-    """Return a :class:`numpy.random.Generator` from a seed, a SeedSequence or a Generator (SPEC 7).
-
-    Parameters
-    ----------
-    rng : int, numpy.random.SeedSequence, numpy.random.Generator or None
-        ``None`` gives fresh OS entropy; a Generator is returned as is (not copied).
-    """
+    """Return a :class:`numpy.random.Generator` from a seed, a SeedSequence or a Generator (SPEC 7): ``None``
+    gives fresh OS entropy; a Generator is returned as is (not copied)."""
     if isinstance(rng, np.random.Generator):
         return rng
     if isinstance(rng, (bool, np.bool_)):
@@ -36,19 +31,8 @@ def as_generator(rng: Any = None) -> np.random.Generator:
 
 def check_real(name: str, value: Any, *, low: float | None = None, high: float | None = None,
                low_open: bool = False, high_open: bool = False) -> float:
-    """Return ``value`` as a finite float inside the interval, or raise ValueError naming ``name``.
-
-    Parameters
-    ----------
-    name : str
-        The argument's name, quoted in the error.
-    value : float
-        The value to check.
-    low, high : float or None
-        Interval ends (None for unbounded).
-    low_open, high_open : bool
-        Whether the ends are excluded.
-    """
+    """Return ``value`` as a finite float in the interval from ``low`` to ``high`` (None: unbounded; the ends
+    excluded where ``low_open``, ``high_open``), or raise ValueError naming ``name``."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
     v = float(value)
@@ -100,21 +84,8 @@ def check_int(name: str, value: Any, *, low: int = 0, high: int | None = None) -
 
 def check_array(name: str, value: Any, *, ndim: int | tuple[int, ...] | None = None,
                 shape: tuple[int | None, ...] | None = None, allow_empty: bool = True) -> np.ndarray:
-    """Return ``value`` as a finite float64 array of the given ndim/shape, or raise ValueError naming ``name``.
-
-    Parameters
-    ----------
-    name : str
-        The argument's name, quoted in the error.
-    value : array_like
-        The values.
-    ndim : int or tuple of int, optional
-        Allowed numbers of dimensions.
-    shape : tuple of (int or None), optional
-        The expected shape; ``None`` entries match any length.
-    allow_empty : bool
-        Whether a zero-size array is accepted.
-    """
+    """Return ``value`` as a finite float64 array with one of the numbers of dimensions ``ndim``, of ``shape``
+    (``None`` entries match any length) and non-empty unless ``allow_empty``, or raise ValueError naming ``name``."""
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -135,13 +106,8 @@ def check_array(name: str, value: Any, *, ndim: int | tuple[int, ...] | None = N
 
 
 def check_rows(features: Any, rewards: Any, dim: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Check a batch of regression rows: features (m, d) (or (d,) for one row) and rewards (m,) (or scalar).
-
-    Returns
-    -------
-    features : ndarray of shape (m, d)
-    rewards : ndarray of shape (m,)
-    """
+    """Check a batch of regression rows: features (m, d) (or (d,) for one row) and rewards (m,) (or scalar);
+    returns them as arrays (m, d) and (m,)."""
     x = check_array("features", features, ndim=(1, 2))
     y = check_array("rewards", rewards, ndim=(0, 1))
     if x.ndim == 1:
@@ -381,27 +347,14 @@ def check_parameter(name: str, value: Any, constraints: Sequence[Constraint | No
 
 
 def check_parameters(owner: Any, values: Mapping[str, Any], constraints: ParameterConstraints) -> dict[str, Any]:
-    """Check every argument of ``values`` against its entry of ``constraints``; return the checked values.
-
-    Parameters
-    ----------
-    owner : class, function or object
-        Whose arguments these are (named in the error when an argument has no declared constraint).
-    values : mapping
-        Argument name -> value, checked in this order.
-    constraints : mapping
-        The owner's ``parameter_constraints`` table.
-
-    Returns
-    -------
-    dict
-        Argument name -> value as the constraint returns it (floats for reals, float64 arrays, ...).
+    """Check every argument of ``values`` (name -> value, in order) against its entry of ``constraints`` (the
+    ``parameter_constraints`` of ``owner``); return name -> value as the constraint returns it.
 
     Raises
     ------
     ValueError or TypeError
         Naming the first argument outside its constraints and the allowed range; TypeError for an argument
-        that has no entry in ``constraints`` (a bug in ``owner``).
+        that has no entry in ``constraints`` (a bug in ``owner``, named).
     """
     out = {}
     for name, value in values.items():

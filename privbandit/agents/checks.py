@@ -5,25 +5,7 @@ Users are invited to benchmark their own agents; ``check_agent(agent)`` tells th
 audit rely on. Each check is a public function (:data:`AGENT_CHECKS`, in the order ``check_agent`` runs
 them) that plays the agent on a synthetic stream (K arms, features in the ball of radius B = 1, rewards of
 all arms from a linear model, so every path sees the same rounds) and raises
-:class:`~privbandit.oracles.ContractError`, naming itself and what failed, at the first breach:
-
-- :func:`check_act_and_update_shapes`: ``reset`` returns the agent; ``rounds_until_update`` is in
-  [1, T - t] until the horizon and 0 there; ``act`` returns an arm, ``act_batch`` (m,) arms,
-  ``action_probabilities`` (K,) or (m, K);
-- :func:`check_step_loop_equals_batch_path`: the per-round loop (``act``, ``update`` one row), the batch path
-  (``act_batch`` while the policy is fixed) and a ragged batch path, fed the same rows, draw the same
-  uniforms and choose the same arms except at decisions within rounding of a tie
-  (:data:`STEP_BATCH_RTOL`), and record the same releases;
-- :func:`check_action_probabilities`: ``action_probabilities`` are distributions, every drawn arm had a
-  positive probability, the draws' frequencies agree with them (Freedman's inequality), and asking for
-  them changes no action;
-- :func:`check_ledger_within_budget`: a private agent records releases within its spec (local ones only
-  for local DP), a non-private one records none;
-- :func:`check_releases_within_sensitivity`: for a private agent, when one user's data changes and the
-  run is handed the first run's releases (:class:`~privbandit.privacy.replay.ReleaseTape`), every release's
-  exact input moves by at most its mechanism's declared sensitivity;
-- :func:`check_actions_depend_only_on_releases`: and no other user's action changes;
-- :func:`check_bad_input_errors`: acting before ``reset``, wrong shapes, NaN, too many rounds or rows raise.
+:class:`~privbandit.oracles.ContractError`, naming itself and what failed, at the first breach.
 
 :func:`play_batch` and :func:`play_loop` play an agent on a fixed stream (the privacy audit uses the first).
 Passing is evidence, not proof: the checks see one small stream and one seed; regret is the benchmark's
@@ -44,8 +26,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._validation import check_int
-from ..oracles.checks import BUDGET_RTOL, ContractError, ledger_within_spec, neighbours_at
-from ..privacy.replay import ReleaseTape, ReplayMismatch, sensitivity_ratio
+from ..oracles.checks import ContractError, ledger_within_spec, releases_within_sensitivity, replayed_neighbours
 from .base import Agent, BanditSpec
 
 __all__ = [
@@ -209,11 +190,6 @@ def check_act_and_update_shapes(agent: AgentLike, *, n_arms: int = 4, dim: int =
     ``reset`` returns the agent; ``rounds_until_update()`` is in [1, T - t] before the horizon and 0 at it;
     ``act`` returns an int arm in [0, K); ``act_batch`` on (m, K, d) an integer array (m,) of arms;
     ``action_probabilities`` has shape (K,) for one round's features and (m, K) for m rounds.
-
-    Raises
-    ------
-    ContractError
-        Naming ``check_act_and_update_shapes`` and what was wrong.
     """
     name = "check_act_and_update_shapes"
     a = _builder(agent)()
@@ -257,11 +233,6 @@ def check_step_loop_equals_batch_path(agent: AgentLike, *, n_arms: int = 4, dim:
     :data:`STEP_BATCH_TRIES` perturbations suffices). The two paths' estimates differ only by the order
     in which their fits sum the rows, so an honest agent's arms differ only where that tolerance covers
     it; an agent whose step loop draws other uniforms or picks other arms fails.
-
-    Raises
-    ------
-    ContractError
-        Naming ``check_step_loop_equals_batch_path`` and the first round that differs beyond a tie.
     """
     build = _builder(agent)
     x, r = _stream(n_arms, dim, horizon, rng)
@@ -332,11 +303,6 @@ def check_action_probabilities(agent: AgentLike, *, n_arms: int = 4, dim: int = 
     arm k the count of draws minus the summed probabilities, a martingale, must be within Freedman's bound
     sqrt(2 V log(2/alpha)) + (2/3) log(2/alpha), V = sum_t p_t(k) (1 - p_t(k)), alpha =
     :data:`FREQUENCY_ALPHA`. And the actions must equal those of the same run without the calls.
-
-    Raises
-    ------
-    ContractError
-        Naming ``check_action_probabilities`` and what was wrong.
     """
     name = "check_action_probabilities"
     build = _builder(agent)
@@ -370,11 +336,6 @@ def check_ledger_within_budget(agent: AgentLike, *, n_arms: int = 4, dim: int = 
     rounds in [0, T), the worst user's composed epsilon at the spec's delta is at most the spec's epsilon
     (relative slack :data:`~privbandit.oracles.checks.BUDGET_RTOL`), and a local-DP agent records local
     releases only.
-
-    Raises
-    ------
-    ContractError
-        Naming ``check_ledger_within_budget`` and what was wrong.
     """
     name = "check_ledger_within_budget"
     a = _builder(agent)()
@@ -385,35 +346,15 @@ def check_ledger_within_budget(agent: AgentLike, *, n_arms: int = 4, dim: int = 
 
 def _replayed_runs(build: Callable[[], Agent], n_arms: int, dim: int, horizon: int, rng: int, check: str,
                    play: Callable[..., np.ndarray] | None = None) -> list:
-    """For users u in {0, T // 3}: play stream D recording every release, then its neighbour D' (user u's data
-    changed, :func:`~privbandit.oracles.checks.neighbours_at`) with the same seed, replaying them.
+    """:func:`~privbandit.oracles.checks.replayed_neighbours` of two runs, for users 0 and T // 3.
 
     ``play`` (default: the batch path) plays a run and returns its actions; :func:`play_loop` replays the
     step loop (its releases are recorded and replayed one round at a time, as they are made).
-
-    Returns (u, tape of D, actions on D, tape of D', actions on D') for each u.
     """
     play = play or (lambda agent, x, r, seed: play_batch(agent, x, r, seed).actions)
     x, r = _stream(n_arms, dim, horizon, rng)
-    runs = []
-    for user in sorted({0, horizon // 3}):
-        (x1, r1), (x2, r2) = neighbours_at(x, r, user)
-        with ReleaseTape() as tape:
-            first = play(build(), x1, r1, rng)
-        if not len(tape):
-            raise ContractError(check, "the agent released nothing through privbandit's mechanisms: a private agent "
-                                       "must release through them (privbandit.privacy) to be checked and accounted")
-        try:
-            with ReleaseTape(replay=tape) as again:
-                second = play(build(), x2, r2, rng)
-        except ReplayMismatch as exc:
-            raise ContractError(check, f"changing user {user}'s data changed the releases ({exc}): what is "
-                                       "released, and when, must not depend on the data") from exc
-        if len(again) != len(tape):
-            raise ContractError(check, f"changing user {user}'s data changed the number of releases ({len(tape)} "
-                                       f"vs {len(again)})")
-        runs.append((user, tape, first, again, second))
-    return runs
+    return replayed_neighbours(lambda xs, rs: play(build(), xs, rs, rng), x, r, sorted({0, horizon // 3}), check,
+                               "agent", "user")
 
 
 def check_releases_within_sensitivity(agent: AgentLike, *, n_arms: int = 4, dim: int = 3, horizon: int = 256,
@@ -425,23 +366,14 @@ def check_releases_within_sensitivity(agent: AgentLike, *, n_arms: int = 4, dim:
     (:func:`~privbandit.privacy.replay.sensitivity_ratio` <= 1; per row for a local-DP agent). A breach means
     noise too small for the data, which the ledger (trusting the declared sensitivity) cannot see. Nothing to
     check for a non-private agent.
-
-    Raises
-    ------
-    ContractError
-        Naming ``check_releases_within_sensitivity`` and the release that moved too far.
     """
     name = "check_releases_within_sensitivity"
     build = _builder(agent)
     spec = build().privacy
     if not spec.is_private:
         return
-    for user, tape, _, again, _ in _replayed_runs(build, n_arms, dim, horizon, rng, name):
-        for k, (mech, a, b) in enumerate(zip(tape.mechanisms, tape.inputs, again.inputs)):
-            ratio = sensitivity_ratio(mech, a, b, local=spec.model == "ldp")
-            if ratio > 1 + BUDGET_RTOL:
-                raise ContractError(name, f"changing user {user}'s data moved release {k}'s input by {ratio:.4g} "
-                                          f"times the declared sensitivity of its {type(mech).__name__}")
+    releases_within_sensitivity(name, "user", _replayed_runs(build, n_arms, dim, horizon, rng, name),
+                                local=spec.model == "ldp")
 
 
 def check_actions_depend_only_on_releases(agent: AgentLike, *, n_arms: int = 4, dim: int = 3, horizon: int = 256,
@@ -453,14 +385,8 @@ def check_actions_depend_only_on_releases(agent: AgentLike, *, n_arms: int = 4, 
     returns the first run's output; both runs once through ``act_batch`` and once through the step loop
     (``act`` one round at a time, the lean per-round path). Every user other than u must get the same arm,
     and the second run must make the same releases (number and shapes): what an agent releases, and when, is
-    public. This is the
-    data flow joint DP needs (`def:JDP-interactive`; local DP implies it). Nothing to check for a
-    non-private agent.
-
-    Raises
-    ------
-    ContractError
-        Naming ``check_actions_depend_only_on_releases`` and the first user whose action changed.
+    public. This is the data flow joint DP needs (`def:JDP-interactive`; local DP implies it). Nothing to
+    check for a non-private agent.
     """
     name = "check_actions_depend_only_on_releases"
     build = _builder(agent)
@@ -480,11 +406,6 @@ def check_bad_input_errors(agent: AgentLike, *, n_arms: int = 4, dim: int = 3, h
     """Misuse raises: acting before ``reset`` (RuntimeError), a spec that is not a BanditSpec (TypeError), and
     features of the wrong shape or with NaN, rows and rewards that do not match, a NaN reward, more rounds
     than ``rounds_until_update()`` in ``act_batch`` or ``update`` (ValueError).
-
-    Raises
-    ------
-    ContractError
-        Naming ``check_bad_input_errors`` and the misuse that was accepted.
     """
     a = _builder(agent)()
     x, _ = _stream(n_arms, dim, horizon, rng)

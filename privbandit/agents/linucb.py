@@ -246,7 +246,15 @@ class _NoisyGramUCB(_UCBAgent):
         return x, y
 
     def _noise_level(self, t: int) -> tuple[float, float]:
-        """(Upsilon, gamma): high-probability bounds on ||N||_op of the Gram block and ||noise|| of X^T y."""
+        """(Upsilon, gamma): high-probability bounds on ||N||_op of the Gram block and ||noise|| of X^T y,
+        for a noise of per-entry scale sigma = :meth:`_noise_sigma` (see the agents' Notes)."""
+        spec = self._require_spec()
+        sig = self._noise_sigma(t)
+        tail = math.sqrt(2 * math.log(2 * spec.horizon / self.confidence))
+        return sig * (2 * math.sqrt(spec.dim + 1) + tail), sig * (math.sqrt(spec.dim) + tail)
+
+    def _noise_sigma(self, t: int) -> float:
+        """Per-entry scale of the summed privacy noise in the Gram matrix of the round-t sum."""
         raise NotImplementedError
 
     def _refresh(self, t: int) -> None:
@@ -366,11 +374,8 @@ class SSLinUCBAgent(_NoisyGramUCB):
             total += self._noisy[lev]
         return total
 
-    def _noise_level(self, t: int) -> tuple[float, float]:
-        spec = self._require_spec()
-        sig = self.mechanism.sigma * math.sqrt(self.levels)
-        tail = math.sqrt(2 * math.log(2 * spec.horizon / self.confidence))
-        return sig * (2 * math.sqrt(spec.dim + 1) + tail), sig * (math.sqrt(spec.dim) + tail)
+    def _noise_sigma(self, t: int) -> float:
+        return self.mechanism.sigma * math.sqrt(self.levels)
 
     def _xty_noise_sd(self, t: int) -> float:
         return self.mechanism.sigma * math.sqrt(t.bit_count())   # one node per set bit of t
@@ -430,16 +435,10 @@ class LDPUCBAgent(_NoisyGramUCB):
     def _noisy_sum(self, t: int) -> np.ndarray:
         return self._sum
 
-    def _noise_level(self, t: int) -> tuple[float, float]:
-        if t == 0:
-            return 0.0, 0.0
-        spec = self._require_spec()
-        sig = self.randomizer.channel.sigma * math.sqrt(t)
-        tail = math.sqrt(2 * math.log(2 * spec.horizon / self.confidence))
-        return sig * (2 * math.sqrt(spec.dim + 1) + tail), sig * (math.sqrt(spec.dim) + tail)
+    def _noise_sigma(self, t: int) -> float:
+        return self.randomizer.channel.sigma * math.sqrt(t)      # 0 before the first user
 
-    def _xty_noise_sd(self, t: int) -> float:
-        return self.randomizer.channel.sigma * math.sqrt(t)
+    _xty_noise_sd = _noise_sigma
 
 
 register_agent("linucb", LinUCBAgent, description="non-private LinUCB / OFUL (Abbasi-Yadkori et al. 2011)",

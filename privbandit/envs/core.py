@@ -192,10 +192,8 @@ def draw_block(instance: BanditInstance, n: int, rng: np.random.Generator) -> Bl
 
 def check_action(action: Any, n_arms: int) -> int:
     """An action as an int in [0, K), or a clear error (TypeError for non-integers)."""
-    if type(action) is int:
-        a = action
-    elif (isinstance(action, numbers.Integral) and not isinstance(action, (bool, np.bool_))
-          or isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer)):
+    if (isinstance(action, numbers.Integral) and not isinstance(action, (bool, np.bool_))
+            or isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer)):
         a = int(action)
     else:
         raise TypeError(f"action must be an integer arm index in [0, {n_arms - 1}], got {action!r} "
@@ -206,17 +204,8 @@ def check_action(action: Any, n_arms: int) -> int:
 
 
 class RoundStream:
-    """Rounds served from fixed-size blocks drawn from one generator (see the module docstring).
-
-    Parameters
-    ----------
-    instance : BanditInstance
-        The bandit.
-    rng : numpy.random.Generator
-        The env's generator (``np_random``); consumed one block at a time.
-    block_size : int
-        Rounds per block.
-    """
+    """Rounds of ``instance`` served from blocks of ``block_size`` rounds drawn one at a time from ``rng``
+    (the env's ``np_random``; see the module docstring)."""
 
     def __init__(self, instance: BanditInstance, rng: np.random.Generator, block_size: int = BLOCK_SIZE) -> None:
         self.instance = instance

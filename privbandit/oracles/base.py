@@ -154,10 +154,8 @@ class Estimate:
 def two_sided_quantile(confidence: float) -> float:
     """z with P(|N(0, 1)| > z) = ``confidence``: the Gaussian width constant of a (1 - confidence) interval.
 
-    Computed as the upper-tail quantile at confidence/2 (``norm.isf``), which stays accurate for tiny
-    confidences, where ``norm.ppf(1 - confidence/2)`` rounds 1 - confidence/2 to 1 and returns inf
-    (below confidence ~ 1e-16). ``-ndtri(q)`` is what ``scipy.stats.norm.isf(q)`` computes, without
-    importing scipy.stats (about 1 s).
+    The upper-tail quantile at confidence/2, ``-ndtri(q)`` (``norm.isf``), stays accurate for tiny confidences,
+    where ``norm.ppf(1 - confidence/2)`` rounds 1 - confidence/2 to 1 and returns inf.
     """
     from scipy import special
 
@@ -353,8 +351,8 @@ class SummingLocalFit(LocalEpochFit):
     """A one-stage local fit: every row passes through one randomizer; the server keeps a sum and a count.
 
     Subclasses build ``self._randomizer_`` (a :class:`~privbandit.privacy.LocalRandomizer`) and the zero
-    ``self._sum`` of the output's shape (it is added to in place) in
-    ``__init__``, and implement ``_estimate`` from ``self._sum`` and ``self._count``.
+    ``self._sum`` of the output's shape in ``__init__``, and implement ``_estimate`` from ``self._sum`` and
+    ``self._count``.
     """
 
     _randomizer_: LocalRandomizer

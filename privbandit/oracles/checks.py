@@ -4,22 +4,7 @@ Gymnasium gives its users ``check_env``; privbandit gives the writer of a regres
 ``check_oracle(oracle)``. Each check is a public function of its own (:data:`ORACLE_CHECKS`, in the order
 ``check_oracle`` runs them), fits the oracle on a small synthetic dataset (rows with norms in [0, B), many
 short, rewards +-1 from a linear model) and raises :class:`ContractError`, naming itself and what failed,
-at the first breach:
-
-- :func:`check_fit_shapes`: ``start``/``add``/``result`` give an :class:`~privbandit.oracles.Estimate` of the
-  fit's dimension whose mean, width and bounds have the feature batch's shape, finite, width >= 0;
-- :func:`check_result_is_final`: ``result()`` is cached, and a finished fit refuses more rows;
-- :func:`check_deterministic_for_a_seed`: one ``rng`` seed, one Estimate (and another seed, another one
-  for a private oracle);
-- :func:`check_streaming_equals_one_shot`: rows fed in ragged chunks give the Estimate of one ``add``;
-- :func:`check_ledger_within_budget`: every row is charged, no record beyond the fit, the worst record within
-  the spec (a non-private oracle records nothing);
-- :func:`check_releases_within_sensitivity`: for a private oracle, when one row changes and the second fit
-  is handed the first fit's releases (:class:`~privbandit.privacy.replay.ReleaseTape`), every release's
-  exact input moves by at most its mechanism's declared sensitivity (noise too small for the data fails);
-- :func:`check_estimate_holds_only_released_values`: and the two fits give the same Estimate (``info``
-  included);
-- :func:`check_bad_input_errors`: NaN, inf, wrong shapes, too many rows and ``n_rounds=0`` raise ValueError.
+at the first breach.
 
 Passing is evidence, not proof: the checks see one small dataset and a few seeds. The statistical quality
 of an oracle (its widths cover the truth) is the benchmark's business, not the contract's.
@@ -66,10 +51,6 @@ class ContractError(AssertionError):
         The name of the check that failed (e.g. ``"check_streaming_equals_one_shot"``).
     message : str
         What failed.
-
-    Attributes
-    ----------
-    check : str
     """
 
     def __init__(self, check: str, message: str) -> None:
@@ -125,11 +106,6 @@ def check_fit_shapes(oracle: Oracle, *, dim: int = 3, n_rows: int = 96, rng: int
 
     For fresh features (7, d) the mean, width and both bounds have shape (7,), for one row (d,) shape ();
     theta and the width are finite, the width >= 0 and lower <= upper.
-
-    Raises
-    ------
-    ContractError
-        Naming ``check_fit_shapes`` and what was wrong.
     """
     name = "check_fit_shapes"
     x, y = synthetic_rows(dim, n_rows, rng)
@@ -161,11 +137,6 @@ def check_fit_shapes(oracle: Oracle, *, dim: int = 3, n_rows: int = 96, rng: int
 
 def check_result_is_final(oracle: Oracle, *, dim: int = 3, n_rows: int = 96, rng: int = 0) -> None:
     """``result()`` returns the same Estimate when called again, and a finished fit refuses rows (RuntimeError).
-
-    Raises
-    ------
-    ContractError
-        Naming ``check_result_is_final`` and what was wrong.
     """
     name = "check_result_is_final"
     x, y = synthetic_rows(dim, n_rows, rng)
@@ -183,11 +154,6 @@ def check_result_is_final(oracle: Oracle, *, dim: int = 3, n_rows: int = 96, rng
 
 def check_deterministic_for_a_seed(oracle: Oracle, *, dim: int = 3, n_rows: int = 96, rng: int = 0) -> None:
     """Two fits with the same ``rng`` seed give the same Estimate; for a private oracle another seed another one.
-
-    Raises
-    ------
-    ContractError
-        Naming ``check_deterministic_for_a_seed`` and what was wrong.
     """
     name = "check_deterministic_for_a_seed"
     x, y = synthetic_rows(dim, n_rows, rng)
@@ -206,11 +172,6 @@ def check_deterministic_for_a_seed(oracle: Oracle, *, dim: int = 3, n_rows: int 
 
 def check_streaming_equals_one_shot(oracle: Oracle, *, dim: int = 3, n_rows: int = 96, rng: int = 0) -> None:
     """Rows fed in ragged chunks (:data:`CHUNKS`, then the rest) give the Estimate of one ``add`` (rtol 1e-7).
-
-    Raises
-    ------
-    ContractError
-        Naming ``check_streaming_equals_one_shot`` and what was wrong.
     """
     x, y = synthetic_rows(dim, n_rows, rng)
     _, one = _fit(oracle, x, y, rng)
@@ -227,11 +188,6 @@ def check_ledger_within_budget(oracle: Oracle, *, dim: int = 3, n_rows: int = 96
     A non-private oracle records nothing; a private one records at least one release, every row 0 .. n-1
     has a positive composed epsilon, and the worst record's epsilon at the spec's delta is at most the
     spec's epsilon (relative slack :data:`BUDGET_RTOL`). A local-DP oracle records only local releases.
-
-    Raises
-    ------
-    ContractError
-        Naming ``check_ledger_within_budget`` and what was wrong.
     """
     name = "check_ledger_within_budget"
     x, y = synthetic_rows(dim, n_rows, rng)
@@ -287,27 +243,51 @@ def neighbours_at(x: np.ndarray, y: np.ndarray, row: int) -> tuple[tuple, tuple]
     return (x1, y1), (x2, y2)
 
 
-def _replayed_neighbours(oracle: Oracle, dim: int, n_rows: int, rng: int, check: str) -> list[tuple]:
-    """Fit D recording every release, then its neighbour D' replaying them, for the first row of the first and
-    of the last stage: (row, tape of D, Estimate of D, tape of D', Estimate of D') for each."""
-    x, y = synthetic_rows(dim, n_rows, rng)
-    last_stage = int(oracle.start(n_rows, dim=dim).stage_starts[-2])
+def replayed_neighbours(play: Callable[[np.ndarray, np.ndarray], Any], x: np.ndarray, y: np.ndarray,
+                        rows: list[int], check: str, owner: str, unit: str) -> list[tuple]:
+    """For each ``row`` (a row or a user): ``play(x, y)`` on the dataset (or stream) changed at that row
+    (:func:`neighbours_at`), recording every release, then on its neighbour replaying them; (row, tape of D,
+    result on D, tape of D', result on D') for each row. A ContractError naming ``check`` if nothing was
+    released or the neighbour made other releases."""
     pairs = []
-    for row in sorted({0, min(last_stage, n_rows - 1)}):
+    for row in rows:
         (x1, y1), (x2, y2) = neighbours_at(x, y, row)
         with ReleaseTape() as tape:
-            _, a = _fit(oracle, x1, y1, rng)
+            a = play(x1, y1)
+        if not len(tape):
+            raise ContractError(check, f"the {owner} released nothing through privbandit's mechanisms: a private "
+                                       f"{owner} must release through them (privbandit.privacy) to be checked")
         try:
             with ReleaseTape(replay=tape) as again:
-                _, b = _fit(oracle, x2, y2, rng)
+                b = play(x2, y2)
         except ReplayMismatch as exc:
-            raise ContractError(check, f"changing row {row} changed the releases ({exc}): what is released, and "
+            raise ContractError(check, f"changing {unit} {row} changed the releases ({exc}): what is released, and "
                                        "when, must not depend on the data") from exc
-        if not len(tape) or len(again) != len(tape):
-            raise ContractError(check, f"neighbouring datasets made {len(tape)} and {len(again)} releases through "
-                                       "privbandit mechanisms (a private oracle must release through them)")
+        if len(again) != len(tape):
+            raise ContractError(check, f"changing {unit} {row} changed the number of releases ({len(tape)} vs "
+                                       f"{len(again)})")
         pairs.append((row, tape, a, again, b))
     return pairs
+
+
+def releases_within_sensitivity(check: str, unit: str, pairs: list[tuple], *, local: bool) -> None:
+    """Every release's exact inputs in the pairs of :func:`replayed_neighbours` differ by at most its mechanism's
+    declared sensitivity (:func:`~privbandit.privacy.replay.sensitivity_ratio` <= 1; per row if ``local``)."""
+    for row, tape, _, again, _ in pairs:
+        for k, (mech, a, b) in enumerate(zip(tape.mechanisms, tape.inputs, again.inputs)):
+            ratio = sensitivity_ratio(mech, a, b, local=local)
+            if ratio > 1 + BUDGET_RTOL:
+                raise ContractError(check, f"changing {unit} {row} moved release {k}'s input by {ratio:.4g} times "
+                                           f"the declared sensitivity of its {type(mech).__name__}: the noise is "
+                                           "calibrated to a sensitivity the statistic does not have")
+
+
+def _replayed_neighbours(oracle: Oracle, dim: int, n_rows: int, rng: int, check: str) -> list[tuple]:
+    """:func:`replayed_neighbours` of two fits, for the first row of the first and of the last stage."""
+    x, y = synthetic_rows(dim, n_rows, rng)
+    last_stage = int(oracle.start(n_rows, dim=dim).stage_starts[-2])
+    return replayed_neighbours(lambda xs, ys: _fit(oracle, xs, ys, rng)[1], x, y,
+                               sorted({0, min(last_stage, n_rows - 1)}), check, "oracle", "row")
 
 
 def check_releases_within_sensitivity(oracle: Oracle, *, dim: int = 3, n_rows: int = 96, rng: int = 0) -> None:
@@ -319,39 +299,20 @@ def check_releases_within_sensitivity(oracle: Oracle, *, dim: int = 3, n_rows: i
     declared sensitivity (:func:`~privbandit.privacy.replay.sensitivity_ratio` <= 1; per row for a local
     oracle). A breach means the noise is too small for the data: the ledger, which trusts the declared
     sensitivity, cannot see it. Nothing to check for a non-private oracle.
-
-    Raises
-    ------
-    ContractError
-        Naming ``check_releases_within_sensitivity`` and the release that moved too far.
     """
     name = "check_releases_within_sensitivity"
-    if not oracle.privacy.is_private:
-        return
-    local = oracle.privacy.model == "ldp"
-    for row, tape, _, again, _ in _replayed_neighbours(oracle, dim, n_rows, rng, name):
-        for k, (mech, a, b) in enumerate(zip(tape.mechanisms, tape.inputs, again.inputs)):
-            ratio = sensitivity_ratio(mech, a, b, local=local)
-            if ratio > 1 + BUDGET_RTOL:
-                raise ContractError(name, f"changing row {row} moved release {k}'s input by {ratio:.4g} times the "
-                                          f"declared sensitivity of its {type(mech).__name__}: the noise is "
-                                          "calibrated to a sensitivity the statistic does not have")
+    if oracle.privacy.is_private:
+        releases_within_sensitivity(name, "row", _replayed_neighbours(oracle, dim, n_rows, rng, name),
+                                    local=oracle.privacy.model == "ldp")
 
 
 def check_estimate_holds_only_released_values(oracle: Oracle, *, dim: int = 3, n_rows: int = 96,
                                               rng: int = 0) -> None:
     """A private Estimate is a function of the releases and public parameters only (replayed neighbours).
 
-    Fit D, recording every release; fit the neighbour D' (one row moved across the ball, its reward
-    flipped; the first row of the first and of the last stage) with the same seed while every release
-    returns the first fit's output. The two Estimates (theta, width and ``info``) must be equal, and the
-    second fit must make the same number of releases of the same shapes. Nothing to check for a
-    non-private oracle.
-
-    Raises
-    ------
-    ContractError
-        Naming ``check_estimate_holds_only_released_values`` and what was wrong.
+    The fits of :func:`check_releases_within_sensitivity`: given D's releases, the neighbour D' must make the
+    same number of releases of the same shapes and give the same Estimate (theta, width and ``info``).
+    Nothing to check for a non-private oracle.
     """
     name = "check_estimate_holds_only_released_values"
     if not oracle.privacy.is_private:
@@ -368,11 +329,6 @@ def check_estimate_holds_only_released_values(oracle: Oracle, *, dim: int = 3, n
 
 def check_bad_input_errors(oracle: Oracle, *, dim: int = 3, n_rows: int = 96, rng: int = 0) -> None:
     """``add`` refuses NaN and inf, wrong shapes and rows beyond ``n_rounds``; ``start(0)`` is refused (ValueError).
-
-    Raises
-    ------
-    ContractError
-        Naming ``check_bad_input_errors`` and the input that was accepted.
     """
     x, y = synthetic_rows(dim, 10, rng)
     nan_x = x.copy()

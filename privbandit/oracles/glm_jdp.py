@@ -24,8 +24,8 @@ composes exactly to (epsilon, delta).
 
 N is the stage's *planned* size throughout (H, S, the loss's 1/N and Delta_N), also when ``result()`` comes
 before the stage is full: the per-row bounds above are over N whatever number m <= N of rows arrived, so the
-sensitivities hold for a partly filled stage. (Dividing the data term by m instead, as privbandit once did,
-moved the output by up to N/m times as much: 1.1x, 2.1x and 10.6x Delta_N with 20, 10 and 2 of 1001 planned rows.)
+sensitivities hold for a partly filled stage (dividing the data term by m instead would move the output by
+up to N/m times as much).
 
 References
 ----------
@@ -190,9 +190,7 @@ class IWGLMDPFit(SpectralStagesFit):
         self._y: list[np.ndarray] = []
         self._theta = np.zeros(self.dim)
         self._diag: dict[str, Any] = {}
-        # The ERM's certificate (gap, iterations) is computed from raw rows: a debugging aid kept on the fit,
-        # never on the public Estimate (whose info holds released values and public parameters only).
-        self.erm: ERMResult | None = None
+        self.erm: ERMResult | None = None       # raw rows' certificate: on the fit, never on the Estimate
 
     @property
     def delta_n(self) -> float:
