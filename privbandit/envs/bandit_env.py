@@ -346,13 +346,24 @@ class PrivLinCBEnv(PrivBanditEnv):
 class PrivGLMCBEnv(PrivBanditEnv):
     """Generalized linear contextual bandit over an ill-conditioned context family (``PrivGLMCB-v0``).
 
-    As :class:`PrivLinCBEnv` (action and observation spaces, starting state, episode end), but the mean
-    reward of arm a is nu(<phi(x_t, a), theta*>) for a link nu with mu_nu <= nu' <= L_nu on the predictor
-    range |z| <= B ||theta*||.
+    As :class:`PrivLinCBEnv`, but the mean reward of arm a is nu(<phi(x_t, a), theta*>) for a link nu
+    with mu_nu <= nu' <= L_nu on the predictor range |z| <= B ||theta*||.
+
+    ## Action Space
+    ``Discrete(K)``.
+
+    ## Observation Space
+    ``Box(-B, B, (K, d), float64)``: the K feature vectors of the round.
 
     ## Rewards
     The chosen arm's reward in [-1, 1] with mean nu(<phi(x_t, a_t), theta*>) (Rademacher or
     symmetrically clipped Gaussian noise); ``info`` as in :class:`PrivLinCBEnv`.
+
+    ## Starting State
+    ``reset(seed=...)`` seeds ``np_random``; the observation is the first round's features.
+
+    ## Episode End
+    Truncation after ``horizon`` rounds (registered ``max_episode_steps`` = 2^16).
 
     ## Arguments
     All arguments of :class:`PrivLinCBEnv`, plus
@@ -433,8 +444,12 @@ class PrivCBifyEnv(PrivBanditEnv):
 
     ``info`` as in :class:`PrivLinCBEnv`: {``expected_reward`` (K,), ``optimal_action``, ``regret``, ``t``}.
 
-    ## Starting State and Episode End
-    As :class:`PrivLinCBEnv` (``np_random`` draws the rows, then the rewards).
+    ## Starting State
+    ``reset(seed=...)`` seeds ``np_random``, the only source of randomness (the rows drawn, then the
+    rewards, in blocks of 1024 rounds): ``step`` and :meth:`sample_batch` see identical rounds for a seed.
+
+    ## Episode End
+    No termination; truncation after ``horizon`` rounds (registered ``max_episode_steps`` = 2^16).
 
     ## Arguments
     - ``dataset``: ``"digits"`` (the default: 1797 rows, p = 64 pixels, K = 10), ``"wine"`` (178, 13, 3),
