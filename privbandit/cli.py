@@ -201,8 +201,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help='public hyperparameters of the agent as JSON, e.g. \'{"first_epoch": 1}\'')
     au.add_argument("--horizon", type=_positive_int, default=512,
                     help="the longest stream: target users whose first release comes later are left out (default 512)")
-    au.add_argument("--draws", type=_positive_int, default=4000, help="runs per stream of the test the pilot runs "
-                    "choose, >= 100 (default 4000: enough to refute elim-jdp-ucb with a quarter of its noise at "
+    au.add_argument("--draws", type=_positive_int, default=6000, help="runs per stream of the test the pilot runs "
+                    "choose, >= 100 (default 6000: enough to refute elim-jdp-ucb with a quarter of its noise at "
                     "epsilon 1); the report says the largest epsilon these can detect")
     au.add_argument("--seed", type=int, default=0, help="seed of the audit (default 0)")
 

@@ -20,10 +20,11 @@ from privbandit.privacy import GaussianMechanism, PrivacySpec
 from privbandit.sim.audit import (
     LEDGER_MISSING,
     NO_POWER,
+    Design,
     audit_agent,
     detectable_epsilon,
     draws_for,
-    Design,
+    draws_to_refute,
     neighbouring_streams,
     plan_designs,
     select_tests,
@@ -139,6 +140,14 @@ def test_detectable_epsilon_grows_with_the_draws():
     assert draws_for(at_1000 - 0.1, 1e-5, 0.05) == 1000 and draws_for(at_1000 + 0.1, 1e-5, 0.05) == 2000
 
 
+def test_draws_to_refute_a_known_gap():
+    """P(S) = 0.15 and Q(S) = 0.04 (delta(1) = 0.041): too few at 1000 runs, found at a power of 2 above;
+    none when e^epsilon Q(S) >= P(S)."""
+    need = draws_to_refute(0.15, 0.04, 1.0, 1e-5, 0.05)
+    assert need in (2000, 4000, 8000, 16000)
+    assert draws_to_refute(0.15, 0.06, 1.0, 1e-5, 0.05) is None
+
+
 def test_the_pilots_keep_the_one_test_with_power():
     """Target 0's pilots see no difference between D and D' (its reward reaches no release); target 9's
     watched users take arm 1 in 12% of the runs of D' and 2% of D: the kept test is that tail, D' first."""
@@ -219,7 +228,8 @@ def test_elim_jdp_ucb_with_a_quarter_of_its_noise_is_refuted_at_the_default_sett
     assert code == 1 and "REFUTED" in out and f"tested (chosen by independent pilot runs): target {JDP_UCB_FIRST_EPOCH - 1}" in out
     assert "within the claim 1" in out  # the ledger alone misses it
     assert cli.main(["audit", "--agent", "elim-jdp-ucb", "--epsilon", "1"]) == 0
-    assert "verdict: not refuted (a lower bound, never a proof of privacy)" in capsys.readouterr().out
+    honest = capsys.readouterr().out
+    assert "verdict: not refuted (a lower bound, never a proof of privacy)" in honest and "pilots: " in honest
 
 
 @pytest.mark.slow

@@ -51,7 +51,7 @@ Ullman & Oprea (2020); Nasr et al. (2021).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 import numpy as np
@@ -211,6 +211,8 @@ class ChosenTest:
     pilot_delta : float
         The pilots' estimate of the delta lower bound this test reaches at the claimed epsilon with the
         audit's draws (the selection score).
+    pilot_p, pilot_q : float
+        The pilots' frequencies of the set under P and under Q.
     """
 
     design: Design
@@ -219,6 +221,8 @@ class ChosenTest:
     above: bool
     swap: bool
     pilot_delta: float
+    pilot_p: float = 0.0
+    pilot_q: float = 0.0
 
     def counts(self, stats_d: np.ndarray, stats_prime: np.ndarray) -> tuple[int, int]:
         """Runs in the set under P and under Q, for statistics (n, n_windows) on D and on D'."""
@@ -273,11 +277,22 @@ def select_tests(designs, pilots, n_draws: int, epsilon: float, alpha: float, n_
                     p, q = (c / m for c in test.counts(on_d, on_prime))
                     score = float(set_lower_bounds(round(p * n_draws), round(q * n_draws), n_draws,
                                                     np.array([epsilon]), alpha)[0])
-                    scored.append((score, len(scored), test))
-    best = sorted(scored, key=lambda x: (-x[0], x[1]))[:n_tests]
-    from dataclasses import replace
+                    scored.append((score, len(scored), replace(test, pilot_delta=score, pilot_p=p, pilot_q=q)))
+    return tuple(test for _, _, test in sorted(scored, key=lambda x: (-x[0], x[1]))[:n_tests])
 
-    return tuple(replace(test, pilot_delta=score) for score, _, test in best)
+
+def draws_to_refute(p: float, q: float, epsilon: float, delta: float, alpha: float) -> int | None:
+    """The fewest runs per stream (1000 times a power of 2, at most 2^20 runs) with which a set of
+    probabilities ``p`` under P and ``q`` under Q, observed exactly, gives :func:`set_lower_bounds` above
+    ``delta`` at ``epsilon``; None when p - e^epsilon q <= delta or that takes more."""
+    if p - math.exp(epsilon) * q <= delta:
+        return None
+    n = 1000
+    while n <= 2**20:
+        if float(set_lower_bounds(round(p * n), round(q * n), n, np.array([epsilon]), alpha)[0]) > delta:
+            return n
+        n *= 2
+    return None
 
 
 @dataclass(frozen=True)
@@ -347,35 +362,39 @@ class AgentAudit:
         """The audit's report, one statement a line."""
         head = f"agent {self.agent}: claims {self.model} (epsilon={self.epsilon:g}, delta={self.delta:g})"
         if not self.designs:
-            return [head, f"empirical lower bound on epsilon: none ({NO_POWER}: the first release after every "
-                          f"target user falls outside T={self.horizon}; raise --horizon)",
+            return [head, (f"empirical lower bound on epsilon: none ({NO_POWER}: the first release after every "
+                           f"target user falls outside T={self.horizon}; raise --horizon)"),
                     "verdict: not refuted (the audit had no power: a lower bound, never a proof of privacy)",
                     self.ledger_status]
         verdict = ("REFUTED: the agent leaks more than it claims" if self.refuted else
                    "not refuted (a lower bound, never a proof of privacy)")
         targets = ", ".join(f"{d.target} (release at {d.release}, c={d.offset:+.4f})" for d in self.designs)
-        chosen = "; ".join(
-            f"target {t.design.target}, arm-0 count over users [{a}, {b}) "
-            f"{'>=' if t.above else '<'} {t.threshold}, P = law on {'D' + chr(39) if t.swap else 'D'} "
-            f"(pilot estimate of the delta bound: {t.pilot_delta:.3g})"
-            for t in self.tests for a, b in [t.design.windows[t.window]])
         lines = [head,
-                 f"empirical lower bound on epsilon: {self.epsilon_lower:g} ({CONFIDENCE:.0%}, {self.n_tests} "
-                 f"test{'s' * (self.n_tests > 1)} Bonferroni-corrected, {self.n_draws} runs per stream, "
-                 f"T <= {self.horizon}); delta lower bound at the claimed epsilon: {self.delta_lower:.4g}",
-                 f"candidate target users: {targets}",
-                 f"tested (chosen by independent pilot runs): {chosen}",
-                 f"detectable: with {self.n_draws} runs per stream no epsilon above {self.detectable:.3g} can be "
-                 "refuted", f"verdict: {verdict}", self.ledger_status]
+                 (f"empirical lower bound on epsilon: {self.epsilon_lower:g} ({CONFIDENCE:.0%}, {self.n_tests} "
+                  f"test{'s' * (self.n_tests > 1)} Bonferroni-corrected, {self.n_draws} runs per stream, "
+                  f"T <= {self.horizon}); delta lower bound at the claimed epsilon: {self.delta_lower:.4g}"),
+                 f"candidate target users: {targets}"]
+        alpha = (1 - CONFIDENCE) / self.n_tests
+        for t in self.tests:
+            (a, b), p_law = t.design.windows[t.window], "D'" if t.swap else "D"
+            lines.append(f"tested (chosen by independent pilot runs): target {t.design.target}, arm-0 count over "
+                         f"users [{a}, {b}) {'>=' if t.above else '<'} {t.threshold}, P = law on {p_law} (pilot "
+                         f"estimate of the delta bound: {t.pilot_delta:.3g})")
+            if not self.refuted:
+                need = draws_to_refute(t.pilot_p, t.pilot_q, self.epsilon, self.delta, alpha)
+                lines.append(f"pilots: the chosen test's frequencies show no leak beyond the claim that up to "
+                             f"{2**20} runs could see" if need is None else
+                             f"pilots: were their frequencies the truth, --draws {need} would refute the claim")
+        lines.append(f"detectable: with {self.n_draws} runs per stream no epsilon above {self.detectable:.3g} can "
+                     "be refuted")
         if self.detectable <= self.epsilon:
-            alpha = (1 - CONFIDENCE) / self.n_tests
-            lines.insert(5, f"warning: the claim {self.epsilon:g} is above what this audit can detect: "
-                            f"--draws {draws_for(self.epsilon, self.delta, alpha)} could")
-        return lines
+            lines.append(f"warning: the claim {self.epsilon:g} is above what this audit can detect: "
+                         f"--draws {draws_for(self.epsilon, self.delta, alpha)} could")
+        return [*lines, f"verdict: {verdict}", self.ledger_status]
 
 
 def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs: Mapping[str, Any] | None = None,
-                max_horizon: int = 512, watch: int = 32, n_draws: int = 4000, pilot_draws: int = 64,
+                max_horizon: int = 512, watch: int = 32, n_draws: int = 6000, pilot_draws: int = 64,
                 targets: tuple[int, ...] | None = None, seed: int = 0) -> AgentAudit:
     """Audit a private agent's claim on neighbouring streams (see the module docstring).
 
@@ -392,9 +411,12 @@ def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs
     watch : int
         Rounds after a release the second statistic counts, >= 1.
     n_draws : int
-        Runs per stream of each test, >= 100 (the report says the largest epsilon they can detect).
+        Runs per stream of the chosen test, >= 100 (the report says the largest epsilon they can detect).
+        The default 6000 refutes elim-jdp-ucb with a quarter of its noise at epsilon 1 (a delta of ~0.04 on
+        the chosen test, see the module docstring).
     pilot_draws : int
-        Runs of the midpoint stream per bisection step on the offset, >= 16.
+        Runs of the midpoint stream per bisection step on the offset, >= 16; the selection pilots run
+        :data:`SELECT_FACTOR` times as many on each of D and D' per candidate target.
     targets : tuple of int, optional
         Keep only these of the planned target users (default: all of them).
     seed : int
@@ -470,8 +492,6 @@ def _with_offset(design: Design, build, pilot_draws: int, seeds: np.random.SeedS
     """``design`` with the offset c in [-1, 1] at which the watched users of the first window take arm 0
     with frequency f(-1) + :data:`PILOT_LEVEL` (f(1) - f(-1)) on the midpoint stream (target rewards 0), by
     bisection on pilot runs; c = 0 when the offset does not move f."""
-    from dataclasses import replace
-
     start, stop = design.windows[0]
     steps = iter(seeds.spawn(PILOT_STEPS + 2))
 
