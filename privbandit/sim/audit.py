@@ -470,7 +470,8 @@ def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs
             spent.extend(x[1] for x in played)
         return outs
 
-    # pilots (seed keys of length 3), independent of the final runs (length 4)
+    # the pilots draw from the seed keys (seed, 1, i) and (seed, 2, i), the final runs from (seed, 0, 0, i):
+    # independent streams, so the choice of the test spends none of its confidence
     designs = [_with_offset(d, build, pilot_draws, np.random.SeedSequence([seed, 1, i]))
                for i, d in enumerate(designs)]
     pilots = [runs(d, SELECT_FACTOR * pilot_draws, np.random.SeedSequence([seed, 2, i]))
