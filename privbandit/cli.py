@@ -26,7 +26,8 @@ suite's stored reference results when they match this install (:mod:`privbandit.
 ``leaderboard`` ranks agents per board across results folders and stored results
 (:mod:`privbandit.sim.leaderboard`). ``run`` plays one agent on
 one env for S seeds. ``audit`` is an empirical privacy audit of a private agent
-(:mod:`privbandit.sim.audit`): a 95% lower bound on its epsilon, and its ledger; it exits with code 1
+(:mod:`privbandit.sim.audit`): a 95% lower bound on its epsilon from the one test that independent pilot
+runs find the most powerful, and its ledger; it exits with code 1
 when the audit refutes the claim, else with :data:`EXIT_LEDGER` (4) when the ledger is missing or shows a
 user above the claim (whatever the empirical bound says). ``plot`` redraws the figures and the report of a results folder. Bad arguments exit
 with code 2 and a one-line message; Ctrl-C exits with code 130 and says how many cells were saved.
@@ -200,8 +201,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help='public hyperparameters of the agent as JSON, e.g. \'{"first_epoch": 1}\'')
     au.add_argument("--horizon", type=_positive_int, default=512,
                     help="the longest stream: target users whose first release comes later are left out (default 512)")
-    au.add_argument("--draws", type=_positive_int, default=1000, help="runs per stream, >= 100 (default 1000); the "
-                    "report says the largest epsilon these can detect")
+    au.add_argument("--draws", type=_positive_int, default=6000, help="runs per stream of the test the pilot runs "
+                    "choose, >= 100 (default 6000: enough to refute elim-jdp-ucb with a quarter of its noise at "
+                    "epsilon 1); the report says the largest epsilon these can detect")
     au.add_argument("--seed", type=int, default=0, help="seed of the audit (default 0)")
 
     lb = sub.add_parser("leaderboard", help="agents ranked by regret per env, privacy model and epsilon, across "

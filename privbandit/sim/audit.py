@@ -7,26 +7,30 @@
   change, ``rounds_until_update``). A user's data can reach the other users' actions only through a
   release after the user's round: a target user whose first release falls outside the stream gives the
   audit no power, and the report says "no release inside the stream, no power" when no target has one.
-- **several target users.** The first and the last user of each of the first epochs (a batch oracle may
-  read rewards in one part of its epoch only: IW-Regression-DP's first half learns W from features);
-  every target whose first release is at most ``max_horizon`` rounds into the stream.
+- **candidate target users.** The first and the last user of the first epoch and of the largest epoch
+  released inside the stream: every target whose first release is at most ``max_horizon`` rounds in.
+  Not every candidate has power (a batch oracle may read rewards in one part of its epoch only:
+  IW-Regression-DP's first half learns W from features), which the pilots below find out.
 - **neighbouring streams** (:func:`neighbouring_streams`): two arms with features +e_1 and -e_1; the target
   user's reward vector is (+1, -1) in D and (-1, +1) in D', the largest change one user's reward can make;
   every other user's rewards are (c, -c), so each adds c e_1 to the epoch's sum whatever arm it gets. The
   offset c puts the decision the release drives (an arm eliminated, the UCB winner) where the target's
   change matters: it is chosen per target by bisection on pilot runs of the midpoint stream (target
-  rewards 0), independent of the runs that are tested, so that the watched users take arm 0 with
-  frequency :data:`PILOT_LEVEL`. For a non-private agent that decision is a step in c and the bisection
-  finds it; for a Gaussian one the level puts the test in the tail, where a leak shows most.
-- **several statistics.** How many watched users got arm 0: in the epoch right after the release, and
-  over the ``watch`` rounds after it (joint DP, `def:JDP-interactive`, bounds exactly their joint law;
-  local DP implies it).
-- :func:`privbandit.privacy.audit_delta` for each (target, statistic) at each epsilon of a grid
-  (hockey-stick over half-lines, Clopper-Pearson bounds), at confidence 1 - 0.05 / m for m tests
-  (Bonferroni): ``epsilon_lower``, the largest epsilon some test refutes, is a 95% lower confidence bound
-  on the privacy loss these statistics reveal. :attr:`AgentAudit.detectable` is the largest epsilon the
-  draw count could ever refute (every run of D in the set, none of D'): a claim above it cannot be refuted
-  by this audit, and the report says how many runs would reach it.
+  rewards 0) so that the watched users take arm 0 with frequency :data:`PILOT_LEVEL`. For a non-private
+  agent that decision is a step in c and the bisection finds it; for a Gaussian one the level puts the
+  test in the 5% tail, where a shift of a fraction of the noise shows most at epsilon ~1.
+- **statistics.** How many watched users got arm 0: in the epoch right after the release, and over the
+  ``watch`` rounds after it (joint DP, `def:JDP-interactive`, bounds exactly their joint law; local DP
+  implies it), each on a few half-lines, in both orders of D and D'.
+- **one test, chosen by pilots.** Selection pilots (``4 pilot_draws`` runs of D and D' per candidate,
+  independent of everything after) score every (target, statistic, half-line, order) by the delta lower
+  bound their frequencies would give with ``n_draws`` runs, and :func:`select_tests` keeps the best. Only
+  that test runs ``n_draws`` times on D and D', so the confidence is not split over designs without
+  power: :func:`set_lower_bounds` at each epsilon of a grid (Clopper-Pearson bounds on the two
+  probabilities, each at 0.05 / 2): ``epsilon_lower``, the largest epsilon the test refutes, is a 95% lower
+  confidence bound on the privacy loss the statistic reveals. :attr:`AgentAudit.detectable` is the largest
+  epsilon the draw count could ever refute (every run of D in the set, none of D'): a claim above it
+  cannot be refuted by this audit, and the report says how many runs would reach it.
 
 It also checks the agent's ledger: the worst user's composed epsilon against the claim, or, for an agent
 that claims privacy and records nothing, "ledger missing: privacy not verified". Either is a failure of
@@ -34,7 +38,7 @@ its own (:attr:`AgentAudit.ledger_ok`), whatever the empirical bound says.
 
 What an audit can and cannot show: ``epsilon_lower > epsilon`` is evidence (at 95%) that the agent
 breaks its claim. ``epsilon_lower <= epsilon`` proves nothing: the audit looks at a few pairs of streams,
-two statistics and a few thousand runs, so a bug that these pairs or statistics do not reach (or a leak
+one statistic and a few thousand runs, so a bug that these pairs or statistics do not reach (or a leak
 smaller than the Clopper-Pearson error bars) passes. It is a lower bound, never a proof; the proof is
 the ledger's accounting plus the paper's analysis.
 
@@ -47,7 +51,7 @@ Ullman & Oprea (2020); Nasr et al. (2021).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 import numpy as np
@@ -69,14 +73,19 @@ EPS_GRID = tuple(round(0.05 * k, 2) for k in range(1, 161))
 CONFIDENCE = 0.95
 """Family-wise confidence of the audit (split over its tests by Bonferroni)."""
 
-PILOT_LEVEL = 0.9
-"""Frequency of arm 0 among the watched users of the midpoint stream that the offset c is set to."""
+PILOT_LEVEL = 0.95
+"""Frequency of arm 0 among the watched users of the midpoint stream that the offset c is set to (the 5%
+tail, where a Gaussian release shifted by ~0.7 of its noise sd shows most at epsilon ~1)."""
 
-PILOT_STEPS = 8
-"""Bisection steps on the offset c in [-1, 1] (resolution 2^-7)."""
+PILOT_STEPS = 14
+"""Bisection steps on the offset c in [-1, 1] (resolution 2^-13: a non-private agent's step in c, which an
+epoch of n users moves by 2/n, is found for epochs of thousands of users)."""
 
-N_SETS = 6
-"""Sets each statistic is tested on (:func:`half_lines`)."""
+SELECT_FACTOR = 4
+"""Runs per stream of the selection pilots, in multiples of ``pilot_draws``."""
+
+N_TESTS = 1
+"""Tests the selection pilots keep for the final runs (the Bonferroni correction is over these only)."""
 
 
 def neighbouring_streams(horizon: int, neighbour: int = 0, dim: int = 2, offset: float = 0.0,
@@ -177,48 +186,113 @@ def plan_designs(starts: tuple[int, ...], max_horizon: int, watch: int) -> list[
 
 
 def half_lines(width: int) -> tuple[tuple[int, bool], ...]:
-    """The sets a statistic with values 0..``width`` is tested on, fixed before any run: {t >= k} for
-    k in {1, ceil(width / 2), width} and their complements (``(k, True)`` is {t >= k})."""
+    """The sets a statistic with values 0..``width`` may be tested on: {t >= k} for k in
+    {1, ceil(width / 2), width} and their complements (``(k, True)`` is {t >= k})."""
     ks = sorted({1, (width + 1) // 2, width})
     return tuple((k, above) for k in ks for above in (True, False))
 
 
-def set_lower_bounds(t_d: np.ndarray, t_prime: np.ndarray, sets, epsilons: np.ndarray,
-                     alpha: float) -> np.ndarray:
-    """Lower confidence bounds on delta(epsilon) at each of ``epsilons``: the best over ``sets`` (both
-    orders) of CP_lower(P(S)) - e^epsilon CP_upper(Q(S)), each bound at level alpha / (4 len(sets))
-    (Bonferroni over the sets, the orders and the two probabilities)."""
+@dataclass(frozen=True)
+class ChosenTest:
+    """One test of :func:`audit_agent`, chosen by the selection pilots before its runs.
+
+    Attributes
+    ----------
+    design : Design
+        The target user, its streams and windows.
+    window : int
+        The statistic (index into ``design.windows``).
+    threshold : int
+        The half-line's k.
+    above : bool
+        The set is {t >= k} (True) or {t < k} (False).
+    swap : bool
+        False: P = law on D, Q = law on D'; True: the other way round.
+    pilot_delta : float
+        The pilots' estimate of the delta lower bound this test reaches at the claimed epsilon with the
+        audit's draws (the selection score).
+    pilot_p, pilot_q : float
+        The pilots' frequencies of the set under P and under Q.
+    """
+
+    design: Design
+    window: int
+    threshold: int
+    above: bool
+    swap: bool
+    pilot_delta: float
+    pilot_p: float = 0.0
+    pilot_q: float = 0.0
+
+    def counts(self, stats_d: np.ndarray, stats_prime: np.ndarray) -> tuple[int, int]:
+        """Runs in the set under P and under Q, for statistics (n, n_windows) on D and on D'."""
+        hit = [int(np.count_nonzero((t[:, self.window] >= self.threshold) == self.above))
+               for t in (stats_d, stats_prime)]
+        return (hit[1], hit[0]) if self.swap else (hit[0], hit[1])
+
+
+def set_lower_bounds(p_count: int, q_count: int, n: int, epsilons: np.ndarray, alpha: float) -> np.ndarray:
+    """Lower confidence bounds (level 1 - alpha) on delta(epsilon) at each of ``epsilons`` from one set:
+    CP_lower(P(S)) - e^epsilon CP_upper(Q(S)), each Clopper-Pearson bound at alpha / 2."""
     from ..privacy.audit import clopper_pearson
 
-    n = t_d.size
-    a = alpha / (4 * len(sets))
-    best = np.full(epsilons.shape, -np.inf)
-    for k, above in sets:
-        counts = [int(np.count_nonzero((t >= k) if above else (t < k))) for t in (t_d, t_prime)]
-        for p, q in (counts, counts[::-1]):
-            lo, _ = clopper_pearson(np.array(p), n, a)
-            _, up = clopper_pearson(np.array(q), n, a)
-            best = np.maximum(best, float(lo) - np.exp(epsilons) * float(up))
-    return best
+    lo, _ = clopper_pearson(np.array(p_count), n, alpha / 2)
+    _, up = clopper_pearson(np.array(q_count), n, alpha / 2)
+    return float(lo) - np.exp(epsilons) * float(up)
 
 
-def detectable_epsilon(n_draws: int, delta: float, alpha: float, n_sets: int = 1) -> float:
-    """The largest epsilon :func:`set_lower_bounds` can refute with ``n_draws`` runs per stream at level
-    ``alpha`` per statistic over ``n_sets`` sets: every run of D in the set and none of D'. 0 if even
-    that refutes nothing."""
-    a = alpha / (4 * n_sets)
+def detectable_epsilon(n_draws: int, delta: float, alpha: float) -> float:
+    """The largest epsilon one test of :func:`set_lower_bounds` at level ``alpha`` can refute with
+    ``n_draws`` runs per stream: every run of D in the set and none of D'. 0 if even that refutes nothing."""
+    a = alpha / 2
     lower = a ** (1.0 / n_draws)        # Clopper-Pearson lower bound of n successes in n
     upper = 1.0 - a ** (1.0 / n_draws)  # and upper bound of 0 in n
     return float(math.log((lower - delta) / upper)) if lower > delta else 0.0
 
 
-def draws_for(epsilon: float, delta: float, alpha: float, n_sets: int = 1) -> int:
+def draws_for(epsilon: float, delta: float, alpha: float) -> int:
     """The fewest runs per stream (1000 times a power of 2) whose :func:`detectable_epsilon` exceeds
     ``epsilon``."""
     n = 1000
-    while detectable_epsilon(n, delta, alpha, n_sets) <= epsilon and n < 10**9:
+    while detectable_epsilon(n, delta, alpha) <= epsilon and n < 10**9:
         n *= 2
     return n
+
+
+def select_tests(designs, pilots, n_draws: int, epsilon: float, alpha: float, n_tests: int = N_TESTS,
+                 ) -> tuple[ChosenTest, ...]:
+    """The ``n_tests`` (design, statistic, half-line, order) whose pilot frequencies, taken as the truth,
+    give the largest :func:`set_lower_bounds` at ``epsilon`` with ``n_draws`` runs (ties: the first).
+
+    ``pilots`` holds, per design, its statistics (m, n_windows) on D and on D' from runs independent of the
+    final ones, so the choice spends none of the final tests' confidence: the Bonferroni correction covers
+    only the ``n_tests`` kept."""
+    scored = []
+    for design, (on_d, on_prime) in zip(designs, pilots):
+        m = on_d.shape[0]
+        for w, (start, stop) in enumerate(design.windows):
+            for k, above in half_lines(stop - start):
+                for swap in (False, True):
+                    test = ChosenTest(design, w, k, above, swap, 0.0)
+                    p, q = (c / m for c in test.counts(on_d, on_prime))
+                    score = float(set_lower_bounds(round(p * n_draws), round(q * n_draws), n_draws,
+                                                    np.array([epsilon]), alpha)[0])
+                    scored.append((score, len(scored), replace(test, pilot_delta=score, pilot_p=p, pilot_q=q)))
+    return tuple(test for _, _, test in sorted(scored, key=lambda x: (-x[0], x[1]))[:n_tests])
+
+
+def draws_to_refute(p: float, q: float, epsilon: float, delta: float, alpha: float) -> int | None:
+    """The fewest runs per stream (1000 times a power of 2, at most 2^20 runs) with which a set of
+    probabilities ``p`` under P and ``q`` under Q, observed exactly, gives :func:`set_lower_bounds` above
+    ``delta`` at ``epsilon``; None when p - e^epsilon q <= delta or that takes more."""
+    if p - math.exp(epsilon) * q <= delta:
+        return None
+    n = 1000
+    while n <= 2**20:
+        if float(set_lower_bounds(round(p * n), round(q * n), n, np.array([epsilon]), alpha)[0]) > delta:
+            return n
+        n *= 2
+    return None
 
 
 @dataclass(frozen=True)
@@ -241,9 +315,9 @@ class AgentAudit:
     n_draws, horizon : int
         Runs per stream of each test; the longest stream.
     designs : tuple of Design
-        The target users tested (empty: no release inside the stream).
-    n_tests : int
-        Tests of the Bonferroni correction.
+        The candidate target users (empty: no release inside the stream).
+    tests : tuple of ChosenTest
+        The tests the selection pilots kept: the only ones the final runs test.
     detectable : float
         The largest epsilon these draws can refute.
     """
@@ -258,8 +332,13 @@ class AgentAudit:
     n_draws: int
     horizon: int
     designs: tuple[Design, ...] = ()
-    n_tests: int = 1
+    tests: tuple[ChosenTest, ...] = ()
     detectable: float = math.inf
+
+    @property
+    def n_tests(self) -> int:
+        """Tests of the Bonferroni correction."""
+        return max(1, len(self.tests))
 
     @property
     def refuted(self) -> bool:
@@ -283,29 +362,39 @@ class AgentAudit:
         """The audit's report, one statement a line."""
         head = f"agent {self.agent}: claims {self.model} (epsilon={self.epsilon:g}, delta={self.delta:g})"
         if not self.designs:
-            return [head, f"empirical lower bound on epsilon: none ({NO_POWER}: the first release after every "
-                          f"target user falls outside T={self.horizon}; raise --horizon)",
+            return [head, (f"empirical lower bound on epsilon: none ({NO_POWER}: the first release after every "
+                           f"target user falls outside T={self.horizon}; raise --horizon)"),
                     "verdict: not refuted (the audit had no power: a lower bound, never a proof of privacy)",
                     self.ledger_status]
         verdict = ("REFUTED: the agent leaks more than it claims" if self.refuted else
                    "not refuted (a lower bound, never a proof of privacy)")
-        targets = ", ".join(f"{d.target} (release at {d.release}, c={d.offset:+.3f})" for d in self.designs)
+        targets = ", ".join(f"{d.target} (release at {d.release}, c={d.offset:+.4f})" for d in self.designs)
         lines = [head,
-                 f"empirical lower bound on epsilon: {self.epsilon_lower:g} ({CONFIDENCE:.0%}, {self.n_tests} tests "
-                 f"Bonferroni-corrected, {self.n_draws} runs per stream, T <= {self.horizon}); delta lower bound "
-                 f"at the claimed epsilon: {self.delta_lower:.4g}",
-                 f"target users: {targets}",
-                 f"detectable: with {self.n_draws} runs per stream no epsilon above {self.detectable:.3g} can be "
-                 "refuted", f"verdict: {verdict}", self.ledger_status]
+                 (f"empirical lower bound on epsilon: {self.epsilon_lower:g} ({CONFIDENCE:.0%}, {self.n_tests} "
+                  f"test{'s' * (self.n_tests > 1)} Bonferroni-corrected, {self.n_draws} runs per stream, "
+                  f"T <= {self.horizon}); delta lower bound at the claimed epsilon: {self.delta_lower:.4g}"),
+                 f"candidate target users: {targets}"]
+        alpha = (1 - CONFIDENCE) / self.n_tests
+        for t in self.tests:
+            (a, b), p_law = t.design.windows[t.window], "D'" if t.swap else "D"
+            lines.append(f"tested (chosen by independent pilot runs): target {t.design.target}, arm-0 count over "
+                         f"users [{a}, {b}) {'>=' if t.above else '<'} {t.threshold}, P = law on {p_law} (pilot "
+                         f"estimate of the delta bound: {t.pilot_delta:.3g})")
+            if not self.refuted:
+                need = draws_to_refute(t.pilot_p, t.pilot_q, self.epsilon, self.delta, alpha)
+                lines.append(f"pilots: the chosen test's frequencies show no leak beyond the claim that up to "
+                             f"{2**20} runs could see" if need is None else
+                             f"pilots: were their frequencies the truth, --draws {need} would refute the claim")
+        lines.append(f"detectable: with {self.n_draws} runs per stream no epsilon above {self.detectable:.3g} can "
+                     "be refuted")
         if self.detectable <= self.epsilon:
-            alpha = (1 - CONFIDENCE) / self.n_tests
-            lines.insert(4, f"warning: the claim {self.epsilon:g} is above what this audit can detect: "
-                            f"--draws {draws_for(self.epsilon, self.delta, alpha, N_SETS)} could")
-        return lines
+            lines.append(f"warning: the claim {self.epsilon:g} is above what this audit can detect: "
+                         f"--draws {draws_for(self.epsilon, self.delta, alpha)} could")
+        return [*lines, f"verdict: {verdict}", self.ledger_status]
 
 
 def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs: Mapping[str, Any] | None = None,
-                max_horizon: int = 512, watch: int = 32, n_draws: int = 1000, pilot_draws: int = 64,
+                max_horizon: int = 512, watch: int = 32, n_draws: int = 6000, pilot_draws: int = 64,
                 targets: tuple[int, ...] | None = None, seed: int = 0) -> AgentAudit:
     """Audit a private agent's claim on neighbouring streams (see the module docstring).
 
@@ -322,9 +411,12 @@ def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs
     watch : int
         Rounds after a release the second statistic counts, >= 1.
     n_draws : int
-        Runs per stream of each test, >= 100 (the report says the largest epsilon they can detect).
+        Runs per stream of the chosen test, >= 100 (the report says the largest epsilon they can detect).
+        The default 6000 refutes elim-jdp-ucb with a quarter of its noise at epsilon 1 (a delta of ~0.04 on
+        the chosen test, see the module docstring).
     pilot_draws : int
-        Runs of the midpoint stream per bisection step on the offset, >= 16.
+        Runs of the midpoint stream per bisection step on the offset, >= 16; the selection pilots run
+        :data:`SELECT_FACTOR` times as many on each of D and D' per candidate target.
     targets : tuple of int, optional
         Keep only these of the planned target users (default: all of them).
     seed : int
@@ -360,40 +452,47 @@ def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs
     designs = plan_designs(policy_starts(probe, feats, rewards, seed), max_horizon, watch)
     if targets is not None:
         designs = [d for d in designs if d.target in set(targets)]
-    n_tests = max(1, sum(len(d.windows) for d in designs))
-    alpha = (1 - CONFIDENCE) / n_tests
-    detectable = detectable_epsilon(n_draws, delta, alpha, N_SETS)
+    alpha = (1 - CONFIDENCE) / N_TESTS
+    detectable = detectable_epsilon(n_draws, delta, alpha)
     if not designs:  # the probe's ledger: the releases of one whole run (at the stream's end, too)
         ledger = probe.ledger.guarantee(delta) if probe.ledger.releases else None
-        return AgentAudit(agent, model, epsilon, delta, 0.0, -math.inf, ledger, n_draws, max_horizon, (), n_tests,
+        return AgentAudit(agent, model, epsilon, delta, 0.0, -math.inf, ledger, n_draws, max_horizon, (), (),
                           detectable)
-    grid = np.array(EPS_GRID + (epsilon,))
-    lower, delta_lower, spent = 0.0, -math.inf, []
-    for i, design in enumerate(designs):
-        design = designs[i] = _with_offset(design, build, pilot_draws, np.random.SeedSequence([seed, 2, i]))
+    spent: list[float | None] = []
+
+    def runs(design: Design, n: int, seeds: np.random.SeedSequence) -> list[np.ndarray]:
+        """The statistics (n, n_windows) of ``n`` runs on D and on D'."""
         outs = []
         for j, (f, r) in enumerate(neighbouring_streams(design.horizon, design.target, offset=design.offset)):
             a = build()
-            runs = [play_stream(a, f, r, np.random.default_rng(s))
-                    for s in np.random.SeedSequence([seed, i, j]).spawn(n_draws)]
-            outs.append(design.statistics(np.array([x[0] for x in runs])))
-            spent += [x[1] for x in runs]
-        for k, (start, stop) in enumerate(design.windows):
-            bounds = set_lower_bounds(outs[0][:, k], outs[1][:, k], half_lines(stop - start), grid, alpha)
-            refuted = grid[:-1][bounds[:-1] > delta]
-            lower = max(lower, float(refuted.max(initial=0.0)))
-            delta_lower = max(delta_lower, float(bounds[-1]))
+            played = [play_stream(a, f, r, np.random.default_rng(s)) for s in seeds.spawn(2)[j].spawn(n)]
+            outs.append(design.statistics(np.array([x[0] for x in played])))
+            spent.extend(x[1] for x in played)
+        return outs
+
+    # the pilots draw from the seed keys (seed, 1, i) and (seed, 2, i), the final runs from (seed, 0, 0, i):
+    # independent streams, so the choice of the test spends none of its confidence
+    designs = [_with_offset(d, build, pilot_draws, np.random.SeedSequence([seed, 1, i]))
+               for i, d in enumerate(designs)]
+    pilots = [runs(d, SELECT_FACTOR * pilot_draws, np.random.SeedSequence([seed, 2, i]))
+              for i, d in enumerate(designs)]
+    tests = select_tests(designs, pilots, n_draws, epsilon, alpha)
+    grid = np.array(EPS_GRID + (epsilon,))
+    lower, delta_lower = 0.0, -math.inf
+    for i, test in enumerate(tests):
+        p, q = test.counts(*runs(test.design, n_draws, np.random.SeedSequence([seed, 0, 0, i])))
+        bounds = set_lower_bounds(p, q, n_draws, grid, alpha)
+        lower = max(lower, float(grid[:-1][bounds[:-1] > delta].max(initial=0.0)))
+        delta_lower = max(delta_lower, float(bounds[-1]))
     ledger = None if any(s is None for s in spent) else float(max(spent))
     return AgentAudit(agent, model, epsilon, delta, lower, delta_lower, ledger, n_draws,
-                      max(d.horizon for d in designs), tuple(designs), n_tests, detectable)
+                      max(d.horizon for d in designs), tuple(designs), tests, detectable)
 
 
 def _with_offset(design: Design, build, pilot_draws: int, seeds: np.random.SeedSequence) -> Design:
     """``design`` with the offset c in [-1, 1] at which the watched users of the first window take arm 0
     with frequency f(-1) + :data:`PILOT_LEVEL` (f(1) - f(-1)) on the midpoint stream (target rewards 0), by
     bisection on pilot runs; c = 0 when the offset does not move f."""
-    from dataclasses import replace
-
     start, stop = design.windows[0]
     steps = iter(seeds.spawn(PILOT_STEPS + 2))
 
