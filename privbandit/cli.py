@@ -27,10 +27,10 @@ suite's stored reference results when they match this install (:mod:`privbandit.
 (:mod:`privbandit.sim.leaderboard`). ``run`` plays one agent on
 one env for S seeds. ``audit`` is an empirical privacy audit of a private agent
 (:mod:`privbandit.sim.audit`): a 95% lower bound on its epsilon from the one test that independent pilot
-runs find the most powerful, and its ledger; it exits with code 1
-when the audit refutes the claim, else with :data:`EXIT_LEDGER` (4) when the ledger is missing or shows a
-user above the claim (whatever the empirical bound says). ``plot`` redraws the figures and the report of a results folder. Bad arguments exit
-with code 2 and a one-line message; Ctrl-C exits with code 130 and says how many cells were saved.
+runs find the most powerful, and its ledger; it exits with code 1 when the audit refutes the claim, else with
+:data:`EXIT_LEDGER` (4) when the ledger is missing or shows a user above the claim (whatever the empirical bound
+says). ``plot`` redraws the figures and the report of a results folder. Bad arguments exit with code 2 and a
+one-line message; Ctrl-C exits with code 130 and says how many cells were saved.
 
 A results folder is checked before it is trusted: ``bench`` and ``run`` move cell files that fail the check
 (:func:`privbandit.sim.cells.load_cell`) to ``DIR/cells/rejected/``, say so on stderr and run those cells again;
@@ -50,8 +50,9 @@ import os
 import shlex
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
+
 
 class UsageError(Exception):
     """A bad argument found after parsing (reported like argparse's errors, exit code 2)."""
@@ -142,8 +143,8 @@ def _delta(text: str) -> float:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``privbandit``."""
-    from .sim.suites import SUITES
     from .sim.backends import BACKENDS
+    from .sim.suites import SUITES
 
     p = argparse.ArgumentParser(prog="privbandit", description="Differentially private contextual bandits: "
                                 "benchmarks, runs, plots.", epilog=EXIT_CODES)
@@ -178,7 +179,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--agent-kwargs", default=None, help='keyword arguments of the agent as JSON, e.g. '
                    '\'{"radius": "practical"}\'')
     r.add_argument("--label", default=None, help="the agent's label in the tables (default: its name and kwargs)")
-    r.add_argument("--epsilon", type=_epsilon, default=None, help="privacy epsilon of a private agent (required for private agents)")
+    r.add_argument("--epsilon", type=_epsilon, default=None,
+                   help="privacy epsilon of a private agent (required for private agents)")
     r.add_argument("--delta", type=_delta, default=1e-5, help="privacy delta of a private agent (default 1e-5)")
     r.add_argument("--horizon", type=_positive_int, required=True, help="rounds T")
     r.add_argument("--seeds", type=_positive_int, default=1, help="number of seeds (default 1)")
@@ -231,8 +233,8 @@ def _finish(table, out: Path, *, title: str, references: dict, notes: list[str],
             slope_window=(None, None), challenger: str | None = None, reference: str | None = None,
             planned=None) -> Path:
     from .plots import save_standard_figures
-    from .sim.report import write_report
     from .sim.cells import atomic_write
+    from .sim.report import write_report
 
     _use_agg()
     figures = list(save_standard_figures(table, out / "figures"))
@@ -330,8 +332,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     """``privbandit bench``."""
     from dataclasses import replace
 
-    from .sim.suites import get_suite
     from .sim.cells import folder_lock
+    from .sim.suites import get_suite
 
     suite = get_suite(args.suite)
     challenger = None
@@ -441,7 +443,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.env not in _env_ids():
         raise UsageError(f"--env must be one of {sorted(_env_ids())}, got {args.env!r}")
     from .agents import agent_is_private
-
     from .sim.labels import agent_name, kwargs_label, resolve_label
 
     name, kwargs = resolve_label(args.agent, _agent_kwargs(args))
@@ -470,8 +471,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         env_entry.make(args.horizon).close()
     except (TypeError, ValueError, gym.error.Error) as exc:
         raise UsageError(f"cannot make {args.env} with {env_kwargs}: {exc}") from None
-    grid = Grid((AgentEntry(name, kwargs, label=agent_label, private=private),), (env_entry,), epsilons=(args.epsilon if private else 1.0,),
-                seeds=args.seeds, horizon=args.horizon, delta=args.delta)
+    grid = Grid((AgentEntry(name, kwargs, label=agent_label, private=private),), (env_entry,),
+                epsilons=(args.epsilon if private else 1.0,), seeds=args.seeds, horizon=args.horizon, delta=args.delta)
     cells = grid.cells()
     if args.out is None:
         import tempfile
@@ -503,8 +504,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_plot(args: argparse.Namespace) -> int:
     """``privbandit plot DIR``."""
-    from .sim.report import RUN_KEYS
     from .sim.cells import read_cell
+    from .sim.report import RUN_KEYS
 
     path = args.dir / "results.csv"
     if not path.is_file():
