@@ -207,8 +207,10 @@ def test_the_pooled_estimate_reads_released_values_only():
 
 
 def test_the_agent_refuses_other_oracles_and_pooling():
-    with pytest.raises(ValueError, match="IW-Regression-DP"):
+    with pytest.raises(TypeError, match="oracle must be an IWRegressionDP oracle"):
         make_agent("elim-jdp-pooled", oracle=make_oracle("ssp", epsilon=1.0))
+    with pytest.raises((TypeError, ValueError), match="oracle"):
+        PooledJDPAgent("ridge")
     with pytest.raises(ValueError, match="pooling"):
         pooled(pooling="ridge")
     with pytest.raises(ValueError, match="reg_scale"):

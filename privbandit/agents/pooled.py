@@ -39,7 +39,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._validation import POSITIVE, Interval, ParameterConstraints
+from .._validation import POSITIVE, InstanceOf, Interval, Options, ParameterConstraints, check_parameters
 from ..infomatrix import psd_project, psd_sqrt, symmetrize
 from ..oracles.base import Estimate, Oracle
 from ..oracles.iw_jdp import IWRegressionDP, IWRelease
@@ -177,12 +177,16 @@ class PooledJDPAgent(EliminationAgent):
 
     name: ClassVar[str] = "elim-jdp-pooled"
     parameter_constraints: ClassVar[ParameterConstraints] = {
-        **EliminationAgent.parameter_constraints, "reg_scale": [POSITIVE], "z": [NON_NEGATIVE],
+        **EliminationAgent.parameter_constraints,
+        "oracle": [Options(("iw-regression-dp",)), InstanceOf(IWRegressionDP, "an IWRegressionDP oracle")],
+        "model": [None, Options(("jdp",))], "reg_scale": [POSITIVE], "z": [NON_NEGATIVE],
         "norm_bound": [POSITIVE], "kappa": [NON_NEGATIVE], "rho": [NON_NEGATIVE]}
 
     def __init__(self, oracle: Oracle | str = "iw-regression-dp", *, reg_scale: float = 0.25, z: float = 2.0,
                  norm_bound: float = 1.0, kappa: float = 1.5, rho: float = 0.25, play: str = "ucb",
                  first_epoch: int = JDP_UCB_FIRST_EPOCH, growth: float = 2.0, **kwargs: Any) -> None:
+        check_parameters(type(self), dict(oracle=oracle, oracle_kwargs=kwargs.get("oracle_kwargs")),
+                         {k: self.parameter_constraints[k] for k in ("oracle", "oracle_kwargs")})
         if isinstance(oracle, str):
             kwargs["oracle_kwargs"] = {**POOLED_JDP_ORACLE, **(kwargs.get("oracle_kwargs") or {})}
         super().__init__(oracle, play=play, first_epoch=first_epoch, growth=growth, **kwargs)
