@@ -47,14 +47,16 @@ def _colours() -> list[tuple[float, float, float]]:
     import matplotlib
 
     tab20 = list(matplotlib.colormaps["tab20"].colors)
-    return tab20[0::2] + tab20[1::2]  # the 10 strong hues first, then their light versions
+    tab20b = list(matplotlib.colormaps["tab20b"].colors)
+    # the 10 strong hues first, then their light versions, then tab20b's 20 (more than 20 registered agents)
+    return tab20[0::2] + tab20[1::2] + tab20b[0::4] + tab20b[2::4] + tab20b[1::4] + tab20b[3::4]
 
 
 def agent_palette(names: Iterable[str] | None = None) -> dict[str, tuple[float, float, float]]:
     """The fixed colour of each agent: the same agent has the same colour in every figure.
 
-    The i-th registered agent (:func:`privbandit.agents.agent_names`, sorted) gets the i-th of 20 colours
-    (tab20, its 10 strong hues first), whatever agents a figure shows and in whatever order; a name that
+    The i-th registered agent (:func:`privbandit.agents.agent_names`, sorted) gets the i-th of 40 colours
+    (tab20, its 10 strong hues first, then tab20b), whatever agents a figure shows and in whatever order; a name that
     is not a registered agent (a custom label) gets one of the colours from a hash of the name.
 
     Parameters

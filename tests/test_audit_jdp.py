@@ -126,6 +126,9 @@ AGENTS = {
     # UCB play on the same one-user first epoch (a public schedule option): the arms' radii are equal
     # (features +-e_1), so the UCB arm is the sign of the released theta_1 at the default width cap
     "elim-jdp-ucb": ({"first_epoch": 1, "growth": 2.0}, 3, 0, (1, 2), "GaussianMechanism", iw_jdp_module, 51),
+    # the pooled agent on the same one-user first epoch (one W stage on floor(0.2) = 0 users: the neighbour is the
+    # regression release); its widths are norms ||M phi||, equal for +-e_1, so the UCB arm is the sign of theta_1
+    "elim-jdp-pooled": ({"first_epoch": 1, "growth": 2.0}, 3, 0, (1, 2), "GaussianMechanism", iw_jdp_module, 71),
     # the tree: user 1 acts on node [0, 1), user 2 on node [0, 2); both contain the neighbour
     "linucb-jdp": ({"width_multiplier": 0.0}, 3, 0, (1, 2), "SymmetricGaussianMechanism", linucb_module, 21),
     # SquareCB acts on the last epoch's estimate only; DP-SGD averages theta_1..theta_n (theta_1 = 0), so a
@@ -170,3 +173,72 @@ def test_the_neighbour_is_the_only_difference_and_the_statistic_sees_the_release
     a = play(agent, f, r, np.random.default_rng(0))
     b = play(agent, f2, r2, np.random.default_rng(0))
     assert np.all(a[1:] == 0) and np.all(b[1:] == 1)
+
+
+# -- elim-jdp-pooled with a quarter of its regression noise --------------------------------------------------------
+# A 4x cut is a Gaussian shift of at most 4 / sqrt(2) / z(1, 1e-5) = 0.76 noise sds between the neighbours (the
+# neighbour's row moves (B psi, vec Psi) by at most 2 B / gamma of the declared 2 sqrt(2) B / gamma), so delta(1) is
+# about 0.04, and only at the right threshold. The design puts it there: d = 1 (no second coordinate whose noise
+# blurs the sign of theta), a first epoch of 8 users (user 0 learns W, users 1..7 regress), the neighbour is user 7
+# and users 1..6 have rewards (c, -c), which shift the released psi by 6 c rows' worth: c = 0.6 puts the decision
+# ~1.3 noise sds from the midpoint. Users 8 and 9 (epoch 1) act on epoch 0's release alone.
+POOLED_FIRST, POOLED_OFFSET = 8, 0.6
+POOLED_DRAWS = {False: 2000, True: 10000}   # runs per stream: the honest agent, its twin (delta(1) ~ 0.04)
+
+
+class QuarterNoise:
+    """A Gaussian release with a quarter of its noise, recorded in the ledger as the full one."""
+
+    def __init__(self, mechanism: GaussianMechanism):
+        self.mechanism = mechanism
+
+    def release(self, values, rng=None):
+        return GaussianMechanism(self.mechanism.sensitivity, self.mechanism.sigma / 4).release(values, rng)
+
+    def ledger_entry(self):
+        return self.mechanism.ledger_entry()
+
+
+class QuarterNoiseFit(iw_jdp_module.IWRegressionDPFit):
+    def _release(self, mechanism, values, start, stop, label):
+        if isinstance(mechanism, GaussianMechanism):       # the (psi, Psi) release
+            mechanism = QuarterNoise(mechanism)
+        return super()._release(mechanism, values, start, stop, label)
+
+
+class QuarterNoiseIW(iw_jdp_module.IWRegressionDP):
+    fit_class = QuarterNoiseFit
+
+
+def pooled_agent(quarter: bool) -> Agent:
+    from privbandit.agents.pooled import POOLED_JDP_ORACLE, PooledJDPAgent
+    from privbandit.privacy import PrivacySpec
+
+    if not quarter:
+        return make_agent("elim-jdp-pooled", epsilon=EPS, delta=DELTA, first_epoch=POOLED_FIRST)
+    return PooledJDPAgent(QuarterNoiseIW(PrivacySpec("jdp", EPS, DELTA), **POOLED_JDP_ORACLE),
+                          first_epoch=POOLED_FIRST)
+
+
+def pooled_audit(quarter: bool, seed: int) -> tuple[float, float, float]:
+    """delta_lower at epsilon 1 and the two streams' frequencies of arm 1 among the watched users 8 and 9."""
+    horizon, neighbour = POOLED_FIRST + 2, POOLED_FIRST - 1
+    s, s_prime = neighbouring_streams(horizon, neighbour, dim=1, offset=POOLED_OFFSET)
+    n = POOLED_DRAWS[quarter]
+    out_p = others_actions(pooled_agent(quarter), s, n, seed, neighbour)
+    out_q = others_actions(pooled_agent(quarter), s_prime, n, seed + 1, neighbour)
+    columns = np.array([horizon - 3, horizon - 2])       # users 8 and 9 among the others
+    res = audit_delta(lambda k, g: out_p, lambda k, g: out_q, EPS, n_draws=n, rng=seed,
+                      project=arm0_count(columns))
+    return res.delta_lower, float((out_p[:, columns] == 1).mean()), float((out_q[:, columns] == 1).mean())
+
+
+@pytest.mark.parametrize("quarter", [False, True], ids=["honest", "quarter-noise"])
+def test_the_audit_catches_elim_jdp_pooled_with_a_quarter_of_its_noise(quarter):
+    delta_lower, p1, q1 = pooled_audit(quarter, 81)
+    print(f"elim-jdp-pooled{' (sigma / 4)' if quarter else ''}: delta_lower={delta_lower:.4f} "
+          f"P[arm 1] D={p1:.3f} D'={q1:.3f}")
+    if quarter:
+        assert delta_lower > DELTA          # (1, 1e-5)-JDP refuted; the ledger check inside play() passed
+    else:
+        assert delta_lower <= DELTA

@@ -22,13 +22,14 @@ from .base import (
 from .checks import AGENT_CHECKS, check_agent
 from .elimination import EliminationAgent, surviving_actions
 from .linucb import LDPUCBAgent, LinUCBAgent, SSLinUCBAgent
+from .pooled import PooledJDPAgent
 from .simple import EpsilonGreedyAgent, UniformAgent
 from .spanner import barycentric_spanner
 from .squarecb import SquareCBAgent, inverse_gap_weighting
 
 __all__ = [
     "AGENT_REGISTRY", "Agent", "BanditSpec", "EliminationAgent", "EpochAgent", "EpsilonGreedyAgent", "LDPUCBAgent",
-    "LinUCBAgent",
+    "LinUCBAgent", "PooledJDPAgent",
     "SSLinUCBAgent", "SquareCBAgent", "UniformAgent", "agent_descriptions", "agent_is_private", "agent_names",
     "barycentric_spanner", "doubling_schedule", "epoch_schedule", "inverse_gap_weighting", "make_agent",
     "register_agent", "surviving_actions", "uniform_choice",

@@ -425,8 +425,13 @@ class EpochAgent(EpochScheduled):
     def _start_fit(self) -> None:
         spec = self._require_spec()
         n = int(self.epoch_ends[self.epoch]) - self.epoch_start
-        self.fit: EpochFit = self._run_oracle.start(n, dim=spec.dim, bound=spec.bound, link=spec.link,
-                                               rng=self._fit_rng.spawn(1)[0])
+        self.fit: EpochFit = self._fit_oracle().start(n, dim=spec.dim, bound=spec.bound, link=spec.link,
+                                                 rng=self._fit_rng.spawn(1)[0])
+
+    def _fit_oracle(self) -> Oracle:
+        """The oracle the next epoch's fit starts with (``_run_oracle``; a subclass may configure it from
+        earlier releases and public parameters only, e.g. a warm start)."""
+        return self._run_oracle
 
     def _observe(self, x: np.ndarray, y: np.ndarray) -> None:
         self.fit._add_clipped(x, y)            # update has checked and clipped the rows to the fit's bounds

@@ -80,6 +80,11 @@ class Estimate:
         c >= 0 in the radius.
     info : dict
         Diagnostics (lambda, gamma, spectral residuals, ...), never needed to act.
+    release : object, optional
+        What the fit released, with the public parameters that go with it, for agents that post-process
+        releases (an oracle-specific frozen record, e.g. :class:`~privbandit.oracles.iw_jdp.IWRelease`);
+        None when the oracle exposes none. Public: a private oracle puts only released values and public
+        parameters here.
 
     Notes
     -----
@@ -96,6 +101,7 @@ class Estimate:
     width_matrix: np.ndarray
     width_scale: float
     info: dict = field(default_factory=dict, compare=False)
+    release: Any = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         theta = check_array("theta", self.theta, ndim=1)

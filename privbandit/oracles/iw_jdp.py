@@ -255,12 +255,17 @@ class SpectralStagesFit(EpochFit):
     Per stage k the fit keeps W_k, W_k^{1/2} and the running sum of H_k: O(d^2) memory.
     """
 
-    def _init_spectral(self, params: IWParameters, n_w_stages: int, multiplier: float) -> None:
+    def _init_spectral(self, params: IWParameters, n_w_stages: int, multiplier: float,
+                       initial_w: np.ndarray | None = None) -> None:
         self.params = params
         self.n_w_stages = n_w_stages
         self._mult_h = multiplier
-        self.w = np.eye(self.dim)
-        self._w_half = np.eye(self.dim)
+        if initial_w is None:       # the paper's start, W_1 = I
+            self.w = np.eye(self.dim)
+            self._w_half = np.eye(self.dim)
+        else:                       # a warm start from an earlier release (public)
+            self.w = check_initial_w(initial_w, self.dim)
+            self._w_half = psd_sqrt(self.w)
         self._h_sum = np.zeros((self.dim, self.dim))
         self.trace: list[dict[str, float]] = []
 
@@ -369,7 +374,7 @@ class IWRegressionDPFit(SpectralStagesFit):
             if cfg.constants == "practical" else {}
         params = cfg.parameters(self.n_rounds, self.dim, self.bound, w_fraction=cfg.w_fraction, **own)
         k = params.n_stages
-        self._init_spectral(params, k, cfg.multiplier())
+        self._init_spectral(params, k, cfg.multiplier(), cfg.initial_w)
         self.stage_sizes = stage_sizes_split(self.n_rounds, [cfg.w_fraction / k] * k + [1.0 - cfg.w_fraction])
         self._psi = np.zeros(self.dim)
         self._psi_mat = np.zeros((self.dim, self.dim))
@@ -400,16 +405,27 @@ class IWRegressionDPFit(SpectralStagesFit):
         self._released = (out[:d] / b, out[d:].reshape(d, d))
         self._noise = (mech.sigma / b, mech.sigma)
 
+    def _public_release(self) -> IWRelease:
+        """What this fit released (W, psi~, Psi~) with the public parameters that go with it."""
+        p, cfg = self.params, self.oracle
+        n = self.stage_sizes[-1] if self._released is not None else 0
+        psi, psi_mat = self._released if self._released is not None else (None, None)
+        sd_psi, sd_mat = self._noise if self._released is not None else (0.0, 0.0)
+        return IWRelease(w=self.w, psi=psi, psi_mat=psi_mat, n=int(n), lam=p.lam, gamma=p.gamma,
+                         noise_sd_psi=float(sd_psi), noise_sd_Psi=float(sd_mat), n_w_stages=self.n_w_stages,
+                         w_fraction=cfg.w_fraction, bound=self.bound)
+
     def _estimate(self) -> Estimate:
         p = self.params
         info = dict(lam=p.lam, gamma=p.gamma, n_stages=p.n_stages, trace=list(self.trace), w=self.w.copy())
+        release = self._public_release()
         if self._released is None:  # no regression users (tiny epoch): theta = 0 and the trivial radius ||phi||
             return Estimate(np.zeros(self.dim), self.link, np.eye(self.dim), 1.0 / self.link.mu,
-                            info=dict(info, fallback="no regression rows"))
+                            info=dict(info, fallback="no regression rows"), release=release)
         psi, psi_mat = self._released
         theta = solve_regularized(psi_mat, psi, p.lam)
         info.update(noise_sd_psi=self._noise[0], noise_sd_Psi=self._noise[1])
-        return Estimate(theta, self.link, self.w, p.c_width * p.lam / self.link.mu, info=info)
+        return Estimate(theta, self.link, self.w, p.c_width * p.lam / self.link.mu, info=info, release=release)
 
 
 def solve_regularized(mat: np.ndarray, vec: np.ndarray, lam: float) -> np.ndarray:
@@ -422,6 +438,76 @@ def solve_regularized(mat: np.ndarray, vec: np.ndarray, lam: float) -> np.ndarra
     if not np.all(np.isfinite(out)):
         out = np.linalg.lstsq(a, vec, rcond=None)[0]
     return out
+
+
+def check_initial_w(initial_w: Any, dim: int) -> np.ndarray:
+    """A warm start W as a read-only float array (d, d), or a ValueError naming ``initial_w``.
+
+    W must be symmetric positive definite (an earlier fit's released W is: ``sym(F^{-1/2} W)`` with F > 0).
+    """
+    w = check_array("initial_w", initial_w, shape=(dim, dim))
+    if not np.allclose(w, w.T, rtol=1e-10, atol=1e-12 * float(np.max(np.abs(w), initial=1.0))):
+        raise ValueError("initial_w must be a symmetric positive definite (d, d) matrix; it is not symmetric")
+    if not float(np.linalg.eigvalsh(symmetrize(w))[0]) > 0:
+        raise ValueError("initial_w must be a symmetric positive definite (d, d) matrix; its smallest eigenvalue "
+                         "is <= 0")
+    w = np.array(symmetrize(w))
+    w.setflags(write=False)
+    return w
+
+
+@dataclass(frozen=True)
+class IWRelease:
+    """What one IW-Regression-DP fit released, with the public parameters needed to post-process it.
+
+    An agent may compute anything from these (pooling epochs, other widths): they are the fit's releases
+    (W, the post-processing of the H stages' SymPriv releases; psi~ and Psi~, the one joint Gaussian) and
+    public parameters fixed before the fit saw a row. Nothing here depends on raw rows otherwise.
+
+    Attributes
+    ----------
+    w : ndarray (d, d)
+        The weighting matrix W the regression users were weighted with.
+    psi, psi_mat : ndarray (d,) and (d, d), or None
+        psi~ = mean W phi y / (1 + gamma ||W phi||) + noise and Psi~ = mean W phi phi^T / (...) + noise, as
+        released (Psi~ is not symmetrised); None when the fit had no regression users.
+    n : int
+        The number of regression users (rows of the means); 0 when there were none.
+    lam, gamma : float
+        lambda and gamma of the fit.
+    noise_sd_psi, noise_sd_Psi : float
+        The Gaussian noise sd of every entry of psi~ and of Psi~ (0.0 when nothing was released).
+    n_w_stages : int
+        The number of W stages.
+    w_fraction : float
+        The share of the epoch's users that learnt W.
+    bound : float
+        The feature bound B of the fit.
+
+    References
+    ----------
+    Source paper, `alg:W-JDP`, `alg:JDP-linear-regression`.
+    """
+
+    w: np.ndarray
+    psi: np.ndarray | None
+    psi_mat: np.ndarray | None
+    n: int
+    lam: float
+    gamma: float
+    noise_sd_psi: float
+    noise_sd_Psi: float
+    n_w_stages: int
+    w_fraction: float
+    bound: float
+
+    def __post_init__(self) -> None:
+        for name in ("w", "psi", "psi_mat"):
+            value = getattr(self, name)
+            if value is not None:
+                a = np.array(value, dtype=float)
+                a.setflags(write=False)
+                object.__setattr__(self, name, a)
 
 
 @dataclass(frozen=True)
@@ -459,11 +545,21 @@ class IWRegressionDP(_TwoPhaseIWConfig):
         Overrides of the regime's constants and parameters.
     w_fraction : float
         Share of the epoch's users that learn W (the paper's 1/2).
+    initial_w : ndarray (d, d), optional
+        A warm start: the spectral iteration starts from this symmetric positive definite W instead of
+        W_1 = I (default, the paper's). It must be public, e.g. the W an earlier fit released; an agent
+        passes it per epoch with ``dataclasses.replace(oracle, initial_w=...)``. With ``n_stages`` and
+        ``w_fraction`` it must be fixed before the epoch's users arrive.
 
     Notes
     -----
     Privacy: W stages as in :class:`SpectralDP`; the regression users' (B psi, vec Psi) is ONE Gaussian at L2
     sensitivity 2 sqrt(2) B / (gamma n). Every user is in exactly one release, at the full (epsilon, delta).
+    Both bounds hold for every PSD W (||W phi|| / (1 + gamma ||W phi||) < 1/gamma), so a warm start from a
+    released W changes which public matrix weights the rows, not the sensitivities.
+
+    The Estimate carries what was released, :class:`IWRelease` (``estimate.release``), so that agents can
+    post-process it (e.g. pool epochs: :class:`~privbandit.agents.pooled.PooledJDPAgent`).
 
     References
     ----------
@@ -489,8 +585,12 @@ class IWRegressionDP(_TwoPhaseIWConfig):
     (2000, 1.0)
     """
 
+    initial_w: np.ndarray | None = field(default=None, compare=False, repr=False)
+
     name: ClassVar[str] = "iw-regression-dp"
     fit_class: ClassVar[type[EpochFit]] = IWRegressionDPFit
+    parameter_constraints: ClassVar[ParameterConstraints] = {**_TwoPhaseIWConfig.parameter_constraints,
+                                                             "initial_w": [None, Array(ndim=2)]}
 
 
 # --------------------------------------------------------------------------------------------------
