@@ -549,9 +549,9 @@ def make_agent(name: str, **kwargs: Any) -> Agent:
     """Build a registered agent by name; keyword arguments go to its factory.
 
     A private agent needs its budget, ``make_agent("elim-jdp", epsilon=1.0, delta=1e-5)`` (``delta``
-    defaults to the factory's, 1e-5), unless an ``oracle`` instance carries it; a non-private agent
-    takes no ``epsilon`` or ``delta``. A name that is not registered may be an import path
-    ``"pkg.module:factory"`` or a ``privbandit.agents`` entry point (:mod:`privbandit.registry`).
+    defaults to the factory's, 1e-5; ``delta=None`` asks for that default), unless an ``oracle`` instance
+    carries it; a non-private agent takes no ``epsilon`` or ``delta``. A name that is not registered may be an
+    import path ``"pkg.module:factory"`` or a ``privbandit.agents`` entry point (:mod:`privbandit.registry`).
 
     Raises
     ------
@@ -579,6 +579,8 @@ def make_agent(name: str, **kwargs: Any) -> Agent:
         raise ValueError(f"{name} is non-private: it takes no epsilon/delta, got {'/'.join(budget)}{also}")
     if private and kwargs.get("epsilon") is None and kwargs.get("oracle") is None:
         raise ValueError(f"{name} is private: choose a budget, e.g. make_agent({name!r}, epsilon=1.0, delta=1e-5)")
+    if "delta" in kwargs and kwargs["delta"] is None:     # the factory's default, for every factory alike
+        kwargs = {k: v for k, v in kwargs.items() if k != "delta"}
     return entry.obj(**kwargs)
 
 

@@ -262,7 +262,7 @@ def pooled_estimate(stats: PooledStatistics, link: Any, *, reg_scale: float, z: 
 def _make(*, epsilon: float | None = None, delta: float | None = None, oracle: Oracle | None = None,
           **kwargs: Any) -> PooledJDPAgent:
     if oracle is not None:
-        return PooledJDPAgent(oracle, **kwargs)
+        return PooledJDPAgent(oracle, epsilon=epsilon, delta=delta, **kwargs)   # a name takes the budget
     return PooledJDPAgent(epsilon=epsilon, delta=delta, **kwargs)
 
 
