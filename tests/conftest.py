@@ -15,6 +15,8 @@ import numpy as np
 
 from privbandit.agents import agent_is_private, make_agent
 from privbandit.oracles import make_oracle, oracle_class
+from privbandit.oracles.iw_jdp import IWRegressionDP, IWRegressionDPFit
+from privbandit.privacy import GaussianMechanism
 
 ONE_DIMENSIONAL = frozenset({"ldp-1d"})
 """Oracles that only fit d = 1."""
@@ -58,3 +60,31 @@ def build_oracle(name: str, public: np.ndarray | Callable[[], np.ndarray], **kwa
 def build_agent(name: str, **kwargs: Any):
     """``make_agent(name, **kwargs)``, with :data:`BUDGET` if the agent is private."""
     return make_agent(name, **(BUDGET if agent_is_private(name) else {}), **kwargs)
+
+
+class QuarterNoise:
+    """A Gaussian release with a quarter of its noise, recorded in the ledger as the full one (a planted leak)."""
+
+    def __init__(self, mechanism: GaussianMechanism):
+        self.mechanism = mechanism
+
+    def release(self, values, rng=None):
+        return GaussianMechanism(self.mechanism.sensitivity, self.mechanism.sigma / 4).release(values, rng)
+
+    def ledger_entry(self):
+        return self.mechanism.ledger_entry()
+
+
+class QuarterNoiseFit(IWRegressionDPFit):
+    """IW-Regression-DP's fit whose Gaussian (psi, Psi) release has a quarter of its noise."""
+
+    def _release(self, mechanism, values, start, stop, label):
+        if isinstance(mechanism, GaussianMechanism):       # the (psi, Psi) release
+            mechanism = QuarterNoise(mechanism)
+        return super()._release(mechanism, values, start, stop, label)
+
+
+class QuarterNoiseIW(IWRegressionDP):
+    """IW-Regression-DP with a quarter of the noise on its (psi, Psi) release: an under-noised twin to audit."""
+
+    fit_class = QuarterNoiseFit

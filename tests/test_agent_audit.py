@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import QuarterNoiseIW
 
 import privbandit.oracles.iw_jdp as iw_jdp_module
 from privbandit import cli
 from privbandit.agents import UniformAgent, agent_is_private, agent_names, register_agent
 from privbandit.agents import base as agents_base
 from privbandit.agents.elimination import JDP_UCB_FIRST_EPOCH, EliminationAgent
-from privbandit.oracles.iw_jdp import IWRegressionDP, IWRegressionDPFit
 from privbandit.privacy import GaussianMechanism, PrivacySpec
 from privbandit.sim.audit import (
     LEDGER_MISSING,
@@ -39,28 +39,6 @@ class UndernoisedGaussian(GaussianMechanism):
         return GaussianMechanism(self.sensitivity, self.sigma / 1000).release(values, rng)
 
 
-class QuarterNoise:
-    """A Gaussian release with a quarter of its noise, recorded in the ledger as the full one."""
-
-    def __init__(self, mechanism: GaussianMechanism):
-        self.mechanism = mechanism
-
-    def release(self, values, rng=None):
-        return GaussianMechanism(self.mechanism.sensitivity, self.mechanism.sigma / 4).release(values, rng)
-
-    def ledger_entry(self):
-        return self.mechanism.ledger_entry()
-
-
-class QuarterNoiseFit(IWRegressionDPFit):
-    def _release(self, mechanism, values, start, stop, label):
-        if isinstance(mechanism, GaussianMechanism):
-            mechanism = QuarterNoise(mechanism)
-        return super()._release(mechanism, values, start, stop, label)
-
-
-class QuarterNoiseIW(IWRegressionDP):
-    fit_class = QuarterNoiseFit
 
 
 def quarter_noise_twin(*, epsilon, delta=1e-5):

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from conftest import QuarterNoiseIW
 
 import privbandit.agents.linucb as linucb_module
 import privbandit.oracles.dp_sgd as dp_sgd_module
@@ -186,28 +187,6 @@ POOLED_FIRST, POOLED_OFFSET = 8, 0.6
 POOLED_DRAWS = {False: 2000, True: 10000}   # runs per stream: the honest agent, its twin (delta(1) ~ 0.04)
 
 
-class QuarterNoise:
-    """A Gaussian release with a quarter of its noise, recorded in the ledger as the full one."""
-
-    def __init__(self, mechanism: GaussianMechanism):
-        self.mechanism = mechanism
-
-    def release(self, values, rng=None):
-        return GaussianMechanism(self.mechanism.sensitivity, self.mechanism.sigma / 4).release(values, rng)
-
-    def ledger_entry(self):
-        return self.mechanism.ledger_entry()
-
-
-class QuarterNoiseFit(iw_jdp_module.IWRegressionDPFit):
-    def _release(self, mechanism, values, start, stop, label):
-        if isinstance(mechanism, GaussianMechanism):       # the (psi, Psi) release
-            mechanism = QuarterNoise(mechanism)
-        return super()._release(mechanism, values, start, stop, label)
-
-
-class QuarterNoiseIW(iw_jdp_module.IWRegressionDP):
-    fit_class = QuarterNoiseFit
 
 
 def pooled_agent(quarter: bool) -> Agent:
