@@ -82,6 +82,21 @@ class Entry:
     info: Mapping[str, Any] = field(default_factory=dict)
 
 
+def subclass_check(kind: str, base: type, public_name: str) -> Callable[[str, Any, dict], dict]:
+    """A :class:`Registry` check for kinds registered as classes with no facts beside them: ``obj`` must be a
+    subclass of ``base`` (named ``public_name`` in the message)."""
+    article = "an" if kind[:1] in "aeiou" else "a"
+
+    def check(name: str, cls: Any, info: dict) -> dict:
+        if not (isinstance(cls, type) and issubclass(cls, base)):
+            raise TypeError(f"{kind} {name!r} must be a subclass of {public_name}, got {cls!r}")
+        if info:
+            raise TypeError(f"{article} {kind} registers no facts beside its class, got {sorted(info)}")
+        return {}
+
+    return check
+
+
 class Registry:
     """Name -> object for one kind, with plugins from import paths and entry points.
 

@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._validation import as_generator, check_array, check_int, check_positive, check_real
-from ..registry import Entry, PluginError, Registry
+from ..registry import Entry, PluginError, Registry, subclass_check
 
 __all__ = [
     "FAMILIES", "ContextFamily", "HeavyTailed", "HeavyTailedDirection", "Isotropic", "LowRank", "RareDirection",
@@ -533,14 +533,6 @@ class LowRank(ContextFamily):
         return b2 * (1 - eta ** 2) / r * proj + b2 * eta ** 2 / (d - r) * (np.eye(d) - proj)
 
 
-def _check_registration(name: str, cls: Any, info: dict) -> dict:
-    if not (isinstance(cls, type) and issubclass(cls, ContextFamily)):
-        raise TypeError(f"family {name!r} must be a subclass of privbandit.envs.ContextFamily, got {cls!r}")
-    if info:
-        raise TypeError(f"a family registers no facts beside its class, got {sorted(info)}")
-    return {}
-
-
 def _describe_family(entry: Entry) -> dict:
     """The family's own parameters with their defaults, and its conditioning dial."""
     cls = entry.obj
@@ -549,7 +541,9 @@ def _describe_family(entry: Entry) -> dict:
         for f in fields(cls) if f.name in cls.parameter_names()})
 
 
-FAMILY_REGISTRY = Registry("family", "privbandit.families", _check_registration, describe=_describe_family)
+FAMILY_REGISTRY = Registry("family", "privbandit.families",
+                           subclass_check("family", ContextFamily, "privbandit.envs.ContextFamily"),
+                           describe=_describe_family)
 """The context-family registry: name -> ContextFamily subclass (``FAMILY_REGISTRY.describe(name)``)."""
 
 

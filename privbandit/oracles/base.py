@@ -49,7 +49,7 @@ from ..privacy import CentralMechanism, PrivacyLedger, PrivacySpec, release_reco
 from ..privacy.clipping import clip_features, clip_rewards
 from ..privacy.mechanisms import MechanismEntry
 from ..privacy.randomizers import LocalRandomizer
-from ..registry import Entry, Registry
+from ..registry import Entry, Registry, subclass_check
 
 CONSTANTS: tuple[str, ...] = ("practical", "theory")
 """The two parameter regimes an oracle's ``constants`` chooses from (and LinUCB's ``radius``): the source's
@@ -433,14 +433,6 @@ class Oracle(abc.ABC):
         return fit.result()
 
 
-def _check_registration(name: str, cls: Any, info: dict) -> dict:
-    if not (isinstance(cls, type) and issubclass(cls, Oracle)):
-        raise TypeError(f"oracle {name!r} must be a subclass of privbandit.oracles.Oracle, got {cls!r}")
-    if info:
-        raise TypeError(f"an oracle registers no facts beside its class, got {sorted(info)}")
-    return {}
-
-
 def _describe_oracle(entry: Entry) -> dict:
     """The class's privacy models, the arguments ``make_oracle`` must be given (``required``: the budget
     ``epsilon`` of an oracle private by default and the fields without a default) and its fields (each with
@@ -457,7 +449,8 @@ def _describe_oracle(entry: Entry) -> dict:
                 hyperparameters=describe_parameters(defaults, cls.parameter_constraints))
 
 
-ORACLE_REGISTRY = Registry("oracle", "privbandit.oracles", _check_registration, describe=_describe_oracle)
+ORACLE_REGISTRY = Registry("oracle", "privbandit.oracles",
+                           subclass_check("oracle", Oracle, "privbandit.oracles.Oracle"), describe=_describe_oracle)
 """The oracle registry: name -> Oracle subclass."""
 
 
