@@ -1,34 +1,17 @@
 """Batched action elimination with any regression oracle: joint DP, local DP, GLM and non-private.
 
-The algorithm in words (`alg:batch-cb-meta`, `alg:batch-cb-JDP`). Rounds are cut into epochs
-1 = T_0 < T_1 < ... < T_J = T (doubling, T_j = 2^{j+1} - 1). In epoch j the policy pi_j is fixed: it
-is the planner `alg:plan` run on the estimates (f_tau, b_tau), tau < j, of the earlier epochs. The
-epoch's rows (phi(x_t, a_t), r_t) feed one fresh oracle fit (joint DP: IW-Regression-DP, SSP, ...;
-local DP: IW-Regression-LDP, local SSP, ...), whose Estimate gives f_j(x, a) = nu(<phi(x, a), theta_j>)
-and b_j(x, a) = min(L_nu c_j ||M_j phi(x, a)||, 2) (`alg:batch-cb-JDP`: b = min(8 lambda ||W phi||, 2);
-`appdx:proof-JDP-gen-linear`: the GLM width carries the link's Lipschitz constant L_nu).
-
-Planning (`alg:plan`) for a context x: A_0 = A, and for each past epoch tau
-
-    A_tau = {a in A_{tau-1} : f_tau(x, a) + b_tau(x, a) >= max_{a' in A} (f_tau(x, a') - b_tau(x, a'))};
-
-then play uniformly on a C-approximate barycentric spanner (C = 2) of the survivors (`def:spanner`,
-`lem:bary-spanner`; with ``spanner=False``, uniformly on all survivors, the footnote's choice when
-|A| = O(1)). The planner (:mod:`.planner`) runs for a whole batch of contexts at once, the step
-loop's one context being a batch of one; then one vectorised spanner computation (:mod:`.spanner`).
-Past estimates whose test provably keeps every arm (:func:`~.planner.can_eliminate`) are skipped.
-
-Practical play (issue 12). Elimination always runs first; ``play`` then picks among the survivors:
-``"spanner"`` (default, the paper's rule above), ``"ucb"`` (the survivor whose tightest upper bound
-min_tau f_tau + b_tau is largest) or ``"greedy"`` (the best mean of the latest estimate, exploring on the
-survivors' spanner with a public probability eps_t = (d/t)^(1/3)). ``first_epoch`` and ``growth`` set
-the epoch schedule; ``pooling="ridge"`` (non-private only) releases ridge on all past rows. All three
-rules post-process released estimates only, so the guarantee below covers them unchanged.
+Rounds are cut into epochs 1 = T_0 < T_1 < ... < T_J = T (`alg:batch-cb-meta`, `alg:batch-cb-JDP`). In
+epoch j the policy is fixed: the planner (`alg:plan`, :mod:`.planner`) eliminates, for each context, the
+arms that an earlier epoch's interval (f_tau, b_tau) rules out, then the agent plays on the survivors
+(uniformly on their C-approximate barycentric spanner, :mod:`.spanner`, by default). The epoch's rows
+feed one fresh oracle fit, whose Estimate gives f_j = nu(<phi, theta_j>) and b_j = min(L_nu c_j ||M_j
+phi||, 2) (`appdx:proof-JDP-gen-linear`: the GLM width carries the link's Lipschitz constant L_nu).
 
 Privacy. The agent touches data only through the oracle fits: epoch j's users enter only fit j, and
 the actions of other users depend on them only through the fit's private release, so the agent is
-(epsilon, delta)-JDP (LDP) when the oracle is (epsilon, delta)-DP (LDP) (`thm:regret-upper-meta`). The
-agent's ledger is the union of the fits' ledgers at the epochs' round offsets.
+(epsilon, delta)-JDP (LDP) when the oracle is (epsilon, delta)-DP (LDP) (`thm:regret-upper-meta`). Every
+play rule post-processes released estimates only. The agent's ledger is the union of the fits' ledgers
+at the epochs' round offsets.
 
 References
 ----------

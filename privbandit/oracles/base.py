@@ -213,8 +213,6 @@ class EpochFit(abc.ABC):
         self.n_seen = 0
         self._closed = 0
         self._result: Estimate | None = None
-        self._starts: list[int] = []
-        self._starts_of: tuple[int, ...] | None = None
 
     @property
     def stage_starts(self) -> np.ndarray:
@@ -254,7 +252,7 @@ class EpochFit(abc.ABC):
         self._check_open()
         m = x.shape[0]
         self._check_room(m)
-        starts = self._int_starts()
+        starts = self.stage_starts.tolist()
         pos = 0
         while pos < m:
             row = self.n_seen + pos
@@ -267,13 +265,6 @@ class EpochFit(abc.ABC):
             if row + take == starts[stage + 1]:
                 self._close_through(stage)
         self.n_seen += m
-
-    def _int_starts(self) -> list[int]:
-        """:attr:`stage_starts` as Python ints, computed once per ``stage_sizes``."""
-        if self._starts_of is not self.stage_sizes:
-            self._starts = [int(s) for s in self.stage_starts]
-            self._starts_of = self.stage_sizes
-        return self._starts
 
     def _close_through(self, stage: int) -> None:
         while self._closed <= stage:
