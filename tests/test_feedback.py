@@ -133,7 +133,7 @@ def test_bad_arguments_are_named():
     env = gym.make("PrivLinCB-v0", dim=3, n_arms=4, horizon=50)
     with pytest.raises(TypeError, match="agent must be a privbandit Agent"):
         collect_feedback(object(), env)
-    with pytest.raises(TypeError, match="contexts must be True or False"):
+    with pytest.raises(TypeError, match="contexts must be a bool"):
         collect_feedback(UniformAgent(), env, contexts="yes")
     with pytest.raises(ValueError, match="env_kwargs applies only"):
         collect_feedback(UniformAgent(), env, env_kwargs=dict(dim=3))

@@ -35,7 +35,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from .._validation import as_generator, check_array, check_choice, check_int, check_positive, check_real
+from .._validation import as_generator, check_array, check_bool, check_choice, check_int, check_positive, check_real
 from .features import FEATURE_MAPS, DisjointFeatures, make_feature_map
 
 __all__ = ["DATASETS", "DATA_EXTRA", "REWARD_MODELS", "CBifySource", "DataContexts", "LabelContexts",
@@ -269,8 +269,7 @@ def cbify_source(*, dataset: str | None = None, X: Any = None, y: Any = None, fe
     bound = check_positive("bound", bound)
     q = check_real("clip_quantile", clip_quantile, low=0.0, high=1.0, low_open=True)
     lam = check_positive("ridge", ridge)
-    if not isinstance(standardize, (bool, np.bool_)):
-        raise TypeError(f"standardize must be a bool, got {type(standardize).__name__}")
+    check_bool("standardize", standardize)
     if X is None and y is None:
         xa, labels, k = check_data(*load_dataset("digits" if dataset is None else dataset))
     elif X is None or y is None:

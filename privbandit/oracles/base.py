@@ -41,6 +41,7 @@ from .._validation import (
     check_int,
     check_parameters,
     check_positive,
+    check_real,
     check_rows,
     describe_parameters,
 )
@@ -109,10 +110,7 @@ class Estimate:
         object.__setattr__(self, "theta", _readonly(theta))
         object.__setattr__(self, "width_matrix", _readonly(check_array("width_matrix", self.width_matrix,
                                                                        shape=(d, d))))
-        scale = float(self.width_scale)
-        if not (scale >= 0 and np.isfinite(scale)):
-            raise ValueError(f"width_scale must be finite and >= 0, got {self.width_scale!r}")
-        object.__setattr__(self, "width_scale", scale)
+        object.__setattr__(self, "width_scale", check_real("width_scale", self.width_scale, low=0.0))
         object.__setattr__(self, "info", dict(self.info))
 
     @property

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import as_generator, check_array, check_int, check_positive
+from .._validation import as_generator, check_array, check_bool, check_int, check_positive
 from ..agents.base import Agent
 from ..oracles.iw_jdp import solve_regularized
 from .runner import made_env, policy_chunks, start_run
@@ -245,8 +245,7 @@ def collect_feedback(agent: Agent, env: Any, horizon: int | None = None, seed: A
     """
     if not isinstance(agent, Agent):
         raise TypeError(f"agent must be a privbandit Agent, got {type(agent).__name__}")
-    if not isinstance(contexts, (bool, np.bool_)):
-        raise TypeError(f"contexts must be True or False, got {contexts!r}")
+    check_bool("contexts", contexts)
     max_chunk = check_int("max_chunk", max_chunk, low=1)
     if isinstance(env, str):
         with made_env(env, horizon, env_kwargs) as made:

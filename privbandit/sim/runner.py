@@ -39,7 +39,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
-import numbers
 import time
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
@@ -63,11 +62,7 @@ def as_seed_sequence(seed: Any) -> np.random.SeedSequence:
     """A :class:`numpy.random.SeedSequence` from a non-negative int or a SeedSequence."""
     if isinstance(seed, np.random.SeedSequence):
         return seed
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
-        raise TypeError(f"seed must be a non-negative int or a numpy SeedSequence, got {type(seed).__name__}")
-    if seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed}")
-    return np.random.SeedSequence(int(seed))
+    return np.random.SeedSequence(check_int("seed", seed, low=0))
 
 
 def split_seed(seed: Any) -> tuple[int, np.random.Generator]:
