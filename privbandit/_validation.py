@@ -100,7 +100,7 @@ def check_array(name: str, value: Any, *, ndim: int | tuple[int, ...] | None = N
             raise ValueError(f"{name} must have shape {want}, got {arr.shape}")
     if not allow_empty and arr.size == 0:
         raise ValueError(f"{name} must not be empty")
-    if not np.all(np.isfinite(arr)):
+    if not np.isfinite(arr).all():
         raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
     return arr
 
