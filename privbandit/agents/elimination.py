@@ -45,9 +45,7 @@ from .planner import (
     _ELIMINATION_TOLERANCE,
     _best,
     _bounds,
-    _can_eliminate,
     _eliminate_all,
-    _singular_values,
     _Stack,
     _stack,
     _survivors,
@@ -230,8 +228,7 @@ class EliminationAgent(EpochAgent):
 
     def _on_epoch_end(self, estimate: Estimate) -> None:
         # estimates whose test can never remove an arm are skipped by the planner (same survivors)
-        bound, sv = self._require_spec().bound, _singular_values(estimate)
-        if _can_eliminate(estimate, sv, bound, self.width_cap):
+        if can_eliminate(estimate, self._require_spec().bound, self.width_cap):
             self._informative.append(estimate)
         self._stacks = None
 

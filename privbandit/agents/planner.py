@@ -56,25 +56,18 @@ def _stack(estimates: Sequence[Estimate]) -> _Stack:
 def _bounds(stack: _Stack, x: np.ndarray, width_cap: float) -> tuple[np.ndarray, np.ndarray]:
     """Every stacked epoch's mean and capped radius, (J, m, K) each, for features ``x`` (m, K, d)."""
     m, k, d = x.shape
-    mean, width = _bounds_rows(stack, x.reshape(m * k, d), width_cap)
-    n_est = len(stack.estimates)      # the identity link's transposed view: one C-ordered copy for all epochs
-    return np.ascontiguousarray(mean).reshape(n_est, m, k), width.reshape(n_est, m, k)
-
-
-def _bounds_rows(stack: _Stack, rows: np.ndarray, width_cap: float) -> tuple[np.ndarray, np.ndarray]:
-    """Every stacked epoch's mean and capped radius, (J, n) each, for feature rows ``rows`` (n, d); with
-    identity links the mean is a transposed view of the product."""
-    n, d = rows.shape
-    n_est = len(stack.estimates)
-    proj = rows @ stack.basis
+    n, n_est = m * k, len(stack.estimates)
+    proj = x.reshape(n, d) @ stack.basis
     mphi = proj[:, n_est:].reshape(n, n_est, d)
     width = np.einsum("njd,njd->jn", mphi, mphi)         # ||M phi||^2, then in place: min(L c ||M phi||, cap)
     np.sqrt(width, out=width)
     np.multiply(stack.scale, width, out=width)
     np.minimum(width, width_cap, out=width)
-    if stack.identity:              # the identity link returns its argument
-        return proj[:, :n_est].T, width
-    return np.stack([e.link(proj[:, j]) for j, e in enumerate(stack.estimates)]), width
+    if stack.identity:              # the identity link returns its argument: one C-ordered copy of the view
+        mean = np.ascontiguousarray(proj[:, :n_est].T)
+    else:
+        mean = np.stack([e.link(proj[:, j]) for j, e in enumerate(stack.estimates)])
+    return mean.reshape(n_est, m, k), width.reshape(n_est, m, k)
 
 
 def _row_max(values: np.ndarray) -> np.ndarray:
@@ -216,20 +209,9 @@ def can_eliminate(estimate: Estimate, bound: float, width_cap: float = 2.0) -> b
     ----------
     Source paper, `alg:plan`, `eq:eliminate`.
     """
-    return _can_eliminate(estimate, _singular_values(estimate), bound, width_cap)
-
-
-def _singular_values(estimate: Estimate) -> np.ndarray:
-    """The singular values of an estimate's width matrix M (one SVD per release, shared by the agent's uses)."""
-    return np.linalg.svd(estimate.width_matrix, compute_uv=False)
-
-
-def _can_eliminate(estimate: Estimate, singular_values: np.ndarray, bound: float, width_cap: float) -> bool:
-    """:func:`can_eliminate` given M's singular values."""
     norm = float(np.linalg.norm(estimate.theta))
-    lip = estimate.link.lipschitz
-    smin = float(singular_values.min())
-    return not (estimate.width_scale * smin >= norm and 2.0 * bound * lip * norm <= width_cap)
+    smin = float(np.linalg.svd(estimate.width_matrix, compute_uv=False).min())
+    return not (estimate.width_scale * smin >= norm and 2.0 * bound * estimate.link.lipschitz * norm <= width_cap)
 
 
 def uniform_over(mask: np.ndarray, u: np.ndarray) -> np.ndarray:
