@@ -174,7 +174,7 @@ CALIBRATED_ERROR_CONSTANTS: dict[str, float] = {"iw": 0.25, "jdp": 0.15, "ldp": 
 measured error / E0^2 over rare-direction, heavy-tailed and spiky (d = K = 10, epsilon 1, N = 2^12..2^16 rows
 of uniform play, 2 seeds each), rounded up (``python scripts/bench_squarecb.py --errors``)."""
 
-CALIBRATED_GAMMA_SCALE: float = 10.0
+CALIBRATED_GAMMA_SCALE: float = 30.0
 """gamma_scale of the registered calibrated agents, tuned on regret on rare-direction, heavy-tailed and spiky
 (``python scripts/bench_squarecb.py --scales``)."""
 
@@ -290,6 +290,8 @@ class SquareCBAgent(EpochAgent):
                           delta=p.delta if p.is_private else 1e-5, confidence=conf)
         if not (err > 0 and math.isfinite(err)):
             raise ValueError(f"the L2 rate must be finite and > 0, got {err!r}")
+        if self.gamma_schedule == "calibrated":     # err is a squared error
+            err = math.sqrt(err)
         self.gamma = self.gamma_scale * math.sqrt(spec.n_arms) / err
         if not math.isfinite(self.gamma):
             raise ValueError(f"gamma must be finite and >= 0, got {self.gamma!r} (the L2 rate {err!r} is too small)")
