@@ -7,6 +7,8 @@ bootstrap over seeds). The agents: squarecb-jdp-iw (theorem), squarecb-jdp-iw-ca
 squarecb-jdp-iw with VW's schedule (gamma_scale 10, exponent 1/2), squarecb-dpsgd and squarecb-dpsgd-cal,
 squarecb-nonprivate, and elim-jdp-ucb for context; ``--scales`` adds the calibrated IW agent at other
 gamma_scale values (the screen that chose :data:`~privbandit.agents.squarecb.CALIBRATED_GAMMA_SCALE`).
+``--ldp`` compares squarecb-ldp-sgd's schedules instead (theorem, calibrated, VW) with elim-ldp-greedy and
+ldp-ucb.
 
 ``--errors``: the measured mean squared error of each oracle fitted on N rows of uniform play, divided by the
 rate E0(N)^2 of :func:`~privbandit.agents.squarecb.calibrated_error` (constant 1); the largest ratio over the
@@ -17,7 +19,8 @@ Usage::
     python scripts/bench_squarecb.py                                   # T = 2^18, 6 seeds (minutes)
     python scripts/bench_squarecb.py --log2-horizon 16 --seeds 3 --scales 2,3,5
     python scripts/bench_squarecb.py --families isotropic,low-rank,heavy-tailed-direction
-    python scripts/bench_squarecb.py --errors
+    python scripts/bench_squarecb.py --ldp --dim 5
+    python scripts/bench_squarecb.py --errors --seeds 2
 """
 
 from __future__ import annotations
@@ -47,6 +50,14 @@ AGENTS: tuple[tuple[str, str, dict], ...] = (
     ("squarecb-nonprivate", "squarecb-nonprivate", {}),
     ("elim-jdp-ucb", "elim-jdp-ucb", {}),
 )
+LDP_AGENTS: tuple[tuple[str, str, dict], ...] = (
+    ("squarecb-ldp-sgd", "squarecb-ldp-sgd", {}),
+    ("squarecb-ldp-sgd calibrated", "squarecb-ldp-sgd", dict(gamma_schedule="calibrated", gamma_scale=30.0)),
+    ("squarecb-ldp-sgd vw(10, 0.5)", "squarecb-ldp-sgd", dict(gamma_schedule="vw", gamma_scale=10.0)),
+    ("elim-ldp-greedy", "elim-ldp-greedy", {}),
+    ("ldp-ucb", "ldp-ucb", {}),
+)
+"""``--ldp``: local-DP SquareCB (ratios to its theorem schedule, the first row), with the local-DP agents."""
 ERROR_ORACLES = (("iw-regression-dp", "iw", "jdp"), ("dp-sgd", "jdp", "jdp"), ("ldp-sgd", "ldp", "ldp"),
                  ("ridge", "none", None))
 
@@ -66,10 +77,10 @@ def _boot(values: np.ndarray, stat, n_boot: int = 2000, rng: int = 0) -> tuple[f
 
 
 def side_by_side(args: argparse.Namespace) -> None:
-    agents = list(AGENTS) + [(f"squarecb-jdp-iw-cal scale {s:g}", "squarecb-jdp-iw-cal", dict(gamma_scale=s))
-                             for s in args.scales]
+    scaled = [(f"squarecb-jdp-iw-cal scale {s:g}", "squarecb-jdp-iw-cal", dict(gamma_scale=s)) for s in args.scales]
+    agents = list(LDP_AGENTS) if args.ldp else list(AGENTS) + scaled
     print(f"Final regret, T = 2^{args.log2_horizon}, {args.seeds} seeds, d = K = {args.dim}, epsilon "
-          f"{args.epsilon:g}, delta 1e-5: mean [95% bootstrap over seeds], median; ratio of means to {BASE} "
+          f"{args.epsilon:g}, delta 1e-5: mean [95% bootstrap over seeds], median; ratio of means to {agents[0][0]} "
           f"[paired bootstrap]\n")
     for family in args.families:
         regrets = np.zeros((args.seeds, len(agents)))
@@ -127,6 +138,7 @@ def main(argv=None) -> None:
     p.add_argument("--families", default="rare-direction,heavy-tailed,spiky")
     p.add_argument("--scales", default="", help="extra gamma_scale values of the calibrated IW agent")
     p.add_argument("--errors", action="store_true", help="measure the oracles' errors instead")
+    p.add_argument("--ldp", action="store_true", help="the local-DP SquareCB agents instead (use --dim 5)")
     args = p.parse_args(argv)
     if not 4 <= args.log2_horizon <= 24 or args.seeds < 1 or args.dim < 1:
         p.error("--log2-horizon must be in [4, 24], --seeds and --dim >= 1")
