@@ -19,6 +19,7 @@ Usage::
     python scripts/bench_squarecb.py                                   # T = 2^18, 6 seeds (minutes)
     python scripts/bench_squarecb.py --log2-horizon 16 --seeds 3 --scales 2,3,5
     python scripts/bench_squarecb.py --families isotropic,low-rank,heavy-tailed-direction
+    python scripts/bench_squarecb.py --dim 20 --n-arms 4
     python scripts/bench_squarecb.py --ldp --dim 5
     python scripts/bench_squarecb.py --errors --seeds 2
 """
@@ -79,7 +80,7 @@ def _boot(values: np.ndarray, stat, n_boot: int = 2000, rng: int = 0) -> tuple[f
 def side_by_side(args: argparse.Namespace) -> None:
     scaled = [(f"squarecb-jdp-iw-cal scale {s:g}", "squarecb-jdp-iw-cal", dict(gamma_scale=s)) for s in args.scales]
     agents = list(LDP_AGENTS) if args.ldp else list(AGENTS) + scaled
-    print(f"Final regret, T = 2^{args.log2_horizon}, {args.seeds} seeds, d = K = {args.dim}, epsilon "
+    print(f"Final regret, T = 2^{args.log2_horizon}, {args.seeds} seeds, d = {args.dim}, K = {args.n_arms}, epsilon "
           f"{args.epsilon:g}, delta 1e-5: mean [95% bootstrap over seeds], median; ratio of means to {agents[0][0]} "
           f"[paired bootstrap]\n")
     for family in args.families:
@@ -88,7 +89,7 @@ def side_by_side(args: argparse.Namespace) -> None:
             built = [make_agent(n, epsilon=args.epsilon, delta=1e-5, **kw) if agent_is_private(n)
                      else make_agent(n, **kw) for _, n, kw in agents]
             tables = run_many(built, "PrivLinCB-v0", horizon=2 ** args.log2_horizon, seed=seed, points_per_octave=1,
-                              env_kwargs=dict(family=family, dim=args.dim, n_arms=args.dim))
+                              env_kwargs=dict(family=family, dim=args.dim, n_arms=args.n_arms))
             regrets[seed] = [t["cum_regret"].iloc[-1] for t in tables]
         for j, (label, _, _) in enumerate(agents):
             r = regrets[:, j]
@@ -133,15 +134,17 @@ def main(argv=None) -> None:
     p = _Parser(description=__doc__.split("\n\n")[0])
     p.add_argument("--log2-horizon", type=int, default=18)
     p.add_argument("--seeds", type=int, default=6)
-    p.add_argument("--dim", type=int, default=10, help="d = K")
+    p.add_argument("--dim", type=int, default=10, help="d")
+    p.add_argument("--n-arms", type=int, default=None, help="K (default: d)")
     p.add_argument("--epsilon", type=float, default=1.0)
     p.add_argument("--families", default="rare-direction,heavy-tailed,spiky")
     p.add_argument("--scales", default="", help="extra gamma_scale values of the calibrated IW agent")
     p.add_argument("--errors", action="store_true", help="measure the oracles' errors instead")
     p.add_argument("--ldp", action="store_true", help="the local-DP SquareCB agents instead (use --dim 5)")
     args = p.parse_args(argv)
-    if not 4 <= args.log2_horizon <= 24 or args.seeds < 1 or args.dim < 1:
-        p.error("--log2-horizon must be in [4, 24], --seeds and --dim >= 1")
+    args.n_arms = args.dim if args.n_arms is None else args.n_arms
+    if not 4 <= args.log2_horizon <= 24 or args.seeds < 1 or args.dim < 1 or args.n_arms < 2:
+        p.error("--log2-horizon must be in [4, 24], --seeds and --dim >= 1, --n-arms >= 2")
     if not (args.epsilon > 0 and np.isfinite(args.epsilon)):
         p.error(f"argument --epsilon: must be finite and > 0, got {args.epsilon}")
     try:
