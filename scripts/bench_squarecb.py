@@ -4,7 +4,7 @@ Default mode: every agent plays the same rounds (``privbandit.sim.run_many``, le
 family and seed; the script prints each agent's final regret (mean with a 95% percentile bootstrap interval
 over seeds, median) and its ratio to ``squarecb-jdp-iw`` (the theorem's gamma; ratio of means, paired
 bootstrap over seeds). The agents: squarecb-jdp-iw (theorem), squarecb-jdp-iw-cal (calibrated),
-squarecb-jdp-iw with VW's schedule (gamma_scale 10, exponent 1/2), squarecb-dpsgd and squarecb-dpsgd-cal,
+squarecb-jdp-iw with VW's schedule (gamma_scale 10, exponent 1/2), squarecb-dpsgd with each schedule,
 squarecb-nonprivate, and elim-jdp-ucb for context; ``--scales`` adds the calibrated IW agent at other
 gamma_scale values (the screen that chose :data:`~privbandit.agents.squarecb.CALIBRATED_GAMMA_SCALE`).
 ``--ldp`` compares squarecb-ldp-sgd's schedules instead (theorem, calibrated, VW) with elim-ldp-greedy and
@@ -47,7 +47,7 @@ AGENTS: tuple[tuple[str, str, dict], ...] = (
     ("squarecb-jdp-iw-cal", "squarecb-jdp-iw-cal", {}),
     ("squarecb-jdp-iw vw(10, 0.5)", BASE, dict(gamma_schedule="vw", gamma_scale=10.0, gamma_exponent=0.5)),
     ("squarecb-dpsgd", "squarecb-dpsgd", {}),
-    ("squarecb-dpsgd-cal", "squarecb-dpsgd-cal", {}),
+    ("squarecb-dpsgd calibrated", "squarecb-dpsgd", dict(gamma_schedule="calibrated", gamma_scale=30.0)),
     ("squarecb-nonprivate", "squarecb-nonprivate", {}),
     ("elim-jdp-ucb", "elim-jdp-ucb", {}),
 )

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from privbandit.agents import agent_is_private, agent_names, make_agent
+from privbandit.agents import agent_is_private, agent_names, check_agent, make_agent
 from privbandit.agents.checks import play_batch, synthetic_stream
 from privbandit.agents.squarecb import (
     CALIBRATED_ERROR_CONSTANTS,
@@ -140,9 +140,15 @@ def test_the_calibrated_schedule_reads_public_values_only():
     assert not same_gammas_on_other_users(_leaky)
 
 
-@pytest.mark.parametrize("name", ["squarecb-jdp-iw-cal", "squarecb-dpsgd-cal"])
-def test_the_calibrated_agents_are_registered_so_the_contract_checks_cover_them(name):
+def test_the_calibrated_agent_is_registered_so_the_contract_checks_and_audits_cover_it():
     """test_checks runs check_agent on every name of agent_names(); the audits run on every private one."""
-    assert name in agent_names() and agent_is_private(name)
-    agent = make_agent(name, epsilon=1.0)
+    assert "squarecb-jdp-iw-cal" in agent_names() and agent_is_private("squarecb-jdp-iw-cal")
+    agent = make_agent("squarecb-jdp-iw-cal", epsilon=1.0)
     assert agent.gamma_schedule == "calibrated" and agent.gamma_scale == CALIBRATED_GAMMA_SCALE
+
+
+@pytest.mark.parametrize("name", ["squarecb-dpsgd", "squarecb-ldp-sgd"])
+def test_the_other_oracles_calibrated_schedules_keep_the_agent_contract(name):
+    """Not registered (documented keyword arguments): checked here."""
+    kwargs = dict(gamma_schedule="calibrated", gamma_scale=CALIBRATED_GAMMA_SCALE)
+    check_agent(lambda: make_agent(name, epsilon=1.0, **kwargs), horizon=64, rng=0)

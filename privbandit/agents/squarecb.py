@@ -33,7 +33,10 @@ constants 1 and sits 5-100x above the measured error, so its gamma stays near un
 2^15 rows of IW-Regression-DP at d = K = 10, epsilon 1, where VW's schedule is at 1800 and the calibrated one,
 scale 30, at 2000). err_j reads only public values: the epoch's
 size, d, K, B, the budget, and the fit's lambda and gamma (IW-Regression-DP), fixed before it saw a row. The
-registered ``-cal`` agents use it with ``gamma_scale`` = :data:`CALIBRATED_GAMMA_SCALE`.
+registered ``squarecb-jdp-iw-cal`` uses it with ``gamma_scale`` = :data:`CALIBRATED_GAMMA_SCALE`; the DP-SGD and
+LDP-SGD agents take it as keyword arguments, e.g. ``make_agent("squarecb-dpsgd", epsilon=1.0,
+gamma_schedule="calibrated", gamma_scale=30.0)`` (``privbandit run --agent squarecb-dpsgd --agent-kwargs
+'{"gamma_schedule": "calibrated", "gamma_scale": 30}'``).
 
 Privacy: the agent sees data only through the oracle fits (one per epoch, disjoint users), so it is
 JDP (LDP) when the oracle is DP (LDP).
@@ -360,5 +363,3 @@ _factory("squarecb-ldp-sgd", "ldp-sgd", "ldp",
 _factory("squarecb-jdp-iw-cal", "iw-regression-dp", "jdp",
          "joint-DP SquareCB with IW-Regression-DP, gamma from the oracle's calibrated error (alg:square-cb)",
          **CALIBRATED)
-_factory("squarecb-dpsgd-cal", "dp-sgd", "jdp",
-         "joint-DP SquareCB with DP-SGD, gamma from the oracle's calibrated error (alg:square-cb)", **CALIBRATED)
