@@ -12,6 +12,9 @@ Two fits, each a least-squares line through log(mean regret over seeds):
 - **in 1/epsilon**: log R against log(1/epsilon) over the epsilons, at T = 2^``--log2-eps-horizon``
   (private agents only).
 
+The full-size command takes hours: linucb-jdp (~340 us a round at d = K = 10) and ldp-ucb (~210 us) dominate,
+about 10 CPU hours in all by those per-round costs; the elimination agents alone (``--agents``) take a fraction.
+
 The 95% interval of each exponent is a percentile bootstrap over seeds: the seeds are resampled with
 replacement (``--bootstrap`` times), the mean curve recomputed and the line refitted. With few seeds the
 interval is narrow only if the seeds agree; it says nothing about curvature the line misses (the paper's
@@ -20,8 +23,8 @@ prints).
 
 Usage::
 
-    python scripts/bench_rates.py                          # minutes on 2 cores: T = 2^10..2^15, 3 seeds
-    python scripts/bench_rates.py --log2-horizons 12,20 --seeds 10 --log2-eps-horizon 18   # full size (hours)
+    python scripts/bench_rates.py                          # T = 2^10..2^15, 3 seeds: ~10 CPU minutes, one process
+    python scripts/bench_rates.py --log2-horizons 12,20 --seeds 10 --log2-eps-horizon 18   # full size
     python scripts/bench_rates.py --agents elim-jdp-ucb,linucb --families heavy-tailed --seeds 2
 
 References
