@@ -2,33 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import re
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import load_script
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "bench_rates.py"
-
-
-def _load():
-    """The script as a module; the BLAS thread variables it sets are taken back (other tests' processes)."""
-    spec = importlib.util.spec_from_file_location("_bench_rates", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    environ = dict(os.environ)
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        os.environ.clear()
-        os.environ.update(environ)
-    return module
-
-
-bench = _load()
+bench = load_script("bench_rates")
 T = 2.0 ** np.arange(10, 17)
 
 
