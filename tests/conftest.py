@@ -8,7 +8,12 @@ private one needs.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
+import os
+import sys
 from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -88,3 +93,19 @@ class QuarterNoiseIW(IWRegressionDP):
     """IW-Regression-DP with a quarter of the noise on its (psi, Psi) release: an under-noised twin to audit."""
 
     fit_class = QuarterNoiseFit
+
+
+def load_script(name: str) -> ModuleType:
+    """``scripts/<name>.py`` as a module; the BLAS thread variables it sets on import are taken back (other
+    tests' processes)."""
+    path = Path(__file__).resolve().parents[1] / "scripts" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    environ = dict(os.environ)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        os.environ.clear()
+        os.environ.update(environ)
+    return module

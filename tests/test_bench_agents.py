@@ -6,7 +6,6 @@ interrupted; the grids here are tiny (T = 2^11, a few agents, 2 seeds).
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import os
 import re
@@ -17,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import load_script
 
 from privbandit.sim.backends import limit_blas
 
@@ -27,21 +27,7 @@ N_CELLS = 2 + 2 + 2 * 2  # uniform and linucb: one cell per seed; elim-jdp: one 
 LINE = re.compile(r"\[\d+/\d+\] (\S+) (\S+) (\S+) eps=(\S+) seed=(\d+):")
 
 
-def _load():
-    """The script as a module; the BLAS thread variables it sets are taken back (other tests' processes)."""
-    spec = importlib.util.spec_from_file_location("_bench_agents", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    environ = dict(os.environ)
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        os.environ.clear()
-        os.environ.update(environ)
-    return module
-
-
-bench = _load()
+bench = load_script("bench_agents")
 
 
 def _bench(*args, out: Path) -> subprocess.CompletedProcess:
