@@ -178,8 +178,8 @@ def test_the_agent_refuses_other_oracles_and_pooling():
         make_agent("elim-ldp-pooled", oracle=make_oracle("ssp-local", epsilon=1.0))
     with pytest.raises(ValueError, match="pooling"):
         pooled(pooling="ridge")
-    with pytest.raises(ValueError, match="plan_on"):
-        pooled(plan_on="first")
+    with pytest.raises(ValueError, match="plan_window"):
+        pooled(plan_window=0)
 
 
 def test_elim_ldp_greedy_is_untouched_by_the_new_agents():

@@ -41,6 +41,7 @@ import numpy as np
 
 from .._validation import (
     POSITIVE,
+    POSITIVE_INT,
     Boolean,
     InstanceOf,
     Interval,
@@ -58,12 +59,10 @@ from .planner import _stack
 
 NON_NEGATIVE = Interval(numbers.Real, 0.0, None, closed="left")
 
-__all__ = ["PLAN_ON", "POOLED_JDP_CONSTANTS", "POOLED_JDP_ORACLE", "POOLED_LDP_CONSTANTS", "POOLED_LDP_FIRST_EPOCH",
+__all__ = ["POOLED_JDP_CONSTANTS", "POOLED_JDP_ORACLE", "POOLED_LDP_CONSTANTS", "POOLED_LDP_FIRST_EPOCH",
            "POOLED_LDP_ORACLE", "PooledEliminationAgent", "PooledJDPAgent", "PooledLDPAgent", "PooledStatistics",
            "pooled_estimate", "release_weighting"]
 
-PLAN_ON = ("latest", "all")
-"""Which released estimates a pooled agent plans on: the latest pooled one, or all (as the elimination agent)."""
 
 POOLED_JDP_ORACLE: dict[str, Any] = dict(n_stages=1, w_fraction=0.2)
 """The oracle's W schedule under a warm start: one W stage on 20% of each epoch's users (public, fixed in
@@ -168,11 +167,11 @@ class PooledEliminationAgent(EliminationAgent):
     default_oracle: ClassVar[dict[str, Any]] = {}
     parameter_constraints: ClassVar[ParameterConstraints] = {
         **EliminationAgent.parameter_constraints, "reg_scale": [POSITIVE], "z": [NON_NEGATIVE],
-        "norm_bound": [POSITIVE], "kappa": [NON_NEGATIVE], "rho": [NON_NEGATIVE], "plan_on": [Options(PLAN_ON)],
+        "norm_bound": [POSITIVE], "kappa": [NON_NEGATIVE], "rho": [NON_NEGATIVE], "plan_window": [None, POSITIVE_INT],
         "projection_bias": [Boolean()]}
 
     def __init__(self, oracle: Oracle | str, *, reg_scale: float, z: float, norm_bound: float, kappa: float,
-                 rho: float, plan_on: str, projection_bias: bool, play: str, first_epoch: int, growth: float,
+                 rho: float, plan_window: int | None, projection_bias: bool, play: str, first_epoch: int, growth: float,
                  **kwargs: Any) -> None:
         check_parameters(type(self), dict(oracle=oracle, oracle_kwargs=kwargs.get("oracle_kwargs")),
                          {k: self.parameter_constraints[k] for k in ("oracle", "oracle_kwargs")})
@@ -185,7 +184,7 @@ class PooledEliminationAgent(EliminationAgent):
         if self.pooling != "none":
             raise ValueError(f"pooling must be 'none' (this agent pools released statistics), got {self.pooling!r}")
         self._store_parameters(reg_scale=reg_scale, z=z, norm_bound=norm_bound, kappa=kappa, rho=rho,
-                               plan_on=plan_on, projection_bias=projection_bias)
+                               plan_window=plan_window, projection_bias=projection_bias)
 
     def _reset(self) -> None:
         self._warm: np.ndarray | None = None        # the last released W (public)
@@ -211,16 +210,18 @@ class PooledEliminationAgent(EliminationAgent):
 
     def _on_epoch_end(self, estimate: Estimate) -> None:
         super()._on_epoch_end(estimate)
-        if self.plan_on == "latest":    # the latest pooled estimate summarises every earlier one
-            self._informative = [e for e in self._informative[-1:] if e is estimate]
+        if self.plan_window is not None:    # each pooled estimate summarises every earlier one
+            recent = {id(e) for e in self.estimates[-self.plan_window:]}
+            self._informative = [e for e in self._informative if id(e) in recent]
 
     def _stacked(self):
-        """As the elimination agent's, over the latest release only with ``plan_on="latest"``."""
-        if self.plan_on == "all" or self._stacks is not None:
+        """As the elimination agent's, over the last ``plan_window`` releases only (all with None)."""
+        if self.plan_window is None or self._stacks is not None:
             return super()._stacked()
-        last = self.estimates[-1:]
-        self._stacks = (_stack(last), _stack(self._informative) if self._informative else None,
-                        np.s_[0:len(self._informative)])
+        recent = self.estimates[-self.plan_window:]
+        informative = {id(e) for e in self._informative}
+        index = np.array([j for j, e in enumerate(recent) if id(e) in informative], dtype=np.int64)
+        self._stacks = (_stack(recent), _stack(self._informative) if self._informative else None, index)
         return self._stacks
 
 
@@ -247,10 +248,12 @@ class PooledJDPAgent(PooledEliminationAgent):
         S >= ||theta*|| (1): weighs Psi~'s noise in the variance and the worst-case part of the bias.
     kappa, rho : float
         Factors of the plug-in bias kappa^2 v v^T and of the worst-case bias (rho S)^2 R^2 (1.5, 0.25).
-    plan_on : {"latest", "all"}
-        Which releases the elimination test and the UCB score use: the latest pooled estimate (default), or
-        every release as the elimination agent does (each earlier pooled estimate summarises a subset of
-        the same users, so intersecting their intervals adds failure chances, not information).
+    plan_window : int or None
+        How many of the latest releases the elimination test and the UCB score use (2; None: every release,
+        as the elimination agent does). Each pooled estimate summarises every earlier epoch, so an old
+        release adds little information, while intersecting its intervals keeps a release that missed
+        theta* in the policy for the rest of the run: with every release, one under-covering release in a
+        middle epoch was what made a seed's regret 2-3x the median (research note, section 3).
     projection_bias : bool
         Whether the plug-in bias counts what the PSD projections added to G (default True): the projection
         acts as a data-dependent regulariser and shrinks theta along weakly observed directions.
@@ -303,12 +306,12 @@ class PooledJDPAgent(PooledEliminationAgent):
         "model": [None, Options(("jdp",))]}
 
     def __init__(self, oracle: Oracle | str = "iw-regression-dp", *, reg_scale: float = 0.25, z: float = 2.0,
-                 norm_bound: float = 1.0, kappa: float = 1.5, rho: float = 0.25, plan_on: str = "latest",
+                 norm_bound: float = 1.0, kappa: float = 1.5, rho: float = 0.25, plan_window: int | None = 2,
                  projection_bias: bool = True, play: str = "ucb", first_epoch: int = JDP_UCB_FIRST_EPOCH,
                  growth: float = 2.0, **kwargs: Any) -> None:
         super().__init__(oracle, reg_scale=reg_scale, z=z, norm_bound=norm_bound, kappa=kappa, rho=rho,
-                         plan_on=plan_on, projection_bias=projection_bias, play=play, first_epoch=first_epoch,
-                         growth=growth, **kwargs)
+                         plan_window=plan_window, projection_bias=projection_bias, play=play,
+                         first_epoch=first_epoch, growth=growth, **kwargs)
 
 
 class PooledLDPAgent(PooledEliminationAgent):
@@ -328,8 +331,9 @@ class PooledLDPAgent(PooledEliminationAgent):
     oracle : IWRegressionLDP or str
         The oracle (default ``"iw-regression-ldp"`` with :data:`POOLED_LDP_ORACLE`, updated by
         ``oracle_kwargs``); an instance is used as given.
-    reg_scale, z, norm_bound, kappa, rho, plan_on, projection_bias :
-        As in :class:`PooledJDPAgent` (defaults :data:`POOLED_LDP_CONSTANTS`).
+    reg_scale, z, norm_bound, kappa, rho, plan_window, projection_bias :
+        As in :class:`PooledJDPAgent` (defaults :data:`POOLED_LDP_CONSTANTS`; ``plan_window`` 1, the latest
+        release only).
     play : {"ucb", "greedy", "spanner"}
         The play rule among the survivors (UCB; ``elim-ldp-greedy-pooled`` registers greedy play with the
         (d/t)^(1/3) exploration of ``elim-ldp-greedy``).
@@ -382,12 +386,12 @@ class PooledLDPAgent(PooledEliminationAgent):
     def __init__(self, oracle: Oracle | str = "iw-regression-ldp", *,
                  reg_scale: float = POOLED_LDP_CONSTANTS["reg_scale"], z: float = POOLED_LDP_CONSTANTS["z"],
                  norm_bound: float = POOLED_LDP_CONSTANTS["norm_bound"], kappa: float = POOLED_LDP_CONSTANTS["kappa"],
-                 rho: float = POOLED_LDP_CONSTANTS["rho"], plan_on: str = "latest", projection_bias: bool = True,
+                 rho: float = POOLED_LDP_CONSTANTS["rho"], plan_window: int | None = 1, projection_bias: bool = True,
                  play: str = "ucb", first_epoch: int = POOLED_LDP_FIRST_EPOCH, growth: float = 2.0,
                  **kwargs: Any) -> None:
         super().__init__(oracle, reg_scale=reg_scale, z=z, norm_bound=norm_bound, kappa=kappa, rho=rho,
-                         plan_on=plan_on, projection_bias=projection_bias, play=play, first_epoch=first_epoch,
-                         growth=growth, **kwargs)
+                         plan_window=plan_window, projection_bias=projection_bias, play=play,
+                         first_epoch=first_epoch, growth=growth, **kwargs)
 
 
 def pooled_estimate(stats: PooledStatistics, link: Any, *, reg_scale: float, z: float, norm_bound: float,
