@@ -11,7 +11,8 @@ without re-running the others.
 
 Sets (``--set``):
 
-- ``jdp`` (d = K = 10): elim-jdp-pooled, elim-jdp-ucb (reference), linucb-jdp with both radii, linucb
+- ``jdp`` (d = K = 10): elim-jdp-pooled, the same planning on every release without the projection's bias
+  (its settings before ``plan_window``), elim-jdp-ucb (reference), linucb-jdp with both radii, linucb
   (practical radius) and elim-ucb; LinUCB agents with ``batch_size=64``.
 - ``ldp`` (d = K = 5): elim-ldp-pooled, elim-ldp-greedy-pooled, elim-ldp-greedy, ldp-ucb with both radii
   (``batch_size=64``; the reference is the better ldp-ucb row, chosen per family), uniform, linucb (practical).
@@ -47,6 +48,7 @@ LINUCB = dict(batch_size=64)
 AGENT_SETS: dict[str, dict[str, tuple[str, dict, bool]]] = {
     "jdp": {
         "elim-jdp-pooled": ("elim-jdp-pooled", {}, True),
+        "elim-jdp-pooled (every release)": ("elim-jdp-pooled", dict(plan_window=None, projection_bias=False), True),
         "elim-jdp-ucb": ("elim-jdp-ucb", {}, True),
         "linucb-jdp (theory)": ("linucb-jdp", dict(LINUCB, radius="theory"), True),
         "linucb-jdp (practical)": ("linucb-jdp", dict(LINUCB, radius="practical"), True),
