@@ -357,7 +357,9 @@ class PooledLDPAgent(PooledEliminationAgent):
       channel fixed before they arrive: a spectral user sends SymPriv(U^{1/2} phi phi^T U^{1/2} / ||U phi||)
       (Frobenius norm <= ||phi|| <= B, `lem:uxxu`; sensitivity 2B), a regression user the concatenation
       (U phi y / ||U phi||, U phi phi^T / (sqrt(B) ||U phi||)) through one Gaussian (norm <= sqrt(1 + B);
-      sensitivity 2 sqrt(1 + B)), each calibrated to the full (epsilon, delta). The bounds hold for every U
+      sensitivity 2 sqrt(1 + B)), each calibrated to the full (epsilon, delta). (`alg:LDP-linear-regression`
+      privatizes psi_t and Psi_t separately, Priv_2 and Priv_2B, which composes to more than (epsilon, delta);
+      the oracle's one joint Gaussian keeps each user at (epsilon, delta).) The bounds hold for every U
       (the statistics are normalised by ||U phi||), so the warm start, a U computed from earlier epochs'
       randomized outputs only, changes which public matrix the channel uses, not its sensitivity. The
       paper's algorithm itself chooses the later stages' U from the earlier stages' outputs in this way.
