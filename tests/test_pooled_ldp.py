@@ -7,20 +7,13 @@ import math
 
 import numpy as np
 import pytest
+from test_pooled_jdp import _data, released_values_only
 
 from privbandit.agents import check_agent, make_agent
 from privbandit.agents.checks import check_ledger_within_budget, play_batch, synthetic_stream
 from privbandit.agents.pooled import PooledLDPAgent, PooledStatistics, pooled_estimate
 from privbandit.oracles import make_oracle
 from privbandit.oracles.iw_ldp import LDPRelease, ball_least_squares
-from privbandit.privacy.replay import ReleaseTape
-
-
-def _data(n=600, d=4, seed=3):
-    rng = np.random.default_rng(seed)
-    x = rng.uniform(-1, 1, (n, d)) / 2.0
-    y = np.clip(x @ [0.5, -0.5, 0.2, 0.0] + 0.3 * rng.standard_normal(n), -1, 1)
-    return x, y
 
 
 def _fit(x, y, rng=7, **kwargs):
@@ -146,24 +139,6 @@ def _leaky(**kwargs):
             return type(est)(est.theta + 1e-3 * self.raw, est.link, est.width_matrix, est.width_scale)
 
     return Leaky(epsilon=1.0, delta=1e-5, first_epoch=16, **kwargs)
-
-
-def released_values_only(factory) -> bool:
-    """Whether replaying one run's randomized outputs on a stream with entirely different users gives the same
-    estimates and the same final policy, bit for bit."""
-    x1, r1 = synthetic_stream(4, 3, 240, 1)
-    first = factory()
-    with ReleaseTape() as tape:
-        play_batch(first, x1, r1, 5)
-    x2, r2 = synthetic_stream(4, 3, 240, 2)
-    second = factory()
-    with ReleaseTape(replay=tape):
-        play_batch(second, x2, r2, 5)
-    assert len(first.estimates) == len(second.estimates) == 4
-    probe = synthetic_stream(4, 3, 50, 9)[0]
-    same = all(np.array_equal(a.theta, b.theta) and np.array_equal(a.width_matrix, b.width_matrix)
-               for a, b in zip(first.estimates, second.estimates))
-    return same and np.array_equal(first.action_probabilities(probe), second.action_probabilities(probe))
 
 
 def test_the_pooled_estimate_reads_randomized_outputs_only():
