@@ -49,6 +49,7 @@ AGENT_SETS: dict[str, dict[str, tuple[str, dict, bool]]] = {
     "jdp": {
         "elim-jdp-pooled": ("elim-jdp-pooled", {}, True),
         "elim-jdp-pooled (every release)": ("elim-jdp-pooled", dict(plan_window=None, projection_bias=False), True),
+        "elim-jdp-pooled (every release + projection bias)": ("elim-jdp-pooled", dict(plan_window=None), True),
         "elim-jdp-ucb": ("elim-jdp-ucb", {}, True),
         "linucb-jdp (theory)": ("linucb-jdp", dict(LINUCB, radius="theory"), True),
         "linucb-jdp (practical)": ("linucb-jdp", dict(LINUCB, radius="practical"), True),
