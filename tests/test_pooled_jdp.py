@@ -221,3 +221,20 @@ def test_elim_jdp_ucb_is_untouched_by_the_new_agent():
     agent = make_agent("elim-jdp-ucb", epsilon=1.0, delta=1e-5)
     assert agent.oracle.n_stages is None and agent.oracle.w_fraction == 0.5
     assert type(agent).__name__ == "EliminationAgent"
+
+
+def test_the_agent_plans_on_its_last_plan_window_releases():
+    """plan_window=k: the elimination test and the UCB score read the last k pooled releases only; a window as long
+    as the run is every release (plan_window=None), as the elimination agent does."""
+    x, r = synthetic_stream(4, 3, 496, 0)
+    probe = synthetic_stream(4, 3, 64, 9)[0]
+    runs = {}
+    for window in (1, 2, 5, None):
+        agent = pooled(plan_window=window)
+        play_batch(agent, x, r, 0)
+        assert len(agent.estimates) == 5
+        recent = agent.estimates if window is None else agent.estimates[-window:]
+        assert all(any(e is f for f in recent) for e in agent._informative)
+        assert agent._stacked()[0].basis.shape[1] == len(recent) * 4  # theta and M^T (d = 3) per release
+        runs[window] = agent.action_probabilities(probe)
+    assert np.array_equal(runs[5], runs[None]) and not np.array_equal(runs[1], runs[None])

@@ -440,16 +440,17 @@ def solve_regularized(mat: np.ndarray, vec: np.ndarray, lam: float) -> np.ndarra
     return out
 
 
-def check_initial_w(initial_w: Any, dim: int) -> np.ndarray:
-    """A warm start W as a read-only float array (d, d), or a ValueError naming ``initial_w``.
+def check_initial_w(initial_w: Any, dim: int, name: str = "initial_w") -> np.ndarray:
+    """A warm start W as a read-only float array (d, d), or a ValueError naming the argument ``name``.
 
-    W must be symmetric positive definite (an earlier fit's released W is: ``sym(F^{-1/2} W)`` with F > 0).
+    W must be symmetric positive definite (an earlier fit's released W is: ``sym(F^{-1/2} W)`` with F > 0;
+    so is IW-Regression-LDP's U).
     """
-    w = check_array("initial_w", initial_w, shape=(dim, dim))
+    w = check_array(name, initial_w, shape=(dim, dim))
     if not np.allclose(w, w.T, rtol=1e-10, atol=1e-12 * float(np.max(np.abs(w), initial=1.0))):
-        raise ValueError("initial_w must be a symmetric positive definite (d, d) matrix; it is not symmetric")
+        raise ValueError(f"{name} must be a symmetric positive definite (d, d) matrix; it is not symmetric")
     if not float(np.linalg.eigvalsh(symmetrize(w))[0]) > 0:
-        raise ValueError("initial_w must be a symmetric positive definite (d, d) matrix; its smallest eigenvalue "
+        raise ValueError(f"{name} must be a symmetric positive definite (d, d) matrix; its smallest eigenvalue "
                          "is <= 0")
     w = np.array(symmetrize(w))
     w.setflags(write=False)

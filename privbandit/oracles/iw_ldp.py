@@ -61,7 +61,7 @@ from .._validation import (
     check_array,
     check_positive,
 )
-from ..infomatrix import psd_project, spectral_update, symmetrize, u_star
+from ..infomatrix import psd_project, psd_sqrt, spectral_update, symmetrize, u_star
 from ..privacy import (
     GaussianMechanism,
     L2BallChannel,
@@ -82,10 +82,11 @@ from .base import (
     stage_sizes_split,
     two_sided_quantile,
 )
+from .iw_jdp import check_initial_w
 
 __all__ = [
-    "CONSTANTS", "SPECTRAL_LDP_CONSTRAINTS", "IWFixedPLDP", "IWRegressionLDP", "SpectralLDPFit", "ball_least_squares",
-    "learn_u_ldp", "noise_multiplier", "spectral_lambda", "vector_norm",
+    "CONSTANTS", "SPECTRAL_LDP_CONSTRAINTS", "IWFixedPLDP", "IWRegressionLDP", "LDPRelease", "SpectralLDPFit",
+    "ball_least_squares", "learn_u_ldp", "noise_multiplier", "spectral_lambda", "vector_norm",
 ]
 
 PRACTICAL_STAGES = 4
@@ -234,12 +235,16 @@ class SpectralLDPFit(LocalEpochFit):
 
     n_spectral_stages: int = 0
 
-    def _init_spectral(self, n_stages: int, lam: float) -> None:
+    def _init_spectral(self, n_stages: int, lam: float, initial_u: np.ndarray | None = None) -> None:
         self.n_spectral_stages = n_stages
         self.lam = lam
         self.lams = tuple((2 * k + 1) / (2 * n_stages + 1) * lam for k in range(n_stages))
-        self.u = np.eye(self.dim)
-        self._u_half = np.eye(self.dim)
+        if initial_u is None:       # the paper's start, U_0 = I
+            self.u = np.eye(self.dim)
+            self._u_half = np.eye(self.dim)
+        else:                       # a warm start from an earlier release (public)
+            self.u = np.array(check_initial_w(initial_u, self.dim, name="initial_u"))
+            self._u_half = psd_sqrt(self.u)
         self._sym_radius = padded(self.bound)
         sens = 2.0 * self._sym_radius
         z = noise_multiplier(self.oracle.privacy.epsilon, self.oracle.privacy.delta)
@@ -367,7 +372,7 @@ class IWRegressionLDPFit(SpectralLDPFit):
         k, lam, sizes = _spectral_plan(n_u, self.dim, z * 2.0 * self.bound, cfg.constants, cfg.stages, cfg.lam,
                                        cfg.confidence)
         self.stage_sizes = tuple(sizes) + (self.n_rounds - n_u,)
-        self._init_spectral(k, lam)
+        self._init_spectral(k, lam, cfg.initial_u)
         self.scale = 1.0 / math.sqrt(self.bound)
         radius = padded(math.sqrt(1.0 + self.scale ** 2 * self.bound ** 2))
         self._reg_radius = radius
@@ -399,7 +404,71 @@ class IWRegressionLDPFit(SpectralLDPFit):
         return Estimate(theta, self.link, self.u, c * lam_eff,
                         info=dict(lam=self.lam, width_constant=c, stages=self.n_spectral_stages,
                                   regression_users=n, spectral_trace=list(self.trace), psi_hat=psi_hat,
-                                  constants=cfg.constants))
+                                  constants=cfg.constants),
+                        release=self._public_release(psi_hat, big_psi_hat, n))
+
+    def _public_release(self, psi_hat: np.ndarray, big_psi_hat: np.ndarray, n: int) -> LDPRelease:
+        """What the server holds after aggregating the randomized outputs, with its public parameters."""
+        s_reg = self._reg_channel.sigma
+        root = math.sqrt(n) if n > 0 else 1.0
+        return LDPRelease(u=self.u, psi=psi_hat if n > 0 else None, psi_mat=big_psi_hat if n > 0 else None, n=int(n),
+                          lam=self.lam, noise_sd_psi=s_reg / root if n > 0 else 0.0,
+                          noise_sd_Psi=s_reg / self.scale / root if n > 0 else 0.0,
+                          n_u_stages=self.n_spectral_stages, u_fraction=self.oracle.u_fraction, bound=self.bound)
+
+
+@dataclass(frozen=True)
+class LDPRelease:
+    """What one IW-Regression-LDP fit's server holds, with the public parameters needed to post-process it.
+
+    Every entry is a function of the users' randomized outputs (the means of the channel's outputs) and of
+    public parameters fixed before the users arrived, so an agent may compute anything from it (pooling
+    epochs, other widths): post-processing of the local releases.
+
+    Attributes
+    ----------
+    u : ndarray (d, d)
+        The weighting matrix U the regression users' statistics used (U_K of the spectral stages).
+    psi, psi_mat : ndarray (d,) and (d, d), or None
+        psi_hat = mean of the randomized U phi y / ||U phi|| and Psi_hat = mean of the randomized
+        U phi phi^T / ||U phi|| (not symmetrised); None when the fit had no regression users.
+    n : int
+        The number of regression users that reported (0 when none).
+    lam : float
+        lambda = lambda_K of the fit.
+    noise_sd_psi, noise_sd_Psi : float
+        The sd of the privacy noise of every entry of the means psi_hat and Psi_hat: the channel's per-user
+        sd divided by sqrt(n) (0.0 when nothing was released).
+    n_u_stages : int
+        The number of spectral stages.
+    u_fraction : float
+        The share of the epoch's users that learnt U.
+    bound : float
+        The feature bound B of the fit.
+
+    References
+    ----------
+    Source paper, `alg:U-LDP`, `alg:LDP-linear-regression`.
+    """
+
+    u: np.ndarray
+    psi: np.ndarray | None
+    psi_mat: np.ndarray | None
+    n: int
+    lam: float
+    noise_sd_psi: float
+    noise_sd_Psi: float
+    n_u_stages: int
+    u_fraction: float
+    bound: float
+
+    def __post_init__(self) -> None:
+        for name in ("u", "psi", "psi_mat"):
+            value = getattr(self, name)
+            if value is not None:
+                a = np.array(value, dtype=float)
+                a.setflags(write=False)
+                object.__setattr__(self, name, a)
 
 
 SPECTRAL_LDP_CONSTRAINTS: ParameterConstraints = {
@@ -457,13 +526,23 @@ class IWRegressionLDP(SpectralLDPConfig):
         As in :class:`SpectralLDPConfig` (``constants`` also sets the width constant).
     width_multiplier : float, optional
         c in the width c lambda ||U phi|| (default 8 theory, 2 practical).
+    initial_u : ndarray (d, d), optional
+        A warm start: the spectral iteration starts from this symmetric positive definite U instead of
+        U_0 = I (default, the paper's). It must be public, e.g. the U an earlier fit released; an agent
+        passes it per epoch with ``dataclasses.replace(oracle, initial_u=...)``. With ``stages`` and
+        ``u_fraction`` it must be fixed before the epoch's users arrive.
 
     Notes
     -----
     Sensitivities: spectral users, Frobenius norm <= B, so 2B; regression users, the concatenation
     (psi, Psi / sqrt(B)) has norm <= sqrt(1 + B), so 2 sqrt(1 + B) (the scaling 1/sqrt(B) minimises the
     summed noise variance of psi_hat and Psi_hat). One Gaussian on the concatenation spends (epsilon,
-    delta) once instead of splitting the budget between psi and Psi.
+    delta) once instead of splitting the budget between psi and Psi. Both bounds hold for every U (the
+    statistics are normalised by ||U phi||), so a warm start from a released U changes which public matrix
+    the users' statistics use, not the sensitivities.
+
+    The Estimate carries what the server holds, :class:`LDPRelease` (``estimate.release``), so that agents
+    can post-process it (e.g. pool epochs: :class:`~privbandit.agents.pooled.PooledLDPAgent`).
 
     References
     ----------
@@ -486,9 +565,13 @@ class IWRegressionLDP(SpectralLDPConfig):
     (['local'], 1.0)
     """
 
+    initial_u: np.ndarray | None = field(default=None, compare=False, repr=False)
+
     name: ClassVar[str] = "iw-regression-ldp"
     privacy_models: ClassVar[tuple[str, ...]] = ("ldp",)
     fit_class: ClassVar[type] = IWRegressionLDPFit
+    parameter_constraints: ClassVar[ParameterConstraints] = {**SpectralLDPConfig.parameter_constraints,
+                                                             "initial_u": [None, Array(ndim=2)]}
 
     PRACTICAL_WIDTH: ClassVar[float] = 2.0
     THEORY_WIDTH: ClassVar[float] = 8.0
