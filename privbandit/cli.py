@@ -360,7 +360,7 @@ def _bench(args: argparse.Namespace, suite, cells, out: Path, challenger: str | 
 
     start = time.perf_counter()
     args.sweep_state = (out, cells)
-    stored = _stored_baselines(args, cells, out) if challenger is not None else None
+    stored = _stored_baselines(args, cells, out, challenger) if challenger is not None else None
     res = _run_sweep(args, cells, out, jobs=args.jobs, backend=args.backend, address=args.address,
                      progress=not args.no_progress)
     wall = time.perf_counter() - start
@@ -392,26 +392,39 @@ def _bench(args: argparse.Namespace, suite, cells, out: Path, challenger: str | 
     return _completion(_incomplete(res.table, res.planned))
 
 
-def _stored_baselines(args: argparse.Namespace, cells, out: Path) -> str:
-    """Put the suite's stored baseline cells into ``out/cells`` when they can stand in for a run here
-    (:mod:`privbandit.sim.reference`); the report's line on where the baselines came from (said on stderr
-    when they are run again although stored ones were asked for)."""
-    from .sim.reference import check_reference, install_reference
+def _stored_baselines(args: argparse.Namespace, cells, out: Path, challenger: str) -> str:
+    """Put the suite's stored baseline cells into ``out/cells`` where they can stand in for a run here, cell by
+    cell (:func:`privbandit.sim.reference.match_reference`); the report's line on where the baselines came
+    from. What did not match is said on stderr too: those baselines run again."""
+    from .sim.reference import install_reference, match_reference
     from .sim.suites import get_suite
 
     if args.baselines == "rerun":
         return "baselines run again (--baselines rerun)"
+    baselines = [c for c in cells if c.agent.label != challenger]
     if args.seeds is not None or args.horizon is not None:
-        problems = ["--seeds and --horizon change the baseline cells: the stored ones are the suite's own"]
+        problems, usable, unstored = ["--seeds and --horizon change the baseline cells: the stored ones are the "
+                                      "suite's own"], (), ()
     else:
-        problems = check_reference(get_suite(args.suite))
-    if problems:
-        line = "stored baselines not used (" + "; ".join(problems) + "): the baselines run again"
+        match = match_reference(get_suite(args.suite), baselines)
+        problems, usable, unstored = list(match.problems), match.usable, match.unstored
+    if not usable:
+        line = "stored baselines not used (" + "; ".join(problems or ["the stored results hold none of them"]) + \
+               "): the baselines run again"
         print(f"{args.subparser.prog}: {line}", file=sys.stderr)
         return line
-    names = install_reference(get_suite(args.suite), out, {c.key for c in cells})
-    return (f"{len(names)} baseline cells from the stored reference results of suite `{args.suite}` (version, "
-            "round streams checked); the challenger is paired with them by seed")
+    if unstored:
+        agents = sorted({c.agent.label for c in baselines if c.key in set(unstored)})
+        problems.append(f"{len(unstored)} baseline cells are not in the stored results and run (agents: "
+                        f"{', '.join(agents)})")
+    names = install_reference(get_suite(args.suite), out, set(usable))
+    line = (f"{len(names)} baseline cells from the stored reference results of suite `{args.suite}` (results "
+            "version, cell identities and round streams checked); the challenger is paired with them by seed")
+    if problems:
+        print(f"{args.subparser.prog}: stored baselines used for {len(names)} of {len(baselines)} cells; the others "
+              "run again: " + "; ".join(problems), file=sys.stderr)
+        line += "; the others run again: " + "; ".join(problems)
+    return line
 
 
 def _challenger_suite(suite, args: argparse.Namespace):
