@@ -9,6 +9,7 @@
                    --seeds S [--out DIR]
     privbandit plot DIR
     privbandit audit --agent NAME|pkg.module:factory --epsilon E [--delta D] [--agent-kwargs JSON] [--draws N]
+                     [--pilot-draws N]
     privbandit leaderboard [DIR...] [--stored SUITE] [--reference NAME]
     privbandit list envs|agents|oracles|families
 
@@ -206,6 +207,9 @@ def build_parser() -> argparse.ArgumentParser:
     au.add_argument("--draws", type=_positive_int, default=6000, help="runs per stream of the test the pilot runs "
                     "choose, >= 100 (default 6000: enough to refute elim-jdp-ucb with a quarter of its noise at "
                     "epsilon 1); the report says the largest epsilon these can detect")
+    au.add_argument("--pilot-draws", type=_positive_int, default=64, help="runs per bisection step of the pilots, "
+                    ">= 16 (default 64; the selection pilots run 4 times as many per stream; a deterministic agent "
+                    "needs no more than 16)")
     au.add_argument("--seed", type=int, default=0, help="seed of the audit (default 0)")
 
     lb = sub.add_parser("leaderboard", help="agents ranked by regret per env, privacy model and epsilon, across "
@@ -647,7 +651,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     kwargs = _agent_kwargs(args)
     try:
         res = audit_agent(args.agent, args.epsilon, args.delta, agent_kwargs=kwargs, max_horizon=args.horizon,
-                          n_draws=args.draws, seed=args.seed)
+                          n_draws=args.draws, pilot_draws=args.pilot_draws, seed=args.seed)
     except (ValueError, TypeError) as exc:
         raise UsageError(f"--agent {args.agent}: {str(exc).splitlines()[0]}") from None
     print("\n".join(res.lines()))
