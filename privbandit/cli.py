@@ -241,7 +241,7 @@ def _finish(table, out: Path, *, title: str, references: dict, notes: list[str],
     from .sim.report import write_report
 
     _use_agg()
-    figures = list(save_standard_figures(table, out / "figures"))
+    figures = list(save_standard_figures(table, out / "figures")) if len(table) else []  # none: every cell lost
     sections = []
     if challenger is not None and challenger in set(table["agent"]):
         from .sim.compare import challenger_figure, comparison_markdown, leaderboard
@@ -278,10 +278,18 @@ def _run_sweep(args: argparse.Namespace, cells, out, **kwargs):
 
 
 def _incomplete(table, planned) -> int:
-    """How many groups of the report have fewer seeds than planned."""
-    from .sim.report import final_regret, incomplete_groups
+    """How many groups of the report have fewer seeds than planned (a planned group with none counts too)."""
+    from .sim.report import PLAN_KEYS, final_regret, incomplete_groups
 
-    return incomplete_groups(final_regret(table, planned=planned)) if len(table) else 0
+    final = final_regret(table, planned=planned) if len(table) else None
+    n = 0 if final is None else incomplete_groups(final)
+    if planned is not None and len(planned):
+        def key(r):
+            return str(r["env"]), str(r["agent"]), float(r["epsilon"]), int(r["horizon"])
+
+        found = set() if final is None else {key(r) for _, r in final[list(PLAN_KEYS)].iterrows()}
+        n += sum(1 for _, r in planned.iterrows() if int(r["n_planned"]) > 0 and key(r) not in found)
+    return n
 
 
 def _completion(n: int) -> int:
