@@ -9,6 +9,7 @@
                    --seeds S [--out DIR]
     privbandit plot DIR
     privbandit audit --agent NAME|pkg.module:factory --epsilon E [--delta D] [--agent-kwargs JSON] [--draws N]
+                     [--pilot-draws N]
     privbandit leaderboard [DIR...] [--stored SUITE] [--reference NAME]
     privbandit list envs|agents|oracles|families
 
@@ -206,6 +207,9 @@ def build_parser() -> argparse.ArgumentParser:
     au.add_argument("--draws", type=_positive_int, default=6000, help="runs per stream of the test the pilot runs "
                     "choose, >= 100 (default 6000: enough to refute elim-jdp-ucb with a quarter of its noise at "
                     "epsilon 1); the report says the largest epsilon these can detect")
+    au.add_argument("--pilot-draws", type=_positive_int, default=64, help="runs per bisection step of the pilots, "
+                    ">= 16 (default 64; the selection pilots run 4 times as many per stream; a deterministic agent "
+                    "needs no more than 16)")
     au.add_argument("--seed", type=int, default=0, help="seed of the audit (default 0)")
 
     lb = sub.add_parser("leaderboard", help="agents ranked by regret per env, privacy model and epsilon, across "
@@ -237,7 +241,7 @@ def _finish(table, out: Path, *, title: str, references: dict, notes: list[str],
     from .sim.report import write_report
 
     _use_agg()
-    figures = list(save_standard_figures(table, out / "figures"))
+    figures = list(save_standard_figures(table, out / "figures")) if len(table) else []  # none: every cell lost
     sections = []
     if challenger is not None and challenger in set(table["agent"]):
         from .sim.compare import challenger_figure, comparison_markdown, leaderboard
@@ -274,10 +278,18 @@ def _run_sweep(args: argparse.Namespace, cells, out, **kwargs):
 
 
 def _incomplete(table, planned) -> int:
-    """How many groups of the report have fewer seeds than planned."""
-    from .sim.report import final_regret, incomplete_groups
+    """How many groups of the report have fewer seeds than planned (a planned group with none counts too)."""
+    from .sim.report import PLAN_KEYS, final_regret, incomplete_groups
 
-    return incomplete_groups(final_regret(table, planned=planned)) if len(table) else 0
+    final = final_regret(table, planned=planned) if len(table) else None
+    n = 0 if final is None else incomplete_groups(final)
+    if planned is not None and len(planned):
+        def key(r):
+            return str(r["env"]), str(r["agent"]), float(r["epsilon"]), int(r["horizon"])
+
+        found = set() if final is None else {key(r) for _, r in final[list(PLAN_KEYS)].iterrows()}
+        n += sum(1 for _, r in planned.iterrows() if int(r["n_planned"]) > 0 and key(r) not in found)
+    return n
 
 
 def _completion(n: int) -> int:
@@ -360,7 +372,7 @@ def _bench(args: argparse.Namespace, suite, cells, out: Path, challenger: str | 
 
     start = time.perf_counter()
     args.sweep_state = (out, cells)
-    stored = _stored_baselines(args, cells, out) if challenger is not None else None
+    stored = _stored_baselines(args, cells, out, challenger) if challenger is not None else None
     res = _run_sweep(args, cells, out, jobs=args.jobs, backend=args.backend, address=args.address,
                      progress=not args.no_progress)
     wall = time.perf_counter() - start
@@ -392,26 +404,39 @@ def _bench(args: argparse.Namespace, suite, cells, out: Path, challenger: str | 
     return _completion(_incomplete(res.table, res.planned))
 
 
-def _stored_baselines(args: argparse.Namespace, cells, out: Path) -> str:
-    """Put the suite's stored baseline cells into ``out/cells`` when they can stand in for a run here
-    (:mod:`privbandit.sim.reference`); the report's line on where the baselines came from (said on stderr
-    when they are run again although stored ones were asked for)."""
-    from .sim.reference import check_reference, install_reference
+def _stored_baselines(args: argparse.Namespace, cells, out: Path, challenger: str) -> str:
+    """Put the suite's stored baseline cells into ``out/cells`` where they can stand in for a run here, cell by
+    cell (:func:`privbandit.sim.reference.match_reference`); the report's line on where the baselines came
+    from. What did not match is said on stderr too: those baselines run again."""
+    from .sim.reference import install_reference, match_reference
     from .sim.suites import get_suite
 
     if args.baselines == "rerun":
         return "baselines run again (--baselines rerun)"
+    baselines = [c for c in cells if c.agent.label != challenger]
     if args.seeds is not None or args.horizon is not None:
-        problems = ["--seeds and --horizon change the baseline cells: the stored ones are the suite's own"]
+        problems, usable, unstored = ["--seeds and --horizon change the baseline cells: the stored ones are the "
+                                      "suite's own"], (), ()
     else:
-        problems = check_reference(get_suite(args.suite))
-    if problems:
-        line = "stored baselines not used (" + "; ".join(problems) + "): the baselines run again"
+        match = match_reference(get_suite(args.suite), baselines)
+        problems, usable, unstored = list(match.problems), match.usable, match.unstored
+    if not usable:
+        line = "stored baselines not used (" + "; ".join(problems or ["the stored results hold none of them"]) + \
+               "): the baselines run again"
         print(f"{args.subparser.prog}: {line}", file=sys.stderr)
         return line
-    names = install_reference(get_suite(args.suite), out, {c.key for c in cells})
-    return (f"{len(names)} baseline cells from the stored reference results of suite `{args.suite}` (version, "
-            "round streams checked); the challenger is paired with them by seed")
+    if unstored:
+        agents = sorted({c.agent.label for c in baselines if c.key in set(unstored)})
+        problems.append(f"{len(unstored)} baseline cells are not in the stored results and run (agents: "
+                        f"{', '.join(agents)})")
+    names = install_reference(get_suite(args.suite), out, set(usable))
+    line = (f"{len(names)} baseline cells from the stored reference results of suite `{args.suite}` (results "
+            "version, cell identities and round streams checked); the challenger is paired with them by seed")
+    if problems:
+        print(f"{args.subparser.prog}: stored baselines used for {len(names)} of {len(baselines)} cells; the others "
+              "run again: " + "; ".join(problems), file=sys.stderr)
+        line += "; the others run again: " + "; ".join(problems)
+    return line
 
 
 def _challenger_suite(suite, args: argparse.Namespace):
@@ -634,7 +659,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     kwargs = _agent_kwargs(args)
     try:
         res = audit_agent(args.agent, args.epsilon, args.delta, agent_kwargs=kwargs, max_horizon=args.horizon,
-                          n_draws=args.draws, seed=args.seed)
+                          n_draws=args.draws, pilot_draws=args.pilot_draws, seed=args.seed)
     except (ValueError, TypeError) as exc:
         raise UsageError(f"--agent {args.agent}: {str(exc).splitlines()[0]}") from None
     print("\n".join(res.lines()))

@@ -165,7 +165,7 @@ def test_a_missing_ledger_exits_with_its_own_code(planted, capsys):
 
 def test_a_ledger_above_the_claim_exits_with_its_own_code(planted, capsys):
     code = cli.main(["audit", "--agent", "jdp-at-1.5", "--epsilon", "1", "--horizon", "8",
-                     "--draws", "300"])
+                     "--draws", "300", "--pilot-draws", "16"])
     out = capsys.readouterr().out
     assert "ABOVE the claim 1" in out and "verdict: not refuted" in out and code == cli.EXIT_LEDGER
     assert "4 audit: ledger missing or above the claim" in cli.build_parser().format_help()
@@ -174,7 +174,7 @@ def test_a_ledger_above_the_claim_exits_with_its_own_code(planted, capsys):
 def test_audit_command_prints_the_bound_and_exits_1_when_refuted(monkeypatch, capsys):
     monkeypatch.setattr(iw_jdp_module, "GaussianMechanism", UndernoisedGaussian)
     code = cli.main(["audit", "--agent", "elim-jdp-ucb", "--epsilon", "1", "--agent-kwargs", '{"first_epoch": 1}',
-                     "--horizon", "8", "--draws", "300"])
+                     "--horizon", "8", "--draws", "300", "--pilot-draws", "16"])
     out = capsys.readouterr().out
     assert code == 1 and "REFUTED" in out and "empirical lower bound on epsilon" in out and "detectable" in out
     for args, message in ((["--agent", "uniform", "--epsilon", "1"], "non-private"),
@@ -187,9 +187,11 @@ def test_audit_command_prints_the_bound_and_exits_1_when_refuted(monkeypatch, ca
 
 @pytest.mark.slow
 def test_a_non_private_ridge_agent_with_spanner_play_is_refuted(planted, capsys):
-    """At the default horizon (fewer final runs than the default: the ridge agent is deterministic, so the
-    test is all or nothing and 300 runs refute up to epsilon ~5)."""
-    code = cli.main(["audit", "--agent", "ridge-claiming-jdp", "--epsilon", "1", "--draws", "300"])
+    """At the default horizon, with fewer final and pilot runs than the default: the ridge agent is
+    deterministic, so every run of a stream is the same run; the test is all or nothing, 300 runs refute up to
+    epsilon ~5, and 16 pilot runs per step find the same offset and test as 64."""
+    code = cli.main(["audit", "--agent", "ridge-claiming-jdp", "--epsilon", "1", "--draws", "300",
+                     "--pilot-draws", "16"])
     out = capsys.readouterr().out
     assert code == 1 and "REFUTED" in out and LEDGER_MISSING in out
 
@@ -200,16 +202,16 @@ def test_elim_jdp_ucb_with_a_quarter_of_its_noise_is_refuted_at_the_default_sett
     Gaussian shift of ~0.7 noise sds: delta(1) ~ 0.04. The pilots find that only the last user of the first
     epoch has power (the first half of IW-Regression-DP's epoch learns W from features only: its rewards
     reach no release), and the default 6000 runs of that one test see it. The honest agent on the same design
-    (1000 runs: a false refutation is no likelier with fewer runs, and a design that refuted every agent would
-    refute it too) is not refuted."""
+    (its target only, 1000 runs: a false refutation is no likelier with fewer runs, and a design that refuted
+    every agent would refute it too) is not refuted."""
     code = cli.main(["audit", "--agent", "elim-jdp-ucb-quarter-noise", "--epsilon", "1"])
     out = capsys.readouterr().out
-    chosen = f"tested (chosen by independent pilot runs): target {JDP_UCB_FIRST_EPOCH - 1}"
-    assert code == 1 and "REFUTED" in out and chosen in out
+    target = JDP_UCB_FIRST_EPOCH - 1
+    assert code == 1 and "REFUTED" in out and f"tested (chosen by independent pilot runs): target {target}" in out
     assert "within the claim 1" in out  # the ledger alone misses it
-    assert cli.main(["audit", "--agent", "elim-jdp-ucb", "--epsilon", "1", "--draws", "1000"]) == 0
-    honest = capsys.readouterr().out
-    assert "verdict: not refuted (a lower bound, never a proof of privacy)" in honest and "pilots: " in honest
+    honest = audit_agent("elim-jdp-ucb", 1.0, n_draws=1000, targets=(target,))
+    assert [t.design.target for t in honest.tests] == [target] and not honest.refuted and honest.ledger_ok
+    assert "verdict: not refuted (a lower bound, never a proof of privacy)" in honest.lines()
 
 
 @pytest.mark.slow

@@ -184,7 +184,8 @@ def test_the_neighbour_is_the_only_difference_and_the_statistic_sees_the_release
 # and users 1..6 have rewards (c, -c), which shift the released psi by 6 c rows' worth: c = 0.6 puts the decision
 # ~1.3 noise sds from the midpoint. Users 8 and 9 (epoch 1) act on epoch 0's release alone.
 POOLED_FIRST, POOLED_OFFSET = 8, 0.6
-POOLED_DRAWS = {False: 2000, True: 10000}   # runs per stream: the honest agent, its twin (delta(1) ~ 0.04)
+POOLED_DRAWS = {False: 1000, True: 10000}   # runs per stream: the honest agent (the audit's minimum: a false
+# refutation is no likelier with fewer runs), its twin (delta(1) ~ 0.04; 10000 runs give a lower bound of 0.038)
 
 
 

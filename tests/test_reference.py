@@ -10,13 +10,14 @@ each sweep planned).
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pandas as pd
 import pytest
 
 from privbandit import cli
 from privbandit.sim.leaderboard import leaderboard_markdown, ranked_boards, read_results
-from privbandit.sim.reference import check_reference, install_reference, store_reference, suite_version
+from privbandit.sim.reference import check_reference, install_reference, match_reference, store_reference, suite_version
 from privbandit.sim.suites import Suite, lin_env
 from privbandit.sim.sweep import AgentEntry, Grid, cell_path, read_cell, sweep
 
@@ -58,13 +59,43 @@ def test_stored_cells_rerun_equal(stored, tmp_path):
 def test_a_mismatch_is_named(stored, tmp_path):
     _, dest, archive, manifest = stored
     meta = json.loads(manifest.read_text())
+    assert meta["results_version"] == TINY.results_version
     (tmp_path / "tiny.tar.xz").write_bytes(archive.read_bytes())
-    for change, words in ((dict(suite_version="tiny-0"), "suite version"), (dict(privbandit="0.0.0"), "stored by"),
+    for change, words in ((dict(results_version=TINY.results_version + 1), "results_version"),
+                          (dict(privbandit="0.0.0"), "stored by"),
                           (dict(fingerprints={k: "0" for k in meta["fingerprints"]}), "round stream")):
         (tmp_path / "tiny.json").write_text(json.dumps({**meta, **change}))
         problems = check_reference(TINY, base=tmp_path)
-        assert len(problems) == 1 and words in problems[0]
+        assert len(problems) == (2 if words == "round stream" else 1) and words in problems[0]
+        assert match_reference(TINY, base=tmp_path).usable == ()
+    # a manifest stored before cells were checked one by one is valid only as a whole, by its suite version
+    old = {k: v for k, v in meta.items() if k != "results_version"}
+    (tmp_path / "tiny.json").write_text(json.dumps(old))
+    assert check_reference(TINY, base=tmp_path) == []
+    (tmp_path / "tiny.json").write_text(json.dumps({**old, "suite_version": "tiny-0"}))
+    assert "suite version tiny-0 stored" in check_reference(TINY, base=tmp_path)[0]
     assert "no stored results" in check_reference(TINY, base=tmp_path / "none")[0]
+
+
+def test_stored_results_are_valid_cell_by_cell(stored, tmp_path):
+    """An agent added to the suite after the results were stored runs alone; a stream whose fingerprint differs
+    runs its cells; every other stored cell stands in."""
+    _, dest, _, manifest = stored
+    grown = replace(TINY, grids=(replace(TINY.grids[0], agents=TINY.grids[0].agents + (
+        AgentEntry("elim-ssp", private=True, reference="elim-nonprivate"),)),))
+    assert suite_version(grown) != suite_version(TINY)
+    match = match_reference(grown, base=dest)
+    new = {c.key for c in grown.cells() if c.agent.label == "elim-ssp"}
+    assert set(match.unstored) == new and len(new) == 2 and match.problems == ()
+    assert set(match.usable) == {c.key for c in TINY.cells()}
+    assert "2 cells of the suite are not in the stored results (agents: elim-ssp)" in check_reference(grown, base=dest)
+    meta = json.loads(manifest.read_text())
+    (tmp_path / "tiny.tar.xz").write_bytes((dest / "tiny.tar.xz").read_bytes())
+    one = sorted(meta["fingerprints"])[0]
+    (tmp_path / "tiny.json").write_text(json.dumps({**meta, "fingerprints": {**meta["fingerprints"], one: "0"}}))
+    match = match_reference(TINY, base=tmp_path)
+    assert len(match.problems) == 1 and one in match.problems[0] and "its 3 cells run" in match.problems[0]
+    assert len(match.usable) == 3 and all(f"seed{one[-1]}__" not in k for k in match.usable)
 
 
 def test_the_leaderboard_ranks_each_board_with_paired_intervals(stored, tmp_path, capsys):
@@ -126,13 +157,24 @@ def test_bench_runs_only_the_challenger_on_stored_baselines_and_says_when_it_can
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "tiny.tar.xz").write_bytes(archive.read_bytes())
-    (bad / "tiny.json").write_text(json.dumps({**json.loads(manifest.read_text()), "suite_version": "tiny-0"}))
+    (bad / "tiny.json").write_text(json.dumps({**json.loads(manifest.read_text()), "results_version": 0}))
     monkeypatch.setattr(reference, "REFERENCE_DIR", bad)
     assert cli.main(["bench", "--suite", "tiny", "--agent", "elim-ssp", "--out", str(tmp_path / "b"), "--jobs", "1",
                      "--no-progress"]) == 0
     captured = capsys.readouterr()
     assert "8 cells (8 run, 0 already finished)" in captured.out
-    assert "stored baselines not used (suite version tiny-0 stored" in captured.err
+    assert "stored baselines not used (results_version 0 stored, 1 here" in captured.err
+    # an agent added to the suite after the results were stored: its cells run beside the challenger's
+    monkeypatch.setattr(reference, "REFERENCE_DIR", dest)
+    grown = replace(TINY, grids=(replace(TINY.grids[0], agents=TINY.grids[0].agents + (
+        AgentEntry("linucb", {"batch_size": 4}, label="linucb-batch4", private=False),)),))
+    monkeypatch.setitem(suites.SUITES, "tiny", grown)
+    assert cli.main(["bench", "--suite", "tiny", "--agent", "elim-ssp", "--out", str(tmp_path / "g"), "--jobs", "1",
+                     "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    assert "10 cells (4 run, 6 already finished)" in captured.out
+    assert "2 baseline cells are not in the stored results and run (agents: linucb-batch4)" in captured.err
+    monkeypatch.setitem(suites.SUITES, "tiny", TINY)
     assert cli.main(["bench", "--suite", "tiny", "--agent", "elim-ssp", "--out", str(tmp_path / "c"), "--jobs", "1",
                      "--no-progress", "--baselines", "rerun"]) == 0
     assert "8 cells (8 run, 0 already finished)" in capsys.readouterr().out

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .compare import BOARD_KEYS, leaderboard
-from .report import RUN_KEYS, _fmt, final_rows, markdown_table, mean_ci
+from .report import RUN_KEYS, final_rows, format_interval, markdown_table, mean_ci
 
 __all__ = ["ranked_boards", "leaderboard_markdown", "read_results", "stored_results"]
 
@@ -96,10 +96,9 @@ def leaderboard_markdown(boards: pd.DataFrame) -> str:
         title = f"{env}, T={horizon}" + ("" if model == "none" else f", {model} eps={eps:g}")
         ref = b["reference"].iloc[0]
         table = b.assign(**{
-            "regret (95% CI)": [f"{_fmt(m)} [{_fmt(lo)}, {_fmt(hi)}]" for m, lo, hi in
-                                zip(b["mean"], b["ci_low"], b["ci_high"])],
+            "regret (95% CI)": [format_interval(m, lo, hi) for m, lo, hi in zip(b["mean"], b["ci_low"], b["ci_high"])],
             f"minus {ref} (paired 95% CI)": ["reference" if a == ref else
-                                             f"{_fmt(m)} [{_fmt(lo)}, {_fmt(hi)}] ({n} seeds)"
+                                             f"{format_interval(m, lo, hi)} ({n} seeds)"
                                              for a, m, lo, hi, n in zip(b["agent"], b["diff"], b["diff_low"],
                                                                         b["diff_high"], b["n_paired"])]})
         parts += [f"## {title}", "", markdown_table(table, ["rank", "agent", "privacy_model", "n_seeds",

@@ -202,7 +202,9 @@ def ledger_guarantees(df: pd.DataFrame) -> pd.DataFrame:
     return g
 
 
-def _fmt(v: object) -> str:
+def format_number(v: object) -> str:
+    """A number as the tables print it: 4 significant digits, no exponent below 1e4 (whole numbers above);
+    NaN as an empty cell."""
     if isinstance(v, (float, np.floating)):
         if math.isnan(v):
             return ""
@@ -212,12 +214,19 @@ def _fmt(v: object) -> str:
     return str(v)
 
 
+def format_interval(mean: float, low: float, high: float) -> str:
+    """``mean [low, high]`` with :func:`format_number` (the mean alone when the interval is NaN: one seed)."""
+    if math.isnan(low):
+        return format_number(mean)
+    return f"{format_number(mean)} [{format_number(low)}, {format_number(high)}]"
+
+
 def markdown_table(df: pd.DataFrame, columns: Sequence[str] | None = None) -> str:
     """A GitHub markdown table of ``df`` (numbers to 4 significant digits)."""
     cols = list(columns or df.columns)
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     for _, r in df[cols].iterrows():
-        lines.append("| " + " | ".join(_fmt(r[c]) for c in cols) + " |")
+        lines.append("| " + " | ".join(format_number(r[c]) for c in cols) + " |")
     return "\n".join(lines)
 
 
@@ -232,8 +241,8 @@ def headline_table(final: pd.DataFrame) -> pd.DataFrame:
     seeds found and planned; the ``flag`` column marks incomplete rows (fewer seeds found than planned)
     and rows of fewer than :data:`MIN_SEEDS` seeds."""
     out = final.copy()
-    out["regret (95% CI)"] = [f"{_fmt(m)} [{_fmt(lo)}, {_fmt(hi)}]" if not math.isnan(lo) else _fmt(m)
-                              for m, lo, hi in zip(out["mean"], out["ci_low"], out["ci_high"])]
+    out["regret (95% CI)"] = [format_interval(m, lo, hi) for m, lo, hi in zip(out["mean"], out["ci_low"],
+                                                                               out["ci_high"])]
     out["flag"] = _flags(out)
     if "n_planned" not in out:
         out["n_planned"] = out["n_seeds"]
@@ -267,12 +276,18 @@ def summary_table(final: pd.DataFrame) -> pd.DataFrame:
                                        "best non-private", "non-private regret", "ratio"])
 
 
+def by_horizon(final: pd.DataFrame) -> list[tuple[int, pd.DataFrame]]:
+    """Rows of :func:`final_regret` split by horizon (ascending), each ordered by env, then mean regret: rows at
+    different horizons are not comparable (regret grows with T)."""
+    return [(int(horizon), g.sort_values(["env", "mean"], kind="stable"))
+            for horizon, g in final.groupby("horizon", sort=True)]
+
+
 def final_regret_tables(final: pd.DataFrame) -> list[str]:
     """The final-regret tables of the report, one per horizon, rows by env then mean regret (markdown lines)."""
     parts = []
-    for horizon, g in final.groupby("horizon", sort=True):
-        table = headline_table(g.sort_values(["env", "mean"], kind="stable"))
-        parts += [f"### T = {horizon}", "", markdown_table(table), ""]
+    for horizon, g in by_horizon(final):
+        parts += [f"### T = {horizon}", "", markdown_table(headline_table(g)), ""]
     return parts
 
 
