@@ -64,8 +64,9 @@ def missing_constraints(cls: type) -> list[str]:
     return [name for name in constructor_arguments(cls) if name not in cls.parameter_constraints]
 
 
-#: Agent classes whose default oracle is private (no non-private default): they are built with a budget.
-BUDGET_ONLY_AGENTS = ("PooledJDPAgent",)
+#: Agent classes whose default oracle is private (no non-private default), with that oracle: they are built with a
+#: budget.
+BUDGET_ONLY_AGENTS = {"PooledJDPAgent": "iw-regression-dp", "PooledLDPAgent": "iw-regression-ldp"}
 
 
 def base_kwargs(cls: type, field: str | None = None, value: Any = None) -> dict[str, Any]:
@@ -75,7 +76,7 @@ def base_kwargs(cls: type, field: str | None = None, value: Any = None) -> dict[
         return {"privacy": PrivacySpec(cls.privacy_models[0], 1.0, 1e-5)}
     if getattr(cls, "__name__", "") in BUDGET_ONLY_AGENTS:
         if field == "epsilon" and value is None:            # no budget by name: the oracle instance carries it
-            return {"oracle": make_oracle("iw-regression-dp", epsilon=1.0)}
+            return {"oracle": make_oracle(BUDGET_ONLY_AGENTS[cls.__name__], epsilon=1.0)}
         if field != "epsilon" and not isinstance(value, Oracle):
             return {"epsilon": 1.0}
     return {}
@@ -166,6 +167,8 @@ def assert_accepted(cls: type, field: str, value: Any) -> None:
     check_parameter(field, value, constraints)           # the table accepts it ...
     companions = {k: v for k, v in COMPANIONS.get(field, {}).items()
                   if k in constructor_arguments(cls) and value is not None}
+    if "oracle" in companions and cls.__name__ in BUDGET_ONLY_AGENTS:    # a budget-only class's own kind of oracle
+        companions["oracle"] = BUDGET_ONLY_AGENTS[cls.__name__]
     cls(**{**base_kwargs(cls, field, value), **companions, field: value})      # ... and so does the constructor
 
 
