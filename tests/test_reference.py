@@ -111,6 +111,20 @@ def test_the_leaderboard_ranks_each_board_with_paired_intervals(stored, tmp_path
     assert "minus uniform (paired 95% CI)" in capsys.readouterr().out
 
 
+def test_the_leaderboard_reads_the_shipped_stored_results(capsys):
+    """``leaderboard --stored quick`` reads the cells out of the shipped archive (as bytes, never a path) and
+    ranks them: every stored agent of a joint-DP board appears once."""
+    from privbandit.sim.leaderboard import stored_results
+
+    table = stored_results("quick")
+    assert cli.main(["leaderboard", "--stored", "quick"]) == 0
+    out = capsys.readouterr().out
+    board = out.split("## heavy-tailed-d5k5, T=65536, jdp eps=1\n", 1)[1].split("\n## ", 1)[0]
+    held = set(table.loc[(table["env"] == "heavy-tailed-d5k5") & (table["horizon"] == 65536)
+                         & table["privacy_model"].isin(["jdp", "none"]), "agent"])
+    assert held and all(board.count(f"| {agent} |") == 1 for agent in held)
+
+
 def test_the_shipped_quick_results_match_this_install():
     """The stored quick suite: its version (cell definitions and results_version) and a sample of its round
     streams match this install."""

@@ -114,10 +114,10 @@ def _read_table(source: Any) -> pd.DataFrame:
                                                              "privacy_model": str}, **extra)
 
 
-def read_cell(path: str | os.PathLike) -> pd.DataFrame:
+def read_cell(source: str | os.PathLike | bytes) -> pd.DataFrame:
     """Read a cell's (or a results) table back exactly (floats round-trip), without the footer; no check
-    (:func:`load_cell` checks)."""
-    body, _ = _split_footer(Path(path).read_bytes())
+    (:func:`load_cell` checks). ``source`` is a path or the file's bytes (a member of a stored archive)."""
+    body, _ = _split_footer(source if isinstance(source, bytes) else Path(source).read_bytes())
     return _read_table(io.BytesIO(body))
 
 

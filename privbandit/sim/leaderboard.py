@@ -11,7 +11,6 @@ the one asked for when the board has it, else the board's best non-private agent
 
 from __future__ import annotations
 
-import io
 import tarfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -47,7 +46,7 @@ def stored_results(suite: str) -> pd.DataFrame:
     with tarfile.open(archive, mode="r:xz") as tar:
         for member in tar.getmembers():
             if member.isfile():
-                tables.append(read_cell(io.BytesIO(tar.extractfile(member).read())))
+                tables.append(read_cell(tar.extractfile(member).read()))
     return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
 
 
