@@ -45,6 +45,8 @@ JDP_AGENTS: tuple[AgentEntry, ...] = (
     AgentEntry("squarecb-nonprivate", private=False),
     AgentEntry("squarecb-dpsgd", private=True, reference="squarecb-nonprivate"),
     AgentEntry("squarecb-jdp-iw", private=True, reference="squarecb-nonprivate"),
+    AgentEntry("elim-jdp-pooled", private=True, reference="elim-ucb"),
+    AgentEntry("squarecb-jdp-iw-cal", private=True, reference="squarecb-nonprivate"),
 )
 """Agents of the joint-DP blocks (and the non-private references); extend by appending. The LinUCB baselines
 appear with both radii: the theorem's (their default) and ``radius="practical"`` (labels ``*-practical``)."""
@@ -60,6 +62,7 @@ LDP_AGENTS: tuple[AgentEntry, ...] = (
                reference="linucb-practical"),
     AgentEntry("linucb", private=False),
     AgentEntry("squarecb-ldp-sgd", private=True, reference="squarecb-nonprivate"),
+    AgentEntry("elim-ldp-pooled", private=True, reference="elim-nonprivate"),
 )
 """Agents of the local-DP blocks; extend by appending."""
 
