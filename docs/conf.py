@@ -6,7 +6,8 @@ four generators before reading the sources, each writing under ``docs/_generated
 - ``scripts/make_docs_catalogue.py``: the agent and oracle catalogue, the env cards and the pictures of the
   context families, read from the registries;
 - ``scripts/make_docs_tables.py``: the results page's tables and figures, read from a results folder that
-  ``privbandit bench`` wrote (``PRIVBANDIT_DOCS_RESULTS``; see :func:`_results_folder`);
+  ``privbandit bench`` wrote (``PRIVBANDIT_DOCS_RESULTS``; see :func:`_results_folder`), and the paper suite's
+  leaderboards, from its stored reference results (see :func:`_paper_results`);
 - ``scripts/make_docs_interop.py``: the measured parts of the rendering and interop guide: the per-frame render
   cost, timed at build time, and Open Bandit Pipeline's estimates, read from ``docs/data/obp_offpolicy.json``
   (written by ``scripts/obp_offpolicy.py``, run by hand where OBP is installed);
@@ -170,6 +171,32 @@ def _results_folder() -> Path:
     return ROOT / folder
 
 
+def _paper_results() -> tuple[Path | None, str]:
+    """The paper suite's results folder, made from its stored reference results, or None and why not.
+
+    ``PRIVBANDIT_DOCS_PAPER_RESULTS`` names a folder that ``privbandit bench --suite paper`` wrote. Unset, the
+    stored results are installed into ``docs/_build/results/paper`` when they match this install, and
+    ``privbandit bench --suite paper`` finds every cell finished and only writes its report. The build never
+    runs the paper suite's cells (hours); when the stored results do not apply, the page says why.
+    """
+    given = os.environ.get("PRIVBANDIT_DOCS_PAPER_RESULTS")
+    if given:
+        return Path(given), ""
+    from privbandit.sim.reference import check_reference, install_reference
+    from privbandit.sim.suites import get_suite
+
+    paper = get_suite("paper")
+    problems = check_reference(paper, sample=3)
+    if problems:
+        return None, "; ".join(problems)
+    folder = Path("docs/_build/results/paper")
+    install_reference(paper, ROOT / folder)
+    print(f"privbandit docs: the paper suite's report into {folder}, from its stored results")
+    subprocess.run([sys.executable, "-m", "privbandit.cli", "bench", "--suite", "paper", "--out", str(folder),
+                    "--no-progress"], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    return ROOT / folder, ""
+
+
 def _generate() -> None:
     GENERATED.mkdir(exist_ok=True)
     _write_api()
@@ -180,6 +207,16 @@ def _generate() -> None:
     subprocess.run([sys.executable, str(ROOT / "scripts" / "make_docs_tables.py"), str(_results_folder()),
                     "--out", str(GENERATED / "results"), "--figure-prefix", "/_generated/results/figures"],
                    check=True, cwd=ROOT)
+    paper, why = _paper_results()
+    if paper is None:
+        _write(GENERATED / "results" / "paper" / "results.md",
+               f"The stored results of the paper suite do not apply to this install ({why}), and the build does not "
+               "run its cells (hours on 2 cores). Make them with `privbandit bench --suite paper --out DIR` and "
+               "build with `PRIVBANDIT_DOCS_PAPER_RESULTS=DIR`.\n")
+    else:
+        subprocess.run([sys.executable, str(ROOT / "scripts" / "make_docs_tables.py"), str(paper), "--boards",
+                        "--out", str(GENERATED / "results" / "paper"),
+                        "--figure-prefix", "/_generated/results/paper/figures"], check=True, cwd=ROOT)
 
 
 # Guide pages other work adds; each enters the guide's table of contents once its file exists.

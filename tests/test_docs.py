@@ -204,6 +204,19 @@ def test_the_results_page_prints_the_command_and_the_numbers_of_final_regret(tin
     assert list((tmp_path / "figures").glob("*.png"))
 
 
+def test_the_results_page_with_boards_prints_the_leaderboard_of_each_env(tiny_results, tmp_path):
+    import pandas as pd
+
+    from privbandit.sim.leaderboard import leaderboard_markdown, ranked_boards
+
+    proc = _script("make_docs_tables.py", str(tiny_results), "--boards", "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    page = (tmp_path / "results.md").read_text()
+    board = leaderboard_markdown(ranked_boards([pd.read_csv(tiny_results / "results.csv")]), level=4)
+    assert "privbandit run --the-test" in page and board in page
+    assert "#### tiny, T=128, jdp eps=1" in page and "minus uniform (paired 95% CI)" in page
+
+
 def test_the_results_page_refuses_a_folder_without_results(tmp_path):
     proc = _script("make_docs_tables.py", str(tmp_path), "--out", str(tmp_path / "out"))
     assert proc.returncode == 2 and "results.csv" in proc.stderr and "privbandit bench" in proc.stderr

@@ -87,8 +87,8 @@ def ranked_boards(tables: Sequence[pd.DataFrame], reference: str | None = None) 
     return pd.concat(out, ignore_index=True)
 
 
-def leaderboard_markdown(boards: pd.DataFrame) -> str:
-    """One markdown table per board (env, horizon, privacy model, epsilon)."""
+def leaderboard_markdown(boards: pd.DataFrame, level: int = 2) -> str:
+    """One markdown table per board (env, horizon, privacy model, epsilon), each under a heading of ``level``."""
     parts = []
     for key, b in boards.groupby(list(BOARD_KEYS), sort=True):
         env, horizon, model, eps, _ = key
@@ -100,6 +100,6 @@ def leaderboard_markdown(boards: pd.DataFrame) -> str:
                                              f"{format_interval(m, lo, hi)} ({n} seeds)"
                                              for a, m, lo, hi, n in zip(b["agent"], b["diff"], b["diff_low"],
                                                                         b["diff_high"], b["n_paired"])]})
-        parts += [f"## {title}", "", markdown_table(table, ["rank", "agent", "privacy_model", "n_seeds",
+        parts += [f"{'#' * level} {title}", "", markdown_table(table, ["rank", "agent", "privacy_model", "n_seeds",
                                                              "regret (95% CI)", f"minus {ref} (paired 95% CI)"]), ""]
     return "\n".join(parts)
