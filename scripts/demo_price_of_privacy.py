@@ -31,6 +31,7 @@ import argparse
 from pathlib import Path
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 
@@ -93,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     axes[0].set_yscale("log")
     plots.metric_vs_T(reg, "error", x="epsilon", hue="model", ax=axes[1],
                       title=f"IW regression: Sigma-norm error, n = {args.horizon}")
+    axes[1].set_xticks(eps, [f"{e:g}" for e in eps])
+    axes[1].xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     axes[1].set_xlabel("epsilon")
     fig.tight_layout()
     path = args.out / "price_of_privacy.png"
