@@ -93,6 +93,10 @@ def regret_by_seed(final: pd.DataFrame, agent: str, eps: Sequence[float] | None 
     ------
     ValueError
         If a requested (agent, epsilon) has no run, or the epsilons have different seeds.
+
+    References
+    ----------
+    Source paper, `tab:comp` (the regrets whose dependence on epsilon the demo measures).
     """
     rows = final[final["agent"] == agent]
     wanted = [np.inf] if eps is None else [float(e) for e in eps]
@@ -125,6 +129,10 @@ def ratio_of_means(num: np.ndarray, den: np.ndarray, *, n_boot: int = 2000,
     Returns
     -------
     (ratio, low, high), each ndarray (m,)
+
+    References
+    ----------
+    Source paper, `eq:PoP` (the price of privacy as a ratio to the non-private rate).
     """
     num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
     if num.ndim != 2 or den.ndim != 2 or den.shape[0] != num.shape[0] or den.shape[1] not in (1, num.shape[1]):
