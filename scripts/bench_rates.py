@@ -37,7 +37,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from dataclasses import dataclass
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
@@ -48,33 +47,13 @@ import pandas as pd
 import privbandit  # noqa: F401  (registers the envs)
 from privbandit.agents import agent_is_private, agent_names, make_agent
 from privbandit.sim import run_many
+from privbandit.sim.rates import PAPER_RATES, fit_exponent
 
-
-@dataclass(frozen=True)
-class PaperRate:
-    """A `tab:comp` row: the regret bound and its exponents in T and in 1/epsilon (None: no privacy)."""
-
-    source: str
-    bound: str
-    t_exponent: float
-    eps_exponent: str
-
-
-JDP_OURS = PaperRate("thm:regret-upper-JDP", "d^2 sqrt(T) + d^{5/2}/eps", 0.5, "0..1 (additive)")
-LDP_OURS = PaperRate("thm:regret-upper-LDP", "sqrt(d^5 T)/eps", 0.5, "1")
-NON_PRIVATE = PaperRate("LinUCB / elimination", "d sqrt(T)", 0.5, "-")
-PAPER_RATES: dict[str, PaperRate] = {
-    "elim-jdp": JDP_OURS, "elim-jdp-ucb": JDP_OURS, "elim-jdp-pooled": JDP_OURS,
-    "linucb-jdp": PaperRate("Shariff & Sheffet 2018", "d sqrt(T) + d^{3/4} sqrt(T/eps)", 0.5, "0..0.5 (additive)"),
-    "elim-ldp": LDP_OURS, "elim-ldp-greedy": LDP_OURS,
-    "ldp-ucb": PaperRate("Zheng et al. 2020", "(dT)^{3/4}/eps", 0.75, "1"),
-    "linucb": NON_PRIVATE, "elim-ucb": NON_PRIVATE,
-}
-"""`tab:comp`'s rate for each agent (the practical variants share their algorithm's row)."""
+__all__ = ["BLOCKS", "PAPER_RATES", "fit_exponent", "main"]
 
 BLOCKS: dict[str, tuple[tuple[str, ...], int, int]] = {
     "jdp": (("elim-jdp", "elim-jdp-ucb", "elim-jdp-pooled", "linucb-jdp", "linucb", "elim-ucb"), 10, 10),
-    "ldp": (("elim-ldp", "elim-ldp-greedy", "ldp-ucb"), 5, 5),
+    "ldp": (("elim-ldp", "elim-ldp-greedy", "elim-ldp-pooled", "ldp-ucb"), 5, 5),
 }
 """Agents per block with (d, K): joint DP and the non-private baselines at d = K = 10, local DP at d = K = 5."""
 
@@ -84,46 +63,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message}\n")
-
-
-def fit_exponent(x: np.ndarray, curves: np.ndarray, *, n_boot: int = 2000, rng: int = 0) -> tuple[float, float, float]:
-    """The slope of log(mean over seeds of ``curves``) against log(x), and its 95% bootstrap interval.
-
-    Parameters
-    ----------
-    x : ndarray (m,)
-        Positive abscissae (horizons, or 1/epsilon), at least two distinct.
-    curves : ndarray (n_seeds, m)
-        Positive values (regret) per seed and abscissa.
-    n_boot : int
-        Bootstrap resamples of the seeds (0: no interval, NaNs).
-    rng : int
-        Seed of the resampling.
-
-    Returns
-    -------
-    (slope, low, high)
-        The fitted exponent and the 2.5% / 97.5% percentiles of the refitted slopes.
-    """
-    x = np.asarray(x, dtype=float)
-    y = np.asarray(curves, dtype=float)
-    if y.ndim != 2 or y.shape[1] != x.shape[0] or y.shape[0] < 1:
-        raise ValueError(f"curves must have shape (n_seeds, {x.shape[0]}), got {y.shape}")
-    if np.unique(x).size < 2 or np.any(x <= 0):
-        raise ValueError("x needs at least two distinct positive values")
-    if np.any(~np.isfinite(y)) or np.any(y <= 0):
-        raise ValueError("curves must be finite and > 0 (a log-log fit)")
-    lx = np.log(x)
-    design = np.column_stack([lx, np.ones_like(lx)])
-    slope = float(np.linalg.lstsq(design, np.log(y.mean(axis=0)), rcond=None)[0][0])
-    if n_boot < 1:
-        return slope, float("nan"), float("nan")
-    gen = np.random.default_rng(rng)
-    idx = gen.integers(y.shape[0], size=(n_boot, y.shape[0]))
-    means = np.log(y[idx].mean(axis=1))                                 # (n_boot, m)
-    slopes = np.linalg.lstsq(design, means.T, rcond=None)[0][0]
-    low, high = np.percentile(slopes, [2.5, 97.5])
-    return slope, float(low), float(high)
 
 
 def _ints(text: str, what: str) -> list[int]:

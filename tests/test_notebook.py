@@ -53,8 +53,9 @@ def test_notebook_runs_and_states_what_it_measured(monkeypatch):
     text = _text(nb)
     assert not [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     # The computed conclusions of every section are printed, and the figures drawn.
-    assert "Joint DP: JDP / non-private regret <= 1.5" in text
-    assert "log-log slope of the local-DP regression error" in text
+    assert "Joint DP: elim-jdp-pooled's regret over the non-private elim-ucb's is" in text
+    assert "elim-ldp-pooled: regret against epsilon has log-log slope" in text and "(`thm:regret-upper-LDP`)" in text
+    assert "log-log slope of the local DP regression error" in text
     assert "SSP's error is" in text
     assert "U*^-1 is" in text and "lopsided than Sigma^1/2" in text
     figures = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if "image/png" in o.get("data", {})]

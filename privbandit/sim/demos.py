@@ -4,10 +4,11 @@ Shared by ``scripts/demo_*.py`` and the notebook ``docs/notebooks/price_of_priva
 returns a tidy table, and each ``*_conclusion(s)`` function turns measured numbers into sentences, so a
 short run says what it measured, never what a long run would.
 
-- :func:`regression_errors`, :func:`price_conclusions`: the price of privacy, joint DP against local DP,
-  as epsilon varies (regret ratios and IW-regression errors);
-- :func:`epsilon_slope`, :func:`slope_conclusion`: the log-log slope of a measure against epsilon
-  (0 = free, -1 = the local-DP 1/epsilon);
+- :func:`regret_by_seed`, :func:`ratio_of_means`, :func:`price_conclusions`, :func:`rate_conclusion`: the price
+  of privacy, joint DP against local DP, as epsilon varies (regret ratios with intervals over seeds, and the
+  log-log slope against epsilon beside the one `tab:comp`'s bound gives);
+- :func:`regression_errors`, :func:`epsilon_slope`, :func:`slope_conclusion`: the IW-regression oracles'
+  errors and the log-log slope of a measure against epsilon (0 = free of epsilon, -1 = ~1/epsilon);
 - :func:`ols_sample`, :func:`ols_study`, :func:`ols_conclusion`: why perturbing OLS fails under local DP (d = 1);
 - :func:`information_matrices`, :func:`axis_ratio`, :func:`information_conclusions`: U* and W* next to Sigma.
 
@@ -27,10 +28,11 @@ import pandas as pd
 from .. import infomatrix
 from ..envs import make_family
 from ..oracles import make_oracle
+from .rates import PaperRate
 
 __all__ = ["axis_ratio", "epsilon_slope", "first_epsilon_from_which", "information_conclusions",
-           "information_matrices", "ols_conclusion", "ols_sample", "ols_study", "price_conclusions",
-           "regression_errors", "slope_conclusion"]
+           "information_matrices", "ols_conclusion", "ols_sample", "ols_study", "price_conclusions", "rate_conclusion",
+           "ratio_of_means", "regression_errors", "regret_by_seed", "slope_conclusion"]
 
 
 def regression_errors(eps: tuple[float, ...], n: int, seeds: int, delta: float = 1e-6) -> pd.DataFrame:
@@ -71,22 +73,103 @@ def first_epsilon_from_which(eps: Sequence[float], values: Sequence[float], limi
     return float(e[bad[-1] + 1] if bad.size else e[0])
 
 
-def price_conclusions(eps: Sequence[float], jdp_ratio: Sequence[float], ldp_regret: Sequence[float], uniform: float,
-                      jdp_error: Sequence[float], ldp_error: Sequence[float], *, cheap: float = 1.5) -> list[str]:
-    """What the measured price-of-privacy tables show, one sentence per finding, each computed from the numbers.
+def regret_by_seed(final: pd.DataFrame, agent: str, eps: Sequence[float] | None = None) -> np.ndarray:
+    """Final regret of one agent per seed (rows, by seed) and epsilon (columns, in the order of ``eps``).
+
+    Parameters
+    ----------
+    final : DataFrame
+        The runs' last rows (:func:`privbandit.sim.report.final_rows`): agent, epsilon, seed, cum_regret.
+    agent : str
+        The agent's label.
+    eps : sequence of float, optional
+        The epsilons of a private agent; None for a non-private one (one column, epsilon inf).
+
+    Returns
+    -------
+    ndarray (n_seeds, len(eps)) or (n_seeds, 1)
+
+    Raises
+    ------
+    ValueError
+        If a requested (agent, epsilon) has no run, or the epsilons have different seeds.
+
+    References
+    ----------
+    Source paper, `tab:comp` (the regrets whose dependence on epsilon the demo measures).
+    """
+    rows = final[final["agent"] == agent]
+    wanted = [np.inf] if eps is None else [float(e) for e in eps]
+    wide = rows.assign(epsilon=rows["epsilon"].astype(float)).pivot_table(
+        index="seed", columns="epsilon", values="cum_regret", aggfunc="mean")
+    missing = [e for e in wanted if e not in wide.columns]
+    if missing:
+        raise ValueError(f"no run of {agent!r} at epsilon {missing}")
+    table = wide[wanted]
+    if table.isna().any().any():
+        raise ValueError(f"{agent!r} was not run on the same seeds at every epsilon")
+    return table.to_numpy(dtype=float)
+
+
+def ratio_of_means(num: np.ndarray, den: np.ndarray, *, n_boot: int = 2000,
+                   rng: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """mean(num) / mean(den) per column, with a 95% percentile-bootstrap interval over paired seeds.
+
+    Parameters
+    ----------
+    num : ndarray (n_seeds, m)
+        The private agent's regret per seed and epsilon.
+    den : ndarray (n_seeds, m) or (n_seeds, 1)
+        The reference's regret on the same seeds (one column broadcasts over the epsilons).
+    n_boot : int
+        Resamples of the seeds (rows are resampled together, so a seed's pair stays paired); 0: NaN interval.
+    rng : int
+        Seed of the resampling.
+
+    Returns
+    -------
+    (ratio, low, high), each ndarray (m,)
+
+    References
+    ----------
+    Source paper, `eq:PoP` (the price of privacy as a ratio to the non-private rate).
+    """
+    num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
+    if num.ndim != 2 or den.ndim != 2 or den.shape[0] != num.shape[0] or den.shape[1] not in (1, num.shape[1]):
+        raise ValueError(f"num (n_seeds, m) and den (n_seeds, m or 1) must pair seeds, got {num.shape} and "
+                         f"{den.shape}")
+    if np.any(den.mean(axis=0) <= 0):
+        raise ValueError("the reference's mean regret must be > 0")
+    ratio = num.mean(axis=0) / den.mean(axis=0)
+    if n_boot < 1 or num.shape[0] < 2:
+        nan = np.full_like(ratio, np.nan)
+        return ratio, nan, nan
+    idx = np.random.default_rng(rng).integers(num.shape[0], size=(n_boot, num.shape[0]))
+    boot = num[idx].mean(axis=1) / np.maximum(den[idx].mean(axis=1), np.finfo(float).tiny)   # (n_boot, m)
+    low, high = np.percentile(boot, [2.5, 97.5], axis=0)
+    return ratio, low, high
+
+
+def price_conclusions(eps: Sequence[float], jdp_ratio: Sequence[float], jdp_low: Sequence[float],
+                      jdp_high: Sequence[float], jdp_regret: Sequence[float], ldp_regret: Sequence[float],
+                      uniform: float, *, jdp: str = "elim-jdp-pooled", ldp: str = "elim-ldp-pooled",
+                      reference: str = "elim-ucb", cheap: float = 1.5) -> list[str]:
+    """What the measured price-of-privacy table shows, one sentence per finding, each computed from the numbers.
 
     Parameters
     ----------
     eps : sequence of float
         The epsilons, in the order of the other sequences.
-    jdp_ratio : sequence of float
-        Joint-DP regret / non-private regret, per epsilon.
-    ldp_regret : sequence of float
-        Local-DP regret, per epsilon.
+    jdp_ratio, jdp_low, jdp_high : sequence of float
+        The joint-DP agent's regret over the non-private reference's, per epsilon, with its 95% interval
+        (:func:`ratio_of_means`; NaN bounds with one seed). A gap whose interval stays above 1 while the regret
+        changes by at most 10% between the two largest epsilons is named as one more epsilon does not remove.
+    jdp_regret, ldp_regret : sequence of float
+        Mean regret of the joint-DP and the local-DP agent, per epsilon.
     uniform : float
-        Regret of uniform play.
-    jdp_error, ldp_error : sequence of float
-        Sigma-norm error of IW-Regression-DP and IW-Regression-LDP, per epsilon.
+        Mean regret of uniform play.
+    jdp, ldp, reference : str
+        The agents' names, as the sentences print them.
     cheap : float
         The ratio of joint-DP to non-private regret counted as "cheap" (default 1.5).
 
@@ -100,34 +183,93 @@ def price_conclusions(eps: Sequence[float], jdp_ratio: Sequence[float], ldp_regr
     """
     order = np.argsort(eps)
     e = np.asarray(eps, dtype=float)[order]
-    ratio, ldp = np.asarray(jdp_ratio, dtype=float)[order], np.asarray(ldp_regret, dtype=float)[order]
-    jerr, lerr = np.asarray(jdp_error, dtype=float)[order], np.asarray(ldp_error, dtype=float)[order]
-    lines = []
+    ratio, low, high = (np.asarray(v, dtype=float)[order] for v in (jdp_ratio, jdp_low, jdp_high))
+    jreg, lreg = np.asarray(jdp_regret, dtype=float)[order], np.asarray(ldp_regret, dtype=float)[order]
+
+    def at(i: int) -> str:
+        ci = "" if np.isnan(low[i]) else f" [95% {low[i]:.2f}, {high[i]:.2f}]"
+        return f"{ratio[i]:.2f}x{ci} at epsilon = {e[i]:g}"
+
+    lines = [f"Joint DP: {jdp}'s regret over the non-private {reference}'s is {at(len(e) - 1)} and {at(0)}."]
     start = first_epsilon_from_which(e, ratio, cheap)
     if start is None:
         i = int(np.argmin(ratio))
-        lines.append(f"Joint DP: JDP / non-private regret <= {cheap:g} is not reached in this range (smallest "
-                     f"ratio {ratio[i]:.2f}, at epsilon = {e[i]:g}).")
+        lines.append(f"Joint DP is not cheap (ratio <= {cheap:g}) anywhere in this range: its smallest ratio is "
+                     f"{ratio[i]:.2f}, at epsilon = {e[i]:g}.")
     else:
-        lines.append(f"Joint DP: JDP / non-private regret <= {cheap:g} from epsilon = {start:g} on "
-                     f"(ratio {ratio[-1]:.2f} at epsilon = {e[-1]:g}, {ratio[0]:.2f} at epsilon = {e[0]:g}).")
-    lines.append(f"Joint-DP regression error: {jerr[0]:.4f} at epsilon = {e[0]:g}, {jerr[-1]:.4f} at epsilon = "
-                 f"{e[-1]:g} ({jerr[0] / jerr[-1]:.1f}x).")
-    rel = lerr / jerr
-    if np.all(rel > 1):
-        lines.append(f"Local DP: its regression error is {rel.min():.1f}-{rel.max():.1f}x the joint-DP one at every "
-                     f"epsilon, and {lerr[0] / lerr[-1]:.1f}x lower at epsilon = {e[-1]:g} than at {e[0]:g}.")
+        lines.append(f"Joint DP is cheap (ratio <= {cheap:g}) from epsilon = {start:g} on.")
+    change = jreg[-1] / jreg[-2] - 1
+    if abs(change) <= 0.1 and not low[-1] <= 1:
+        lines.append(f"Between epsilon = {e[-2]:g} and {e[-1]:g} {jdp}'s regret changes by {100 * change:+.0f}% while "
+                     f"it stays {ratio[-1]:.2f}x {reference}'s: that remaining gap does not shrink with epsilon, so "
+                     "more epsilon does not remove it (the agent's cost, not the privacy noise's).")
+    rel = lreg / jreg
+    lines.append(f"Local DP costs more than joint DP at every epsilon: {ldp}'s regret is {rel.min():.1f}-"
+                 f"{rel.max():.1f}x {jdp}'s." if np.all(rel > 1) else
+                 f"Local DP does not cost more than joint DP at every epsilon: {ldp}'s regret is "
+                 f"{rel.min():.2f}-{rel.max():.2f}x {jdp}'s.")
+    share = lreg / uniform
+    learned = first_epsilon_from_which(e, share, 0.5)
+    if learned is None:
+        lines.append(f"{ldp} is not below half of uniform play's regret at the largest epsilon "
+                     f"({share[-1]:.2f} of it at epsilon = {e[-1]:g}): it has barely left uniform play.")
     else:
-        lines.append(f"Local DP: its regression error is not above the joint-DP one at every epsilon "
-                     f"(LDP / JDP {rel.min():.1f}-{rel.max():.1f}x).")
-    left = ldp < 0.95 * uniform
-    if not left.any():
-        lines.append("The local-DP agent has not left uniform play at any epsilon (its regret is within 5% of the "
-                     "uniform one): local-DP elimination needs a longer horizon before its epochs eliminate arms.")
-    else:
-        lines.append("The local-DP agent's regret is below 95% of uniform play's at epsilon in {"
-                     + ", ".join(f"{v:g}" for v in e[left]) + "}.")
+        lines.append(f"{ldp} is below half of uniform play's regret from epsilon = {learned:g} on "
+                     f"({share[0]:.2f} of it at epsilon = {e[0]:g}, {share[-1]:.3f} at {e[-1]:g}).")
     return lines
+
+
+def rate_conclusion(agent: str, slope: tuple[float, float, float], rate: PaperRate, *, where: str = "",
+                    ceiling: tuple[float, float] | None = None) -> str:
+    """A measured log-log slope of regret against epsilon beside the slope the paper's bound gives.
+
+    The paper's bound has exponent in 1/epsilon in ``rate.eps_range`` = [a, b], so a slope against epsilon
+    in [-b, -a]. The sentence says whether the measured 95% interval meets that range, or lies flatter or
+    steeper than it; with one seed (NaN interval) the point slope is compared.
+
+    Parameters
+    ----------
+    agent : str
+        The agent whose regret was fitted.
+    slope : (slope, low, high)
+        From :func:`privbandit.sim.rates.fit_exponent` with x = epsilon.
+    rate : PaperRate
+        The agent's `tab:comp` row (a private one: ``eps_range`` not None).
+    where : str
+        Which epsilons the fit used, if not all (printed after the slope).
+    ceiling : (epsilon, share), optional
+        The smallest fitted epsilon and the agent's regret there as a share of uniform play's; a share of 0.5 or
+        more is named as a ceiling that flattens the slope.
+
+    Returns
+    -------
+    str
+
+    References
+    ----------
+    Source paper, `tab:comp`.
+    """
+    if rate.eps_range is None:
+        raise ValueError(f"{agent}: the paper's rate {rate.bound} has no epsilon")
+    s, lo, hi = slope
+    a, b = rate.eps_range
+    paper_lo, paper_hi = -b + 0.0, -a + 0.0
+    if np.isnan(lo):
+        lo = hi = s
+    ci = "" if lo == hi else f" [95% {lo:+.2f}, {hi:+.2f}]"
+    paper = (f"{paper_lo:+g}" if a == b else f"between {paper_lo:+g} (the 1/eps term dominates) and {paper_hi:+g} "
+             "(it is negligible)")
+    head = (f"{agent}: regret against epsilon{where} has log-log slope {s:+.2f}{ci}; the paper's bound {rate.bound} "
+            f"(`{rate.source}`) gives {paper}")
+    if hi < paper_lo:
+        return f"{head}. Measured: steeper than that."
+    if lo > paper_hi:
+        why = ""
+        if ceiling is not None and ceiling[1] >= 0.5:
+            why = (f": at epsilon = {ceiling[0]:g} its regret is {ceiling[1]:.2f} of uniform play's, a ceiling that "
+                   "flattens the slope")
+        return f"{head}. Measured: flatter than that{why}."
+    return f"{head}. Measured: within that range."
 
 
 def epsilon_slope(eps: Sequence[float], values: Sequence[float]) -> float:
@@ -138,28 +280,42 @@ def epsilon_slope(eps: Sequence[float], values: Sequence[float]) -> float:
     return float(np.polyfit(np.log(e), np.log(v), 1)[0])
 
 
-def slope_conclusion(what: str, slope: float, *, tol: float = 0.25) -> str:
-    """One sentence placing a measured log-log slope against epsilon between free (0) and 1/epsilon (-1).
+def slope_conclusion(what: str, slope: float, *, low: float = float("nan"), high: float = float("nan"),
+                     tol: float = 0.25) -> str:
+    """One sentence placing a measured log-log slope against epsilon between free (0) and ~1/epsilon (-1).
 
     Parameters
     ----------
     what : str
         What the slope is of, e.g. "local-DP regression error".
     slope : float
-        From :func:`epsilon_slope`.
+        From :func:`epsilon_slope` or :func:`privbandit.sim.rates.fit_exponent`.
+    low, high : float
+        Its 95% interval (NaN: none, the point slope is classified).
     tol : float
-        How close to 0 or -1 counts as "at" that rate (default 0.25).
+        Without an interval: how close to 0 or -1 counts as "at" that rate (default 0.25).
     """
-    head = f"The log-log slope of the {what} against epsilon is {slope:+.2f}"
+    ci = "" if np.isnan(low) else f" [95% {low:+.2f}, {high:+.2f}]"
+    head = f"The log-log slope of the {what} against epsilon is {slope:+.2f}{ci}"
+    if not np.isnan(low):
+        if low <= -1 <= high:
+            return f"{head}: its interval contains -1 (~1/epsilon)."
+        if low <= 0 <= high:
+            return f"{head}: its interval contains 0 (free of epsilon in this range)."
+        if high < -1:
+            return f"{head}: steeper than 1/epsilon."
+        if low > 0:
+            return f"{head}: it grows with epsilon, which no privacy rate predicts."
+        return f"{head}: between free (0) and ~1/epsilon (-1), both outside its interval."
     if abs(slope + 1) <= tol:
-        return f"{head}: close to -1, the 1/epsilon rate."
+        return f"{head}: close to -1, ~1/epsilon."
     if abs(slope) <= tol:
         return f"{head}: close to 0, nearly free of epsilon in this range."
     if slope < -1:
         return f"{head}: steeper than 1/epsilon."
     if slope > 0:
         return f"{head}: it grows with epsilon, which no privacy rate predicts (noise at this size)."
-    return f"{head}: between free (0) and 1/epsilon (-1), flatter than the 1/epsilon rate in this range."
+    return f"{head}: between free (0) and ~1/epsilon (-1), flatter than 1/epsilon in this range."
 
 
 def ols_sample(n: int, s: float, theta: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
