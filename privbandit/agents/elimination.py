@@ -22,6 +22,7 @@ Source paper, `alg:batch-cb-meta`, `alg:plan`, `alg:batch-cb-JDP`, `appdx:regret
 from __future__ import annotations
 
 import dataclasses
+import functools
 import numbers
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -39,8 +40,8 @@ from .._validation import (
 )
 from ..oracles.base import EpochFit, Estimate, Oracle
 from ..oracles.ridge import Ridge, RidgeFit
-from ._oracle_arg import ORACLE_ARGUMENT_CONSTRAINTS, resolve_oracle
-from .base import BanditSpec, EpochAgent, register_agent
+from ._oracle_arg import ORACLE_ARGUMENT_CONSTRAINTS, register_variant, resolve_oracle
+from .base import BanditSpec, EpochAgent
 from .planner import (
     _ELIMINATION_TOLERANCE,
     _best,
@@ -352,21 +353,7 @@ class EliminationAgent(EpochAgent):
         return dict(super().describe(), oracle=self.oracle.name)
 
 
-def _factory(agent_name: str, oracle_name: str, model: str, description: str, counterpart: str | None = None,
-             **defaults: Any) -> None:
-    def make(*, epsilon: float | None = None, delta: float | None = None, oracle: Oracle | None = None,
-             **kwargs: Any) -> EliminationAgent:
-        kwargs = {**defaults, **kwargs}     # the registered variant's defaults (play rule, schedule, pooling)
-        if oracle is not None:
-            agent = EliminationAgent(oracle, epsilon=epsilon, delta=delta, **kwargs)   # a name takes the budget
-        else:  # make_agent has checked the budget against the registration's privacy
-            agent = EliminationAgent(oracle_name, epsilon=epsilon, delta=delta,
-                                     model=None if model == "none" else model, **kwargs)
-        agent.name = agent_name  # type: ignore[misc]
-        return agent
-
-    make.__doc__ = f"{description}\n\nKeyword arguments go to :class:`EliminationAgent` (oracle {oracle_name!r})."
-    register_agent(agent_name, make, description=description, private=model != "none", counterpart=counterpart)
+_factory = functools.partial(register_variant, EliminationAgent)   # (name, oracle name, model, description, ...)
 
 
 _factory("elim-nonprivate", "ridge", "none",

@@ -60,7 +60,7 @@ from ..infomatrix import psd_project, psd_sqrt, symmetrize
 from ..oracles.base import Estimate, Oracle
 from ..oracles.iw_jdp import IWRegressionDP, IWRelease
 from ..oracles.iw_ldp import IWRegressionLDP, LDPRelease
-from .base import register_agent
+from ._oracle_arg import register_variant
 from .elimination import JDP_UCB_FIRST_EPOCH, EliminationAgent
 from .planner import _stack
 
@@ -447,33 +447,12 @@ def pooled_estimate(stats: PooledStatistics, link: Any, *, reg_scale: float, z: 
     return Estimate(theta, link, psd_sqrt(m2), 1.0 / link.mu, info=info, release=release)
 
 
-def _make(*, epsilon: float | None = None, delta: float | None = None, oracle: Oracle | None = None,
-          **kwargs: Any) -> PooledJDPAgent:
-    if oracle is not None:
-        return PooledJDPAgent(oracle, epsilon=epsilon, delta=delta, **kwargs)   # a name takes the budget
-    return PooledJDPAgent(epsilon=epsilon, delta=delta, **kwargs)
-
-
-_make.__doc__ = ("joint-DP elimination on pooled, warm-started IW-Regression-DP releases with a variance-plus-bias "
-                 "width, UCB play, first epoch 256 (alg:batch-cb-JDP on pooled alg:JDP-linear-regression releases)"
-                 "\n\nKeyword arguments go to :class:`PooledJDPAgent`.")
-register_agent("elim-jdp-pooled", _make, description=_make.__doc__.split("\n")[0], private=True)
-
-
-def _ldp_factory(agent_name: str, description: str, **defaults: Any) -> None:
-    def make(*, epsilon: float | None = None, delta: float | None = None, oracle: Oracle | None = None,
-             **kwargs: Any) -> PooledLDPAgent:
-        kwargs = {**defaults, **kwargs}
-        agent = PooledLDPAgent(*(() if oracle is None else (oracle,)), epsilon=epsilon, delta=delta, **kwargs)
-        agent.name = agent_name  # type: ignore[misc]
-        return agent
-
-    make.__doc__ = f"{description}\n\nKeyword arguments go to :class:`PooledLDPAgent`."
-    register_agent(agent_name, make, description=description, private=True)
-
-
-_ldp_factory("elim-ldp-pooled", "local-DP elimination on pooled, warm-started IW-Regression-LDP releases with a "
-             "variance-plus-bias width, UCB play (alg:LDP-linear-regression releases, pooled)")
-_ldp_factory("elim-ldp-greedy-pooled", "local-DP elimination on pooled, warm-started IW-Regression-LDP releases, "
-             "greedy play with (d/t)^(1/3) exploration on the survivors' spanner (as elim-ldp-greedy, pooled)",
-             play="greedy")
+register_variant(PooledJDPAgent, "elim-jdp-pooled", None, "jdp", "joint-DP elimination on pooled, warm-started "
+                 "IW-Regression-DP releases with a variance-plus-bias width, UCB play, first epoch 256 "
+                 "(alg:batch-cb-JDP on pooled alg:JDP-linear-regression releases)")
+register_variant(PooledLDPAgent, "elim-ldp-pooled", None, "ldp", "local-DP elimination on pooled, warm-started "
+                 "IW-Regression-LDP releases with a variance-plus-bias width, UCB play (alg:LDP-linear-regression "
+                 "releases, pooled)")
+register_variant(PooledLDPAgent, "elim-ldp-greedy-pooled", None, "ldp", "local-DP elimination on pooled, warm-started "
+                 "IW-Regression-LDP releases, greedy play with (d/t)^(1/3) exploration on the survivors' spanner (as "
+                 "elim-ldp-greedy, pooled)", play="greedy")

@@ -48,6 +48,7 @@ Foster & Rakhlin (2020); Simchi-Levi & Xu (2020); Vowpal Wabbit ``cb_explore_adf
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from collections.abc import Callable
@@ -58,8 +59,8 @@ import numpy as np
 from .._validation import POSITIVE, UNIT_OPEN, Interval, IsCallable, Options, ParameterConstraints, check_positive
 from ..oracles.base import Estimate, Oracle
 from ..privacy.calibration import paper_sigma_alpha
-from ._oracle_arg import ORACLE_ARGUMENT_CONSTRAINTS, resolve_oracle
-from .base import EpochAgent, register_agent, uniform_choice
+from ._oracle_arg import ORACLE_ARGUMENT_CONSTRAINTS, register_variant, resolve_oracle
+from .base import EpochAgent, uniform_choice
 
 __all__ = ["CALIBRATED_ERROR_CONSTANTS", "CALIBRATED_GAMMA_SCALE", "GAMMA_SCHEDULES", "IW_RATE_ORACLES",
            "SquareCBAgent", "calibrated_error", "inverse_gap_weighting", "iw_l2_rate", "l2_rate"]
@@ -332,22 +333,7 @@ class SquareCBAgent(EpochAgent):
         return dict(super().describe(), oracle=self.oracle.name)
 
 
-def _factory(agent_name: str, oracle_name: str, model: str, description: str, counterpart: str | None = None,
-             **defaults: Any) -> None:
-    def make(*, epsilon: float | None = None, delta: float | None = None, oracle: Oracle | None = None,
-             **kwargs: Any) -> SquareCBAgent:
-        kwargs = {**defaults, **kwargs}
-        if oracle is not None:
-            agent = SquareCBAgent(oracle, epsilon=epsilon, delta=delta, **kwargs)   # a name takes the budget
-        else:  # make_agent has checked the budget against the registration's privacy
-            agent = SquareCBAgent(oracle_name, epsilon=epsilon, delta=delta,
-                                  model=None if model == "none" else model, **kwargs)
-        agent.name = agent_name  # type: ignore[misc]
-        return agent
-
-    fixed = "".join(f", {k}={v!r}" for k, v in defaults.items())
-    make.__doc__ = f"{description}\n\nKeyword arguments go to :class:`SquareCBAgent` (oracle {oracle_name!r}{fixed})."
-    register_agent(agent_name, make, description=description, private=model != "none", counterpart=counterpart)
+_factory = functools.partial(register_variant, SquareCBAgent)   # (name, oracle name, model, description, ...)
 
 
 CALIBRATED = dict(gamma_schedule="calibrated", gamma_scale=CALIBRATED_GAMMA_SCALE)
