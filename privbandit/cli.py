@@ -51,8 +51,9 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 
 class UsageError(Exception):
@@ -102,44 +103,24 @@ def _output_folder(path: Path, what: str) -> Path:
     return path
 
 
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {v}")
-    return v
+def _argument(parse: Callable[[str], Any], accept: Callable[[Any], bool], allowed: str) -> Callable[[str], Any]:
+    """An argparse ``type``: ``parse(text)`` when ``accept`` takes it, else "must be ALLOWED, got TEXT"."""
+    def convert(text: str) -> Any:
+        try:
+            value = parse(text)
+        except ValueError:
+            value = None
+        if value is None or not accept(value):
+            raise argparse.ArgumentTypeError(f"must be {allowed}, got {text!r}")
+        return value
+
+    return convert
 
 
-def _jobs(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be -1 (all cores) or an integer >= 1, got {text!r}") from None
-    if v == 0 or v < -1:
-        raise argparse.ArgumentTypeError(f"must be -1 (all cores) or an integer >= 1, got {v}")
-    return v
-
-
-def _epsilon(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number > 0, got {text!r}") from None
-    if not (v > 0 and math.isfinite(v)):
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
-    return v
-
-
-def _delta(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text!r}") from None
-    if not 0 < v < 1:
-        raise argparse.ArgumentTypeError(f"must be in (0, 1), got {text!r}")
-    return v
+_positive_int = _argument(int, lambda v: v >= 1, "an integer >= 1")
+_jobs = _argument(int, lambda v: v == -1 or v >= 1, "-1 (all cores) or an integer >= 1")
+_epsilon = _argument(float, lambda v: v > 0 and math.isfinite(v), "a finite number > 0")
+_delta = _argument(float, lambda v: 0 < v < 1, "a number in (0, 1)")
 
 
 def build_parser() -> argparse.ArgumentParser:
