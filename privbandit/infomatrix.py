@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import check_array, check_int, check_positive, check_real
+from ._validation import check_array, check_int, check_positive, check_real, check_weights
 
 EIG_FLOOR = 1e-12
 """Relative eigenvalue floor used before inverse square roots of possibly noisy matrices."""
@@ -102,12 +102,7 @@ def spectral_update(u: np.ndarray, f: np.ndarray, floor: float = EIG_FLOOR) -> n
 
 def _weights(features: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
     n = features.shape[0]
-    if weights is None:
-        return np.full(n, 1.0 / n)
-    w = check_array("weights", weights, shape=(n,))
-    if np.any(w < 0) or w.sum() <= 0:
-        raise ValueError("weights must be non-negative with a positive sum")
-    return w / w.sum()
+    return np.full(n, 1.0 / n) if weights is None else check_weights("weights", weights, n)
 
 
 def _check_sample(features, weights):

@@ -58,10 +58,18 @@ constants (``"theory"``) or the calibrated ones (``"practical"``)."""
 Constants = Literal["practical", "theory"]
 
 
-def _readonly(a: np.ndarray) -> np.ndarray:
+def read_only(a: Any) -> np.ndarray:
+    """A read-only float copy of ``a``."""
     a = np.array(a, dtype=float, copy=True)
     a.setflags(write=False)
     return a
+
+
+def freeze_arrays(record: Any, *names: str) -> None:
+    """Store each named field of the frozen dataclass ``record`` that is not None as a :func:`read_only` copy."""
+    for name in names:
+        if getattr(record, name) is not None:
+            object.__setattr__(record, name, read_only(getattr(record, name)))
 
 
 @dataclass(frozen=True)
@@ -107,8 +115,8 @@ class Estimate:
     def __post_init__(self) -> None:
         theta = check_array("theta", self.theta, ndim=1)
         d = theta.shape[0]
-        object.__setattr__(self, "theta", _readonly(theta))
-        object.__setattr__(self, "width_matrix", _readonly(check_array("width_matrix", self.width_matrix,
+        object.__setattr__(self, "theta", read_only(theta))
+        object.__setattr__(self, "width_matrix", read_only(check_array("width_matrix", self.width_matrix,
                                                                        shape=(d, d))))
         object.__setattr__(self, "width_scale", check_real("width_scale", self.width_scale, low=0.0))
         object.__setattr__(self, "info", dict(self.info))

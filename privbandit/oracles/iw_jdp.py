@@ -63,11 +63,12 @@ from .._validation import (
     check_array,
     check_choice,
     check_int,
+    check_weights,
 )
 from ..infomatrix import f_dp, psd_project, psd_sqrt, spectral_update, symmetrize, w_star
 from ..privacy import GaussianMechanism, PrivacySpec, SymmetricGaussianMechanism
 from ..privacy.calibration import CALIBRATION_METHODS, analytic_noise_multiplier, gaussian_sigma
-from .base import CONSTANTS, EpochFit, Estimate, Oracle, register_oracle, stage_sizes_split
+from .base import CONSTANTS, EpochFit, Estimate, Oracle, freeze_arrays, read_only, register_oracle, stage_sizes_split
 
 # Defaults of the absolute constants, per regime. "theory" follows the source (see iw_parameters);
 # "practical" was calibrated with scripts/bench_regression.py (coverage >= 95% in every cell).
@@ -452,9 +453,7 @@ def check_initial_w(initial_w: Any, dim: int, name: str = "initial_w") -> np.nda
     if not float(np.linalg.eigvalsh(symmetrize(w))[0]) > 0:
         raise ValueError(f"{name} must be a symmetric positive definite (d, d) matrix; its smallest eigenvalue "
                          "is <= 0")
-    w = np.array(symmetrize(w))
-    w.setflags(write=False)
-    return w
+    return read_only(symmetrize(w))
 
 
 @dataclass(frozen=True)
@@ -503,12 +502,7 @@ class IWRelease:
     bound: float
 
     def __post_init__(self) -> None:
-        for name in ("w", "psi", "psi_mat"):
-            value = getattr(self, name)
-            if value is not None:
-                a = np.array(value, dtype=float)
-                a.setflags(write=False)
-                object.__setattr__(self, name, a)
+        freeze_arrays(self, "w", "psi", "psi_mat")
 
 
 @dataclass(frozen=True)
@@ -697,16 +691,10 @@ class IWFixedPDP(_IWConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        x = np.array(self.features, dtype=float)      # checked: a finite, non-empty 2-D array
-        x.setflags(write=False)
+        x = read_only(self.features)      # checked: a finite, non-empty 2-D array
         object.__setattr__(self, "features", x)
         if self.weights is not None:
-            w = check_array("weights", self.weights, shape=(x.shape[0],))    # one weight per atom
-            if np.any(w < 0) or not w.sum() > 0:
-                raise ValueError("weights must be non-negative with a positive sum")
-            w = np.array(w / w.sum())
-            w.setflags(write=False)
-            object.__setattr__(self, "weights", w)
+            object.__setattr__(self, "weights", read_only(check_weights("weights", self.weights, x.shape[0])))
         object.__setattr__(self, "_cache", {})
 
     def lam_gamma(self, n_rounds: int) -> tuple[float, float]:

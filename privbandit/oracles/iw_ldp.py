@@ -60,6 +60,7 @@ from .._validation import (
     ParameterConstraints,
     check_array,
     check_positive,
+    check_weights,
 )
 from ..infomatrix import psd_project, psd_sqrt, spectral_update, symmetrize, u_star
 from ..privacy import (
@@ -78,6 +79,7 @@ from .base import (
     Estimate,
     LocalEpochFit,
     Oracle,
+    freeze_arrays,
     register_oracle,
     stage_sizes_split,
     two_sided_quantile,
@@ -463,12 +465,7 @@ class LDPRelease:
     bound: float
 
     def __post_init__(self) -> None:
-        for name in ("u", "psi", "psi_mat"):
-            value = getattr(self, name)
-            if value is not None:
-                a = np.array(value, dtype=float)
-                a.setflags(write=False)
-                object.__setattr__(self, name, a)
+        freeze_arrays(self, "u", "psi", "psi_mat")
 
 
 SPECTRAL_LDP_CONSTRAINTS: ParameterConstraints = {
@@ -710,9 +707,7 @@ class IWFixedPLDP(SpectralLDPConfig):
             pub = np.asarray(self.public_features, dtype=np.float64)    # checked: finite, non-empty, 2-D
             object.__setattr__(self, "public_features", pub)
             if self.public_weights is not None:
-                w = check_array("public_weights", self.public_weights, shape=(pub.shape[0],))  # one per atom
-                if np.any(w < 0) or w.sum() <= 0:
-                    raise ValueError("public_weights must be non-negative with a positive sum")
-                object.__setattr__(self, "public_weights", w)
+                check_weights("public_weights", self.public_weights, pub.shape[0])      # one per atom
+                object.__setattr__(self, "public_weights", np.asarray(self.public_weights, dtype=np.float64))
         elif self.public_weights is not None:
             raise ValueError("public_weights needs public_features")
