@@ -330,10 +330,6 @@ class LocalEpochFit(EpochFit):
     def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
         randomizer = self._randomizer(stage)
         outputs = randomizer.privatize_clipped(x, y, self.rng)     # the fit's rows are checked and clipped
-        self._record_and_absorb(stage, start, randomizer, outputs)
-
-    def _record_and_absorb(self, stage: int, start: int, randomizer: LocalRandomizer, outputs: np.ndarray) -> None:
-        """Record the local releases of the rows [start, start + len(outputs)) and aggregate their outputs."""
         cached = self._entry_cache              # the stage's ledger entry and label, built once per stage
         if cached is None or cached[0] != stage or cached[1] is not randomizer:
             cached = self._entry_cache = (stage, randomizer, randomizer.ledger_entry(),
