@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -100,14 +101,11 @@ def spectral_update(u: np.ndarray, f: np.ndarray, floor: float = EIG_FLOOR) -> n
     return symmetrize(sym(psd_inv_sqrt(f, floor) @ u))
 
 
-def _weights(features: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
-    n = features.shape[0]
-    return np.full(n, 1.0 / n) if weights is None else check_weights("weights", weights, n)
-
-
-def _check_sample(features, weights):
+def _check_sample(features: Any, weights: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The sample's rows (n, d) and their probabilities (uniform when ``weights`` is None)."""
     x = check_array("features", features, ndim=2, allow_empty=False)
-    return x, _weights(x, weights)
+    n = x.shape[0]
+    return x, np.full(n, 1.0 / n) if weights is None else check_weights("weights", weights, n)
 
 
 def f_ldp(u: np.ndarray, features: np.ndarray, weights: np.ndarray | None = None, *, lam: float) -> np.ndarray:

@@ -163,9 +163,7 @@ class SymmetricGaussianMechanism(GaussianMechanism):
         if matrices.ndim < 2 or matrices.shape[-1] != matrices.shape[-2]:
             raise ValueError(f"matrices must have shape (..., d, d), got {matrices.shape}")
         transposed = matrices.swapaxes(-1, -2)
-        # max |M - M^T| <= 1e-9 max(1, max |M|): what allclose(rtol=0) tests on finite input, in fewer passes
-        # (a gap <= 1e-9 passes whatever the scale, so the scale is only computed for a larger gap); M - M^T is
-        # exactly antisymmetric (a - b = -(b - a) in IEEE arithmetic), so its max is max |M - M^T| (NaN alike)
+        # max |M - M^T| <= 1e-9 max(1, max |M|) (M - M^T is antisymmetric, so its max is max |M - M^T|)
         gap = float((matrices - transposed).max()) if matrices.size else 0.0
         if gap > 1e-9 and gap > 1e-9 * max(1.0, float(np.abs(matrices).max())):
             raise ValueError("matrices must be symmetric: SymPriv shares the noise of (i, j) and (j, i), so an "
