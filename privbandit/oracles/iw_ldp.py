@@ -102,8 +102,7 @@ def noise_multiplier(epsilon: float, delta: float) -> float:
 
 
 def row_norms(ux: np.ndarray) -> np.ndarray:
-    """The rows' L2 norms: ``np.linalg.norm(ux, axis=1)`` for float64 ``ux`` (m, d), the same operations
-    (sqrt of the summed squares) without its dispatch, so bit for bit the same values."""
+    """The rows' L2 norms of a float64 ``ux`` (m, d): ``np.linalg.norm(ux, axis=1)`` without its dispatch."""
     return np.sqrt(np.add.reduce(ux * ux, axis=1))
 
 
@@ -113,8 +112,7 @@ def inverse_norms(norms: np.ndarray) -> np.ndarray:
 
 
 def vector_norm(v: np.ndarray) -> float:
-    """``np.linalg.norm(v)`` of a float64 vector: its own formula (the square root of ``v.dot(v)``, IEEE alike)
-    without its dispatch, so bit for bit the same value."""
+    """``np.linalg.norm(v)`` of a float64 vector (its formula, sqrt(v . v)) without its dispatch."""
     return math.sqrt(v.dot(v))
 
 
