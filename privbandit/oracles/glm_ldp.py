@@ -46,8 +46,6 @@ from .base import Constants, Estimate, Oracle, register_oracle, stage_sizes_spli
 from .iw_ldp import (
     SPECTRAL_LDP_CONSTRAINTS,
     SpectralLDPFit,
-    _spectral_plan,
-    noise_multiplier,
     padded,
     unit_directions,
     vector_norm,
@@ -114,13 +112,8 @@ class IWGLMLDPFit(SpectralLDPFit):
     def __init__(self, *args) -> None:
         super().__init__(*args)
         cfg = self.oracle
-        n_u = int(math.floor(self.n_rounds * cfg.u_fraction))
-        if self.n_rounds >= 2:
-            n_u = min(max(n_u, 1), self.n_rounds - 1)
+        n_u, z, k, lam, sizes = self._spectral_plan(cfg.u_fraction)
         n_sgd = self.n_rounds - n_u
-        z = noise_multiplier(cfg.privacy.epsilon, cfg.privacy.delta)
-        k, lam, sizes = _spectral_plan(n_u, self.dim, z * 2.0 * self.bound, cfg.constants, cfg.stages, cfg.lam,
-                                       cfg.confidence)
         steps = cfg.sgd_steps if cfg.sgd_steps is not None else (
             n_sgd if cfg.constants == "theory" else PRACTICAL_SGD_STEPS)
         steps = max(1, min(steps, max(n_sgd, 1)))

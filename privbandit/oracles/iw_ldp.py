@@ -290,6 +290,21 @@ class SpectralLDPFit(LocalEpochFit):
         self._h_sum = np.zeros((self.dim, self.dim))
         self._h_count = 0
 
+    def _spectral_plan(self, u_fraction: float) -> tuple[int, float, int, float, tuple[int, ...]]:
+        """The first ``u_fraction`` of the users learn U (from two users on, at least one and all but one unless
+        ``u_fraction`` is 1): (their number n_u, the noise multiplier z, K, lambda, the spectral stage sizes)."""
+        cfg = self.oracle
+        n_u = int(math.floor(self.n_rounds * u_fraction))
+        if u_fraction < 1.0 and self.n_rounds >= 2:
+            n_u = min(max(n_u, 1), self.n_rounds - 1)
+        z = noise_multiplier(cfg.privacy.epsilon, cfg.privacy.delta)
+        k = cfg.stages if cfg.stages is not None else (theory_stage_count(2 * n_u) if cfg.constants == "theory"
+                                                       else PRACTICAL_STAGES)
+        k = max(1, min(k, max(n_u, 1)))
+        lam = cfg.lam if cfg.lam is not None else spectral_lambda(max(n_u // k, 1), self.dim, z * 2.0 * self.bound,
+                                                                  k, cfg.constants, cfg.confidence)
+        return n_u, z, k, lam, stage_sizes_split(n_u, [1.0 / k] * k)
+
     def _later_randomizer(self, stage: int):  # pragma: no cover - overridden
         raise NotImplementedError
 
@@ -298,18 +313,6 @@ class SpectralLDPFit(LocalEpochFit):
 
     def _later_close(self, stage: int) -> None:  # noqa: B027 - optional hook
         """Called once when a non-spectral stage is full."""
-
-
-def _spectral_plan(n_users: int, dim: int, noise_std: float, constants: str, stages: int | None,
-                   lam: float | None, confidence: float) -> tuple[int, float, tuple[int, ...]]:
-    """(K, lambda, stage sizes) of a spectral iteration over ``n_users`` users."""
-    k = stages if stages is not None else (theory_stage_count(2 * n_users) if constants == "theory"
-                                           else PRACTICAL_STAGES)
-    k = max(1, min(k, max(n_users, 1)))
-    sizes = stage_sizes_split(n_users, [1.0 / k] * k)
-    if lam is None:
-        lam = spectral_lambda(max(n_users // k, 1), dim, noise_std, k, constants, confidence)
-    return k, lam, sizes
 
 
 def learn_u_ldp(features: np.ndarray, *, epsilon: float, delta: float, bound: float = 1.0,
@@ -365,12 +368,7 @@ class IWRegressionLDPFit(SpectralLDPFit):
     def __init__(self, *args) -> None:
         super().__init__(*args)
         cfg = self.oracle
-        n_u = int(math.floor(self.n_rounds * cfg.u_fraction))
-        if cfg.u_fraction < 1.0 and self.n_rounds >= 2:
-            n_u = min(max(n_u, 1), self.n_rounds - 1)
-        z = noise_multiplier(cfg.privacy.epsilon, cfg.privacy.delta)
-        k, lam, sizes = _spectral_plan(n_u, self.dim, z * 2.0 * self.bound, cfg.constants, cfg.stages, cfg.lam,
-                                       cfg.confidence)
+        n_u, z, k, lam, sizes = self._spectral_plan(cfg.u_fraction)
         self.stage_sizes = tuple(sizes) + (self.n_rounds - n_u,)
         self._init_spectral(k, lam, cfg.initial_u)
         self.scale = 1.0 / math.sqrt(self.bound)
@@ -612,14 +610,8 @@ class IWFixedPLDPFit(SpectralLDPFit):
                                                                      1e-300)) * pub,
                             cfg.public_weights, lam=lam, tol=1e-9, max_iter=300).matrix
         else:
-            n_u = int(math.floor(self.n_rounds * cfg.u_fraction))
-            if self.n_rounds >= 2:
-                n_u = min(max(n_u, 1), self.n_rounds - 1)
-            n_psi = self.n_rounds - n_u
-            z = noise_multiplier(eps, cfg.privacy.delta)
-            k, lam, sizes = _spectral_plan(n_u, self.dim, z * 2.0 * self.bound, cfg.constants, cfg.stages, cfg.lam,
-                                           cfg.confidence)
-            self.stage_sizes = tuple(sizes) + (n_psi,)
+            n_u, _, k, lam, sizes = self._spectral_plan(cfg.u_fraction)
+            self.stage_sizes = tuple(sizes) + (self.n_rounds - n_u,)
             self._init_spectral(k, lam)
         self._ball = L2BallChannel(eps, self.dim, padded(1.0))
         self._psi_sum = np.zeros(self.dim)
