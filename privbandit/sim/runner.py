@@ -493,8 +493,7 @@ def run_many(agents: Sequence[Agent], env: Any, horizon: int | None = None, seed
 
 def _check_logging(log: str, max_chunk: Any) -> int:
     """Check ``log``; the checked ``max_chunk``."""
-    if log not in ("geometric", "all"):
-        raise ValueError(f"log must be 'geometric' or 'all', got {log!r}")
+    check_choice("log", log, ("geometric", "all"))
     return check_int("max_chunk", max_chunk, low=1)
 
 
