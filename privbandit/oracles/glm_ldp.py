@@ -39,12 +39,12 @@ from typing import ClassVar
 import numpy as np
 from scipy import optimize
 
-from .._validation import POSITIVE_INT, UNIT_OPEN, ParameterConstraints
+from .._validation import POSITIVE_INT, ParameterConstraints
 from ..links import Link
 from ..privacy import GaussianMechanism, LocalRandomizer
-from .base import Constants, Estimate, Oracle, register_oracle, stage_sizes_split, two_sided_quantile
+from .base import Estimate, register_oracle, stage_sizes_split, two_sided_quantile
 from .iw_ldp import (
-    SPECTRAL_LDP_CONSTRAINTS,
+    SpectralLDPConfig,
     SpectralLDPFit,
     padded,
     unit_directions,
@@ -190,25 +190,17 @@ class IWGLMLDPFit(SpectralLDPFit):
 
 @register_oracle
 @dataclass(frozen=True)
-class IWGLMLDP(Oracle):
+class IWGLMLDP(SpectralLDPConfig):
     """IW-GLM-LDP: Spectral-Iteration-LDP for U, then LDP projected SGD on the reweighted GLM loss.
 
     Parameters
     ----------
-    privacy : PrivacySpec
-        Local DP; every user spends (epsilon, delta) once.
-    constants : {"practical", "theory"}
-        See the module docstring.
-    stages, lam : optional
-        K and lambda of the spectral stages.
-    sgd_steps : int, optional
-        Number of SGD steps (theory: one per user; practical: 256 mini-batches).
+    privacy, constants, stages, lam, u_fraction, confidence
+        As in :class:`~privbandit.oracles.iw_ldp.SpectralLDPConfig` (``constants``: see the module docstring).
     width_multiplier : float, optional
         Multiplies the width constant.
-    u_fraction : float
-        Fraction of users that learn U (the source's 1/2).
-    confidence : float
-        Statistical failure probability.
+    sgd_steps : int, optional
+        Number of SGD steps (theory: one per user; practical: 256 mini-batches).
 
     Notes
     -----
@@ -220,16 +212,10 @@ class IWGLMLDP(Oracle):
     Source paper, `alg:LDP-L1-regression`, `alg:LDP-SGD`, `thm:LDP-L1-regression`.
     """
 
-    constants: Constants = "practical"
-    stages: int | None = None
-    lam: float | None = None
     sgd_steps: int | None = None
-    width_multiplier: float | None = None
-    u_fraction: float = 0.5
-    confidence: float = 0.05
 
     name: ClassVar[str] = "iw-glm-ldp"
     privacy_models: ClassVar[tuple[str, ...]] = ("ldp",)
     fit_class: ClassVar[type] = IWGLMLDPFit
     parameter_constraints: ClassVar[ParameterConstraints] = {
-        **SPECTRAL_LDP_CONSTRAINTS, "sgd_steps": [None, POSITIVE_INT], "u_fraction": [UNIT_OPEN]}
+        **SpectralLDPConfig.parameter_constraints, "sgd_steps": [None, POSITIVE_INT]}

@@ -472,8 +472,9 @@ SPECTRAL_LDP_CONSTRAINTS: ParameterConstraints = {
 
 @dataclass(frozen=True)
 class SpectralLDPConfig(Oracle):
-    """The configuration IW-Regression-LDP and distribution-specific IW-LDP share: the first ``u_fraction`` of
-    an epoch's users learn U with Spectral-Iteration-LDP, the others answer the regression's queries.
+    """The configuration the spectral LDP oracles share (IW-Regression-LDP, distribution-specific IW-LDP,
+    IW-GLM-LDP): the first ``u_fraction`` of an epoch's users learn U with Spectral-Iteration-LDP, the others
+    answer the regression's (or the SGD's) queries.
 
     Parameters
     ----------
@@ -486,7 +487,7 @@ class SpectralLDPConfig(Oracle):
     lam : float, optional
         lambda (default from ``constants``: see :func:`spectral_lambda`).
     width_multiplier : float, optional
-        Sets (IW-Regression-LDP) or multiplies (fixed p) the width constant.
+        Sets (IW-Regression-LDP) or multiplies (fixed p, GLM) the width constant.
     u_fraction : float
         Fraction of the epoch's users that learn U, in (0, 1): the paper's N = T/2 (1/2, the default); both
         steps need users, so neither 0 nor 1.
