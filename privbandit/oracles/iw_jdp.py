@@ -252,8 +252,9 @@ class _IWConfig(Oracle):
 class SpectralStagesFit(EpochFit):
     """A fit whose first ``n_stages`` stages run the private spectral iteration of `alg:W-JDP`.
 
-    Subclasses call :meth:`_init_spectral` in ``__init__`` and route stages >= n_w_stages themselves.
-    Per stage k the fit keeps W_k, W_k^{1/2} and the running sum of H_k: O(d^2) memory.
+    Subclasses call :meth:`_init_spectral` in ``__init__``; the stages after the W stages go to
+    ``_add_regression_rows`` and ``_close_regression``. Per stage k the fit keeps W_k, W_k^{1/2} and the running
+    sum of H_k: O(d^2) memory.
     """
 
     def _init_spectral(self, params: IWParameters, n_w_stages: int, multiplier: float,
@@ -270,14 +271,20 @@ class SpectralStagesFit(EpochFit):
         self._h_sum = np.zeros((self.dim, self.dim))
         self.trace: list[dict[str, float]] = []
 
-    def _add_w_rows(self, x: np.ndarray) -> None:
+    def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
+        if stage >= self.n_w_stages:
+            self._add_regression_rows(x, y)
+            return
         wx = x.dot(self.w)
         half = x.dot(self._w_half)
         weights = iw_weights(wx, self.params.gamma)
         self._h_sum += (half * weights[:, None]).T.dot(half)
 
-    def _close_w_stage(self, stage: int) -> None:
+    def _close_stage(self, stage: int) -> None:
         start, stop = self.stage_range(stage)
+        if stage >= self.n_w_stages:
+            self._close_regression(start, stop)
+            return
         n = stop - start
         if n == 0:  # an empty stage releases nothing and leaves W unchanged
             return
@@ -295,6 +302,12 @@ class SpectralStagesFit(EpochFit):
         self._w_half = psd_sqrt(self.w)
         self._h_sum = np.zeros((self.dim, self.dim))
 
+    def _add_regression_rows(self, x: np.ndarray, y: np.ndarray) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _close_regression(self, start: int, stop: int) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
 
 # --------------------------------------------------------------------------------------------------
 # Spectral-Iteration-DP
@@ -311,12 +324,6 @@ class SpectralDPFit(SpectralStagesFit):
         params = cfg.parameters(self.n_rounds, self.dim, self.bound, w_fraction=1.0)
         self._init_spectral(params, params.n_stages, cfg.multiplier())
         self.stage_sizes = stage_sizes_split(self.n_rounds, [1.0 / params.n_stages] * params.n_stages)
-
-    def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
-        self._add_w_rows(x)
-
-    def _close_stage(self, stage: int) -> None:
-        self._close_w_stage(stage)
 
     def _estimate(self) -> Estimate:
         p = self.params
@@ -381,20 +388,13 @@ class IWRegressionDPFit(SpectralStagesFit):
         self._psi_mat = np.zeros((self.dim, self.dim))
         self._released: tuple[np.ndarray, np.ndarray] | None = None
 
-    def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
-        if stage < self.n_w_stages:
-            self._add_w_rows(x)
-            return
+    def _add_regression_rows(self, x: np.ndarray, y: np.ndarray) -> None:
         wx = x.dot(self.w)
         u = wx * iw_weights(wx, self.params.gamma)[:, None]
         self._psi += u.T.dot(y)
         self._psi_mat += u.T.dot(x)
 
-    def _close_stage(self, stage: int) -> None:
-        if stage < self.n_w_stages:
-            self._close_w_stage(stage)
-            return
-        start, stop = self.stage_range(stage)
+    def _close_regression(self, start: int, stop: int) -> None:
         n = stop - start
         if n == 0:
             return
