@@ -123,8 +123,8 @@ class IWGLMLDPFit(SpectralLDPFit):
         self._grad_radius = padded(2.0)
         self._grad_channel = GaussianMechanism(sensitivity=2.0 * self._grad_radius, sigma=z * 2.0 * self._grad_radius)
         self.w = np.zeros(self.dim)
-        self._g_sum = np.zeros(self.dim)
-        self._g_count = 0
+        self._sum = np.zeros(self.dim)      # the current SGD step's randomized gradients, summed
+        self._count = 0
         self._step = 0
         self._iterates: list[np.ndarray] = []
         self._sgd_u: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
@@ -143,16 +143,12 @@ class IWGLMLDPFit(SpectralLDPFit):
         return LocalRandomizer(GLMGradientStatistic(self._fixed_u()[0], self.w.copy(), self.link), self._grad_radius,
                                self._grad_channel, self.bound)
 
-    def _later_absorb(self, stage: int, outputs: np.ndarray) -> None:
-        self._g_sum += outputs.sum(axis=0)
-        self._g_count += outputs.shape[0]
-
     def _later_close(self, stage: int) -> None:
-        if self._g_count == 0:
+        if self._count == 0:
             return
         mu = self.link.mu
-        g = self._g_sum                         # g_sum / n + (lambda mu) (U w), eta g: in place, the same values
-        g /= self._g_count
+        g = self._sum                         # g_sum / n + (lambda mu) (U w), eta g: in place, the same values
+        g /= self._count
         reg = self.u @ self.w
         reg *= self.lam * mu
         g += reg
@@ -161,8 +157,8 @@ class IWGLMLDPFit(SpectralLDPFit):
         _, vals, vecs = self._fixed_u()         # U is fixed once the spectral stages are over
         self.w = _project_in_basis(self.w - g, self.u, vals, vecs)
         self._iterates.append(self.w)
-        self._g_sum = np.zeros(self.dim)
-        self._g_count = 0
+        self._sum = np.zeros(self.dim)
+        self._count = 0
 
     def _estimate(self) -> Estimate:
         cfg, d = self.oracle, self.dim

@@ -221,7 +221,8 @@ class SpectralLDPFit(LocalEpochFit):
     """A local fit whose first ``n_spectral_stages`` stages run Spectral-Iteration-LDP (`alg:U-LDP`).
 
     Subclasses call :meth:`_init_spectral` in ``__init__`` (after setting ``stage_sizes``) and handle
-    the later stages in ``_later_randomizer``, ``_later_absorb`` and ``_later_close``.
+    the later stages in ``_later_randomizer`` and ``_later_close``; the later stages' randomized outputs are
+    summed into ``_sum`` (which a subclass creates, zero, in the outputs' shape) and counted in ``_count``.
 
     Attributes
     ----------
@@ -308,8 +309,9 @@ class SpectralLDPFit(LocalEpochFit):
     def _later_randomizer(self, stage: int):  # pragma: no cover - overridden
         raise NotImplementedError
 
-    def _later_absorb(self, stage: int, outputs: np.ndarray) -> None:  # pragma: no cover - overridden
-        raise NotImplementedError
+    def _later_absorb(self, stage: int, outputs: np.ndarray) -> None:
+        self._sum += outputs.sum(axis=0)
+        self._count += outputs.shape[0]
 
     def _later_close(self, stage: int) -> None:  # noqa: B027 - optional hook
         """Called once when a non-spectral stage is full."""
@@ -375,21 +377,17 @@ class IWRegressionLDPFit(SpectralLDPFit):
         radius = padded(math.sqrt(1.0 + self.scale ** 2 * self.bound ** 2))
         self._reg_radius = radius
         self._reg_channel = GaussianMechanism(sensitivity=2.0 * radius, sigma=z * 2.0 * radius)
-        self._reg_sum = np.zeros(self.dim + self.dim * self.dim)
-        self._reg_count = 0
+        self._sum = np.zeros(self.dim + self.dim * self.dim)      # the randomized (psi, Psi / sqrt(B)), summed
+        self._count = 0
 
     def _later_randomizer(self, stage: int) -> LocalRandomizer:
         return LocalRandomizer(IWRegressionStatistic(self.u.copy(), self.scale), self._reg_radius,
                                self._reg_channel, self.bound)
 
-    def _later_absorb(self, stage: int, outputs: np.ndarray) -> None:
-        self._reg_sum += outputs.sum(axis=0)
-        self._reg_count += outputs.shape[0]
-
     def _estimate(self) -> Estimate:
         cfg, d = self.oracle, self.dim
-        n = self._reg_count
-        mean = self._reg_sum / max(n, 1)
+        n = self._count
+        mean = self._sum / max(n, 1)
         psi_hat = mean[:d]
         big_psi_hat = mean[d:].reshape(d, d) / self.scale
         theta = ball_least_squares(big_psi_hat + self.lam * np.eye(d), psi_hat) if n > 0 else np.zeros(d)
@@ -615,20 +613,16 @@ class IWFixedPLDPFit(SpectralLDPFit):
             self.stage_sizes = tuple(sizes) + (self.n_rounds - n_u,)
             self._init_spectral(k, lam)
         self._ball = L2BallChannel(eps, self.dim, padded(1.0))
-        self._psi_sum = np.zeros(self.dim)
-        self._psi_count = 0
+        self._sum = np.zeros(self.dim)      # the randomized U phi y / ||U phi||, summed
+        self._count = 0
 
     def _later_randomizer(self, stage: int) -> LocalRandomizer:
         return LocalRandomizer(WeightedLabelStatistic(self.u.copy()), padded(1.0), self._ball, self.bound)
 
-    def _later_absorb(self, stage: int, outputs: np.ndarray) -> None:
-        self._psi_sum += outputs.sum(axis=0)
-        self._psi_count += outputs.shape[0]
-
     def _estimate(self) -> Estimate:
         cfg, d = self.oracle, self.dim
-        n = max(self._psi_count, 1)
-        psi_hat = self._psi_sum / n
+        n = max(self._count, 1)
+        psi_hat = self._sum / n
         theta = self.u @ psi_hat
         mag = l2_ball_channel_magnitude(cfg.privacy.epsilon, d, padded(1.0))
         spread = math.sqrt((mag * mag / d + 1.0) / n)
@@ -639,7 +633,7 @@ class IWFixedPLDPFit(SpectralLDPFit):
         if cfg.width_multiplier is not None:
             c *= cfg.width_multiplier
         return Estimate(theta, self.link, self.u, c,
-                        info=dict(lam=self.lam, psi_users=self._psi_count, magnitude=mag,
+                        info=dict(lam=self.lam, psi_users=self._count, magnitude=mag,
                                   spectral_trace=list(self.trace), public=cfg.public_features is not None))
 
 
