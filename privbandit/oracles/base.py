@@ -347,11 +347,11 @@ class LocalEpochFit(EpochFit):
 
 
 class SummingLocalFit(LocalEpochFit):
-    """A one-stage local fit: every row passes through one randomizer; the server keeps a sum and a count.
+    """A local fit whose server keeps only the sum and the count of the randomized outputs.
 
-    Subclasses build ``self._randomizer_`` (a :class:`~privbandit.privacy.LocalRandomizer`) and the zero
-    ``self._sum`` of the output's shape in ``__init__``, and implement ``_estimate`` from ``self._sum`` and
-    ``self._count``.
+    Subclasses build ``self._randomizer_`` (a :class:`~privbandit.privacy.LocalRandomizer`; or override
+    ``_randomizer`` for one per stage) and the zero ``self._sum`` of the output's shape in ``__init__``, and
+    implement ``_estimate`` from ``self._sum`` and ``self._count``.
     """
 
     _randomizer_: LocalRandomizer
