@@ -452,6 +452,10 @@ class EpochAgent(EpochScheduled):
     def _on_epoch_end(self, estimate: Estimate) -> None:  # noqa: B027 - optional hook
         """React to a finished epoch (the estimate is already in ``self.estimates``)."""
 
+    def describe(self) -> dict:
+        """Agent, privacy and oracle names."""
+        return dict(super().describe(), oracle=self.oracle.name)
+
 
 def factory_is_private(factory: Callable[..., Any]) -> bool | None:
     """Whether an agent factory takes a privacy budget: its ``private`` attribute, else whether its

@@ -249,10 +249,7 @@ class EliminationAgent(EpochAgent):
         out = np.empty(x.shape[:2], dtype=bool)
         for lo in range(0, x.shape[0], _PLAN_CHUNK):
             part = x[lo:lo + _PLAN_CHUNK]
-            alive = self._survivors(part)
-            if self.spanner:
-                alive = _spanner(part, alive, self.spanner_constant)
-            out[lo:lo + _PLAN_CHUNK] = alive
+            out[lo:lo + _PLAN_CHUNK] = self._spanner_of(part, self._survivors(part))
         return out
 
     def _choose(self, features: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
@@ -305,7 +302,8 @@ class EliminationAgent(EpochAgent):
         return max(16, _PLAY_BUDGET // (k * (d + 1) * max(stacked, 1)))
 
     def _spanner_of(self, features: np.ndarray, alive: np.ndarray) -> np.ndarray:
-        """Where greedy play explores: the survivors' spanner (all survivors with ``spanner=False``)."""
+        """The survivors' spanner (all survivors with ``spanner=False``): where spanner play plays and greedy
+        play explores."""
         if not self.spanner:
             return alive
         return _spanner(features, alive, self.spanner_constant)
@@ -345,10 +343,6 @@ class EliminationAgent(EpochAgent):
         if eps.shape != (m,) or not np.all((eps >= 0.0) & (eps <= 1.0)):
             raise ValueError("exploration(t) must return one rate in [0, 1] per round of the int array t")
         return eps
-
-    def describe(self) -> dict:
-        """Agent, privacy and oracle names."""
-        return dict(super().describe(), oracle=self.oracle.name)
 
 
 _factory = functools.partial(register_variant, EliminationAgent)   # (name, oracle name, model, description, ...)

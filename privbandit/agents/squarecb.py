@@ -327,10 +327,6 @@ class SquareCBAgent(EpochAgent):
     def _choose(self, features: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
         return uniform_choice(self._probabilities(features), uniforms[:, 0])
 
-    def describe(self) -> dict:
-        """Agent, privacy and oracle names."""
-        return dict(super().describe(), oracle=self.oracle.name)
-
 
 _factory = functools.partial(register_variant, SquareCBAgent)   # (name, oracle name, model, description, ...)
 
