@@ -112,12 +112,8 @@ class EliminationAgent(EpochAgent):
     oracle : Oracle or str
         The L1-regression oracle (an instance, or a registered name such as ``"ridge"``,
         ``"iw-regression-dp"``, ``"ssp"``, ``"iw-regression-ldp"``, ``"ssp-local"``, ``"iw-glm-dp"``).
-    epsilon, delta : float, optional
-        Per-user privacy budget, when the oracle is given by name.
-    model : {"jdp", "ldp", "none"}, optional
-        Privacy model, when the oracle is given by name.
-    oracle_kwargs : dict, optional
-        Oracle hyperparameters, when the oracle is given by name.
+    epsilon, delta, model, oracle_kwargs :
+        Per-user privacy budget, privacy model and oracle hyperparameters, when the oracle is given by name.
     spanner : bool
         Play uniformly on a C-approximate barycentric spanner of the survivors (default, `alg:plan`),
         or on all survivors (the footnote's variant for few actions).
