@@ -208,20 +208,16 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _use_agg() -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-
-
 def _finish(table, out: Path, *, title: str, references: dict, notes: list[str],
             slope_window=(None, None), challenger: str | None = None, reference: str | None = None,
             planned=None) -> Path:
+    import matplotlib
+
     from .plots import save_standard_figures
     from .sim.cells import atomic_write
     from .sim.report import write_report
 
-    _use_agg()
+    matplotlib.use("Agg")
     figures = list(save_standard_figures(table, out / "figures")) if len(table) else []  # none: every cell lost
     sections = []
     if challenger is not None and challenger in set(table["agent"]):

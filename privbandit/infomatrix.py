@@ -67,10 +67,8 @@ def psd_power(a: np.ndarray, power: float, floor: float = EIG_FLOOR) -> np.ndarr
 
 def psd_sqrt(a: np.ndarray, floor: float = 0.0) -> np.ndarray:
     """Symmetric square root of a PSD matrix (negative eigenvalues floored at 0)."""
-    return psd_power(a, 0.5, floor) if floor > 0 else _psd_sqrt0(a)
-
-
-def _psd_sqrt0(a: np.ndarray) -> np.ndarray:
+    if floor > 0:
+        return psd_power(a, 0.5, floor)
     vals, vecs = np.linalg.eigh(symmetrize(a))
     return (vecs * np.sqrt(np.maximum(vals, 0.0))) @ vecs.T
 

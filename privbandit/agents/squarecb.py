@@ -309,13 +309,10 @@ class SquareCBAgent(EpochAgent):
             return calibrated_error("none", n, dim=spec.dim)
         return calibrated_error(p.model, n, dim=spec.dim, epsilon=p.epsilon, delta=p.delta)
 
-    def _predictions(self, features: np.ndarray) -> np.ndarray:
-        if not self.estimates:
-            return np.zeros(features.shape[:2])
-        return self.estimates[-1]._mean_checked(features)       # the agent has checked the features
-
     def _probabilities(self, features: np.ndarray) -> np.ndarray:
-        return _igw(self._predictions(features), self._checked_gamma())
+        # the predictions of the latest estimate (0 before the first), on features the agent has checked
+        f = self.estimates[-1]._mean_checked(features) if self.estimates else np.zeros(features.shape[:2])
+        return _igw(f, self._checked_gamma())
 
     def _checked_gamma(self) -> float:
         g = self.gamma        # set by this class (finite, > 0), but a public attribute: check it
