@@ -85,12 +85,6 @@ def agent_palette(names: Iterable[str] | None = None) -> dict[str, tuple[float, 
     return out
 
 
-def _default_palette(data: pd.DataFrame, hue: str | None, kwargs: dict) -> None:
-    """Colour agents by :func:`agent_palette` unless the caller chose a palette."""
-    if hue == "agent" and kwargs.get("palette") is None and "agent" in data.columns:
-        kwargs["palette"] = agent_palette(data["agent"].unique())
-
-
 def _axes(ax: Any):
     import matplotlib.pyplot as plt
 
@@ -152,7 +146,8 @@ def regret_curves(data: pd.DataFrame, *, x: str = "t", y: str = "cum_regret", hu
         plot = plot[(plot[x] > 0) & (plot[y] > 0)]
     if plot.empty:
         raise ValueError("no rows left to plot (x_min, or non-positive values on log axes)")
-    _default_palette(plot, hue, kwargs)
+    if hue == "agent" and kwargs.get("palette") is None:        # agents keep their agent_palette colours
+        kwargs["palette"] = agent_palette(plot["agent"].unique())
     sns.lineplot(data=plot, x=x, y=y, hue=hue, style=style, errorbar=errorbar, ax=ax, **kwargs)
     if loglog:
         ax.set_xscale("log")
