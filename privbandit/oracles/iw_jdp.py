@@ -75,14 +75,11 @@ from .base import CONSTANTS, EpochFit, Estimate, Oracle, freeze_arrays, read_onl
 THEORY = dict(c_lambda=8.0, c_gamma=8.0, c_width=10.0)
 PRACTICAL = dict(c_lambda=1.0, c_gamma=2.0, c_width=2.0, n_stages=3)
 # IW-Regression-DP's own practical c_lambda and c_width (the rest as PRACTICAL; spectral-dp and iw-glm-dp keep
-# PRACTICAL). Re-calibrated with scripts/bench_regression.py, d = 10, 4 families x T in {2^12, 2^14, 2^16} x
-# epsilon in {0.1, 1}, 15 seeds: the smallest c_width with every cell >= 96% was 1.30 at c_lambda = 1 and 1.35 at
-# c_lambda = 0.7, whose widths are 10-20% narrower; c_width = 1.5 leaves a margin (min cell 0.973 over the 15 seeds).
+# PRACTICAL), calibrated with scripts/bench_regression.py at d = 10 (every cell covered >= 96%, with a margin).
 REGRESSION_PRACTICAL = dict(c_lambda=0.7, c_width=1.5)
 #: The dimension of that calibration. gamma is set from the operator norm of the stage noise (~ sqrt(d) times its
 #: per-entry sd), so the noise along one direction, relative to lambda, grows like 1 / sqrt(d) as d falls: below
-#: d = 10 the practical width constant is scaled by sqrt(10 / d) (at d = 3 the unscaled 1.5 missed 10-15% of fresh
-#: features; scaled, <= 2%). At d >= 10 nothing changes.
+#: d = 10 the practical width constant is scaled by sqrt(10 / d). At d >= 10 nothing changes.
 CALIBRATION_DIM = 10
 
 
@@ -163,9 +160,7 @@ def iw_parameters(n_rounds: int, dim: int, bound: float, multiplier: float, *, c
     gamma = c_gamma * multiplier * B' * sqrt(d) / (lambda N) with N = w_fraction T / K the stage size and
     c_gamma = 2, so the SymPriv noise of a stage has operator norm about 2 sqrt(d) * multiplier * 2B/(gamma N)
     = 2 lambda / c_gamma = lambda (H~ is then projected onto the PSD cone, so F_k >= lambda W_k); width
-    constant c_width = 2 (the 95% quantile of |<phi, theta_hat - theta*>| / (lambda ||W phi||) was <= 1.3
-    in every benchmark cell). IW-Regression-DP overrides c_lambda = 0.7 and c_width = 1.5
-    (``REGRESSION_PRACTICAL``: narrower widths, every benchmark cell still covered >= 96%).
+    constant c_width = 2. IW-Regression-DP overrides c_lambda and c_width (``REGRESSION_PRACTICAL``).
     """
     check_choice("constants", constants, CONSTANTS)
     table = THEORY if constants == "theory" else PRACTICAL

@@ -24,10 +24,8 @@ lambda = C K s sqrt((d + log(K/confidence))/N) with the "large absolute constant
 8 lambda ||U phi||), which give very wide intervals at simulable T. ``constants="practical"``
 (default) takes K = 4, lambda = 2 s sqrt(d/N) + 1/sqrt(N), the size of the privatised H's error
 (s the channel's per-entry noise std), and width 2 lambda ||U phi||, calibrated on isotropic,
-heavy-tailed, spiky and rare-direction features (d in {2, 8}, T in {2^12, 2^15}, epsilon in {1, 4},
-6 seeds each) to cover >= 95% of fresh features in every cell (the largest 95% quantile of
-|<phi, theta_hat - theta*>| / (lambda ||U phi||) was 1.86). The noise scales come
-from the privacy spec and the sensitivities alone, never from ``constants``.
+heavy-tailed, spiky and rare-direction features to cover >= 95% of fresh features in every cell. The noise
+scales come from the privacy spec and the sensitivities alone, never from ``constants``.
 
 Privacy. Each user is in exactly one stage and sends one release: a symmetric Gaussian at Frobenius
 sensitivity 2B (spectral stages), one Gaussian at L2 sensitivity 2 sqrt(1 + B) on the concatenation
