@@ -258,8 +258,7 @@ class PooledJDPAgent(PooledEliminationAgent):
         How many of the latest releases the elimination test and the UCB score use (2; None: every release,
         as the elimination agent does). Each pooled estimate summarises every earlier epoch, so an old
         release adds little information, while intersecting its intervals keeps a release that missed
-        theta* in the policy for the rest of the run: with every release, one under-covering release in a
-        middle epoch was what made a seed's regret 2-3x the median (research note, section 3).
+        theta* in the policy for the rest of the run (research note, section 3).
     projection_bias : bool
         Whether the plug-in bias counts what the PSD projections added to G (default True): the projection
         acts as a data-dependent regulariser and shrinks theta along weakly observed directions.

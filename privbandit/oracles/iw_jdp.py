@@ -341,12 +341,8 @@ class SpectralDP(_IWConfig):
         Statistical failure probability used by the theory constants (not a privacy parameter).
     calibration : {"analytic", "paper"}
         Gaussian calibration of the noise multiplier.
-    c_lambda, c_gamma, c_width : float, optional
-        Override the regime's absolute constants.
-    n_stages : int, optional
-        K (default: the regime's).
-    lam, gamma : float, optional
-        Override lambda and gamma directly.
+    c_lambda, c_gamma, c_width, n_stages, lam, gamma : optional
+        Overrides of the regime's constants, of K and of lambda and gamma.
 
     Notes
     -----
