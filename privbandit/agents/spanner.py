@@ -179,12 +179,8 @@ def _certified(subs: np.ndarray) -> np.ndarray:
 
 def _factorizes(gram: np.ndarray) -> np.ndarray:
     """Whether each symmetric matrix of ``gram`` (m, n, n) has a Cholesky factorization with positive pivots
-    (False for NaN).
-
-    A stack of one asks ``np.linalg.cholesky`` (one call); a larger stack runs the factorization column by
-    column, vectorised over the stack (its matrices on the last axis, so every step is one contiguous pass):
-    the same test without one LAPACK call per matrix.
-    """
+    (False for NaN): ``np.linalg.cholesky`` for one matrix, else the factorization column by column,
+    vectorised over the stack (no LAPACK call per matrix)."""
     if gram.shape[0] == 1:
         try:
             factor = np.linalg.cholesky(gram)

@@ -138,11 +138,8 @@ class SymmetricGaussianMechanism(GaussianMechanism):
         return self._noise(shape, as_generator(rng))
 
     def _noise(self, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
-        """:meth:`noise` for a Generator: triu(z) + triu(z, 1)^T for z = sigma N(0, 1) of ``shape``.
-
-        Entry (i, j) of that sum is z_ij + 0 on and above the diagonal and 0 + z_ji below it, which is
-        where(i > j, z_ji, z_ij) + 0 (adding +0 turns -0 into +0 either way), computed so: one mask, built once.
-        """
+        """:meth:`noise` for a Generator: triu(z) + triu(z, 1)^T for z = sigma N(0, 1) of ``shape``, computed as
+        where(i > j, z_ji, z_ij) + 0 (the + 0 turns -0 into +0, as the sum does)."""
         z = rng.standard_normal(shape)
         z *= self.sigma
         sym = np.where(_below_mask(shape[-2], shape[-1]), z.swapaxes(-1, -2), z)   # (non-square: ValueError)
