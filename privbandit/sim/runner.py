@@ -303,11 +303,6 @@ def _log_chunk(log: _RegretLog, chunk: PolicyChunk) -> None:
     log.add(expected.max(axis=1) - chosen, chunk.epoch)
 
 
-def _play_batch(agent: Agent, env: Any, horizon: int, max_chunk: int, log: _RegretLog) -> None:
-    for chunk in policy_chunks(agent, env, horizon, max_chunk):
-        _log_chunk(log, chunk)
-
-
 def _play_loop(agent: Agent, env: Any, obs: np.ndarray, horizon: int, log: _RegretLog) -> None:
     for _t in range(horizon):
         epoch = _epoch(agent)
@@ -387,7 +382,8 @@ def run(agent: Agent, env: Any, horizon: int | None = None, seed: Any = 0, *, mo
         spec, obs = start_run(agent, env, horizon, seed)
         logged = _RegretLog(_logged_rounds(spec.horizon, log, points_per_octave))   # memory O(#logged rounds)
         if mode == "batch":
-            _play_batch(agent, env, spec.horizon, max_chunk, logged)
+            for chunk in policy_chunks(agent, env, spec.horizon, max_chunk):
+                _log_chunk(logged, chunk)
         else:
             _play_loop(agent, env, obs, spec.horizon, logged)
         return _table(agent, env, spec, seed, logged, labels)
