@@ -93,6 +93,13 @@ def _axes(ax: Any):
     return ax
 
 
+def _titled(ax: Any, title: str | None) -> Any:
+    """``ax``, with the title ``title`` if one is given."""
+    if title:
+        ax.set_title(title)
+    return ax
+
+
 def _need(data: pd.DataFrame, columns: Sequence[str | None]) -> None:
     if not isinstance(data, pd.DataFrame):
         raise TypeError(f"data must be a long-form pandas DataFrame, got {type(data).__name__}")
@@ -154,9 +161,7 @@ def regret_curves(data: pd.DataFrame, *, x: str = "t", y: str = "cum_regret", hu
         ax.set_yscale("log")
     ax.set_xlabel("round t" if x == "t" else x)
     ax.set_ylabel("cumulative regret" if y == "cum_regret" else y)
-    if title:
-        ax.set_title(title)
-    return ax
+    return _titled(ax, title)
 
 
 def regret_vs_epsilon(data: pd.DataFrame, *, y: str = "cum_regret", hue: str = "agent", errorbar: Any = BAND,
@@ -198,9 +203,7 @@ def regret_vs_epsilon(data: pd.DataFrame, *, y: str = "cum_regret", hue: str = "
     ax.set_xlabel("epsilon")
     ax.set_ylabel("regret at the horizon" if y == "cum_regret" else y)
     ax.legend(fontsize="small")
-    if title:
-        ax.set_title(title)
-    return ax
+    return _titled(ax, title)
 
 
 def metric_vs_T(data: pd.DataFrame, metric: str, *, x: str = "T", hue: str | None = "oracle",
@@ -234,9 +237,7 @@ def coverage_vs_T(data: pd.DataFrame, *, coverage: str = "coverage", x: str = "T
     ax.set_xscale("log")
     ax.set_ylim(top=1.02)
     ax.set_ylabel("coverage")
-    if title:
-        ax.set_title(title)
-    return ax
+    return _titled(ax, title)
 
 
 def ellipse_points(matrix: np.ndarray, n: int = 200) -> np.ndarray:
@@ -292,9 +293,7 @@ def information_ellipses(matrices: Mapping[str, np.ndarray], *, normalize: bool 
     ax.axhline(0, color="0.8", linewidth=0.5)
     ax.axvline(0, color="0.8", linewidth=0.5)
     ax.legend(fontsize="small")
-    if title:
-        ax.set_title(title)
-    return ax
+    return _titled(ax, title)
 
 
 def information_spectra(matrices: Mapping[str, np.ndarray], *, ax: Any = None, title: str | None = None):
@@ -328,9 +327,7 @@ def information_spectra(matrices: Mapping[str, np.ndarray], *, ax: Any = None, t
     ax.set_xlabel("semi-axis (largest first)")
     ax.set_ylabel("semi-axis / largest")
     ax.legend(fontsize="small")
-    if title:
-        ax.set_title(title)
-    return ax
+    return _titled(ax, title)
 
 
 def _privacy_models(data: pd.DataFrame) -> pd.Series:
