@@ -288,9 +288,8 @@ class SquareCBAgent(EpochAgent):
             err = iw_l2_rate(n, dim=spec.dim, lam=estimate.info["lam"], gamma=estimate.info["gamma"],
                              bound=spec.bound, confidence=conf)
         else:
-            p = self.privacy
-            err = l2_rate(p.model, n, dim=spec.dim, epsilon=p.epsilon if p.is_private else 1.0,
-                          delta=p.delta if p.is_private else 1e-5, confidence=conf)
+            p = self.privacy     # (the non-private rate reads neither epsilon nor delta)
+            err = l2_rate(p.model, n, dim=spec.dim, epsilon=p.epsilon, delta=p.delta, confidence=conf)
         if not (err > 0 and math.isfinite(err)):
             raise ValueError(f"the L2 rate must be finite and > 0, got {err!r}")
         if self.gamma_schedule == "calibrated":     # err is a squared error
@@ -305,9 +304,7 @@ class SquareCBAgent(EpochAgent):
         if self.oracle.name in IW_RATE_ORACLES:
             return calibrated_error("iw", n, dim=spec.dim, lam=estimate.info["lam"], gamma=estimate.info["gamma"],
                                     bound=spec.bound)
-        if not p.is_private:
-            return calibrated_error("none", n, dim=spec.dim)
-        return calibrated_error(p.model, n, dim=spec.dim, epsilon=p.epsilon, delta=p.delta)
+        return calibrated_error(p.model, n, dim=spec.dim, epsilon=p.epsilon, delta=p.delta)   # model "none": no budget
 
     def _probabilities(self, features: np.ndarray) -> np.ndarray:
         # the predictions of the latest estimate (0 before the first), on features the agent has checked
