@@ -574,12 +574,7 @@ def _references(table) -> dict[str, str]:
     from .sim.suites import SUITES
 
     labels = set(table["agent"])
-    refs = {}
-    for suite in SUITES.values():
-        for k, v in suite.references().items():
-            if k in labels and v in labels:
-                refs[k] = v
-    return refs
+    return {k: v for suite in SUITES.values() for k, v in suite.references().items() if k in labels and v in labels}
 
 
 def _env_ids() -> list[str]:
