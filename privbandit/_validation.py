@@ -105,6 +105,15 @@ def check_array(name: str, value: Any, *, ndim: int | tuple[int, ...] | None = N
     return arr
 
 
+def check_weights(name: str, value: Any, n: int) -> np.ndarray:
+    """``value`` as the probabilities of ``n`` atoms (finite, non-negative with a positive sum, divided by that
+    sum), or a ValueError naming ``name``."""
+    w = check_array(name, value, shape=(n,))
+    if np.any(w < 0) or w.sum() <= 0:
+        raise ValueError(f"{name} must be non-negative with a positive sum")
+    return w / w.sum()
+
+
 def check_rows(features: Any, rewards: Any, dim: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Check a batch of regression rows: features (m, d) (or (d,) for one row) and rewards (m,) (or scalar);
     returns them as arrays (m, d) and (m,)."""

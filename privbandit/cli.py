@@ -51,8 +51,9 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 
 class UsageError(Exception):
@@ -102,44 +103,24 @@ def _output_folder(path: Path, what: str) -> Path:
     return path
 
 
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {v}")
-    return v
+def _argument(parse: Callable[[str], Any], accept: Callable[[Any], bool], allowed: str) -> Callable[[str], Any]:
+    """An argparse ``type``: ``parse(text)`` when ``accept`` takes it, else "must be ALLOWED, got TEXT"."""
+    def convert(text: str) -> Any:
+        try:
+            value = parse(text)
+        except ValueError:
+            value = None
+        if value is None or not accept(value):
+            raise argparse.ArgumentTypeError(f"must be {allowed}, got {text!r}")
+        return value
+
+    return convert
 
 
-def _jobs(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be -1 (all cores) or an integer >= 1, got {text!r}") from None
-    if v == 0 or v < -1:
-        raise argparse.ArgumentTypeError(f"must be -1 (all cores) or an integer >= 1, got {v}")
-    return v
-
-
-def _epsilon(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number > 0, got {text!r}") from None
-    if not (v > 0 and math.isfinite(v)):
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
-    return v
-
-
-def _delta(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text!r}") from None
-    if not 0 < v < 1:
-        raise argparse.ArgumentTypeError(f"must be in (0, 1), got {text!r}")
-    return v
+_positive_int = _argument(int, lambda v: v >= 1, "an integer >= 1")
+_jobs = _argument(int, lambda v: v == -1 or v >= 1, "-1 (all cores) or an integer >= 1")
+_epsilon = _argument(float, lambda v: v > 0 and math.isfinite(v), "a finite number > 0")
+_delta = _argument(float, lambda v: 0 < v < 1, "a number in (0, 1)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -227,20 +208,16 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _use_agg() -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-
-
 def _finish(table, out: Path, *, title: str, references: dict, notes: list[str],
             slope_window=(None, None), challenger: str | None = None, reference: str | None = None,
             planned=None) -> Path:
+    import matplotlib
+
     from .plots import save_standard_figures
     from .sim.cells import atomic_write
     from .sim.report import write_report
 
-    _use_agg()
+    matplotlib.use("Agg")
     figures = list(save_standard_figures(table, out / "figures")) if len(table) else []  # none: every cell lost
     sections = []
     if challenger is not None and challenger in set(table["agent"]):
@@ -597,12 +574,7 @@ def _references(table) -> dict[str, str]:
     from .sim.suites import SUITES
 
     labels = set(table["agent"])
-    refs = {}
-    for suite in SUITES.values():
-        for k, v in suite.references().items():
-            if k in labels and v in labels:
-                refs[k] = v
-    return refs
+    return {k: v for suite in SUITES.values() for k, v in suite.references().items() if k in labels and v in labels}
 
 
 def _env_ids() -> list[str]:

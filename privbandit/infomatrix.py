@@ -38,10 +38,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from ._validation import check_array, check_int, check_positive, check_real
+from ._validation import check_array, check_int, check_positive, check_real, check_weights
 
 EIG_FLOOR = 1e-12
 """Relative eigenvalue floor used before inverse square roots of possibly noisy matrices."""
@@ -66,10 +67,8 @@ def psd_power(a: np.ndarray, power: float, floor: float = EIG_FLOOR) -> np.ndarr
 
 def psd_sqrt(a: np.ndarray, floor: float = 0.0) -> np.ndarray:
     """Symmetric square root of a PSD matrix (negative eigenvalues floored at 0)."""
-    return psd_power(a, 0.5, floor) if floor > 0 else _psd_sqrt0(a)
-
-
-def _psd_sqrt0(a: np.ndarray) -> np.ndarray:
+    if floor > 0:
+        return psd_power(a, 0.5, floor)
     vals, vecs = np.linalg.eigh(symmetrize(a))
     return (vecs * np.sqrt(np.maximum(vals, 0.0))) @ vecs.T
 
@@ -100,19 +99,11 @@ def spectral_update(u: np.ndarray, f: np.ndarray, floor: float = EIG_FLOOR) -> n
     return symmetrize(sym(psd_inv_sqrt(f, floor) @ u))
 
 
-def _weights(features: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
-    n = features.shape[0]
-    if weights is None:
-        return np.full(n, 1.0 / n)
-    w = check_array("weights", weights, shape=(n,))
-    if np.any(w < 0) or w.sum() <= 0:
-        raise ValueError("weights must be non-negative with a positive sum")
-    return w / w.sum()
-
-
-def _check_sample(features, weights):
+def _check_sample(features: Any, weights: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The sample's rows (n, d) and their probabilities (uniform when ``weights`` is None)."""
     x = check_array("features", features, ndim=2, allow_empty=False)
-    return x, _weights(x, weights)
+    n = x.shape[0]
+    return x, np.full(n, 1.0 / n) if weights is None else check_weights("weights", weights, n)
 
 
 def f_ldp(u: np.ndarray, features: np.ndarray, weights: np.ndarray | None = None, *, lam: float) -> np.ndarray:

@@ -85,17 +85,18 @@ def agent_palette(names: Iterable[str] | None = None) -> dict[str, tuple[float, 
     return out
 
 
-def _default_palette(data: pd.DataFrame, hue: str | None, kwargs: dict) -> None:
-    """Colour agents by :func:`agent_palette` unless the caller chose a palette."""
-    if hue == "agent" and kwargs.get("palette") is None and "agent" in data.columns:
-        kwargs["palette"] = agent_palette(data["agent"].unique())
-
-
 def _axes(ax: Any):
     import matplotlib.pyplot as plt
 
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 4))
+    return ax
+
+
+def _titled(ax: Any, title: str | None) -> Any:
+    """``ax``, with the title ``title`` if one is given."""
+    if title:
+        ax.set_title(title)
     return ax
 
 
@@ -152,16 +153,15 @@ def regret_curves(data: pd.DataFrame, *, x: str = "t", y: str = "cum_regret", hu
         plot = plot[(plot[x] > 0) & (plot[y] > 0)]
     if plot.empty:
         raise ValueError("no rows left to plot (x_min, or non-positive values on log axes)")
-    _default_palette(plot, hue, kwargs)
+    if hue == "agent" and kwargs.get("palette") is None:        # agents keep their agent_palette colours
+        kwargs["palette"] = agent_palette(plot["agent"].unique())
     sns.lineplot(data=plot, x=x, y=y, hue=hue, style=style, errorbar=errorbar, ax=ax, **kwargs)
     if loglog:
         ax.set_xscale("log")
         ax.set_yscale("log")
     ax.set_xlabel("round t" if x == "t" else x)
     ax.set_ylabel("cumulative regret" if y == "cum_regret" else y)
-    if title:
-        ax.set_title(title)
-    return ax
+    return _titled(ax, title)
 
 
 def regret_vs_epsilon(data: pd.DataFrame, *, y: str = "cum_regret", hue: str = "agent", errorbar: Any = BAND,
@@ -203,9 +203,7 @@ def regret_vs_epsilon(data: pd.DataFrame, *, y: str = "cum_regret", hue: str = "
     ax.set_xlabel("epsilon")
     ax.set_ylabel("regret at the horizon" if y == "cum_regret" else y)
     ax.legend(fontsize="small")
-    if title:
-        ax.set_title(title)
-    return ax
+    return _titled(ax, title)
 
 
 def metric_vs_T(data: pd.DataFrame, metric: str, *, x: str = "T", hue: str | None = "oracle",
@@ -239,9 +237,7 @@ def coverage_vs_T(data: pd.DataFrame, *, coverage: str = "coverage", x: str = "T
     ax.set_xscale("log")
     ax.set_ylim(top=1.02)
     ax.set_ylabel("coverage")
-    if title:
-        ax.set_title(title)
-    return ax
+    return _titled(ax, title)
 
 
 def ellipse_points(matrix: np.ndarray, n: int = 200) -> np.ndarray:
@@ -297,9 +293,7 @@ def information_ellipses(matrices: Mapping[str, np.ndarray], *, normalize: bool 
     ax.axhline(0, color="0.8", linewidth=0.5)
     ax.axvline(0, color="0.8", linewidth=0.5)
     ax.legend(fontsize="small")
-    if title:
-        ax.set_title(title)
-    return ax
+    return _titled(ax, title)
 
 
 def information_spectra(matrices: Mapping[str, np.ndarray], *, ax: Any = None, title: str | None = None):
@@ -333,9 +327,7 @@ def information_spectra(matrices: Mapping[str, np.ndarray], *, ax: Any = None, t
     ax.set_xlabel("semi-axis (largest first)")
     ax.set_ylabel("semi-axis / largest")
     ax.legend(fontsize="small")
-    if title:
-        ax.set_title(title)
-    return ax
+    return _titled(ax, title)
 
 
 def _privacy_models(data: pd.DataFrame) -> pd.Series:

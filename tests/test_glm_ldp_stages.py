@@ -21,18 +21,18 @@ class _PerStageFit(IWGLMLDPFit):
                                self._grad_channel, self.bound)
 
     def _later_close(self, stage):
-        if self._g_count == 0:
+        if self._count == 0:
             return
         mu = self.link.mu
-        g = self._g_sum / self._g_count + self.lam * mu * (self.u @ self.w)
+        g = self._sum / self._count + self.lam * mu * (self.u @ self.w)
         self._step += 1
         eta = (2.0 if self.oracle.constants == "theory" else 1.0) / (mu * self._step)
         if getattr(self, "_ref_eig", None) is None:
             self._ref_eig = np.linalg.eigh(self.u)
         self.w = project_ellipsoid(self.w - eta * g, self.u, self._ref_eig)
         self._iterates.append(self.w)
-        self._g_sum = np.zeros(self.dim)
-        self._g_count = 0
+        self._sum = np.zeros(self.dim)
+        self._count = 0
 
 
 def _rows(rng, n, d, scale=0.9):

@@ -58,9 +58,9 @@ def test_the_exposed_release_is_the_servers_means_and_the_channels_noise(kwargs)
     est = fit.result()
     rel = est.release
     assert isinstance(rel, LDPRelease)
-    assert rel.n == fit.stage_sizes[-1] == fit._reg_count and rel.n_u_stages == len(fit.stage_sizes) - 1
+    assert rel.n == fit.stage_sizes[-1] == fit._count and rel.n_u_stages == len(fit.stage_sizes) - 1
     # the means of the randomized outputs the server aggregated, split into psi_hat and Psi_hat
-    mean = fit._reg_sum / rel.n
+    mean = fit._sum / rel.n
     assert np.array_equal(rel.psi, mean[:4]) and np.array_equal(rel.psi_mat, mean[4:].reshape(4, 4) / fit.scale)
     # the per-entry sd of the means: the channel's sigma (from the ledger) over sqrt(n), Psi's rescaled by 1/scale
     (reg,) = [r for r in fit.ledger.releases if r.stop == x.shape[0] and r.start == x.shape[0] - rel.n]

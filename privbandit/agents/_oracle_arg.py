@@ -8,6 +8,7 @@ from typing import Any
 from .._validation import POSITIVE, UNIT_OPEN, InstanceOf, Options, ParameterConstraints, check_parameters
 from ..oracles.base import Oracle, make_oracle
 from ..privacy import MODELS
+from .base import Agent, register_agent
 
 ORACLE_ARGUMENT_CONSTRAINTS: ParameterConstraints = {
     "oracle": [InstanceOf((Oracle, str), "an Oracle or a registered oracle name", example=lambda: "ridge")],
@@ -56,3 +57,30 @@ def resolve_oracle(oracle: Oracle | str, *, epsilon: float | None = None, delta:
     if model is not None:
         kwargs["model"] = model
     return make_oracle(oracle, **kwargs)
+
+
+def register_variant(cls: type[Agent], agent_name: str, oracle_name: str | None, model: str, description: str,
+                     counterpart: str | None = None, **defaults: Any) -> None:
+    """Register ``agent_name``: a factory of the agent class ``cls`` with the keyword defaults ``defaults``.
+
+    The factory takes ``epsilon``, ``delta``, an ``oracle`` instance and ``cls``'s other keyword arguments.
+    Without an instance its oracle is ``oracle_name`` in privacy ``model`` (``"none"``: non-private), or
+    ``cls``'s own default oracle when ``oracle_name`` is None.
+    """
+    def make(*, epsilon: float | None = None, delta: float | None = None, oracle: Oracle | None = None,
+             **kwargs: Any) -> Agent:
+        kwargs = {**defaults, **kwargs}
+        if oracle is not None:
+            agent = cls(oracle, epsilon=epsilon, delta=delta, **kwargs)   # a name takes the budget
+        elif oracle_name is None:
+            agent = cls(epsilon=epsilon, delta=delta, **kwargs)
+        else:  # make_agent has checked the budget against the registration's privacy
+            agent = cls(oracle_name, epsilon=epsilon, delta=delta, model=None if model == "none" else model,
+                        **kwargs)
+        agent.name = agent_name  # type: ignore[misc]
+        return agent
+
+    fixed = ([f"oracle {oracle_name!r}"] if oracle_name else []) + [f"{k}={v!r}" for k, v in defaults.items()]
+    make.__doc__ = (f"{description}\n\nKeyword arguments go to :class:`{cls.__name__}`"
+                    + (f" ({', '.join(fixed)})." if fixed else "."))
+    register_agent(agent_name, make, description=description, private=model != "none", counterpart=counterpart)

@@ -274,13 +274,10 @@ class Agent(abc.ABC):
     def act_batch(self, features: np.ndarray) -> np.ndarray:
         """Choose arms for m rounds at once, features (m, K, d); m <= rounds_until_update()."""
         x = self._check_features(features, batched=True)
-        if x.shape[0] > self._pending_capacity():
+        if x.shape[0] > self.rounds_until_update():
             raise ValueError(f"act_batch got {x.shape[0]} rounds but the policy is fixed for only "
-                             f"{self._pending_capacity()} more (rounds_until_update)")
+                             f"{self.rounds_until_update()} more (rounds_until_update)")
         return self._act(x)
-
-    def _pending_capacity(self) -> int:
-        return self.rounds_until_update()
 
     def _act(self, x: np.ndarray) -> np.ndarray:
         if self.uniforms_per_round == 0:       # nothing to draw (the generator's state is unchanged either way)
@@ -454,6 +451,10 @@ class EpochAgent(EpochScheduled):
 
     def _on_epoch_end(self, estimate: Estimate) -> None:  # noqa: B027 - optional hook
         """React to a finished epoch (the estimate is already in ``self.estimates``)."""
+
+    def describe(self) -> dict:
+        """Agent, privacy and oracle names."""
+        return dict(super().describe(), oracle=self.oracle.name)
 
 
 def factory_is_private(factory: Callable[..., Any]) -> bool | None:

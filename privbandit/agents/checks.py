@@ -179,10 +179,6 @@ def _stream(n_arms: int, dim: int, horizon: int, rng: int) -> tuple[np.ndarray, 
     return synthetic_stream(n_arms, dim, horizon, np.random.SeedSequence([rng, 1]))
 
 
-def _in_range(arms: np.ndarray, n_arms: int) -> bool:
-    return np.issubdtype(arms.dtype, np.integer) and bool(np.all((arms >= 0) & (arms < n_arms)))
-
-
 def check_act_and_update_shapes(agent: AgentLike, *, n_arms: int = 4, dim: int = 3, horizon: int = 256,
                                 rng: int = 0) -> None:
     """Play the stream mixing ``act`` and ``act_batch``, checking every return value's type and shape.
@@ -207,7 +203,8 @@ def check_act_and_update_shapes(agent: AgentLike, *, n_arms: int = 4, dim: int =
         if not (isinstance(first, (int, np.integer)) and 0 <= first < n_arms):
             raise ContractError(name, f"act must return an int arm in [0, {n_arms}), got {first!r}")
         rest = np.asarray(a.act_batch(x[t + 1:t + m])) if m > 1 else np.empty(0, dtype=np.int64)
-        if rest.shape != (m - 1,) or not _in_range(rest, n_arms):
+        arms_ok = np.issubdtype(rest.dtype, np.integer) and np.all((rest >= 0) & (rest < n_arms))
+        if rest.shape != (m - 1,) or not arms_ok:
             raise ContractError(name, f"act_batch on {m - 1} rounds must return {m - 1} int arms in [0, {n_arms}), "
                                       f"got {rest!r}")
         arms = np.concatenate([[first], rest]).astype(np.int64)

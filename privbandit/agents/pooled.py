@@ -22,9 +22,8 @@ oracle released (research note "jdp-cost", section 3):
       M^2 = H^{-1} (z^2 C + (rho S)^2 R^2) H^{-1} + kappa^2 v v^T.
 
 Play: elimination over the last ``plan_window`` = 2 pooled releases (`alg:plan`), then UCB among the
-survivors, scored by the lowest of their upper bounds; first epoch 256 rounds, doubling, as ``elim-jdp-ucb``.
-Planning on every release (the elimination agent's rule) kept an under-covering release in the policy for
-the rest of the run, the cause of the seeds whose regret was 2-3x the median.
+survivors, scored by the lowest of their upper bounds; first epoch 256 rounds, doubling, as ``elim-jdp-ucb``
+(planning on every release would keep an under-covering release in the policy for the rest of the run).
 
 ``elim-ldp-pooled`` and ``elim-ldp-greedy-pooled`` do the same with IW-Regression-LDP (`alg:LDP-linear-regression`):
 what its server holds (U_j and the means psi_hat_j, Psi_hat_j of the randomized outputs), warm-started U, one
@@ -60,7 +59,7 @@ from ..infomatrix import psd_project, psd_sqrt, symmetrize
 from ..oracles.base import Estimate, Oracle
 from ..oracles.iw_jdp import IWRegressionDP, IWRelease
 from ..oracles.iw_ldp import IWRegressionLDP, LDPRelease
-from .base import register_agent
+from ._oracle_arg import register_variant
 from .elimination import JDP_UCB_FIRST_EPOCH, EliminationAgent
 from .planner import _stack
 
@@ -259,8 +258,7 @@ class PooledJDPAgent(PooledEliminationAgent):
         How many of the latest releases the elimination test and the UCB score use (2; None: every release,
         as the elimination agent does). Each pooled estimate summarises every earlier epoch, so an old
         release adds little information, while intersecting its intervals keeps a release that missed
-        theta* in the policy for the rest of the run: with every release, one under-covering release in a
-        middle epoch was what made a seed's regret 2-3x the median (research note, section 3).
+        theta* in the policy for the rest of the run (research note, section 3).
     projection_bias : bool
         Whether the plug-in bias counts what the PSD projections added to G (default True): the projection
         acts as a data-dependent regulariser and shrinks theta along weakly observed directions.
@@ -447,33 +445,12 @@ def pooled_estimate(stats: PooledStatistics, link: Any, *, reg_scale: float, z: 
     return Estimate(theta, link, psd_sqrt(m2), 1.0 / link.mu, info=info, release=release)
 
 
-def _make(*, epsilon: float | None = None, delta: float | None = None, oracle: Oracle | None = None,
-          **kwargs: Any) -> PooledJDPAgent:
-    if oracle is not None:
-        return PooledJDPAgent(oracle, epsilon=epsilon, delta=delta, **kwargs)   # a name takes the budget
-    return PooledJDPAgent(epsilon=epsilon, delta=delta, **kwargs)
-
-
-_make.__doc__ = ("joint-DP elimination on pooled, warm-started IW-Regression-DP releases with a variance-plus-bias "
-                 "width, UCB play, first epoch 256 (alg:batch-cb-JDP on pooled alg:JDP-linear-regression releases)"
-                 "\n\nKeyword arguments go to :class:`PooledJDPAgent`.")
-register_agent("elim-jdp-pooled", _make, description=_make.__doc__.split("\n")[0], private=True)
-
-
-def _ldp_factory(agent_name: str, description: str, **defaults: Any) -> None:
-    def make(*, epsilon: float | None = None, delta: float | None = None, oracle: Oracle | None = None,
-             **kwargs: Any) -> PooledLDPAgent:
-        kwargs = {**defaults, **kwargs}
-        agent = PooledLDPAgent(*(() if oracle is None else (oracle,)), epsilon=epsilon, delta=delta, **kwargs)
-        agent.name = agent_name  # type: ignore[misc]
-        return agent
-
-    make.__doc__ = f"{description}\n\nKeyword arguments go to :class:`PooledLDPAgent`."
-    register_agent(agent_name, make, description=description, private=True)
-
-
-_ldp_factory("elim-ldp-pooled", "local-DP elimination on pooled, warm-started IW-Regression-LDP releases with a "
-             "variance-plus-bias width, UCB play (alg:LDP-linear-regression releases, pooled)")
-_ldp_factory("elim-ldp-greedy-pooled", "local-DP elimination on pooled, warm-started IW-Regression-LDP releases, "
-             "greedy play with (d/t)^(1/3) exploration on the survivors' spanner (as elim-ldp-greedy, pooled)",
-             play="greedy")
+register_variant(PooledJDPAgent, "elim-jdp-pooled", None, "jdp", "joint-DP elimination on pooled, warm-started "
+                 "IW-Regression-DP releases with a variance-plus-bias width, UCB play, first epoch 256 "
+                 "(alg:batch-cb-JDP on pooled alg:JDP-linear-regression releases)")
+register_variant(PooledLDPAgent, "elim-ldp-pooled", None, "ldp", "local-DP elimination on pooled, warm-started "
+                 "IW-Regression-LDP releases with a variance-plus-bias width, UCB play (alg:LDP-linear-regression "
+                 "releases, pooled)")
+register_variant(PooledLDPAgent, "elim-ldp-greedy-pooled", None, "ldp", "local-DP elimination on pooled, warm-started "
+                 "IW-Regression-LDP releases, greedy play with (d/t)^(1/3) exploration on the survivors' spanner (as "
+                 "elim-ldp-greedy, pooled)", play="greedy")

@@ -167,13 +167,9 @@ def _certified(subs: np.ndarray) -> np.ndarray:
     certified above ``_WELL_POSED`` times their largest |entry|: a Cholesky factorization of each
     sub sub^T - (_WELL_POSED scale)^2 I succeeds.
 
-    Such a set is its own spanner. Step 1 is Gaussian elimination of ``sub`` with partial pivoting; while
-    it has held an arm at every earlier position, the remaining block is the Schur complement of a matrix
-    within a backward error of order n^3 2^n u scale of ``sub`` (Higham, Accuracy and Stability of
-    Numerical Algorithms, Thm 9.3), far below 1e-4 scale for the sizes allowed, so its smallest singular
-    value stays well above the rank tolerance and the next position holds an arm too (for thin sets, an
-    unheld candidate would give a combination of the rows of norm below sigma_min). The factorization's
-    own rounding (Higham, Thm 10.3) is likewise far below the 1e-4 margin."""
+    Such a set is its own spanner: step 1 holds an arm at every position, since the rounding of the
+    elimination and of the factorization (Higham, Accuracy and Stability of Numerical Algorithms,
+    Thms 9.3 and 10.3) stays far below that margin at the sizes allowed."""
     scale = np.abs(subs).max(axis=(1, 2))
     gram = subs @ np.swapaxes(subs, 1, 2)
     diag = np.arange(subs.shape[1])
@@ -183,12 +179,8 @@ def _certified(subs: np.ndarray) -> np.ndarray:
 
 def _factorizes(gram: np.ndarray) -> np.ndarray:
     """Whether each symmetric matrix of ``gram`` (m, n, n) has a Cholesky factorization with positive pivots
-    (False for NaN).
-
-    A stack of one asks ``np.linalg.cholesky`` (one call); a larger stack runs the factorization column by
-    column, vectorised over the stack (its matrices on the last axis, so every step is one contiguous pass):
-    the same test without one LAPACK call per matrix.
-    """
+    (False for NaN): ``np.linalg.cholesky`` for one matrix, else the factorization column by column,
+    vectorised over the stack (no LAPACK call per matrix)."""
     if gram.shape[0] == 1:
         try:
             factor = np.linalg.cholesky(gram)

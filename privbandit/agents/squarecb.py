@@ -29,10 +29,9 @@ a mean squared error calibrated on measurements instead of the high-probability 
 (:func:`calibrated_error`), where E0 is the rate above without its union-bound factor log(1/delta') and c
 (:data:`CALIBRATED_ERROR_CONSTANTS`) is the envelope of the oracle's measured error on uniformly played rows
 divided by E0^2 (``scripts/bench_squarecb.py --errors``). The theorem's rate is a (1 - delta') bound with
-constants 1 and sits 5-100x above the measured error, so its gamma stays near uniform play (gamma = 11 after
-2^15 rows of IW-Regression-DP at d = K = 10, epsilon 1, where VW's schedule is at 1800 and the calibrated one,
-scale 30, at 2000). err_j reads only public values: the epoch's size, d, K, B, the budget, and the fit's
-lambda and gamma (IW-Regression-DP), fixed before it saw a row. The registered ``squarecb-jdp-iw-cal`` uses it
+constants 1, far above the measured error, so its gamma stays near uniform play. err_j reads only public
+values: the epoch's size, d, K, B, the budget, and the fit's lambda and gamma (IW-Regression-DP), fixed before
+it saw a row. The registered ``squarecb-jdp-iw-cal`` uses it
 with ``gamma_scale`` = :data:`CALIBRATED_GAMMA_SCALE`; the DP-SGD and LDP-SGD agents take it as keyword
 arguments, e.g. ``make_agent("squarecb-dpsgd", epsilon=1.0, gamma_schedule="calibrated", gamma_scale=30.0)``
 (``privbandit run --agent squarecb-dpsgd --agent-kwargs '{"gamma_schedule": "calibrated", "gamma_scale": 30}'``).
@@ -48,6 +47,7 @@ Foster & Rakhlin (2020); Simchi-Levi & Xu (2020); Vowpal Wabbit ``cb_explore_adf
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from collections.abc import Callable
@@ -58,8 +58,8 @@ import numpy as np
 from .._validation import POSITIVE, UNIT_OPEN, Interval, IsCallable, Options, ParameterConstraints, check_positive
 from ..oracles.base import Estimate, Oracle
 from ..privacy.calibration import paper_sigma_alpha
-from ._oracle_arg import ORACLE_ARGUMENT_CONSTRAINTS, resolve_oracle
-from .base import EpochAgent, register_agent, uniform_choice
+from ._oracle_arg import ORACLE_ARGUMENT_CONSTRAINTS, register_variant, resolve_oracle
+from .base import EpochAgent, uniform_choice
 
 __all__ = ["CALIBRATED_ERROR_CONSTANTS", "CALIBRATED_GAMMA_SCALE", "GAMMA_SCHEDULES", "IW_RATE_ORACLES",
            "SquareCBAgent", "calibrated_error", "inverse_gap_weighting", "iw_l2_rate", "l2_rate"]
@@ -288,9 +288,8 @@ class SquareCBAgent(EpochAgent):
             err = iw_l2_rate(n, dim=spec.dim, lam=estimate.info["lam"], gamma=estimate.info["gamma"],
                              bound=spec.bound, confidence=conf)
         else:
-            p = self.privacy
-            err = l2_rate(p.model, n, dim=spec.dim, epsilon=p.epsilon if p.is_private else 1.0,
-                          delta=p.delta if p.is_private else 1e-5, confidence=conf)
+            p = self.privacy     # (the non-private rate reads neither epsilon nor delta)
+            err = l2_rate(p.model, n, dim=spec.dim, epsilon=p.epsilon, delta=p.delta, confidence=conf)
         if not (err > 0 and math.isfinite(err)):
             raise ValueError(f"the L2 rate must be finite and > 0, got {err!r}")
         if self.gamma_schedule == "calibrated":     # err is a squared error
@@ -305,17 +304,12 @@ class SquareCBAgent(EpochAgent):
         if self.oracle.name in IW_RATE_ORACLES:
             return calibrated_error("iw", n, dim=spec.dim, lam=estimate.info["lam"], gamma=estimate.info["gamma"],
                                     bound=spec.bound)
-        if not p.is_private:
-            return calibrated_error("none", n, dim=spec.dim)
-        return calibrated_error(p.model, n, dim=spec.dim, epsilon=p.epsilon, delta=p.delta)
-
-    def _predictions(self, features: np.ndarray) -> np.ndarray:
-        if not self.estimates:
-            return np.zeros(features.shape[:2])
-        return self.estimates[-1]._mean_checked(features)       # the agent has checked the features
+        return calibrated_error(p.model, n, dim=spec.dim, epsilon=p.epsilon, delta=p.delta)   # model "none": no budget
 
     def _probabilities(self, features: np.ndarray) -> np.ndarray:
-        return _igw(self._predictions(features), self._checked_gamma())
+        # the predictions of the latest estimate (0 before the first), on features the agent has checked
+        f = self.estimates[-1]._mean_checked(features) if self.estimates else np.zeros(features.shape[:2])
+        return _igw(f, self._checked_gamma())
 
     def _checked_gamma(self) -> float:
         g = self.gamma        # set by this class (finite, > 0), but a public attribute: check it
@@ -327,27 +321,8 @@ class SquareCBAgent(EpochAgent):
     def _choose(self, features: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
         return uniform_choice(self._probabilities(features), uniforms[:, 0])
 
-    def describe(self) -> dict:
-        """Agent, privacy and oracle names."""
-        return dict(super().describe(), oracle=self.oracle.name)
 
-
-def _factory(agent_name: str, oracle_name: str, model: str, description: str, counterpart: str | None = None,
-             **defaults: Any) -> None:
-    def make(*, epsilon: float | None = None, delta: float | None = None, oracle: Oracle | None = None,
-             **kwargs: Any) -> SquareCBAgent:
-        kwargs = {**defaults, **kwargs}
-        if oracle is not None:
-            agent = SquareCBAgent(oracle, epsilon=epsilon, delta=delta, **kwargs)   # a name takes the budget
-        else:  # make_agent has checked the budget against the registration's privacy
-            agent = SquareCBAgent(oracle_name, epsilon=epsilon, delta=delta,
-                                  model=None if model == "none" else model, **kwargs)
-        agent.name = agent_name  # type: ignore[misc]
-        return agent
-
-    fixed = "".join(f", {k}={v!r}" for k, v in defaults.items())
-    make.__doc__ = f"{description}\n\nKeyword arguments go to :class:`SquareCBAgent` (oracle {oracle_name!r}{fixed})."
-    register_agent(agent_name, make, description=description, private=model != "none", counterpart=counterpart)
+_factory = functools.partial(register_variant, SquareCBAgent)   # (name, oracle name, model, description, ...)
 
 
 CALIBRATED = dict(gamma_schedule="calibrated", gamma_scale=CALIBRATED_GAMMA_SCALE)

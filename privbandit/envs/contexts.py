@@ -388,16 +388,13 @@ class HeavyTailed(ContextFamily):
         object.__setattr__(self, "tail", tail)
         object.__setattr__(self, "scale", scale)
 
-    def _radii(self, m: int, rng: np.random.Generator) -> np.ndarray:
-        return _clipped_pareto(m, self.tail, self.scale, rng)
-
     def radius_moment(self, k: float) -> float:
         """E[(||phi|| / B)^k], exactly."""
         return clipped_pareto_moment(k, self.tail, self.scale)
 
     def _sample_rows(self, m: int, rng: np.random.Generator) -> np.ndarray:
         g = rng.standard_normal((m, self.dim))
-        return _scale_rows(g, self._radii(m, rng) * self.bound)
+        return _scale_rows(g, _clipped_pareto(m, self.tail, self.scale, rng) * self.bound)
 
     def second_moment(self) -> np.ndarray:
         return np.eye(self.dim) * (self.bound ** 2 * self.radius_moment(2) / self.dim)

@@ -310,6 +310,7 @@ def _context_family(family: Any, conditioning: Any, family_kwargs: Any, fmap: Fe
         if not isinstance(family_kwargs, (dict, type(None))):
             raise TypeError(f"family_kwargs must be a dict or None, got {type(family_kwargs).__name__}")
         params = {} if family_kwargs is None else dict(family_kwargs)
+        names = {key: f"family_kwargs[{key!r}]" for key in params}
         if conditioning is not None:
             dial = cls.dial
             if dial is None:
@@ -318,8 +319,6 @@ def _context_family(family: Any, conditioning: Any, family_kwargs: Any, fmap: Fe
                 raise ValueError(f"pass the {family!r} dial {dial!r} either as conditioning or in family_kwargs, "
                                  "not both")
             params[dial] = conditioning
-        names = {key: f"family_kwargs[{key!r}]" for key in params}
-        if conditioning is not None:
             names[dial] = f"conditioning (the {family!r} family's {dial})"
         if fmap.context_shape != (fmap.n_arms, fmap.dim):
             names["dim"] = f"dim / n_arms (the context dimension of the {fmap.name!r} feature map)"

@@ -58,10 +58,18 @@ constants (``"theory"``) or the calibrated ones (``"practical"``)."""
 Constants = Literal["practical", "theory"]
 
 
-def _readonly(a: np.ndarray) -> np.ndarray:
+def read_only(a: Any) -> np.ndarray:
+    """A read-only float copy of ``a``."""
     a = np.array(a, dtype=float, copy=True)
     a.setflags(write=False)
     return a
+
+
+def freeze_arrays(record: Any, *names: str) -> None:
+    """Store each named field of the frozen dataclass ``record`` that is not None as a :func:`read_only` copy."""
+    for name in names:
+        if getattr(record, name) is not None:
+            object.__setattr__(record, name, read_only(getattr(record, name)))
 
 
 @dataclass(frozen=True)
@@ -107,8 +115,8 @@ class Estimate:
     def __post_init__(self) -> None:
         theta = check_array("theta", self.theta, ndim=1)
         d = theta.shape[0]
-        object.__setattr__(self, "theta", _readonly(theta))
-        object.__setattr__(self, "width_matrix", _readonly(check_array("width_matrix", self.width_matrix,
+        object.__setattr__(self, "theta", read_only(theta))
+        object.__setattr__(self, "width_matrix", read_only(check_array("width_matrix", self.width_matrix,
                                                                        shape=(d, d))))
         object.__setattr__(self, "width_scale", check_real("width_scale", self.width_scale, low=0.0))
         object.__setattr__(self, "info", dict(self.info))
@@ -322,10 +330,6 @@ class LocalEpochFit(EpochFit):
     def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
         randomizer = self._randomizer(stage)
         outputs = randomizer.privatize_clipped(x, y, self.rng)     # the fit's rows are checked and clipped
-        self._record_and_absorb(stage, start, randomizer, outputs)
-
-    def _record_and_absorb(self, stage: int, start: int, randomizer: LocalRandomizer, outputs: np.ndarray) -> None:
-        """Record the local releases of the rows [start, start + len(outputs)) and aggregate their outputs."""
         cached = self._entry_cache              # the stage's ledger entry and label, built once per stage
         if cached is None or cached[0] != stage or cached[1] is not randomizer:
             cached = self._entry_cache = (stage, randomizer, randomizer.ledger_entry(),
@@ -343,11 +347,11 @@ class LocalEpochFit(EpochFit):
 
 
 class SummingLocalFit(LocalEpochFit):
-    """A one-stage local fit: every row passes through one randomizer; the server keeps a sum and a count.
+    """A local fit whose server keeps only the sum and the count of the randomized outputs.
 
-    Subclasses build ``self._randomizer_`` (a :class:`~privbandit.privacy.LocalRandomizer`) and the zero
-    ``self._sum`` of the output's shape in ``__init__``, and implement ``_estimate`` from ``self._sum`` and
-    ``self._count``.
+    Subclasses build ``self._randomizer_`` (a :class:`~privbandit.privacy.LocalRandomizer`; or override
+    ``_randomizer`` for one per stage) and the zero ``self._sum`` of the output's shape in ``__init__``, and
+    implement ``_estimate`` from ``self._sum`` and ``self._count``.
     """
 
     _randomizer_: LocalRandomizer

@@ -176,13 +176,9 @@ class IWGLMDPFit(SpectralStagesFit):
         cfg = self.oracle
         mu = self.link.mu
         self.r_nu = link_residual_bound(self.link, self.bound)
-        practical_default = cfg.constants == "practical" and cfg.c_gamma is None
-        cfg_gamma = dict(c_gamma=GLM_PRACTICAL_C_GAMMA) if practical_default else {}
+        own = dict(c_gamma=GLM_PRACTICAL_C_GAMMA) if cfg.constants == "practical" else dict(c_width=GLM_THEORY_WIDTH)
         params = cfg.parameters(self.n_rounds, self.dim, self.bound, w_fraction=cfg.w_fraction, mu=mu,
-                                sens_scale=self.bound + 1.0 / mu, **cfg_gamma)
-        if cfg.constants == "theory" and cfg.c_width is None:
-            params = type(params)(lam=params.lam, gamma=params.gamma, n_stages=params.n_stages,
-                                  c_width=GLM_THEORY_WIDTH)
+                                sens_scale=self.bound + 1.0 / mu, **own)     # (the user's c_gamma, c_width win)
         k = params.n_stages
         self._init_spectral(params, k, cfg.multiplier())
         self.stage_sizes = stage_sizes_split(self.n_rounds, [cfg.w_fraction / k] * k + [1.0 - cfg.w_fraction])
@@ -199,18 +195,11 @@ class IWGLMDPFit(SpectralStagesFit):
         n = max(stop - start, 1)
         return 32.0 * (max(1.0, self.r_nu / 2.0) / self.link.mu + self.bound) / (self.params.gamma * n)
 
-    def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
-        if stage < self.n_w_stages:
-            self._add_w_rows(x)
-        else:
-            self._x.append(x)
-            self._y.append(y)
+    def _add_regression_rows(self, x: np.ndarray, y: np.ndarray) -> None:
+        self._x.append(x)
+        self._y.append(y)
 
-    def _close_stage(self, stage: int) -> None:
-        if stage < self.n_w_stages:
-            self._close_w_stage(stage)
-            return
-        start, stop = self.stage_range(stage)
+    def _close_regression(self, start: int, stop: int) -> None:
         n = stop - start
         if n == 0:
             self._diag = dict(fallback="no regression rows")

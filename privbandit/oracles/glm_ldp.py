@@ -39,15 +39,13 @@ from typing import ClassVar
 import numpy as np
 from scipy import optimize
 
-from .._validation import POSITIVE_INT, UNIT_OPEN, ParameterConstraints
+from .._validation import POSITIVE_INT, ParameterConstraints
 from ..links import Link
 from ..privacy import GaussianMechanism, LocalRandomizer
-from .base import Constants, Estimate, Oracle, register_oracle, stage_sizes_split, two_sided_quantile
+from .base import Estimate, register_oracle, stage_sizes_split, two_sided_quantile
 from .iw_ldp import (
-    SPECTRAL_LDP_CONSTRAINTS,
+    SpectralLDPConfig,
     SpectralLDPFit,
-    _spectral_plan,
-    noise_multiplier,
     padded,
     unit_directions,
     vector_norm,
@@ -114,13 +112,8 @@ class IWGLMLDPFit(SpectralLDPFit):
     def __init__(self, *args) -> None:
         super().__init__(*args)
         cfg = self.oracle
-        n_u = int(math.floor(self.n_rounds * cfg.u_fraction))
-        if self.n_rounds >= 2:
-            n_u = min(max(n_u, 1), self.n_rounds - 1)
+        n_u, z, k, lam, sizes = self._spectral_plan(cfg.u_fraction)
         n_sgd = self.n_rounds - n_u
-        z = noise_multiplier(cfg.privacy.epsilon, cfg.privacy.delta)
-        k, lam, sizes = _spectral_plan(n_u, self.dim, z * 2.0 * self.bound, cfg.constants, cfg.stages, cfg.lam,
-                                       cfg.confidence)
         steps = cfg.sgd_steps if cfg.sgd_steps is not None else (
             n_sgd if cfg.constants == "theory" else PRACTICAL_SGD_STEPS)
         steps = max(1, min(steps, max(n_sgd, 1)))
@@ -130,8 +123,8 @@ class IWGLMLDPFit(SpectralLDPFit):
         self._grad_radius = padded(2.0)
         self._grad_channel = GaussianMechanism(sensitivity=2.0 * self._grad_radius, sigma=z * 2.0 * self._grad_radius)
         self.w = np.zeros(self.dim)
-        self._g_sum = np.zeros(self.dim)
-        self._g_count = 0
+        self._sum = np.zeros(self.dim)      # the current SGD step's randomized gradients, summed
+        self._count = 0
         self._step = 0
         self._iterates: list[np.ndarray] = []
         self._sgd_u: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
@@ -150,16 +143,12 @@ class IWGLMLDPFit(SpectralLDPFit):
         return LocalRandomizer(GLMGradientStatistic(self._fixed_u()[0], self.w.copy(), self.link), self._grad_radius,
                                self._grad_channel, self.bound)
 
-    def _later_absorb(self, stage: int, outputs: np.ndarray) -> None:
-        self._g_sum += outputs.sum(axis=0)
-        self._g_count += outputs.shape[0]
-
     def _later_close(self, stage: int) -> None:
-        if self._g_count == 0:
+        if self._count == 0:
             return
         mu = self.link.mu
-        g = self._g_sum                         # g_sum / n + (lambda mu) (U w), eta g: in place, the same values
-        g /= self._g_count
+        g = self._sum                         # g_sum / n + (lambda mu) (U w), eta g: in place, the same values
+        g /= self._count
         reg = self.u @ self.w
         reg *= self.lam * mu
         g += reg
@@ -168,8 +157,8 @@ class IWGLMLDPFit(SpectralLDPFit):
         _, vals, vecs = self._fixed_u()         # U is fixed once the spectral stages are over
         self.w = _project_in_basis(self.w - g, self.u, vals, vecs)
         self._iterates.append(self.w)
-        self._g_sum = np.zeros(self.dim)
-        self._g_count = 0
+        self._sum = np.zeros(self.dim)
+        self._count = 0
 
     def _estimate(self) -> Estimate:
         cfg, d = self.oracle, self.dim
@@ -197,25 +186,17 @@ class IWGLMLDPFit(SpectralLDPFit):
 
 @register_oracle
 @dataclass(frozen=True)
-class IWGLMLDP(Oracle):
+class IWGLMLDP(SpectralLDPConfig):
     """IW-GLM-LDP: Spectral-Iteration-LDP for U, then LDP projected SGD on the reweighted GLM loss.
 
     Parameters
     ----------
-    privacy : PrivacySpec
-        Local DP; every user spends (epsilon, delta) once.
-    constants : {"practical", "theory"}
-        See the module docstring.
-    stages, lam : optional
-        K and lambda of the spectral stages.
-    sgd_steps : int, optional
-        Number of SGD steps (theory: one per user; practical: 256 mini-batches).
+    privacy, constants, stages, lam, u_fraction, confidence
+        As in :class:`~privbandit.oracles.iw_ldp.SpectralLDPConfig` (``constants``: see the module docstring).
     width_multiplier : float, optional
         Multiplies the width constant.
-    u_fraction : float
-        Fraction of users that learn U (the source's 1/2).
-    confidence : float
-        Statistical failure probability.
+    sgd_steps : int, optional
+        Number of SGD steps (theory: one per user; practical: 256 mini-batches).
 
     Notes
     -----
@@ -227,16 +208,10 @@ class IWGLMLDP(Oracle):
     Source paper, `alg:LDP-L1-regression`, `alg:LDP-SGD`, `thm:LDP-L1-regression`.
     """
 
-    constants: Constants = "practical"
-    stages: int | None = None
-    lam: float | None = None
     sgd_steps: int | None = None
-    width_multiplier: float | None = None
-    u_fraction: float = 0.5
-    confidence: float = 0.05
 
     name: ClassVar[str] = "iw-glm-ldp"
     privacy_models: ClassVar[tuple[str, ...]] = ("ldp",)
     fit_class: ClassVar[type] = IWGLMLDPFit
     parameter_constraints: ClassVar[ParameterConstraints] = {
-        **SPECTRAL_LDP_CONSTRAINTS, "sgd_steps": [None, POSITIVE_INT], "u_fraction": [UNIT_OPEN]}
+        **SpectralLDPConfig.parameter_constraints, "sgd_steps": [None, POSITIVE_INT]}

@@ -63,25 +63,23 @@ from .._validation import (
     check_array,
     check_choice,
     check_int,
+    check_weights,
 )
 from ..infomatrix import f_dp, psd_project, psd_sqrt, spectral_update, symmetrize, w_star
 from ..privacy import GaussianMechanism, PrivacySpec, SymmetricGaussianMechanism
 from ..privacy.calibration import CALIBRATION_METHODS, analytic_noise_multiplier, gaussian_sigma
-from .base import CONSTANTS, EpochFit, Estimate, Oracle, register_oracle, stage_sizes_split
+from .base import CONSTANTS, EpochFit, Estimate, Oracle, freeze_arrays, read_only, register_oracle, stage_sizes_split
 
 # Defaults of the absolute constants, per regime. "theory" follows the source (see iw_parameters);
 # "practical" was calibrated with scripts/bench_regression.py (coverage >= 95% in every cell).
 THEORY = dict(c_lambda=8.0, c_gamma=8.0, c_width=10.0)
 PRACTICAL = dict(c_lambda=1.0, c_gamma=2.0, c_width=2.0, n_stages=3)
 # IW-Regression-DP's own practical c_lambda and c_width (the rest as PRACTICAL; spectral-dp and iw-glm-dp keep
-# PRACTICAL). Re-calibrated with scripts/bench_regression.py, d = 10, 4 families x T in {2^12, 2^14, 2^16} x
-# epsilon in {0.1, 1}, 15 seeds: the smallest c_width with every cell >= 96% was 1.30 at c_lambda = 1 and 1.35 at
-# c_lambda = 0.7, whose widths are 10-20% narrower; c_width = 1.5 leaves a margin (min cell 0.973 over the 15 seeds).
+# PRACTICAL), calibrated with scripts/bench_regression.py at d = 10 (every cell covered >= 96%, with a margin).
 REGRESSION_PRACTICAL = dict(c_lambda=0.7, c_width=1.5)
 #: The dimension of that calibration. gamma is set from the operator norm of the stage noise (~ sqrt(d) times its
 #: per-entry sd), so the noise along one direction, relative to lambda, grows like 1 / sqrt(d) as d falls: below
-#: d = 10 the practical width constant is scaled by sqrt(10 / d) (at d = 3 the unscaled 1.5 missed 10-15% of fresh
-#: features; scaled, <= 2%). At d >= 10 nothing changes.
+#: d = 10 the practical width constant is scaled by sqrt(10 / d). At d >= 10 nothing changes.
 CALIBRATION_DIM = 10
 
 
@@ -162,9 +160,7 @@ def iw_parameters(n_rounds: int, dim: int, bound: float, multiplier: float, *, c
     gamma = c_gamma * multiplier * B' * sqrt(d) / (lambda N) with N = w_fraction T / K the stage size and
     c_gamma = 2, so the SymPriv noise of a stage has operator norm about 2 sqrt(d) * multiplier * 2B/(gamma N)
     = 2 lambda / c_gamma = lambda (H~ is then projected onto the PSD cone, so F_k >= lambda W_k); width
-    constant c_width = 2 (the 95% quantile of |<phi, theta_hat - theta*>| / (lambda ||W phi||) was <= 1.3
-    in every benchmark cell). IW-Regression-DP overrides c_lambda = 0.7 and c_width = 1.5
-    (``REGRESSION_PRACTICAL``: narrower widths, every benchmark cell still covered >= 96%).
+    constant c_width = 2. IW-Regression-DP overrides c_lambda and c_width (``REGRESSION_PRACTICAL``).
     """
     check_choice("constants", constants, CONSTANTS)
     table = THEORY if constants == "theory" else PRACTICAL
@@ -251,8 +247,9 @@ class _IWConfig(Oracle):
 class SpectralStagesFit(EpochFit):
     """A fit whose first ``n_stages`` stages run the private spectral iteration of `alg:W-JDP`.
 
-    Subclasses call :meth:`_init_spectral` in ``__init__`` and route stages >= n_w_stages themselves.
-    Per stage k the fit keeps W_k, W_k^{1/2} and the running sum of H_k: O(d^2) memory.
+    Subclasses call :meth:`_init_spectral` in ``__init__``; the stages after the W stages go to
+    ``_add_regression_rows`` and ``_close_regression``. Per stage k the fit keeps W_k, W_k^{1/2} and the running
+    sum of H_k: O(d^2) memory.
     """
 
     def _init_spectral(self, params: IWParameters, n_w_stages: int, multiplier: float,
@@ -269,14 +266,20 @@ class SpectralStagesFit(EpochFit):
         self._h_sum = np.zeros((self.dim, self.dim))
         self.trace: list[dict[str, float]] = []
 
-    def _add_w_rows(self, x: np.ndarray) -> None:
+    def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
+        if stage >= self.n_w_stages:
+            self._add_regression_rows(x, y)
+            return
         wx = x.dot(self.w)
         half = x.dot(self._w_half)
         weights = iw_weights(wx, self.params.gamma)
         self._h_sum += (half * weights[:, None]).T.dot(half)
 
-    def _close_w_stage(self, stage: int) -> None:
+    def _close_stage(self, stage: int) -> None:
         start, stop = self.stage_range(stage)
+        if stage >= self.n_w_stages:
+            self._close_regression(start, stop)
+            return
         n = stop - start
         if n == 0:  # an empty stage releases nothing and leaves W unchanged
             return
@@ -294,6 +297,12 @@ class SpectralStagesFit(EpochFit):
         self._w_half = psd_sqrt(self.w)
         self._h_sum = np.zeros((self.dim, self.dim))
 
+    def _add_regression_rows(self, x: np.ndarray, y: np.ndarray) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _close_regression(self, start: int, stop: int) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
 
 # --------------------------------------------------------------------------------------------------
 # Spectral-Iteration-DP
@@ -310,12 +319,6 @@ class SpectralDPFit(SpectralStagesFit):
         params = cfg.parameters(self.n_rounds, self.dim, self.bound, w_fraction=1.0)
         self._init_spectral(params, params.n_stages, cfg.multiplier())
         self.stage_sizes = stage_sizes_split(self.n_rounds, [1.0 / params.n_stages] * params.n_stages)
-
-    def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
-        self._add_w_rows(x)
-
-    def _close_stage(self, stage: int) -> None:
-        self._close_w_stage(stage)
 
     def _estimate(self) -> Estimate:
         p = self.params
@@ -338,12 +341,8 @@ class SpectralDP(_IWConfig):
         Statistical failure probability used by the theory constants (not a privacy parameter).
     calibration : {"analytic", "paper"}
         Gaussian calibration of the noise multiplier.
-    c_lambda, c_gamma, c_width : float, optional
-        Override the regime's absolute constants.
-    n_stages : int, optional
-        K (default: the regime's).
-    lam, gamma : float, optional
-        Override lambda and gamma directly.
+    c_lambda, c_gamma, c_width, n_stages, lam, gamma : optional
+        Overrides of the regime's constants, of K and of lambda and gamma.
 
     Notes
     -----
@@ -380,20 +379,13 @@ class IWRegressionDPFit(SpectralStagesFit):
         self._psi_mat = np.zeros((self.dim, self.dim))
         self._released: tuple[np.ndarray, np.ndarray] | None = None
 
-    def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
-        if stage < self.n_w_stages:
-            self._add_w_rows(x)
-            return
+    def _add_regression_rows(self, x: np.ndarray, y: np.ndarray) -> None:
         wx = x.dot(self.w)
         u = wx * iw_weights(wx, self.params.gamma)[:, None]
         self._psi += u.T.dot(y)
         self._psi_mat += u.T.dot(x)
 
-    def _close_stage(self, stage: int) -> None:
-        if stage < self.n_w_stages:
-            self._close_w_stage(stage)
-            return
-        start, stop = self.stage_range(stage)
+    def _close_regression(self, start: int, stop: int) -> None:
         n = stop - start
         if n == 0:
             return
@@ -452,9 +444,7 @@ def check_initial_w(initial_w: Any, dim: int, name: str = "initial_w") -> np.nda
     if not float(np.linalg.eigvalsh(symmetrize(w))[0]) > 0:
         raise ValueError(f"{name} must be a symmetric positive definite (d, d) matrix; its smallest eigenvalue "
                          "is <= 0")
-    w = np.array(symmetrize(w))
-    w.setflags(write=False)
-    return w
+    return read_only(symmetrize(w))
 
 
 @dataclass(frozen=True)
@@ -503,12 +493,7 @@ class IWRelease:
     bound: float
 
     def __post_init__(self) -> None:
-        for name in ("w", "psi", "psi_mat"):
-            value = getattr(self, name)
-            if value is not None:
-                a = np.array(value, dtype=float)
-                a.setflags(write=False)
-                object.__setattr__(self, name, a)
+        freeze_arrays(self, "w", "psi", "psi_mat")
 
 
 @dataclass(frozen=True)
@@ -697,16 +682,10 @@ class IWFixedPDP(_IWConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        x = np.array(self.features, dtype=float)      # checked: a finite, non-empty 2-D array
-        x.setflags(write=False)
+        x = read_only(self.features)      # checked: a finite, non-empty 2-D array
         object.__setattr__(self, "features", x)
         if self.weights is not None:
-            w = check_array("weights", self.weights, shape=(x.shape[0],))    # one weight per atom
-            if np.any(w < 0) or not w.sum() > 0:
-                raise ValueError("weights must be non-negative with a positive sum")
-            w = np.array(w / w.sum())
-            w.setflags(write=False)
-            object.__setattr__(self, "weights", w)
+            object.__setattr__(self, "weights", read_only(check_weights("weights", self.weights, x.shape[0])))
         object.__setattr__(self, "_cache", {})
 
     def lam_gamma(self, n_rounds: int) -> tuple[float, float]:

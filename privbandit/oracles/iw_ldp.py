@@ -24,10 +24,8 @@ lambda = C K s sqrt((d + log(K/confidence))/N) with the "large absolute constant
 8 lambda ||U phi||), which give very wide intervals at simulable T. ``constants="practical"``
 (default) takes K = 4, lambda = 2 s sqrt(d/N) + 1/sqrt(N), the size of the privatised H's error
 (s the channel's per-entry noise std), and width 2 lambda ||U phi||, calibrated on isotropic,
-heavy-tailed, spiky and rare-direction features (d in {2, 8}, T in {2^12, 2^15}, epsilon in {1, 4},
-6 seeds each) to cover >= 95% of fresh features in every cell (the largest 95% quantile of
-|<phi, theta_hat - theta*>| / (lambda ||U phi||) was 1.86). The noise scales come
-from the privacy spec and the sensitivities alone, never from ``constants``.
+heavy-tailed, spiky and rare-direction features to cover >= 95% of fresh features in every cell. The noise
+scales come from the privacy spec and the sensitivities alone, never from ``constants``.
 
 Privacy. Each user is in exactly one stage and sends one release: a symmetric Gaussian at Frobenius
 sensitivity 2B (spectral stages), one Gaussian at L2 sensitivity 2 sqrt(1 + B) on the concatenation
@@ -60,6 +58,7 @@ from .._validation import (
     ParameterConstraints,
     check_array,
     check_positive,
+    check_weights,
 )
 from ..infomatrix import psd_project, psd_sqrt, spectral_update, symmetrize, u_star
 from ..privacy import (
@@ -78,6 +77,7 @@ from .base import (
     Estimate,
     LocalEpochFit,
     Oracle,
+    freeze_arrays,
     register_oracle,
     stage_sizes_split,
     two_sided_quantile,
@@ -100,8 +100,7 @@ def noise_multiplier(epsilon: float, delta: float) -> float:
 
 
 def row_norms(ux: np.ndarray) -> np.ndarray:
-    """The rows' L2 norms: ``np.linalg.norm(ux, axis=1)`` for float64 ``ux`` (m, d), the same operations
-    (sqrt of the summed squares) without its dispatch, so bit for bit the same values."""
+    """The rows' L2 norms of a float64 ``ux`` (m, d): ``np.linalg.norm(ux, axis=1)`` without its dispatch."""
     return np.sqrt(np.add.reduce(ux * ux, axis=1))
 
 
@@ -111,8 +110,7 @@ def inverse_norms(norms: np.ndarray) -> np.ndarray:
 
 
 def vector_norm(v: np.ndarray) -> float:
-    """``np.linalg.norm(v)`` of a float64 vector: its own formula (the square root of ``v.dot(v)``, IEEE alike)
-    without its dispatch, so bit for bit the same value."""
+    """``np.linalg.norm(v)`` of a float64 vector (its formula, sqrt(v . v)) without its dispatch."""
     return math.sqrt(v.dot(v))
 
 
@@ -221,7 +219,8 @@ class SpectralLDPFit(LocalEpochFit):
     """A local fit whose first ``n_spectral_stages`` stages run Spectral-Iteration-LDP (`alg:U-LDP`).
 
     Subclasses call :meth:`_init_spectral` in ``__init__`` (after setting ``stage_sizes``) and handle
-    the later stages in ``_later_randomizer``, ``_later_absorb`` and ``_later_close``.
+    the later stages in ``_later_randomizer`` and ``_later_close``; the later stages' randomized outputs are
+    summed into ``_sum`` (which a subclass creates, zero, in the outputs' shape) and counted in ``_count``.
 
     Attributes
     ----------
@@ -290,26 +289,30 @@ class SpectralLDPFit(LocalEpochFit):
         self._h_sum = np.zeros((self.dim, self.dim))
         self._h_count = 0
 
+    def _spectral_plan(self, u_fraction: float) -> tuple[int, float, int, float, tuple[int, ...]]:
+        """The first ``u_fraction`` of the users learn U (from two users on, at least one and all but one unless
+        ``u_fraction`` is 1): (their number n_u, the noise multiplier z, K, lambda, the spectral stage sizes)."""
+        cfg = self.oracle
+        n_u = int(math.floor(self.n_rounds * u_fraction))
+        if u_fraction < 1.0 and self.n_rounds >= 2:
+            n_u = min(max(n_u, 1), self.n_rounds - 1)
+        z = noise_multiplier(cfg.privacy.epsilon, cfg.privacy.delta)
+        k = cfg.stages if cfg.stages is not None else (theory_stage_count(2 * n_u) if cfg.constants == "theory"
+                                                       else PRACTICAL_STAGES)
+        k = max(1, min(k, max(n_u, 1)))
+        lam = cfg.lam if cfg.lam is not None else spectral_lambda(max(n_u // k, 1), self.dim, z * 2.0 * self.bound,
+                                                                  k, cfg.constants, cfg.confidence)
+        return n_u, z, k, lam, stage_sizes_split(n_u, [1.0 / k] * k)
+
     def _later_randomizer(self, stage: int):  # pragma: no cover - overridden
         raise NotImplementedError
 
-    def _later_absorb(self, stage: int, outputs: np.ndarray) -> None:  # pragma: no cover - overridden
-        raise NotImplementedError
+    def _later_absorb(self, stage: int, outputs: np.ndarray) -> None:
+        self._sum += outputs.sum(axis=0)
+        self._count += outputs.shape[0]
 
     def _later_close(self, stage: int) -> None:  # noqa: B027 - optional hook
         """Called once when a non-spectral stage is full."""
-
-
-def _spectral_plan(n_users: int, dim: int, noise_std: float, constants: str, stages: int | None,
-                   lam: float | None, confidence: float) -> tuple[int, float, tuple[int, ...]]:
-    """(K, lambda, stage sizes) of a spectral iteration over ``n_users`` users."""
-    k = stages if stages is not None else (theory_stage_count(2 * n_users) if constants == "theory"
-                                           else PRACTICAL_STAGES)
-    k = max(1, min(k, max(n_users, 1)))
-    sizes = stage_sizes_split(n_users, [1.0 / k] * k)
-    if lam is None:
-        lam = spectral_lambda(max(n_users // k, 1), dim, noise_std, k, constants, confidence)
-    return k, lam, sizes
 
 
 def learn_u_ldp(features: np.ndarray, *, epsilon: float, delta: float, bound: float = 1.0,
@@ -365,33 +368,24 @@ class IWRegressionLDPFit(SpectralLDPFit):
     def __init__(self, *args) -> None:
         super().__init__(*args)
         cfg = self.oracle
-        n_u = int(math.floor(self.n_rounds * cfg.u_fraction))
-        if cfg.u_fraction < 1.0 and self.n_rounds >= 2:
-            n_u = min(max(n_u, 1), self.n_rounds - 1)
-        z = noise_multiplier(cfg.privacy.epsilon, cfg.privacy.delta)
-        k, lam, sizes = _spectral_plan(n_u, self.dim, z * 2.0 * self.bound, cfg.constants, cfg.stages, cfg.lam,
-                                       cfg.confidence)
+        n_u, z, k, lam, sizes = self._spectral_plan(cfg.u_fraction)
         self.stage_sizes = tuple(sizes) + (self.n_rounds - n_u,)
         self._init_spectral(k, lam, cfg.initial_u)
         self.scale = 1.0 / math.sqrt(self.bound)
         radius = padded(math.sqrt(1.0 + self.scale ** 2 * self.bound ** 2))
         self._reg_radius = radius
         self._reg_channel = GaussianMechanism(sensitivity=2.0 * radius, sigma=z * 2.0 * radius)
-        self._reg_sum = np.zeros(self.dim + self.dim * self.dim)
-        self._reg_count = 0
+        self._sum = np.zeros(self.dim + self.dim * self.dim)      # the randomized (psi, Psi / sqrt(B)), summed
+        self._count = 0
 
     def _later_randomizer(self, stage: int) -> LocalRandomizer:
         return LocalRandomizer(IWRegressionStatistic(self.u.copy(), self.scale), self._reg_radius,
                                self._reg_channel, self.bound)
 
-    def _later_absorb(self, stage: int, outputs: np.ndarray) -> None:
-        self._reg_sum += outputs.sum(axis=0)
-        self._reg_count += outputs.shape[0]
-
     def _estimate(self) -> Estimate:
         cfg, d = self.oracle, self.dim
-        n = self._reg_count
-        mean = self._reg_sum / max(n, 1)
+        n = self._count
+        mean = self._sum / max(n, 1)
         psi_hat = mean[:d]
         big_psi_hat = mean[d:].reshape(d, d) / self.scale
         theta = ball_least_squares(big_psi_hat + self.lam * np.eye(d), psi_hat) if n > 0 else np.zeros(d)
@@ -463,12 +457,7 @@ class LDPRelease:
     bound: float
 
     def __post_init__(self) -> None:
-        for name in ("u", "psi", "psi_mat"):
-            value = getattr(self, name)
-            if value is not None:
-                a = np.array(value, dtype=float)
-                a.setflags(write=False)
-                object.__setattr__(self, name, a)
+        freeze_arrays(self, "u", "psi", "psi_mat")
 
 
 SPECTRAL_LDP_CONSTRAINTS: ParameterConstraints = {
@@ -479,8 +468,9 @@ SPECTRAL_LDP_CONSTRAINTS: ParameterConstraints = {
 
 @dataclass(frozen=True)
 class SpectralLDPConfig(Oracle):
-    """The configuration IW-Regression-LDP and distribution-specific IW-LDP share: the first ``u_fraction`` of
-    an epoch's users learn U with Spectral-Iteration-LDP, the others answer the regression's queries.
+    """The configuration the spectral LDP oracles share (IW-Regression-LDP, distribution-specific IW-LDP,
+    IW-GLM-LDP): the first ``u_fraction`` of an epoch's users learn U with Spectral-Iteration-LDP, the others
+    answer the regression's (or the SGD's) queries.
 
     Parameters
     ----------
@@ -493,7 +483,7 @@ class SpectralLDPConfig(Oracle):
     lam : float, optional
         lambda (default from ``constants``: see :func:`spectral_lambda`).
     width_multiplier : float, optional
-        Sets (IW-Regression-LDP) or multiplies (fixed p) the width constant.
+        Sets (IW-Regression-LDP) or multiplies (fixed p, GLM) the width constant.
     u_fraction : float
         Fraction of the epoch's users that learn U, in (0, 1): the paper's N = T/2 (1/2, the default); both
         steps need users, so neither 0 nor 1.
@@ -617,30 +607,20 @@ class IWFixedPLDPFit(SpectralLDPFit):
                                                                      1e-300)) * pub,
                             cfg.public_weights, lam=lam, tol=1e-9, max_iter=300).matrix
         else:
-            n_u = int(math.floor(self.n_rounds * cfg.u_fraction))
-            if self.n_rounds >= 2:
-                n_u = min(max(n_u, 1), self.n_rounds - 1)
-            n_psi = self.n_rounds - n_u
-            z = noise_multiplier(eps, cfg.privacy.delta)
-            k, lam, sizes = _spectral_plan(n_u, self.dim, z * 2.0 * self.bound, cfg.constants, cfg.stages, cfg.lam,
-                                           cfg.confidence)
-            self.stage_sizes = tuple(sizes) + (n_psi,)
+            n_u, _, k, lam, sizes = self._spectral_plan(cfg.u_fraction)
+            self.stage_sizes = tuple(sizes) + (self.n_rounds - n_u,)
             self._init_spectral(k, lam)
         self._ball = L2BallChannel(eps, self.dim, padded(1.0))
-        self._psi_sum = np.zeros(self.dim)
-        self._psi_count = 0
+        self._sum = np.zeros(self.dim)      # the randomized U phi y / ||U phi||, summed
+        self._count = 0
 
     def _later_randomizer(self, stage: int) -> LocalRandomizer:
         return LocalRandomizer(WeightedLabelStatistic(self.u.copy()), padded(1.0), self._ball, self.bound)
 
-    def _later_absorb(self, stage: int, outputs: np.ndarray) -> None:
-        self._psi_sum += outputs.sum(axis=0)
-        self._psi_count += outputs.shape[0]
-
     def _estimate(self) -> Estimate:
         cfg, d = self.oracle, self.dim
-        n = max(self._psi_count, 1)
-        psi_hat = self._psi_sum / n
+        n = max(self._count, 1)
+        psi_hat = self._sum / n
         theta = self.u @ psi_hat
         mag = l2_ball_channel_magnitude(cfg.privacy.epsilon, d, padded(1.0))
         spread = math.sqrt((mag * mag / d + 1.0) / n)
@@ -651,7 +631,7 @@ class IWFixedPLDPFit(SpectralLDPFit):
         if cfg.width_multiplier is not None:
             c *= cfg.width_multiplier
         return Estimate(theta, self.link, self.u, c,
-                        info=dict(lam=self.lam, psi_users=self._psi_count, magnitude=mag,
+                        info=dict(lam=self.lam, psi_users=self._count, magnitude=mag,
                                   spectral_trace=list(self.trace), public=cfg.public_features is not None))
 
 
@@ -710,9 +690,7 @@ class IWFixedPLDP(SpectralLDPConfig):
             pub = np.asarray(self.public_features, dtype=np.float64)    # checked: finite, non-empty, 2-D
             object.__setattr__(self, "public_features", pub)
             if self.public_weights is not None:
-                w = check_array("public_weights", self.public_weights, shape=(pub.shape[0],))  # one per atom
-                if np.any(w < 0) or w.sum() <= 0:
-                    raise ValueError("public_weights must be non-negative with a positive sum")
-                object.__setattr__(self, "public_weights", w)
+                check_weights("public_weights", self.public_weights, pub.shape[0])      # one per atom
+                object.__setattr__(self, "public_weights", np.asarray(self.public_weights, dtype=np.float64))
         elif self.public_weights is not None:
             raise ValueError("public_weights needs public_features")

@@ -36,7 +36,7 @@ import numpy as np
 
 from .._validation import POSITIVE, POSITIVE_INT, UNIT_OPEN, Options, ParameterConstraints
 from ..privacy import GaussianMechanism, LocalRandomizer
-from .base import CONSTANTS, Constants, Estimate, LocalEpochFit, Oracle, register_oracle, stage_sizes_split
+from .base import CONSTANTS, Constants, Estimate, Oracle, SummingLocalFit, register_oracle, stage_sizes_split
 from .iw_ldp import noise_multiplier, padded
 
 
@@ -72,7 +72,7 @@ def ldp_sgd_epochs(n_users: int, epsilon: float, delta: float, constants: str, c
     return int(min(max(1, round(k)), t))
 
 
-class LDPSGDFit(LocalEpochFit):
+class LDPSGDFit(SummingLocalFit):
     """K epochs of batched, clipped, privatised gradient steps."""
 
     oracle: LDPClippedSGD
@@ -90,8 +90,8 @@ class LDPSGDFit(LocalEpochFit):
         z = noise_multiplier(cfg.privacy.epsilon, cfg.privacy.delta)
         self._channel = GaussianMechanism(sensitivity=2.0 * self._radius, sigma=z * 2.0 * self._radius)
         self._current: tuple[int, LocalRandomizer] | None = None
-        self._g_sum = np.zeros(self.dim)
-        self._g_count = 0
+        self._sum = np.zeros(self.dim)
+        self._count = 0
         self.steps = 0
 
     def _randomizer(self, stage: int) -> LocalRandomizer:
@@ -100,16 +100,12 @@ class LDPSGDFit(LocalEpochFit):
             self._current = (stage, LocalRandomizer(stat, self._radius, self._channel, self.bound))
         return self._current[1]
 
-    def _absorb(self, stage: int, outputs: np.ndarray) -> None:
-        self._g_sum += outputs.sum(axis=0)
-        self._g_count += outputs.shape[0]
-
     def _close_stage(self, stage: int) -> None:
-        if self._g_count > 0:
-            self.theta = self.theta - self.oracle.eta * self._g_sum / self._g_count
+        if self._count > 0:
+            self.theta = self.theta - self.oracle.eta * self._sum / self._count
             self.steps += 1
-        self._g_sum = np.zeros(self.dim)
-        self._g_count = 0
+        self._sum = np.zeros(self.dim)
+        self._count = 0
         self._current = None
 
     def _estimate(self) -> Estimate:

@@ -138,11 +138,8 @@ class SymmetricGaussianMechanism(GaussianMechanism):
         return self._noise(shape, as_generator(rng))
 
     def _noise(self, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
-        """:meth:`noise` for a Generator: triu(z) + triu(z, 1)^T for z = sigma N(0, 1) of ``shape``.
-
-        Entry (i, j) of that sum is z_ij + 0 on and above the diagonal and 0 + z_ji below it, which is
-        where(i > j, z_ji, z_ij) + 0 (adding +0 turns -0 into +0 either way), computed so: one mask, built once.
-        """
+        """:meth:`noise` for a Generator: triu(z) + triu(z, 1)^T for z = sigma N(0, 1) of ``shape``, computed as
+        where(i > j, z_ji, z_ij) + 0 (the + 0 turns -0 into +0, as the sum does)."""
         z = rng.standard_normal(shape)
         z *= self.sigma
         sym = np.where(_below_mask(shape[-2], shape[-1]), z.swapaxes(-1, -2), z)   # (non-square: ValueError)
@@ -163,9 +160,7 @@ class SymmetricGaussianMechanism(GaussianMechanism):
         if matrices.ndim < 2 or matrices.shape[-1] != matrices.shape[-2]:
             raise ValueError(f"matrices must have shape (..., d, d), got {matrices.shape}")
         transposed = matrices.swapaxes(-1, -2)
-        # max |M - M^T| <= 1e-9 max(1, max |M|): what allclose(rtol=0) tests on finite input, in fewer passes
-        # (a gap <= 1e-9 passes whatever the scale, so the scale is only computed for a larger gap); M - M^T is
-        # exactly antisymmetric (a - b = -(b - a) in IEEE arithmetic), so its max is max |M - M^T| (NaN alike)
+        # max |M - M^T| <= 1e-9 max(1, max |M|) (M - M^T is antisymmetric, so its max is max |M - M^T|)
         gap = float((matrices - transposed).max()) if matrices.size else 0.0
         if gap > 1e-9 and gap > 1e-9 * max(1.0, float(np.abs(matrices).max())):
             raise ValueError("matrices must be symmetric: SymPriv shares the noise of (i, j) and (j, i), so an "

@@ -104,10 +104,6 @@ def challenger_entry(agent: str | AgentEntry, *, private: str | None = None, lab
     return entry
 
 
-def _grid_models(grid) -> set[str]:
-    return {agent_model(a) for a in grid.agents}
-
-
 def challenger_suite(suite: Suite | str, challenger: AgentEntry, *, seeds=None, horizon: int | None = None) -> Suite:
     """The suite's available grids, the challenger added to every grid its privacy model fits.
 
@@ -125,10 +121,9 @@ def challenger_suite(suite: Suite | str, challenger: AgentEntry, *, seeds=None, 
     for g in suite.available_grids():
         if challenger.label in {a.label for a in g.agents}:
             raise ValueError(f"the challenger's label {challenger.label!r} is a baseline's: choose another label")
-        if model == "none" or model in _grid_models(g):
-            g = replace(g, agents=g.agents + (challenger,))
-        else:
+        if model != "none" and model not in {agent_model(a) for a in g.agents}:
             continue
+        g = replace(g, agents=g.agents + (challenger,))
         if seeds is not None or horizon is not None:
             g = replace(g, seeds=g.seeds if seeds is None else seeds, horizon=horizon or g.horizon)
         grids.append(g)

@@ -247,30 +247,26 @@ def collect_feedback(agent: Agent, env: Any, horizon: int | None = None, seed: A
         raise TypeError(f"agent must be a privbandit Agent, got {type(agent).__name__}")
     check_bool("contexts", contexts)
     max_chunk = check_int("max_chunk", max_chunk, low=1)
-    if isinstance(env, str):
-        with made_env(env, horizon, env_kwargs) as made:
-            return collect_feedback(agent, made, horizon, seed, contexts=contexts, max_chunk=max_chunk)
-    if env_kwargs is not None:
-        raise ValueError("env_kwargs applies only when env is given by id; configure the env instance instead")
-    spec, _obs = start_run(agent, env, horizon, seed)
-    n, k = spec.horizon, spec.n_arms
-    action = np.empty(n, dtype=np.int64)
-    reward = np.empty(n)
-    dist = np.empty((n, k))
-    expected = np.empty((n, k))
-    epoch = np.empty(n, dtype=np.int64)
-    context = np.empty((n, k, spec.dim)) if contexts else None
-    for chunk in policy_chunks(agent, env, n, max_chunk):
-        # the chunk's arms were drawn from this policy; the agent learns from them only after this step
-        rows = slice(chunk.start, chunk.start + chunk.arms.shape[0])
-        m = np.arange(chunk.arms.shape[0])
-        action[rows] = chunk.arms
-        reward[rows] = chunk.rewards[m, chunk.arms]
-        dist[rows] = agent.action_probabilities(chunk.features)
-        expected[rows] = chunk.expected_rewards
-        epoch[rows] = chunk.epoch
-        if context is not None:
-            context[rows] = chunk.features
+    with made_env(env, horizon, env_kwargs) as env:
+        spec, _obs = start_run(agent, env, horizon, seed)
+        n, k = spec.horizon, spec.n_arms
+        action = np.empty(n, dtype=np.int64)
+        reward = np.empty(n)
+        dist = np.empty((n, k))
+        expected = np.empty((n, k))
+        epoch = np.empty(n, dtype=np.int64)
+        context = np.empty((n, k, spec.dim)) if contexts else None
+        for chunk in policy_chunks(agent, env, n, max_chunk):
+            # the chunk's arms were drawn from this policy; the agent learns from them only after this step
+            rows = slice(chunk.start, chunk.start + chunk.arms.shape[0])
+            m = np.arange(chunk.arms.shape[0])
+            action[rows] = chunk.arms
+            reward[rows] = chunk.rewards[m, chunk.arms]
+            dist[rows] = agent.action_probabilities(chunk.features)
+            expected[rows] = chunk.expected_rewards
+            epoch[rows] = chunk.epoch
+            if context is not None:
+                context[rows] = chunk.features
     agent.ledger.check(agent.privacy)
     pscore = dist[np.arange(n), action]
     if not np.all(pscore > 0):

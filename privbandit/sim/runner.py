@@ -140,12 +140,18 @@ def start_run(agent: Agent, env: Any, horizon: int | None, seed: Any) -> tuple[A
 
 
 @contextlib.contextmanager
-def made_env(env_id: str, horizon: int | None, env_kwargs: dict[str, Any] | None) -> Iterator[Any]:
-    """``gym.make(env_id, horizon=horizon, **env_kwargs)``, closed on exit."""
+def made_env(env_id: Any, horizon: int | None, env_kwargs: dict[str, Any] | None) -> Iterator[Any]:
+    """``gym.make(env_id, horizon=horizon, **env_kwargs)``, closed on exit; an env instance as it is (it takes
+    no ``env_kwargs``)."""
     import gymnasium as gym
 
     from ..envs.registration import ENV_IDS
 
+    if not isinstance(env_id, str):
+        if env_kwargs is not None:
+            raise ValueError("env_kwargs applies only when env is given by id; configure the env instance instead")
+        yield env_id
+        return
     kwargs = dict(env_kwargs or {})
     if horizon is not None:
         kwargs["horizon"] = check_int("horizon", horizon, low=1)
@@ -297,11 +303,6 @@ def _log_chunk(log: _RegretLog, chunk: PolicyChunk) -> None:
     log.add(expected.max(axis=1) - chosen, chunk.epoch)
 
 
-def _play_batch(agent: Agent, env: Any, horizon: int, max_chunk: int, log: _RegretLog) -> None:
-    for chunk in policy_chunks(agent, env, horizon, max_chunk):
-        _log_chunk(log, chunk)
-
-
 def _play_loop(agent: Agent, env: Any, obs: np.ndarray, horizon: int, log: _RegretLog) -> None:
     for _t in range(horizon):
         epoch = _epoch(agent)
@@ -377,19 +378,15 @@ def run(agent: Agent, env: Any, horizon: int | None = None, seed: Any = 0, *, mo
         raise TypeError(f"agent must be a privbandit Agent, got {type(agent).__name__}")
     check_choice("mode", mode, MODES)
     max_chunk = _check_logging(log, max_chunk)
-    if isinstance(env, str):
-        with made_env(env, horizon, env_kwargs) as made:
-            return run(agent, made, horizon, seed, mode=mode, log=log, points_per_octave=points_per_octave,
-                       max_chunk=max_chunk, labels=labels)
-    if env_kwargs is not None:
-        raise ValueError("env_kwargs applies only when env is given by id; configure the env instance instead")
-    spec, obs = start_run(agent, env, horizon, seed)
-    logged = _RegretLog(_logged_rounds(spec.horizon, log, points_per_octave))   # memory O(#logged rounds)
-    if mode == "batch":
-        _play_batch(agent, env, spec.horizon, max_chunk, logged)
-    else:
-        _play_loop(agent, env, obs, spec.horizon, logged)
-    return _table(agent, env, spec, seed, logged, labels)
+    with made_env(env, horizon, env_kwargs) as env:
+        spec, obs = start_run(agent, env, horizon, seed)
+        logged = _RegretLog(_logged_rounds(spec.horizon, log, points_per_octave))   # memory O(#logged rounds)
+        if mode == "batch":
+            for chunk in policy_chunks(agent, env, spec.horizon, max_chunk):
+                _log_chunk(logged, chunk)
+        else:
+            _play_loop(agent, env, obs, spec.horizon, logged)
+        return _table(agent, env, spec, seed, logged, labels)
 
 
 def run_many(agents: Sequence[Agent], env: Any, horizon: int | None = None, seed: Any = 0, *,
@@ -452,49 +449,43 @@ def run_many(agents: Sequence[Agent], env: Any, horizon: int | None = None, seed
     if len(labels) != len(agents):
         raise ValueError(f"labels must have one entry per agent ({len(agents)}), got {len(labels)}")
     max_chunk = _check_logging(log, max_chunk)
-    if isinstance(env, str):
-        with made_env(env, horizon, env_kwargs) as made:
-            return run_many(agents, made, horizon, seed, log=log, points_per_octave=points_per_octave,
-                            max_chunk=max_chunk, labels=labels)
-    if env_kwargs is not None:
-        raise ValueError("env_kwargs applies only when env is given by id; configure the env instance instead")
-    spec = _spec_for(env, horizon)
-    env_seed, agent_ss = _split(seed)
-    env.reset(seed=env_seed)
-    clock = [0.0] * len(agents)
-    for i, agent in enumerate(agents):
-        tic = time.perf_counter()
-        agent.reset(spec, rng=np.random.default_rng(_copy(agent_ss)))
-        clock[i] += time.perf_counter() - tic
-    rounds = _logged_rounds(spec.horizon, log, points_per_octave)
-    logs = [_RegretLog(rounds) for _ in agents]
-    env_seconds, blocks = 0.0, _env_blocks(env, spec.horizon, max_chunk)
-    while True:
-        tic = time.perf_counter()
-        block = next(blocks, None)
-        env_seconds += time.perf_counter() - tic
-        if block is None:
-            break
-        for array in block[1:]:
-            array.setflags(write=False)
-        for i, (agent, logged) in enumerate(zip(agents, logs)):
+    with made_env(env, horizon, env_kwargs) as env:
+        spec = _spec_for(env, horizon)
+        env_seed, agent_ss = _split(seed)
+        env.reset(seed=env_seed)
+        clock = [0.0] * len(agents)
+        for i, agent in enumerate(agents):
             tic = time.perf_counter()
-            for chunk in _block_chunks(agent, *block):
-                _log_chunk(logged, chunk)
+            agent.reset(spec, rng=np.random.default_rng(_copy(agent_ss)))
             clock[i] += time.perf_counter() - tic
-    tables = []
-    for i, (agent, logged, lab) in enumerate(zip(agents, logs, labels)):
-        tic = time.perf_counter()
-        table = _table(agent, env, spec, seed, logged, lab)
-        table.attrs.update(agent_seconds=clock[i] + time.perf_counter() - tic, env_seconds=env_seconds)
-        tables.append(table)
-    return tables
+        rounds = _logged_rounds(spec.horizon, log, points_per_octave)
+        logs = [_RegretLog(rounds) for _ in agents]
+        env_seconds, blocks = 0.0, _env_blocks(env, spec.horizon, max_chunk)
+        while True:
+            tic = time.perf_counter()
+            block = next(blocks, None)
+            env_seconds += time.perf_counter() - tic
+            if block is None:
+                break
+            for array in block[1:]:
+                array.setflags(write=False)
+            for i, (agent, logged) in enumerate(zip(agents, logs)):
+                tic = time.perf_counter()
+                for chunk in _block_chunks(agent, *block):
+                    _log_chunk(logged, chunk)
+                clock[i] += time.perf_counter() - tic
+        tables = []
+        for i, (agent, logged, lab) in enumerate(zip(agents, logs, labels)):
+            tic = time.perf_counter()
+            table = _table(agent, env, spec, seed, logged, lab)
+            table.attrs.update(agent_seconds=clock[i] + time.perf_counter() - tic, env_seconds=env_seconds)
+            tables.append(table)
+        return tables
 
 
 def _check_logging(log: str, max_chunk: Any) -> int:
     """Check ``log``; the checked ``max_chunk``."""
-    if log not in ("geometric", "all"):
-        raise ValueError(f"log must be 'geometric' or 'all', got {log!r}")
+    check_choice("log", log, ("geometric", "all"))
     return check_int("max_chunk", max_chunk, low=1)
 
 

@@ -114,11 +114,6 @@ PLANNED_COLUMNS: tuple[str, ...] = ("env", "agent", "epsilon", "horizon", "n_pla
 """The columns of :attr:`SweepResult.planned`."""
 
 
-def _planned(groups: Mapping[tuple, set]) -> pd.DataFrame:
-    rows = [(*k, len(v)) for k, v in groups.items()]
-    return pd.DataFrame(rows, columns=list(PLANNED_COLUMNS))
-
-
 @dataclass
 class SweepResult:
     """What a sweep did: the combined table and which cells ran now or were found finished.
@@ -297,4 +292,4 @@ def _sweep(cells: list[Cell], out: Path, cells_dir: Path, jobs: int, backend: st
     table = combine(cells, out)
     others = [p.stem for p in other_cells(cells, out)]
     return SweepResult(table=table, ran=ran, skipped=skipped, out=out, others=others, rejected=rejected, lost=lost,
-                       planned=_planned(groups))
+                       planned=pd.DataFrame([(*k, len(v)) for k, v in groups.items()], columns=list(PLANNED_COLUMNS)))
