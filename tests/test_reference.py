@@ -125,12 +125,13 @@ def test_the_leaderboard_reads_the_shipped_stored_results(capsys):
     assert held and all(board.count(f"| {agent} |") == 1 for agent in held)
 
 
-def test_the_shipped_quick_results_match_this_install():
-    """The stored quick suite: its version (cell definitions and results_version) and a sample of its round
-    streams match this install."""
+@pytest.mark.parametrize("suite", ["quick", "paper"])
+def test_the_shipped_results_match_this_install(suite):
+    """The stored results of both suites: their version (cell definitions and results_version), every cell and a
+    sample of the round streams match this install."""
     from privbandit.sim.suites import get_suite
 
-    assert check_reference(get_suite("quick"), sample=3) == []
+    assert check_reference(get_suite(suite), sample=3) == []
 
 
 @pytest.mark.slow
