@@ -375,7 +375,7 @@ def _regret_figure(g: pd.DataFrame, env: str):
         regret_curves(sub, ax=axes[0, col], title=f"{name}: cumulative regret", **common)
         regret_curves(sub, loglog=True, x_min=16, ax=axes[1, col], title=f"{name}: log-log, t >= 16", **common)
         axes[0, col].get_legend().remove()
-        _log_y(axes[1, col])
+        log_axis(axes[1, col])
         _legend_below(axes[1, col])
         for ax in axes[:, col]:
             _mark_agents(ax, agents, common["palette"])
@@ -389,13 +389,18 @@ MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*")
 
 
 def log_ticks(low: float, high: float) -> list[float]:
-    """Readable ticks of a log axis on [low, high]: 1, 2, 5 times powers of ten, else 1 to 9 times them,
-    else (a range narrower than that) round linear steps; at least two ticks.
+    """Readable ticks of a log axis on [low, high]: powers of ten, else 1, 2, 5 times them, else 1, 2, 3, 5, 7
+    times them (the first of these with at least three ticks), else (a range narrower than that) round linear
+    steps; at least two ticks.
 
     Examples
     --------
     >>> log_ticks(30, 700)
     [50.0, 100.0, 200.0, 500.0]
+    >>> log_ticks(300, 400_000)
+    [1000.0, 10000.0, 100000.0]
+    >>> log_ticks(15_000, 90_000)
+    [20000.0, 30000.0, 50000.0, 70000.0]
     >>> log_ticks(110, 180)
     [120.0, 140.0, 160.0, 180.0]
     """
@@ -404,23 +409,39 @@ def log_ticks(low: float, high: float) -> list[float]:
     if not (0 < low < high):
         return []
     powers = [10.0 ** k for k in range(int(np.floor(np.log10(low))), int(np.ceil(np.log10(high))) + 1)]
-    for subs in ((1, 2, 5), tuple(range(1, 10))):
+    for subs in ((1,), (1, 2, 5), (1, 2, 3, 5, 7)):
         ticks = [float(f"{m * p:.6g}") for p in powers for m in subs if low <= m * p <= high]
         if len(ticks) >= 3:
             return ticks
     return [float(f"{v:.6g}") for v in MaxNLocator(nbins=4).tick_values(low, high) if low <= v <= high]
 
 
-def _log_y(ax: Any) -> None:
-    """Log y axis with plain numbers at readable ticks (:func:`log_ticks`)."""
+def compact_number(value: float) -> str:
+    """A tick label of at most about four characters: ``950``, ``2.5k``, ``120k``, ``1M``.
+
+    Examples
+    --------
+    >>> [compact_number(v) for v in (0.5, 950, 2500, 120_000, 1_000_000)]
+    ['0.5', '950', '2.5k', '120k', '1M']
+    """
+    for scale, suffix in ((1e6, "M"), (1e3, "k")):
+        if abs(value) >= scale:
+            return f"{value / scale:g}{suffix}"
+    return f"{value:g}"
+
+
+def log_axis(ax: Any, axis: str = "y") -> None:
+    """Put ``ax``'s ``axis`` (``"x"`` or ``"y"``) on a log scale with compact labels at readable ticks
+    (:func:`log_ticks`, :func:`compact_number`), keeping its current limits."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
-    ax.set_yscale("log")
-    low, high = ax.get_ylim()
-    ax.yaxis.set_major_locator(FixedLocator(log_ticks(low, high)))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.yaxis.set_minor_formatter(NullFormatter())
-    ax.set_ylim(low, high)
+    getattr(ax, f"set_{axis}scale")("log")
+    low, high = getattr(ax, f"get_{axis}lim")()
+    which = getattr(ax, f"{axis}axis")
+    which.set_major_locator(FixedLocator(log_ticks(low, high)))
+    which.set_major_formatter(FuncFormatter(lambda v, _: compact_number(v)))
+    which.set_minor_formatter(NullFormatter())
+    getattr(ax, f"set_{axis}lim")(low, high)
 
 
 def _mark_agents(ax: Any, agents: Sequence[str], palette: Mapping[str, Any]) -> None:
@@ -457,7 +478,7 @@ def _epsilon_figure(top: pd.DataFrame, env: str):
         palette = agent_palette(sub["agent"].unique())
         regret_vs_epsilon(sub, ax=ax, palette=palette, title=name)
         if (sub.loc[sub["t"] == sub["horizon"], "cum_regret"] > 0).all():
-            _log_y(ax)  # uniform play's regret does not flatten the others
+            log_axis(ax)  # uniform play's regret does not flatten the others
         _legend_below(ax)
         _mark_agents(ax, list(dict.fromkeys(sub["agent"])), palette)
     _suptitle(fig, f"{env}: regret at T = {int(top['horizon'].iloc[0])} against epsilon")

@@ -228,9 +228,12 @@ def leaderboard(df: pd.DataFrame, at: int | None = None) -> pd.DataFrame:
 
 def challenger_figure(board: pd.DataFrame, challenger: str, path: str | os.PathLike, *, columns: int = 3) -> Path:
     """The challenger against the field: per board (env, horizon, epsilon) where the challenger plays, every
-    agent's mean final regret with its 95% interval, the challenger in red, the panels wrapped into a grid
-    of at most ``columns`` columns. Saved as a PNG at ``path``."""
+    agent's mean final regret (a point) with its 95% interval (a line), the challenger in red, on a log axis
+    (regrets of one board span orders of magnitude), the panels wrapped into a grid of at most ``columns``
+    columns. Saved as a PNG at ``path``."""
     import matplotlib.pyplot as plt
+
+    from ..plots import log_axis
 
     keys = [k for k, b in board.groupby(list(BOARD_KEYS), sort=False) if challenger in set(b["agent"])]
     n = max(1, len(keys))
@@ -244,12 +247,19 @@ def challenger_figure(board: pd.DataFrame, challenger: str, path: str | os.PathL
         b = board[(board[list(BOARD_KEYS)] == pd.Series(key, index=list(BOARD_KEYS))).all(axis=1)]
         b = b.sort_values("rank", ascending=False)
         y = np.arange(len(b))
-        colours = ["tab:red" if a == challenger else "tab:gray" for a in b["agent"]]
-        err = np.vstack([b["mean"] - b["ci_low"].fillna(b["mean"]), b["ci_high"].fillna(b["mean"]) - b["mean"]])
-        ax.barh(y, b["mean"], xerr=err, color=colours, alpha=0.8)
+        mine = (b["agent"] == challenger).to_numpy()
+        low, high = b["ci_low"].fillna(b["mean"]), b["ci_high"].fillna(b["mean"])
+        for sel, colour in ((~mine, "tab:gray"), (mine, "tab:red")):
+            ax.hlines(y[sel], low[sel], high[sel], color=colour, linewidth=1.5)
+            ax.plot(b["mean"][sel], y[sel], "o", color=colour, markersize=5)
         ax.set_yticks(y, b["agent"], fontsize=8)
+        ax.grid(axis="x", alpha=0.3)
+        if (b["mean"] > 0).all():
+            ax.set_xlim(b["mean"].min() / 1.5, high.max() * 1.5)
+            log_axis(ax, "x")
+        ax.tick_params(axis="x", labelsize=8)
         env, horizon, model, eps, _ = key
-        ax.set_title(f"{env}, T={horizon}" + ("" if math.isinf(eps) else f", {model} eps={eps:g}"), fontsize=9)
+        ax.set_title(f"{env}\nT={horizon}" + ("" if math.isinf(eps) else f", {model} eps={eps:g}"), fontsize=9)
         ax.set_xlabel("final regret (95% CI)", fontsize=8)
     fig.tight_layout()
     path = Path(path)
