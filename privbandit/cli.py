@@ -373,7 +373,12 @@ def _bench(args: argparse.Namespace, suite, cells, out: Path, challenger: str | 
                      slope_window=suite.slope_window, challenger=challenger, reference=args.reference,
                      planned=res.planned)
     total = time.perf_counter() - start
-    print(_headline(res.table, res.planned))
+    if challenger is not None and challenger in set(res.table["agent"]):
+        from .sim.compare import comparison_lines
+
+        print(comparison_lines(res.table, challenger, args.reference))
+    else:
+        print(_headline(res.table, res.planned))
     print(f"\n{len(cells)} cells ({len(res.ran)} run, {len(res.skipped)} already finished); wall time {total:.1f} s")
     if res.others:
         print(f"{out} also holds {len(res.others)} cells of earlier commands: results.csv and the report include them")

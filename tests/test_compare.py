@@ -18,6 +18,7 @@ from privbandit.sim.compare import (
     WORSE,
     challenge,
     challenger_entry,
+    challenger_summary,
     leaderboard,
     paired_comparison,
 )
@@ -71,6 +72,19 @@ def test_one_seed_is_never_separable():
     assert math.isnan(row["ci_low"]) and row["verdict"] == NOT_SEPARABLE and row["wins"] == 1
     with pytest.raises(ValueError, match="no run of the challenger 'absent'"):
         paired_comparison(table, "absent")
+
+
+def test_the_summary_compares_with_the_reference_or_the_strongest_private_baseline():
+    jdp = ("jdp", 1.0, 1e-5)
+    table = _table({("new", jdp): [20, 22, 24], ("weak", jdp): [50, 55, 60], ("strong", jdp): [10, 12, 11],
+                    ("ref", jdp): [30, 30, 30], ("oracle", NONE): [1, 1, 1]})
+    row = challenger_summary(table, "new").iloc[0]   # the best private baseline, not the non-private one
+    assert (row["baseline"], row["rank"], row["regret"]) == ("strong", "3/5", pytest.approx(22.0))
+    assert row["verdict"] == WORSE and row["wins"] == 0
+    row = challenger_summary(table, "new", reference="ref").iloc[0]
+    assert row["baseline"] == "ref" and row["verdict"] == BETTER and row["mean_diff"] == pytest.approx(-8.0)
+    alone = _table({("new", jdp): [20, 22, 24], ("oracle", NONE): [1, 1, 1]})
+    assert challenger_summary(alone, "new")["baseline"].tolist() == ["oracle"]  # none private: any baseline
 
 
 def test_leaderboard_ranks_per_model_and_level_with_the_non_private_agents():
@@ -131,6 +145,9 @@ def test_bench_agent_adds_the_comparison_and_leaderboard(tmp_path, capsys, jdp_c
     assert code == 0
     report = (out / "report.md").read_text()
     assert "## Challenger: paired comparison" in report and "## Leaderboard" in report
+    printed = capsys.readouterr().out  # one line per board: rank and the comparison with the reference
+    lines = [line for line in printed.splitlines() if line.startswith("| ") and "elim-jdp |" in line]
+    assert "| rank | regret | baseline |" in printed and len(lines) == len(set(lines)) > 0
     assert "challenger.png" in report and (out / "figures" / "challenger.png").is_file()
     capsys.readouterr()
     for args, message in ((["--reference", "elim-jdp"], "give it with --agent"),

@@ -195,6 +195,53 @@ def paired_comparison(df: pd.DataFrame, challenger: str, *, reference: str | Non
     return out
 
 
+def challenger_summary(df: pd.DataFrame, challenger: str, *, reference: str | None = None) -> pd.DataFrame:
+    """One line per board where the challenger plays: its rank by mean final regret and the paired comparison
+    against ``reference`` or, without one (or where it does not play), the board's strongest private baseline
+    (the lowest mean regret on the challenger's seeds; any baseline when none is private).
+
+    Returns
+    -------
+    DataFrame
+        env, horizon, epsilon, delta, rank (``"r/n"``), regret (the challenger's mean), then the
+        :func:`paired_comparison` columns of the chosen baseline.
+    """
+    cmp = paired_comparison(df, challenger, reference=reference)
+    board = leaderboard(df)
+    rows = []
+    for (env, horizon, eps, delta), g in cmp.groupby(["env", "horizon", "epsilon", "delta"], sort=False):
+        pick = g[g["reference"]]
+        if pick.empty:
+            private = g[g["baseline_model"] != "none"]
+            pick = (private if len(private) else g).sort_values("ratio", ascending=False, kind="stable")
+        b = board[(board["env"] == env) & (board["horizon"] == horizon) & (board["epsilon"] == eps)
+                  & (board["delta"] == delta)]
+        mine = b[b["agent"] == challenger].iloc[0]
+        chosen = pick.iloc[0].drop(["env", "horizon", "epsilon", "delta"]).to_dict()
+        rows.append(dict(env=env, horizon=horizon, epsilon=eps, delta=delta, rank=f"{int(mine['rank'])}/{len(b)}",
+                         regret=float(mine["mean"])) | chosen)
+    return pd.DataFrame(rows)
+
+
+def comparison_lines(df: pd.DataFrame, challenger: str, reference: str | None = None) -> str:
+    """:func:`challenger_summary` as a markdown table, with the paired difference and its interval in one
+    column: what ``privbandit bench --agent`` prints."""
+    summary = challenger_summary(df, challenger, reference=reference)
+    if summary.empty:
+        return "No baseline shares a seed with the challenger."
+    shown = summary.assign(**{"mean diff (95% CI)": [_diff(m, lo, hi) for m, lo, hi in
+                                                     zip(summary["mean_diff"], summary["ci_low"], summary["ci_high"])],
+                              "wins": [f"{w}/{n}" for w, n in zip(summary["wins"], summary["n_seeds"])],
+                              "epsilon": [("" if math.isinf(e) else e) for e in summary["epsilon"]]})
+    return markdown_table(shown, ["env", "horizon", "epsilon", "rank", "regret", "baseline", "mean diff (95% CI)",
+                                  "wins", "ratio", "verdict"])
+
+
+def _diff(m: float, lo: float, hi: float) -> str:
+    """A paired difference with its interval (none for one seed)."""
+    return f"{m:.4g} [{lo:.4g}, {hi:.4g}]" if not math.isnan(lo) else f"{m:.4g}"
+
+
 def leaderboard(df: pd.DataFrame, at: int | None = None) -> pd.DataFrame:
     """Every agent ranked by mean final regret per env, horizon, privacy model and privacy level.
 
@@ -272,8 +319,8 @@ def challenger_figure(board: pd.DataFrame, challenger: str, path: str | os.PathL
 def comparison_markdown(df: pd.DataFrame, challenger: str, reference: str | None = None) -> str:
     """The report's sections on a challenger: the paired comparison and the leaderboard."""
     cmp = paired_comparison(df, challenger, reference=reference)
-    shown = cmp.assign(**{"mean diff (95% CI)": [f"{m:.4g} [{lo:.4g}, {hi:.4g}]" if not math.isnan(lo) else f"{m:.4g}"
-                                                 for m, lo, hi in zip(cmp["mean_diff"], cmp["ci_low"], cmp["ci_high"])],
+    shown = cmp.assign(**{"mean diff (95% CI)": [_diff(m, lo, hi) for m, lo, hi in
+                                                 zip(cmp["mean_diff"], cmp["ci_low"], cmp["ci_high"])],
                           "wins": [f"{w}/{n}" for w, n in zip(cmp["wins"], cmp["n_seeds"])],
                           "epsilon": [("" if math.isinf(e) else e) for e in cmp["epsilon"]]})
     ref = f" The reference is `{reference}` (listed first)." if reference else ""
@@ -282,6 +329,9 @@ def comparison_markdown(df: pd.DataFrame, challenger: str, reference: str | None
              "of final regret, challenger minus baseline (negative is better), its mean and Student-t 95% "
              "interval, the seeds the challenger wins, the ratio of mean regrets, and the verdict (`better` or "
              f"`worse` when the interval excludes 0).{ref}", "",
+             "One line per board: the challenger's rank and its comparison with "
+             + (f"`{reference}`" if reference else "the board's strongest private baseline") + ".", "",
+             comparison_lines(df, challenger, reference), "", "Against every baseline:", "",
              markdown_table(shown, ["env", "horizon", "epsilon", "baseline", "baseline_model", "n_seeds",
                                     "mean diff (95% CI)", "wins", "ratio", "verdict"]) if not cmp.empty
              else "No baseline shares a seed with the challenger.", "",
