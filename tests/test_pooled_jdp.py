@@ -9,7 +9,7 @@ import pytest
 
 from privbandit.agents import check_agent, make_agent
 from privbandit.agents.checks import check_ledger_within_budget, play_batch, synthetic_stream
-from privbandit.agents.pooled import PooledJDPAgent, PooledStatistics, pooled_estimate
+from privbandit.agents.pooled import POOLED_JDP_GROWTH, PooledJDPAgent, PooledStatistics, pooled_estimate
 from privbandit.infomatrix import psd_project, psd_sqrt, spectral_update, symmetrize
 from privbandit.oracles import make_oracle
 from privbandit.oracles.iw_jdp import IWRelease
@@ -133,7 +133,23 @@ def test_pooling_projects_each_gram_onto_the_psd_cone_in_the_w_metric():
 # -- the agent --------------------------------------------------------------------------------------------------
 
 def pooled(**kwargs):
-    return make_agent("elim-jdp-pooled", epsilon=1.0, delta=1e-5, **{"first_epoch": 16, **kwargs})
+    """The agent on short doubling epochs (16, 32, ...): the tests below count its epochs."""
+    return make_agent("elim-jdp-pooled", epsilon=1.0, delta=1e-5, **{"first_epoch": 16, "growth": 2.0, **kwargs})
+
+
+def test_the_default_epochs_grow_by_1_5_and_the_suites_spell_it():
+    """Epochs grow 1.5x by default (POOLED_JDP_GROWTH); the suites' entry spells the same value, so stored cells
+    made with another growth have another identity and are never taken for this agent's."""
+    from privbandit.sim.suites import JDP_AGENTS
+
+    agent = make_agent("elim-jdp-pooled", epsilon=1.0, delta=1e-5)
+    assert agent.growth == POOLED_JDP_GROWTH == 1.5 and agent.first_epoch == 256
+    entry = next(a for a in JDP_AGENTS if a.label == "elim-jdp-pooled")
+    assert dict(entry.kwargs) == {"growth": POOLED_JDP_GROWTH}
+    x, r = synthetic_stream(4, 3, 200, 0)
+    agent = make_agent("elim-jdp-pooled", epsilon=1.0, delta=1e-5, first_epoch=16)
+    play_batch(agent, x, r, 0)
+    assert agent.epoch_ends.tolist() == [16, 40, 76, 130, 200] and len(agent.estimates) == 5  # the last too
 
 
 def test_elim_jdp_pooled_keeps_the_agent_contract():
@@ -183,7 +199,7 @@ def _leaky(**kwargs):
             raw = self.fit._psi_mat / max(self.fit.stage_sizes[-1], 1)
             return type(est)(est.theta + 1e-3 * raw[0], est.link, est.width_matrix, est.width_scale)
 
-    return Leaky(epsilon=1.0, delta=1e-5, first_epoch=16, **kwargs)
+    return Leaky(epsilon=1.0, delta=1e-5, first_epoch=16, growth=2.0, **kwargs)
 
 
 def released_values_only(factory) -> bool:
