@@ -202,6 +202,13 @@ def test_the_results_page_prints_the_command_and_the_numbers_of_final_regret(tin
     for row in final.itertuples():
         assert f"| `{row.agent}` |" in page and f"| {fmt(row.mean)} | [{fmt(row.ci_low)}, {fmt(row.ci_high)}] |" in page
     assert list((tmp_path / "figures").glob("*.png"))
+    # it opens with the best private agent per board, counted per privacy model, and its ratio to the best
+    # non-private agent, computed from the same table
+    best = page.split("### Best private agent per board", 1)[1].split("\n### ", 1)[0]
+    mean = final.set_index("agent")["mean"]
+    assert "jdp: `elim-jdp` on 1 of 1." in best
+    assert f"| elim-jdp | {fmt(mean['elim-jdp'])} | uniform | {fmt(mean['uniform'])} | " \
+           f"{fmt(mean['elim-jdp'] / mean['uniform'])} |" in best
 
 
 def test_the_results_page_with_boards_prints_the_leaderboard_of_each_env(tiny_results, tmp_path):

@@ -137,15 +137,15 @@ def pooled(**kwargs):
     return make_agent("elim-jdp-pooled", epsilon=1.0, delta=1e-5, **{"first_epoch": 16, "growth": 2.0, **kwargs})
 
 
-def test_the_default_epochs_grow_by_1_5_and_the_suites_spell_it():
-    """Epochs grow 1.5x by default (POOLED_JDP_GROWTH); the suites' entry spells the same value, so stored cells
-    made with another growth have another identity and are never taken for this agent's."""
+def test_the_default_epochs_grow_by_1_5():
+    """Epochs grow 1.5x by default (POOLED_JDP_GROWTH), and the suites' entry carries version 2, so stored cells
+    made with doubling epochs have another identity and are never taken for this agent's."""
     from privbandit.sim.suites import JDP_AGENTS
 
     agent = make_agent("elim-jdp-pooled", epsilon=1.0, delta=1e-5)
     assert agent.growth == POOLED_JDP_GROWTH == 1.5 and agent.first_epoch == 256
     entry = next(a for a in JDP_AGENTS if a.label == "elim-jdp-pooled")
-    assert dict(entry.kwargs) == {"growth": POOLED_JDP_GROWTH}
+    assert entry.version == 2 and dict(entry.kwargs) == {}
     x, r = synthetic_stream(4, 3, 200, 0)
     agent = make_agent("elim-jdp-pooled", epsilon=1.0, delta=1e-5, first_epoch=16)
     play_batch(agent, x, r, 0)

@@ -77,6 +77,12 @@ def test_cell_seeds_come_from_the_cells_identity():
     assert tuple(again.seed_sequence().generate_state(4)) == state[("uniform", "ht", 1)]
     other = Cell(AgentEntry("uniform", private=False), ENVS[0], None, 1, 64, entropy=1)
     assert tuple(other.seed_sequence().generate_state(4)) != state[("uniform", "ht", 1)]
+    # a raised version gives the agent's cells a new key (run again), with the same round stream
+    raised = Cell(AgentEntry("uniform", private=False, version=2), ENVS[0], None, 1, 64)
+    assert raised.key != again.key and raised.key.rsplit("__", 1)[0] == again.key.rsplit("__", 1)[0]
+    assert tuple(raised.seed_sequence().generate_state(4)) == state[("uniform", "ht", 1)]
+    with pytest.raises(ValueError, match="version"):
+        AgentEntry("uniform", version=0)
 
 
 def test_private_agents_get_one_cell_per_epsilon_and_nonprivate_one_per_seed():

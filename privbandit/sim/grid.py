@@ -75,6 +75,10 @@ class AgentEntry:
         or an ``oracle`` instance in ``kwargs``, decided by building the agent and asking ``agent.privacy``.
     reference : str, optional
         Label of the non-private counterpart, for the price of privacy in reports.
+    version : int
+        The version of this agent's numbers (1). Raise it when a change to the library changes this agent's
+        results: its cells get a new identity (:meth:`Cell.identity`), so a resumed sweep and the stored
+        reference results run them again, while every other agent's cells keep theirs.
     """
 
     name: str
@@ -82,10 +86,12 @@ class AgentEntry:
     label: str | None = None
     private: bool | None = None
     reference: str | None = None
+    version: int = 1
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"name must be a non-empty agent name, got {self.name!r}")
+        check_int("version", self.version, low=1)
         object.__setattr__(self, "kwargs", _freeze(self.kwargs))
         if self.label is None:
             object.__setattr__(self, "label", self.name)
@@ -168,8 +174,10 @@ class Cell:
         object.__setattr__(self, "entropy", check_int("entropy", self.entropy, low=0))
 
     def identity(self) -> dict:
-        """Everything that defines the cell's result."""
-        return dict(agent=[self.agent.name, [list(kv) for kv in self.agent.kwargs], self.agent.label],
+        """Everything that defines the cell's result (the agent's ``version`` only once raised, so that raising it
+        for one agent leaves every other cell's identity as it was)."""
+        version = [self.agent.version] if self.agent.version != 1 else []
+        return dict(agent=[self.agent.name, [list(kv) for kv in self.agent.kwargs], self.agent.label, *version],
                     env=[self.env.label, self.env.identity()], epsilon=self.epsilon, delta=self.delta,
                     seed=self.seed, horizon=self.horizon, entropy=self.entropy, ppo=self.points_per_octave)
 

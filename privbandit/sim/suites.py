@@ -45,7 +45,7 @@ JDP_AGENTS: tuple[AgentEntry, ...] = (
     AgentEntry("squarecb-nonprivate", private=False),
     AgentEntry("squarecb-dpsgd", private=True, reference="squarecb-nonprivate"),
     AgentEntry("squarecb-jdp-iw", private=True, reference="squarecb-nonprivate"),
-    AgentEntry("elim-jdp-pooled", {"growth": 1.5}, private=True, reference="elim-ucb"),  # its default, spelled out
+    AgentEntry("elim-jdp-pooled", private=True, reference="elim-ucb", version=2),  # 2: epochs growing 1.5x
     AgentEntry("squarecb-jdp-iw-cal", private=True, reference="squarecb-nonprivate"),
 )
 """Agents of the joint-DP blocks (and the non-private references); extend by appending. The LinUCB baselines
@@ -124,8 +124,8 @@ class Suite:
         The version of the numbers its cells produce. Raise it whenever a change to the library changes a
         baseline's numbers (``tests/test_reference.py`` re-runs one stored cell of every baseline and fails
         then), and regenerate the stored results with ``scripts/store_reference.py``. It enters
-        :func:`privbandit.sim.reference.suite_version`. A change to one agent's defaults can instead be spelled
-        in its entry's kwargs (``elim-jdp-pooled``'s growth is): only that agent's cells get a new identity, and
+        :func:`privbandit.sim.reference.suite_version`. A change to one agent's numbers can instead raise that
+        entry's ``version`` (:class:`~privbandit.sim.grid.AgentEntry`): only its cells get a new identity, and
         the script runs only them.
     """
 
