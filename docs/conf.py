@@ -1,7 +1,7 @@
 """Sphinx configuration of the privbandit documentation.
 
 The build imports the package from this checkout (the repository root goes first on ``sys.path``) and runs
-four generators before reading the sources, each writing under ``docs/_generated/`` (never committed):
+five generators before reading the sources, each writing under ``docs/_generated/`` (never committed):
 
 - ``scripts/make_docs_catalogue.py``: the agent and oracle catalogue, the env cards and the pictures of the
   context families, read from the registries;
@@ -11,6 +11,8 @@ four generators before reading the sources, each writing under ``docs/_generated
 - ``scripts/make_docs_interop.py``: the measured parts of the rendering and interop guide: the per-frame render
   cost, timed at build time, and Open Bandit Pipeline's estimates, read from ``docs/data/obp_offpolicy.json``
   (written by ``scripts/obp_offpolicy.py``, run by hand where OBP is installed);
+- ``scripts/bench_rates.py --from docs/data/rates.csv --markdown``: the measured regret exponents beside the
+  paper's, fitted from the runs the full-size command saved (hours of CPU, so run by hand and committed);
 - the API listing below (:func:`_write_api`), from the public modules' ``__all__``.
 """
 
@@ -207,6 +209,10 @@ def _generate() -> None:
     subprocess.run([sys.executable, str(ROOT / "scripts" / "make_docs_tables.py"), str(_results_folder()),
                     "--out", str(GENERATED / "results"), "--figure-prefix", "/_generated/results/figures"],
                    check=True, cwd=ROOT)
+    rates = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_rates.py"), "--from",
+                            str(DOCS / "data" / "rates.csv"), "--markdown"], check=True, cwd=ROOT,
+                           capture_output=True, text=True).stdout
+    _write(GENERATED / "rates.md", rates)
     paper, why = _paper_results()
     if paper is None:
         _write(GENERATED / "results" / "paper" / "results.md",

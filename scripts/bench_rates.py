@@ -26,6 +26,12 @@ Usage::
     python scripts/bench_rates.py                          # T = 2^10..2^15, 3 seeds: ~10 CPU minutes, one process
     python scripts/bench_rates.py --log2-horizons 12,20 --seeds 10 --log2-eps-horizon 18   # full size
     python scripts/bench_rates.py --agents elim-jdp-ucb,linucb --families heavy-tailed --seeds 2
+    python scripts/bench_rates.py --from docs/data/rates.csv --markdown   # an earlier run's --out, no runs
+
+The documentation's measured rates are the last command's table, rendered at build time from
+``docs/data/rates.csv``, which the full-size command wrote for the elimination agents (with ``--agents
+elim-jdp-pooled,elim-jdp-ucb,elim-ldp-pooled,elim-ucb``; committed like ``docs/data/obp_offpolicy.json``,
+since the build cannot spend the run's CPU time).
 
 References
 ----------
@@ -105,7 +111,24 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--agents", default=",".join(PAPER_RATES), help="comma-separated, from the agents listed")
     p.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples of the seeds")
     p.add_argument("--out", default=None, help="optional CSV of every run's final regret (an ignored folder)")
+    p.add_argument("--from", dest="runs", default=None, metavar="CSV",
+                   help="report the exponents of an earlier run's --out CSV instead of running (its settings are "
+                   "read from the file; the options that choose runs are then ignored)")
+    p.add_argument("--markdown", action="store_true", help="print the table as Markdown (for the docs)")
     args = p.parse_args(argv)
+    if args.runs is not None:
+        try:
+            runs = pd.read_csv(args.runs)
+        except (OSError, ValueError) as exc:
+            p.error(f"argument --from: cannot read {args.runs!r} as a bench_rates CSV ({exc})")
+        missing = sorted(set(RUN_COLUMNS) - set(runs.columns))
+        if missing or runs.empty:
+            p.error(f"argument --from: {args.runs!r} is not a bench_rates --out CSV "
+                    f"({'no rows' if not missing else 'missing columns ' + ', '.join(missing)})")
+        unknown = sorted(set(runs["agent"]) - set(PAPER_RATES))
+        if unknown:
+            p.error(f"argument --from: {args.runs!r} names agents without a paper rate: {', '.join(unknown)}")
+        return _settings_of(args, runs)
     if args.seeds < 1:
         p.error(f"argument --seeds: must be >= 1, got {args.seeds}")
     if not (args.epsilon > 0 and np.isfinite(args.epsilon)):
@@ -121,6 +144,27 @@ def parse_args(argv=None) -> argparse.Namespace:
     args.families = [f for f in args.families.split(",") if f]
     if not args.families:
         p.error("argument --families: must not be empty")
+    return args
+
+
+RUN_COLUMNS: tuple[str, ...] = ("fit", "block", "agent", "family", "seed", "horizon", "epsilon", "regret")
+"""The columns of the ``--out`` CSV: one row per run, its final regret."""
+
+
+def _settings_of(args: argparse.Namespace, runs: pd.DataFrame) -> argparse.Namespace:
+    """``args`` with the settings of a saved run (``--from``): its agents, families, seeds, horizons and epsilons
+    (the report's header states those, not the command line's defaults)."""
+    t_fit, eps_fit = runs[runs["fit"] == "T"], runs[runs["fit"] == "eps"]
+    log2 = sorted({int(np.log2(h)) for h in t_fit["horizon"]})
+    args.runs = runs
+    args.agents = [a for a in PAPER_RATES if a in set(runs["agent"])]
+    args.families = list(dict.fromkeys(runs["family"]))
+    args.seeds = int(runs["seed"].nunique())
+    args.log2_horizons = log2 or args.log2_horizons
+    args.epsilon = float(t_fit["epsilon"].iloc[0]) if len(t_fit) else args.epsilon
+    args.epsilons = sorted(set(eps_fit["epsilon"])) or args.epsilons
+    if len(eps_fit):
+        args.log2_eps_horizon = int(np.log2(eps_fit["horizon"].iloc[0]))
     return args
 
 
@@ -168,39 +212,70 @@ def exponents(runs: pd.DataFrame, n_boot: int) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def report(table: pd.DataFrame, args: argparse.Namespace) -> str:
-    """The exponents beside the paper's, one line per agent and family."""
-    lo, hi = args.log2_horizons[0], args.log2_horizons[-1]
-    eps_txt = ",".join(f"{e:g}" for e in args.epsilons)
-    lines = [f"Regret exponents, {args.seeds} seeds, 95% percentile bootstrap over seeds "
-             f"(in T: T = 2^{lo}..2^{hi} at epsilon {args.epsilon:g}; in 1/epsilon: epsilon {eps_txt} at "
-             f"T = 2^{args.log2_eps_horizon}; delta 1e-5; JDP and baselines d = K = 10, LDP d = K = 5)", ""]
-    head = f"{'agent':16s} {'family':15s} {'T: measured [95%]':22s} {'paper':6s} {'1/eps: measured [95%]':24s} " \
-           f"{'paper':18s} paper's bound ({'source'})"
-    lines += [head, "-" * len(head)]
+READING: tuple[str, ...] = (
+    "\"vs paper\" says where the 95% interval lies against the paper's exponent (in 1/epsilon its range): below,",
+    "above, or overlapping it (as stated).",
+    "Reading the exponents: a bound sqrt(T) + c/eps has local slope below 1/2 in T while the additive",
+    "term dominates and 0..1 in 1/eps; a gap-dependent run (log T regret) has a slope that falls with T;",
+    "an agent that has not left its exploration phase (uniform play) has slope 1 in T and 0 in 1/eps.")
+
+
+def verdict(low: float, high: float, paper: tuple[float, float] | None, tol: float = 1e-9) -> str:
+    """Where a measured exponent's 95% interval [low, high] lies against the paper's range: ``"below"``,
+    ``"above"``, ``"as stated"`` (they overlap, up to ``tol``), or ``"-"`` without a paper range or without an
+    interval (``--bootstrap 0`` gives NaN bounds)."""
+    if paper is None or not (np.isfinite(low) and np.isfinite(high)):
+        return "-"
+    return "below" if high < paper[0] - tol else "above" if low > paper[1] + tol else "as stated"
+
+
+def _rows(table: pd.DataFrame, args: argparse.Namespace) -> list[tuple[str, ...]]:
+    """(agent, family, T measured, T paper, T verdict, 1/eps measured, 1/eps paper, 1/eps verdict, bound (source))
+    per agent and family."""
     keyed = {(r.fit, r.agent, r.family): r for r in table.itertuples()}
+    rows = []
     for agent in args.agents:
         rate = PAPER_RATES[agent]
         for family in args.families:
             cells = []
-            for fit in ("T", "eps"):
+            for fit, paper in (("T", (rate.t_exponent, rate.t_exponent)), ("eps", rate.eps_range)):
                 r = keyed.get((fit, agent, family))
-                cells.append("-" if r is None else f"{r.exponent:5.2f} [{r.low:5.2f}, {r.high:5.2f}]")
-            lines.append(f"{agent:16s} {family:15s} {cells[0]:22s} {rate.t_exponent:<6g} {cells[1]:24s} "
-                         f"{rate.eps_exponent:18s} {rate.bound} ({rate.source})")
-    lines += ["", "Reading the exponents: a bound sqrt(T) + c/eps has local slope below 1/2 in T while the additive",
-              "term dominates and 0..1 in 1/eps; a gap-dependent run (log T regret) has a slope that falls with T;",
-              "an agent that has not left its exploration phase (uniform play) has slope 1 in T and 0 in 1/eps."]
-    return "\n".join(lines)
+                cells += ["-", "-"] if r is None else [f"{r.exponent:5.2f} [{r.low:5.2f}, {r.high:5.2f}]",
+                                                       verdict(r.low, r.high, paper)]
+            rows.append((agent, family, cells[0], f"{rate.t_exponent:g}", cells[1], cells[2], rate.eps_exponent,
+                         cells[3], f"{rate.bound} ({rate.source})"))
+    return rows
+
+
+def report(table: pd.DataFrame, args: argparse.Namespace, markdown: bool = False) -> str:
+    """The exponents beside the paper's, one line per agent and family (a Markdown table with ``markdown``)."""
+    lo, hi = args.log2_horizons[0], args.log2_horizons[-1]
+    eps_txt = ",".join(f"{e:g}" for e in args.epsilons)
+    title = (f"Regret exponents, {args.seeds} seeds, 95% percentile bootstrap over seeds "
+             f"(in T: T = 2^{lo}..2^{hi} at epsilon {args.epsilon:g}; in 1/epsilon: epsilon {eps_txt} at "
+             f"T = 2^{args.log2_eps_horizon}; delta 1e-5; JDP and baselines d = K = 10, LDP d = K = 5)")
+    rows = _rows(table, args)
+    if markdown:
+        lines = [title + ".", "", "| agent | family | in T: measured [95%] | paper | measured vs paper | "
+                 "in 1/epsilon: measured [95%] | paper | measured vs paper | paper's bound (source) |",
+                 "|---|---|---|---|---|---|---|---|---|"]
+        lines += ["| " + " | ".join(c.strip() for c in row) + " |" for row in rows]
+        return "\n".join(lines + ["", " ".join(READING)])
+    head = f"{'agent':16s} {'family':15s} {'T: measured [95%]':22s} {'paper':6s} {'vs paper':10s} " \
+           f"{'1/eps: measured [95%]':24s} {'paper':18s} {'vs paper':10s} paper's bound (source)"
+    lines = [title, "", head, "-" * len(head)]
+    lines += [f"{a:16s} {f:15s} {t:22s} {tp:6s} {tv:10s} {e:24s} {ep:18s} {ev:10s} {b}"
+              for a, f, t, tp, tv, e, ep, ev, b in rows]
+    return "\n".join(lines + ["", *READING])
 
 
 def main(argv=None) -> None:
     args = parse_args(argv)
-    runs = measure(args)
-    if args.out:
+    runs = args.runs if args.runs is not None else measure(args)
+    if args.out and args.runs is None:
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
         runs.to_csv(args.out, index=False)
-    print(report(exponents(runs, args.bootstrap), args))
+    print(report(exponents(runs, args.bootstrap), args, markdown=args.markdown))
 
 
 if __name__ == "__main__":

@@ -1,13 +1,17 @@
-"""scripts/bench_rates.py: the exponent fit (curves of known slope) and the command line's errors."""
+"""scripts/bench_rates.py: the exponent fit (curves of known slope), reports of saved runs and the command line's
+errors."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from conftest import load_script
 
+ROOT = Path(__file__).resolve().parents[1]
 bench = load_script("bench_rates")
 T = 2.0 ** np.arange(10, 17)
 
@@ -68,3 +72,66 @@ def test_every_agent_has_a_paper_rate_and_a_block():
     in_blocks = {a for members, _, _ in bench.BLOCKS.values() for a in members}
     assert in_blocks == set(bench.PAPER_RATES)
     assert bench.PAPER_RATES["ldp-ucb"].t_exponent == 0.75 and bench.PAPER_RATES["elim-jdp"].t_exponent == 0.5
+
+
+def _saved_runs(path, t_slope=0.5, eps_slope=1.0, seeds=3):
+    """A --out CSV of elim-jdp-pooled with known slopes in T and in 1/epsilon (what ``measure`` writes)."""
+    rows = []
+    for seed in range(seeds):
+        for log2 in range(10, 15):
+            rows.append(dict(fit="T", block="jdp", agent="elim-jdp-pooled", family="spiky", seed=seed,
+                             horizon=2 ** log2, epsilon=1.0, regret=(1 + seed) * 2.0 ** (log2 * t_slope)))
+        for eps in (0.1, 1.0, 10.0):
+            rows.append(dict(fit="eps", block="jdp", agent="elim-jdp-pooled", family="spiky", seed=seed,
+                             horizon=2 ** 14, epsilon=eps, regret=(1 + seed) * 100.0 * eps ** -eps_slope))
+    pd.DataFrame(rows, columns=bench.RUN_COLUMNS).to_csv(path, index=False)
+    return path
+
+
+def test_a_saved_run_is_reported_with_its_own_settings(tmp_path, capsys):
+    path = _saved_runs(tmp_path / "runs.csv", t_slope=0.5, eps_slope=1.0)
+    bench.main(["--from", str(path), "--bootstrap", "50", "--seeds", "9"])
+    out = capsys.readouterr().out
+    assert "3 seeds" in out and "T = 2^10..2^14 at epsilon 1" in out and "epsilon 0.1,1,10 at T = 2^14" in out
+    row = next(line for line in out.splitlines() if line.startswith("elim-jdp-pooled"))
+    assert re.search(r"0\.50 \[ 0\.50,  0\.50\]\s+0\.5\s+as stated\s+1\.00 \[ 1\.00,  1\.00\]\s+0\.\.1 \(additive\)\s+"
+                     r"as stated", row), row
+
+
+def test_the_markdown_table_says_where_a_slope_lies_against_the_paper(tmp_path, capsys):
+    path = _saved_runs(tmp_path / "runs.csv", t_slope=0.9, eps_slope=0.2)
+    bench.main(["--from", str(path), "--bootstrap", "20", "--markdown"])
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("| elim-jdp-pooled"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[2:8] == ["0.90 [ 0.90,  0.90]", "0.5", "above", "0.20 [ 0.20,  0.20]", "0..1 (additive)",
+                          "as stated"]
+
+
+@pytest.mark.parametrize("low, high, paper, expected", [
+    (0.1, 0.2, (0.5, 0.5), "below"), (0.6, 0.7, (0.5, 0.5), "above"), (0.4, 0.6, (0.5, 0.5), "as stated"),
+    (0.2, 0.3, (0.0, 1.0), "as stated"), (0.5, 0.6, (1.0, 1.0), "below"), (0.5, 0.6, None, "-"),
+    (float("nan"), float("nan"), (0.5, 0.5), "-"),
+])
+def test_the_verdict_compares_the_interval_with_the_paper_range(low, high, paper, expected):
+    assert bench.verdict(low, high, paper) == expected
+
+
+def test_a_file_that_is_not_a_saved_run_is_one_line_and_exit_code_2(tmp_path, capsys):
+    wrong = tmp_path / "wrong.csv"
+    wrong.write_text("a,b\n1,2\n")
+    unknown = tmp_path / "unknown.csv"
+    pd.read_csv(_saved_runs(tmp_path / "r.csv")).assign(agent="uniform").to_csv(unknown, index=False)
+    for path, what in ((tmp_path / "missing.csv", "cannot read"), (wrong, "missing columns"),
+                       (unknown, "without a paper rate: uniform")):
+        with pytest.raises(SystemExit) as exc:
+            bench.parse_args(["--from", str(path)])
+        err = capsys.readouterr().err
+        assert exc.value.code == 2 and re.fullmatch(r"\S+: error: argument --from: .*\n", err) and what in err, err
+
+
+def test_the_committed_runs_of_the_docs_are_a_full_saved_run():
+    runs = pd.read_csv(ROOT / "docs" / "data" / "rates.csv")
+    assert list(runs.columns) == list(bench.RUN_COLUMNS)
+    assert set(runs["agent"]) <= set(bench.PAPER_RATES) and runs["seed"].nunique() == 10
+    assert runs[runs["fit"] == "T"]["horizon"].max() == 2 ** 20
