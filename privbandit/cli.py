@@ -3,6 +3,7 @@
 ::
 
     privbandit bench --suite quick|paper [--out DIR] [--jobs N] [--backend loky|dask|ray]
+                     [--seeds S] [--horizon T] [--delta D]
                      [--agent NAME|pkg.module:factory [--agent-kwargs JSON] [--label L] [--private jdp|ldp]
                       [--reference NAME] [--baselines auto|stored|rerun]]
     privbandit run --env ID --agent NAME|LABEL [--agent-kwargs JSON] [--label L] [--epsilon E] --horizon T
@@ -152,6 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "version and these round streams (auto, stored: else said, and run), or run again (rerun)")
     b.add_argument("--seeds", type=_positive_int, default=None, help="override the suite's number of seeds")
     b.add_argument("--horizon", type=_positive_int, default=None, help="override the suite's horizon T")
+    b.add_argument("--delta", type=_delta, default=None,
+                   help="override the suite's privacy delta of the private agents (the paper suite's is 1e-6)")
     b.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     r = sub.add_parser("run", help="one agent on one env for several seeds", epilog=EXIT_CODES)
@@ -331,8 +334,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
             raise UsageError("--private, --reference, --agent-kwargs and --label describe a challenger: give it "
                              "with --agent")
         grids = suite.available_grids()
-        if args.seeds is not None or args.horizon is not None:
-            grids = [replace(g, seeds=args.seeds or g.seeds, horizon=args.horizon or g.horizon) for g in grids]
+        if any(v is not None for v in (args.seeds, args.horizon, args.delta)):
+            grids = [replace(g, seeds=args.seeds or g.seeds, horizon=args.horizon or g.horizon,
+                             delta=args.delta or g.delta) for g in grids]
         suite = replace(suite, grids=tuple(grids))
     else:
         suite, challenger = _challenger_suite(suite, args)
@@ -396,9 +400,9 @@ def _stored_baselines(args: argparse.Namespace, cells, out: Path, challenger: st
     if args.baselines == "rerun":
         return "baselines run again (--baselines rerun)"
     baselines = [c for c in cells if c.agent.label != challenger]
-    if args.seeds is not None or args.horizon is not None:
-        problems, usable, unstored = ["--seeds and --horizon change the baseline cells: the stored ones are the "
-                                      "suite's own"], (), ()
+    if any(v is not None for v in (args.seeds, args.horizon, args.delta)):
+        problems, usable, unstored = ["--seeds, --horizon and --delta change the baseline cells: the stored ones "
+                                      "are the suite's own"], (), ()
     else:
         match = match_reference(get_suite(args.suite), baselines)
         problems, usable, unstored = list(match.problems), match.usable, match.unstored
@@ -428,7 +432,7 @@ def _challenger_suite(suite, args: argparse.Namespace):
     try:
         entry = challenger_entry(args.agent, private=args.private, reference=args.reference, label=args.label,
                                  kwargs=_agent_kwargs(args))
-        ran = challenger_suite(suite, entry, seeds=args.seeds, horizon=args.horizon)
+        ran = challenger_suite(suite, entry, seeds=args.seeds, horizon=args.horizon, delta=args.delta)
     except (ValueError, TypeError) as exc:
         raise UsageError(f"--agent {args.agent}: {str(exc).splitlines()[0]}") from None
     if args.reference is not None:

@@ -79,6 +79,8 @@ BAD = [
     (["bench", "--suite", "huge"], "invalid choice"),
     (["bench", "--jobs", "0"], "--jobs"),
     (["bench", "--backend", "spark"], "invalid choice"),
+    (["bench", "--delta", "0"], "--delta"),
+    (["bench", "--delta", "1"], "--delta"),
     (["run", "--env", "PrivLinCB-v0", "--agent", "uniform", "--horizon", "0"], "--horizon"),
     (["run", "--env", "PrivLinCB-v0", "--agent", "elim-jdp", "--horizon", "8", "--epsilon", "-1"], "--epsilon"),
     (["run", "--env", "PrivLinCB-v0", "--agent", "elim-jdp", "--horizon", "8", "--epsilon", "nan"], "--epsilon"),

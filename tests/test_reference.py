@@ -134,6 +134,27 @@ def test_the_shipped_results_match_this_install(suite):
     assert check_reference(get_suite(suite), sample=3) == []
 
 
+def test_bench_delta_sets_the_private_cells_delta_and_then_runs_the_baselines_again(stored, tmp_path, monkeypatch,
+                                                                                   capsys):
+    import privbandit.sim.reference as reference
+    from privbandit.sim import suites
+
+    monkeypatch.setitem(suites.SUITES, "tiny", TINY)
+    monkeypatch.setattr(reference, "REFERENCE_DIR", stored[1])
+    assert cli.main(["bench", "--suite", "tiny", "--delta", "0.001", "--out", str(tmp_path / "a"), "--jobs", "1",
+                     "--no-progress"]) == 0
+    table = read_cell(tmp_path / "a" / "results.csv")
+    private = table["privacy_model"] == "jdp"
+    assert private.any() and set(table.loc[private, "delta"]) == {0.001}
+    assert cli.main(["bench", "--suite", "tiny", "--agent", "elim-ssp", "--delta", "0.001", "--out",
+                     str(tmp_path / "b"), "--jobs", "1", "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    assert "8 cells (8 run, 0 already finished)" in captured.out
+    assert "--seeds, --horizon and --delta change the baseline cells" in captured.err
+    table = read_cell(tmp_path / "b" / "results.csv")
+    assert set(table.loc[table["privacy_model"] == "jdp", "delta"]) == {0.001}
+
+
 @pytest.mark.slow
 def test_one_stored_cell_of_every_baseline_reruns_to_the_same_table(tmp_path):
     """One cell of every agent of the quick suite (its shortest horizon and first seed) runs again to the stored

@@ -104,11 +104,12 @@ def challenger_entry(agent: str | AgentEntry, *, private: str | None = None, lab
     return entry
 
 
-def challenger_suite(suite: Suite | str, challenger: AgentEntry, *, seeds=None, horizon: int | None = None) -> Suite:
+def challenger_suite(suite: Suite | str, challenger: AgentEntry, *, seeds=None, horizon: int | None = None,
+                     delta: float | None = None) -> Suite:
     """The suite's available grids, the challenger added to every grid its privacy model fits.
 
     A private challenger joins the grids with a baseline of its privacy model; a non-private one joins
-    every grid. ``seeds`` and ``horizon`` override the grids' (for tiny runs).
+    every grid. ``seeds`` and ``horizon`` override the grids' (for tiny runs), ``delta`` their privacy delta.
 
     Raises
     ------
@@ -124,8 +125,9 @@ def challenger_suite(suite: Suite | str, challenger: AgentEntry, *, seeds=None, 
         if model != "none" and model not in {agent_model(a) for a in g.agents}:
             continue
         g = replace(g, agents=g.agents + (challenger,))
-        if seeds is not None or horizon is not None:
-            g = replace(g, seeds=g.seeds if seeds is None else seeds, horizon=horizon or g.horizon)
+        if seeds is not None or horizon is not None or delta is not None:
+            g = replace(g, seeds=g.seeds if seeds is None else seeds, horizon=horizon or g.horizon,
+                        delta=delta or g.delta)
         grids.append(g)
     if not grids:
         raise ValueError(f"no block of suite {suite.name!r} has a baseline of the challenger's privacy model {model!r}")
