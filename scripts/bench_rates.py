@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -213,8 +214,8 @@ def exponents(runs: pd.DataFrame, n_boot: int) -> pd.DataFrame:
 
 
 READING: tuple[str, ...] = (
-    "\"vs paper\" says where the 95% interval lies against the paper's exponent (in 1/epsilon its range): below,",
-    "above, or overlapping it (as stated).",
+    "The \"vs paper\" columns say where the 95% interval lies against the paper's exponent (in 1/epsilon its range):",
+    "below, above, or overlapping it (as stated).",
     "Reading the exponents: a bound sqrt(T) + c/eps has local slope below 1/2 in T while the additive",
     "term dominates and 0..1 in 1/eps; a gap-dependent run (log T regret) has a slope that falls with T;",
     "an agent that has not left its exploration phase (uniform play) has slope 1 in T and 0 in 1/eps.")
@@ -256,10 +257,14 @@ def report(table: pd.DataFrame, args: argparse.Namespace, markdown: bool = False
              f"T = 2^{args.log2_eps_horizon}; delta 1e-5; JDP and baselines d = K = 10, LDP d = K = 5)")
     rows = _rows(table, args)
     if markdown:
+        def tidy(cell: str) -> str:
+            return re.sub(r"\[\s+", "[", re.sub(r"\s+", " ", cell.strip()))
+
         lines = [title + ".", "", "| agent | family | in T: measured [95%] | paper | measured vs paper | "
-                 "in 1/epsilon: measured [95%] | paper | measured vs paper | paper's bound (source) |",
-                 "|---|---|---|---|---|---|---|---|---|"]
-        lines += ["| " + " | ".join(c.strip() for c in row) + " |" for row in rows]
+                 "in 1/epsilon: measured [95%] | paper | measured vs paper |", "|---|---|---|---|---|---|---|---|"]
+        lines += ["| " + " | ".join(tidy(c) for c in row[:-1]) + " |" for row in rows]
+        lines += ["", "| agent | the paper's bound | source |", "|---|---|---|"]
+        lines += [f"| {a} | {PAPER_RATES[a].bound} | {PAPER_RATES[a].source} |" for a in args.agents]
         return "\n".join(lines + ["", " ".join(READING)])
     head = f"{'agent':16s} {'family':15s} {'T: measured [95%]':22s} {'paper':6s} {'vs paper':10s} " \
            f"{'1/eps: measured [95%]':24s} {'paper':18s} {'vs paper':10s} paper's bound (source)"
