@@ -83,6 +83,40 @@ def psd_project(a: np.ndarray) -> np.ndarray:
     return (vecs * np.maximum(vals, 0.0)) @ vecs.T
 
 
+def symmetric_solution(w: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """The symmetric A closest to solving W A = M: argmin over A = A^T of ||W A - M||_F, for symmetric positive
+    definite W.
+
+    The minimiser solves the Lyapunov equation W^2 A + A W^2 = W M + M^T W; in W's eigenbasis
+    (W = V diag(w) V^T, C = V^T (W M + M^T W) V) it is A = V [C_ij / (w_i^2 + w_j^2)] V^T. If M = W A0 with A0
+    symmetric, it returns A0.
+
+    Why not (W^{-1} M + M^T W^{-1}) / 2. A released M = W A0 + N with i.i.d. noise N (the information-weighted
+    Psi~ of IW-Regression-DP or -LDP) has W^{-1} M = A0 + W^{-1} N, whose noise is small along the directions W
+    weighs up. Its transpose's noise N^T W^{-1} is not: averaging the two moves noise from the directions W
+    weighs down (well observed, large W^{-1}) into those it weighs up. Here the noise of entry (i, j) in W's
+    eigenbasis has variance s^2 / (w_i^2 + w_j^2), at most that of W^{-1} N's entry (i, j), s^2 / w_i^2.
+
+    Parameters
+    ----------
+    w : ndarray (d, d)
+        Symmetric positive definite.
+    m : ndarray (d, d)
+
+    Returns
+    -------
+    ndarray (d, d), symmetric
+
+    References
+    ----------
+    Source paper, `alg:JDP-linear-regression` and `alg:LDP-linear-regression` (the released Psi~ = W Psi + noise).
+    """
+    vals, vecs = np.linalg.eigh(symmetrize(w))
+    c = vecs.T @ (w @ m + m.T @ w) @ vecs
+    sq = vals * vals
+    return symmetrize(vecs @ (c / (sq[:, None] + sq[None, :])) @ vecs.T)
+
+
 def psd_inv_sqrt(a: np.ndarray, floor: float = EIG_FLOOR) -> np.ndarray:
     """A^{-1/2} with floored eigenvalues (never NaN, never a crash on a noisy indefinite matrix)."""
     return psd_power(a, -0.5, floor)

@@ -353,3 +353,39 @@ def test_price_of_privacy_tends_to_one():
     # A smaller epsilon (larger gamma, larger W*) costs more at the same T.
     assert im.price_of_privacy(x, w, epsilon=0.1, n_samples=10 ** 4) > pops[1]
     assert im.price_of_privacy(x, w, epsilon=0.01, n_samples=10 ** 4) > 1.0
+
+
+# -- the symmetric least-squares solution of W A = M -------------------------------------------------------------
+
+def test_the_symmetric_solution_recovers_a_symmetric_a_exactly():
+    rng = np.random.default_rng(0)
+    g = rng.standard_normal((5, 5))
+    w, a0 = g @ g.T + 0.1 * np.eye(5), np.cov(rng.standard_normal((5, 30)))
+    np.testing.assert_allclose(im.symmetric_solution(w, w @ a0), a0, atol=1e-10)
+
+
+def test_the_symmetric_solution_minimises_the_residual_over_symmetric_matrices():
+    rng = np.random.default_rng(1)
+    g = rng.standard_normal((4, 4))
+    w, m = g @ g.T + np.eye(4), rng.standard_normal((4, 4))
+    a = im.symmetric_solution(w, m)
+    best = np.linalg.norm(w @ a - m)
+    assert np.array_equal(a, a.T)
+    for _ in range(50):                                       # every symmetric perturbation does worse
+        s = rng.standard_normal((4, 4))
+        assert np.linalg.norm(w @ (a + 1e-3 * (s + s.T)) - m) > best
+    plain = im.symmetrize(np.linalg.solve(w, m))                # (W^-1 M + M^T W^-1) / 2, symmetric but not the argmin
+    assert np.linalg.norm(w @ plain - m) > best
+
+
+def test_the_symmetric_solution_keeps_the_noise_of_a_weighted_up_direction_small():
+    """M = W A0 + N, N i.i.d.: along the direction W weighs up (W = 40 there), (A theta)'s noise stays below the
+    W^-1 N theta model's s ||theta|| / 40, while (W^-1 M + M^T W^-1) / 2 carries the other directions' noise there."""
+    rng = np.random.default_rng(2)
+    w, a0, theta, s = np.diag([0.5, 1.0, 40.0]), np.diag([1.0, 0.5, 1e-3]), np.array([0.6, 0.6, 0.5]), 1.0
+    noise = s * rng.standard_normal((4000, 3, 3))
+    ours = np.array([im.symmetric_solution(w, w @ a0 + n) @ theta for n in noise])[:, 2]
+    plain = np.array([im.symmetrize(np.linalg.solve(w, w @ a0 + n)) @ theta for n in noise])[:, 2]
+    model_sd = s * np.linalg.norm(theta) / 40.0
+    assert np.std(ours) < 1.1 * model_sd
+    assert np.std(plain) > 5 * model_sd

@@ -130,6 +130,17 @@ def test_pooling_projects_each_gram_onto_the_psd_cone_in_the_w_metric():
     np.testing.assert_allclose(stats.reg, 100 * 0.1 * np.diag([0.25, 1.0]), rtol=1e-12)
 
 
+def test_pooling_keeps_a_well_observed_rows_noise_out_of_a_weighted_up_direction():
+    """Noise c in Psi~'s entry (0, 1) (W = 0.5 there, 40 on direction 1): the pooled Gram's row of direction 1 takes
+    0.5 c / (0.25 + 1600) of it (the symmetric least-squares solution), not c / (2 * 0.5) (symmetrising W^-1 Psi~)."""
+    w, a0, c = np.diag([0.5, 40.0]), np.diag([1.0, 0.5]), 0.1
+    noise = np.array([[0.0, c], [0.0, 0.0]])
+    stats, _ = _pool(_release(w @ a0 + noise, w, np.ones(2)))
+    expected = 0.5 * c / (0.25 + 1600.0)
+    np.testing.assert_allclose(stats.gram / 100, [[1.0, expected], [expected, 0.5]], rtol=1e-9, atol=1e-15)
+    assert symmetrize(np.linalg.solve(w, w @ a0 + noise))[1, 0] == pytest.approx(c / (2 * 0.5))   # the old way
+
+
 # -- the agent --------------------------------------------------------------------------------------------------
 
 def pooled(**kwargs):
@@ -138,14 +149,16 @@ def pooled(**kwargs):
 
 
 def test_the_default_epochs_grow_by_1_5():
-    """Epochs grow 1.5x by default (POOLED_JDP_GROWTH), and the suites' entry carries version 2, so stored cells
-    made with doubling epochs have another identity and are never taken for this agent's."""
-    from privbandit.sim.suites import JDP_AGENTS
+    """Epochs grow 1.5x by default (POOLED_JDP_GROWTH), and the suites' entry carries version 3 (2: these epochs;
+    3: the symmetric least-squares Gram), so stored cells made before either have another identity and are never
+    taken for this agent's; elim-ldp-pooled's entry carries version 2 for the Gram."""
+    from privbandit.sim.suites import JDP_AGENTS, LDP_AGENTS
 
     agent = make_agent("elim-jdp-pooled", epsilon=1.0, delta=1e-5)
     assert agent.growth == POOLED_JDP_GROWTH == 1.5 and agent.first_epoch == 256
     entry = next(a for a in JDP_AGENTS if a.label == "elim-jdp-pooled")
-    assert entry.version == 2 and dict(entry.kwargs) == {}
+    assert entry.version == 3 and dict(entry.kwargs) == {}
+    assert next(a for a in LDP_AGENTS if a.label == "elim-ldp-pooled").version == 2
     x, r = synthetic_stream(4, 3, 200, 0)
     agent = make_agent("elim-jdp-pooled", epsilon=1.0, delta=1e-5, first_epoch=16)
     play_batch(agent, x, r, 0)

@@ -7,14 +7,19 @@ oracle released (research note "jdp-cost", section 3):
 - **warm-started W.** Epoch j's spectral iteration (`alg:W-JDP`) starts from the W_{j-1} the previous epoch
   released instead of I, so one W stage on ``w_fraction = 0.2`` of the epoch's users suffices and 80% of
   them regress instead of 50%;
-- **pooled statistics.** Each epoch's released (W_j, psi~_j, Psi~_j) is mapped back to original coordinates,
-  A_j = W_j^{-1} Psi~_j (the noisy weighted Gram) and b_j = W_j^{-1} psi~_j (the noisy weighted X^T y), A_j
-  symmetrised and projected onto the PSD cone in the W_j metric, and all epochs are summed with weights n_j
-  (their regression users) and solved once with one regulariser:
+- **pooled statistics.** Each epoch's released (W_j, psi~_j, Psi~_j) is mapped back to original coordinates:
+  A_j, the noisy weighted Gram, is the symmetric matrix closest to solving W_j A = Psi~_j
+  (:func:`~privbandit.infomatrix.symmetric_solution`), projected onto the PSD cone in the W_j metric, and
+  b_j = W_j^{-1} psi~_j is the noisy weighted X^T y; all epochs are summed with weights n_j (their regression
+  users) and solved once with one regulariser:
 
       G = sum_j n_j A_j,   b = sum_j n_j b_j,   R = r sum_j n_j lambda_j W_j^{-1},   theta = (G + R)^{-1} b
 
-  (one epoch with r = 1 gives the oracle's own (Psi~ + lambda I)^{-1} psi~);
+  (one epoch with r = 1 gives the oracle's own (Psi~ + lambda I)^{-1} psi~). The research note symmetrised
+  W_j^{-1} Psi~_j, (W_j^{-1} Psi~_j + Psi~_j^T W_j^{-1}) / 2: its second half carries the noise of the
+  well-observed directions into the rarely observed ones, where it is not in the variance below (on spiky
+  contexts, residuals b_j - A_j theta* of 8 noise sds along a rare direction; a whole epoch then played an
+  arm that only this error made look good);
 - **a width of variance plus bias.** With H = G + R, the sampling plus privacy-noise covariance
   C = G + sum_j n_j^2 (sd_psi_j^2 + S^2 sd_Psi_j^2) W_j^{-2}, D = sum_j n_j (psd(A_j) - sym(A_j)) what the
   projections added to G, and the plug-in bias v = H^{-1} (R + D) theta, the radius is ||M phi|| with
@@ -56,7 +61,7 @@ from .._validation import (
     ParameterConstraints,
     check_parameters,
 )
-from ..infomatrix import psd_project, psd_sqrt, symmetrize
+from ..infomatrix import psd_project, psd_sqrt, symmetric_solution, symmetrize
 from ..oracles.base import Estimate, Oracle
 from ..oracles.iw_jdp import IWRegressionDP, IWRelease
 from ..oracles.iw_ldp import IWRegressionLDP, LDPRelease
@@ -145,16 +150,17 @@ class PooledStatistics:
     def add(self, release: IWRelease | LDPRelease, norm_bound: float) -> None:
         """Add one epoch's release (nothing when it had no regression users).
 
-        A_j = W^{-1} Psi~ is symmetrised and projected onto the PSD cone in the W metric,
-        W^{-1/2} P(W^{1/2} sym(A_j) W^{1/2}) W^{-1/2}: the true weighted Gram is PSD, so this only moves the
-        noisy one closer (post-processing).
+        A_j = argmin over symmetric A of ||W A - Psi~||_F (:func:`~privbandit.infomatrix.symmetric_solution`;
+        the true weighted Gram is symmetric, and this keeps each entry's noise at most that of W^{-1} Psi~),
+        then projected onto the PSD cone in the W metric, W^{-1/2} P(W^{1/2} A_j W^{1/2}) W^{-1/2}: the true
+        weighted Gram is PSD, so this only moves the noisy one closer (post-processing).
         """
         if release.n == 0 or release.psi is None or release.psi_mat is None:
             return
         vals, vecs = np.linalg.eigh(symmetrize(release_weighting(release)))
         w_inv = (vecs / vals) @ vecs.T
         w_half, w_inv_half = (vecs * np.sqrt(vals)) @ vecs.T, (vecs / np.sqrt(vals)) @ vecs.T
-        raw = symmetrize(w_inv @ release.psi_mat)
+        raw = symmetric_solution(release_weighting(release), release.psi_mat)
         a = symmetrize(w_inv_half @ psd_project(w_half @ raw @ w_half) @ w_inv_half)
         n = release.n
         self.gram += n * a
@@ -262,7 +268,10 @@ class PooledJDPAgent(PooledEliminationAgent):
     norm_bound : float
         S >= ||theta*|| (1): weighs Psi~'s noise in the variance and the worst-case part of the bias.
     kappa, rho : float
-        Factors of the plug-in bias kappa^2 v v^T and of the worst-case bias (rho S)^2 R^2 (1.5, 0.25).
+        Factors of the plug-in bias kappa^2 v v^T and of the worst-case bias (rho S)^2 R^2 (1.5, 0.25). Tuned for
+        regret, the defaults' widths cover less than 95% of fresh features in some settings; ``rho=1`` bounds the
+        regulariser's bias at its worst case (``scripts/bench_pooled.py`` measures coverage and regret; the agents
+        guide shows both).
     plan_window : int or None
         How many of the latest releases the elimination test and the UCB score use (2; None: every release,
         as the elimination agent does). Each pooled estimate summarises every earlier epoch, so an old

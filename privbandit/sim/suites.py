@@ -45,7 +45,8 @@ JDP_AGENTS: tuple[AgentEntry, ...] = (
     AgentEntry("squarecb-nonprivate", private=False),
     AgentEntry("squarecb-dpsgd", private=True, reference="squarecb-nonprivate"),
     AgentEntry("squarecb-jdp-iw", private=True, reference="squarecb-nonprivate"),
-    AgentEntry("elim-jdp-pooled", private=True, reference="elim-ucb", version=2),  # 2: epochs growing 1.5x
+    AgentEntry("elim-jdp-pooled", private=True, reference="elim-ucb", version=3),  # 2: epochs growing 1.5x;
+    # 3: each epoch's Gram is the symmetric least-squares solution of W A = Psi~
     AgentEntry("squarecb-jdp-iw-cal", private=True, reference="squarecb-nonprivate"),
 )
 """Agents of the joint-DP blocks (and the non-private references); extend by appending. The LinUCB baselines
@@ -62,7 +63,7 @@ LDP_AGENTS: tuple[AgentEntry, ...] = (
                reference="linucb-practical"),
     AgentEntry("linucb", private=False),
     AgentEntry("squarecb-ldp-sgd", private=True, reference="squarecb-nonprivate"),
-    AgentEntry("elim-ldp-pooled", private=True, reference="elim-nonprivate"),
+    AgentEntry("elim-ldp-pooled", private=True, reference="elim-nonprivate", version=2),  # 2: as elim-jdp-pooled's 3
 )
 """Agents of the local-DP blocks; extend by appending."""
 
