@@ -1,7 +1,7 @@
 """Sphinx configuration of the privbandit documentation.
 
 The build imports the package from this checkout (the repository root goes first on ``sys.path``) and runs
-five generators before reading the sources, each writing under ``docs/_generated/`` (never committed):
+six generators before reading the sources, each writing under ``docs/_generated/`` (never committed):
 
 - ``scripts/make_docs_catalogue.py``: the agent and oracle catalogue, the env cards and the pictures of the
   context families, read from the registries;
@@ -13,6 +13,8 @@ five generators before reading the sources, each writing under ``docs/_generated
   (written by ``scripts/obp_offpolicy.py``, run by hand where OBP is installed);
 - ``scripts/bench_rates.py --from docs/data/rates.csv --markdown``: the measured regret exponents beside the
   paper's, fitted from the runs the full-size command saved (hours of CPU, so run by hand and committed);
+- ``scripts/bench_pooled.py --from-csv docs/data/pooled_jdp.csv,docs/data/pooled_ldp.csv --markdown``: the
+  pooled agents' regret and the coverage of their widths, from the runs its commands saved (committed likewise);
 - the API listing below (:func:`_write_api`), from the public modules' ``__all__``.
 """
 
@@ -213,6 +215,10 @@ def _generate() -> None:
                             str(DOCS / "data" / "rates.csv"), "--markdown"], check=True, cwd=ROOT,
                            capture_output=True, text=True).stdout
     _write(GENERATED / "rates.md", rates)
+    pooled = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_pooled.py"), "--from-csv",
+                             ",".join(str(DOCS / "data" / f"pooled_{s}.csv") for s in ("jdp", "ldp")), "--markdown"],
+                            check=True, cwd=ROOT, capture_output=True, text=True).stdout
+    _write(GENERATED / "pooled_coverage.md", pooled)
     paper, why = _paper_results()
     if paper is None:
         _write(GENERATED / "results" / "paper" / "results.md",
