@@ -187,8 +187,7 @@ def markdown(df: pd.DataFrame) -> str:
     horizon_text = ", ".join(f"2^{int(np.log2(h))}" for h in horizons)
     seed_text = ", ".join(map(str, sorted(set(seeds))))
     lines.append(f"T = {horizon_text}; {seed_text} seeds; delta = {DELTA:g}; coverage on every arm of "
-                 f"{COVERAGE_ROUNDS} "
-                 "fresh rounds per seed.")
+                 f"{COVERAGE_ROUNDS} fresh rounds per seed.")
     return "\n".join(lines) + "\n"
 
 
