@@ -21,7 +21,7 @@ oracle released (research note "jdp-cost", section 3):
   contexts, residuals b_j - A_j theta* of 8 noise sds along a rare direction; a whole epoch then played an
   arm that only this error made look good);
 - **a width of variance plus bias.** With H = G + R, the sampling plus privacy-noise covariance
-  C = G + sum_j n_j^2 (sd_psi_j^2 + S^2 sd_Psi_j^2) W_j^{-2}, D = sum_j n_j (psd(A_j) - sym(A_j)) what the
+  C = G + sum_j n_j^2 (sd_psi_j^2 + S^2 sd_Psi_j^2) W_j^{-2}, D = sum_j n_j (psd(A_j) - A_j) what the
   projections added to G, and the plug-in bias v = H^{-1} (R + D) theta, the radius is ||M phi|| with
 
       M^2 = H^{-1} (z^2 C + (rho S)^2 R^2) H^{-1} + kappa^2 v v^T.
@@ -128,7 +128,7 @@ class PooledStatistics:
         1/(1 + gamma ||W phi||) <= 1 and |y| <= 1; sum_j n_j U_j^{-2} for IW-Regression-LDP's unit
         directions U phi / ||U phi||.
     shift : ndarray (d, d)
-        sum_j n_j (psd_W(A_j) - sym(A_j)), what the PSD projections added to G: a data-dependent regulariser
+        sum_j n_j (psd_W(A_j) - A_j), what the PSD projections added to G: a data-dependent regulariser
         whose bias the width may count.
     n : int
         sum_j n_j.
