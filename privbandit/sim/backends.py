@@ -8,7 +8,7 @@ cluster; the optional extra ``pip install "privbandit[dist]"``) through ``joblib
 (:func:`backend_context`). BLAS threads are limited to one per worker: loky's ``inner_max_num_threads=1``
 sets the thread variables in its workers, dask workers we start get them through
 ``distributed.nanny.pre-spawn-environ``, ray workers through ``runtime_env``, and every cell also runs under
-``threadpoolctl.threadpool_limits(1)`` when threadpoolctl is installed (:func:`limit_blas`).
+``threadpoolctl.threadpool_limits(1)`` (:func:`limit_blas`).
 
 Plugins in workers
 ------------------
@@ -178,11 +178,9 @@ def probe(refs: tuple[PluginRef, ...], agents: tuple[str, ...] = (), oracles: tu
 
 
 def limit_blas():
-    """``threadpoolctl.threadpool_limits(1)`` (one BLAS thread), or nothing without threadpoolctl."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - depends on the install
-        return contextlib.nullcontext()
+    """``threadpoolctl.threadpool_limits(1)``: one BLAS thread."""
+    from threadpoolctl import threadpool_limits
+
     return threadpool_limits(1)
 
 
