@@ -401,11 +401,11 @@ def _stored_baselines(args: argparse.Namespace, cells, out: Path, challenger: st
         return "baselines run again (--baselines rerun)"
     baselines = [c for c in cells if c.agent.label != challenger]
     if any(v is not None for v in (args.seeds, args.horizon, args.delta)):
-        problems, usable, unstored = ["--seeds, --horizon and --delta change the baseline cells: the stored ones "
-                                      "are the suite's own"], (), ()
+        problems, usable, unstored, inexact = ["--seeds, --horizon and --delta change the baseline cells: the "
+                                               "stored ones are the suite's own"], (), (), ()
     else:
         match = match_reference(get_suite(args.suite), baselines)
-        problems, usable, unstored = list(match.problems), match.usable, match.unstored
+        problems, usable, unstored, inexact = list(match.problems), match.usable, match.unstored, match.inexact
     if not usable:
         line = "stored baselines not used (" + "; ".join(problems or ["the stored results hold none of them"]) + \
                "): the baselines run again"
@@ -418,6 +418,9 @@ def _stored_baselines(args: argparse.Namespace, cells, out: Path, challenger: st
     names = install_reference(get_suite(args.suite), out, set(usable))
     line = (f"{len(names)} baseline cells from the stored reference results of suite `{args.suite}` (results "
             "version, cell identities and round streams checked); the challenger is paired with them by seed")
+    if inexact:
+        line += (f"; {len(inexact)} of their round streams equal the stored ones up to rounding, not bit for bit "
+                 "(another CPU or BLAS computed them)")
     if problems:
         print(f"{args.subparser.prog}: stored baselines used for {len(names)} of {len(baselines)} cells; the others "
               "run again: " + "; ".join(problems), file=sys.stderr)

@@ -2,7 +2,7 @@
 
 Runs every baseline cell of the suite into ``--out`` (resumable: finished cells are kept), then packs the
 cell files with their manifest (suite version, privbandit version, this command, round-stream
-fingerprints) through :func:`privbandit.sim.reference.store_reference`::
+summaries, the machine they were made on) through :func:`privbandit.sim.reference.store_reference`::
 
     python scripts/store_reference.py --suite quick --out results/reference-quick --jobs -1
     python scripts/store_reference.py --suite paper --out results/reference-paper --jobs -1   # hours

@@ -14,17 +14,25 @@ a manifest ``SUITE.json``:
 - ``privbandit``: the library version (a cell file carries it too; :func:`~privbandit.sim.sweep.load_cell`
   refuses another one);
 - ``command``: the command that made them (``scripts/store_reference.py``);
-- ``fingerprints``: per (env, horizon, seed) the sha256 of the first :data:`FINGERPRINT_ROUNDS` rounds'
-  features and rewards of its round stream (:func:`stream_fingerprint`): the same seed must give the same
-  stream on this machine (numpy's generators, BLAS, the env code).
-
-- ``results_version``: the suite's declared ``results_version`` when they were made.
+- ``results_version``: the suite's declared ``results_version`` when they were made;
+- ``streams``: per (env, horizon, seed), a summary of the first :data:`STREAM_ROUNDS` rounds (features and
+  rewards of every arm) of its round stream (:func:`stream_summary`): their sha256, and a small sketch of their
+  values with its scale;
+- ``stream_tolerance``: how far a stream here may be from the stored one (:data:`STREAM_TOLERANCE`);
+- ``made_on``: where the results were made (:func:`machine`: the versions of privbandit, numpy, scipy and
+  scikit-learn, numpy's BLAS and its kernel, the CPU features numpy dispatches to).
 
 Stored results are valid per cell (:func:`match_reference`): a stored cell stands in for a run here when the
 library version and the suite's ``results_version`` are the stored ones, the archive holds the cell (its file
-name is the cell's key, which hashes its identity, and the sweep checks the identity in its footer) and the
-fingerprint of its round stream is the stored one. A cell the archive does not hold (an agent added to a suite
-after the results were stored, a challenger) runs; so does every cell of a stream whose fingerprint differs.
+name is the cell's key, which hashes its identity, and the sweep checks the identity in its footer) and its round
+stream here is the stored one up to rounding: within :data:`STREAM_TOLERANCE` of the stored sketch's scale
+(:func:`stream_difference`). Bytes alone do not carry across machines: numpy evaluates exp and log with other
+SIMD code on CPUs with AVX-512 than on CPUs without, and OpenBLAS picks a kernel per CPU, which moves the last
+bits of the heavy-tailed and the real-data streams; another seed, generator or env code moves them by far more.
+A stored cell then stands for the run of its experiment; its agents see the same rounds up to rounding (the
+largest difference of final regret measured when stored cells are run again on another CPU is in
+``docs/guide/benchmarking.md``). A cell the archive does not hold (an agent added to a suite after the results
+were stored, a challenger) runs; so does every cell of a stream that differs.
 A manifest without ``results_version`` (stored before cells were checked one by one) is valid only as a whole,
 when its ``suite_version`` is this suite's.
 
@@ -47,11 +55,23 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["FINGERPRINT_ROUNDS", "StoredMatch", "check_reference", "install_reference", "match_reference",
-           "reference_path", "store_reference", "stream_fingerprint", "suite_version"]
+__all__ = ["STREAM_ROUNDS", "STREAM_TOLERANCE", "StoredMatch", "check_reference", "install_reference", "machine",
+           "match_reference", "reference_path", "store_reference", "stream_difference", "stream_key", "stream_summary",
+           "suite_version"]
 
-FINGERPRINT_ROUNDS = 64
-"""Rounds of a stream whose features and rewards its fingerprint hashes."""
+STREAM_ROUNDS = 64
+"""Rounds of a stream whose features and rewards its summary holds (:func:`stream_summary`)."""
+
+SKETCH_SIZE = 4
+"""Projections of the features, and of the rewards, that a stream's summary keeps."""
+
+SKETCH_SEED = 20261129
+"""Seed of the fixed +-1 vectors a sketch projects on."""
+
+STREAM_TOLERANCE = 1e-9
+"""The largest :func:`stream_difference` of a stream that stored results stand in for: rounding differences
+between CPUs and BLAS kernels are about 1e-16 of the scale; another seed, generator or env code is about 0.01 or
+more. Measured in ``docs/guide/benchmarking.md`` ("Stored results on another machine")."""
 
 REFERENCE_DIR = Path(__file__).resolve().parents[1] / "data" / "reference"
 """Where the package data keeps the stored results."""
@@ -78,36 +98,113 @@ def suite_version(suite) -> str:
     return f"{suite.name}-{h.hexdigest()[:16]}"
 
 
-def stream_fingerprint(cell, rounds: int = FINGERPRINT_ROUNDS) -> str:
-    """sha256 of the first ``rounds`` rounds (features and rewards of every arm) of the round stream the
-    cell's seed gives (:func:`privbandit.sim.runner.split_seed`, as the runner resets the env)."""
+def _stream_batch(cell, rounds: int):
+    """The first ``rounds`` rounds of the cell's round stream (as the runner resets the env: its seed is
+    :func:`privbandit.sim.runner.split_seed` of the cell's)."""
     from .runner import split_seed
 
     env_seed, _ = split_seed(cell.seed_sequence())
     env = cell.env.make(cell.horizon)
     try:
         env.reset(seed=env_seed)
-        batch = env.unwrapped.sample_batch(min(rounds, cell.horizon))
+        return env.unwrapped.sample_batch(min(rounds, cell.horizon))
     finally:
         env.close()
+
+
+def _signs(n: int) -> np.ndarray:
+    """The :data:`SKETCH_SIZE` fixed +-1 vectors of length ``n`` a sketch projects on (integers from a fixed
+    seed: the same on every machine)."""
+    return 2.0 * np.random.default_rng([SKETCH_SEED, n]).integers(0, 2, size=(SKETCH_SIZE, n)) - 1.0
+
+
+def stream_summary(cell, rounds: int = STREAM_ROUNDS) -> dict[str, Any]:
+    """What the manifest stores of a cell's round stream, and what another install's stream is compared with.
+
+    For the features and the rewards of every arm in the first ``rounds`` rounds: the sha256 of their bytes
+    (``sha256``: equal only where the stream is bit for bit the stored one), and a sketch (``sketch``: the
+    projections of the features' and of the rewards' values on :data:`SKETCH_SIZE` fixed +-1 vectors each) with
+    the sum of their absolute values (``scale``). :func:`stream_difference` compares two summaries.
+    """
+    batch = _stream_batch(cell, rounds)
     h = hashlib.sha256()
+    sketch, scale = [], []
     for a in (batch.features, batch.rewards):
-        h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
-    return h.hexdigest()
+        v = np.ascontiguousarray(a, dtype=np.float64)
+        h.update(v.tobytes())
+        sketch.extend(float(s) for s in _signs(v.size) @ v.ravel())
+        scale.append(float(np.abs(v).sum()))
+    return {"sha256": h.hexdigest(), "sketch": sketch, "scale": scale}
 
 
-def _stream_key(cell) -> str:
+def stream_difference(stored: dict[str, Any], here: dict[str, Any]) -> float:
+    """The largest difference of two :func:`stream_summary` sketches, relative to the stored scale of the values
+    (features and rewards each against their own): 0 for the same bytes, about 1e-16 for the same stream
+    computed with other rounding (another CPU's SIMD code for exp and log, another BLAS kernel), of order 0.01
+    or more for another stream. ``inf`` for summaries of streams of other shapes."""
+    if here["sha256"] == stored["sha256"]:
+        return 0.0
+    a, b = np.asarray(stored["sketch"], dtype=float), np.asarray(here["sketch"], dtype=float)
+    if a.shape != b.shape or a.size != SKETCH_SIZE * len(stored["scale"]):
+        return float("inf")
+    scale = np.repeat(np.maximum(np.asarray(stored["scale"], dtype=float), np.finfo(float).tiny), SKETCH_SIZE)
+    return float(np.max(np.abs(a - b) / scale))
+
+
+def stream_key(cell) -> str:
+    """``env|T=horizon|seed``: the round stream a cell plays (its env, horizon and seed fix it)."""
     return f"{cell.env.label}|T={cell.horizon}|seed={cell.seed}"
 
 
-def fingerprints(cells: Sequence) -> dict[str, str]:
-    """:func:`stream_fingerprint` of every distinct (env, horizon, seed) of ``cells``."""
-    out: dict[str, str] = {}
+def stream_summaries(cells: Sequence) -> dict[str, dict[str, Any]]:
+    """:func:`stream_summary` of every distinct (env, horizon, seed) of ``cells``."""
+    out: dict[str, dict[str, Any]] = {}
     for cell in cells:
-        key = _stream_key(cell)
+        key = stream_key(cell)
         if key not in out:
-            out[key] = stream_fingerprint(cell)
+            out[key] = stream_summary(cell)
     return out
+
+
+def machine() -> dict[str, str]:
+    """Where results are made: the versions of privbandit, numpy, scipy and scikit-learn (``absent`` without it),
+    the BLAS numpy calls and the kernel it chose for this CPU, and the CPU features numpy dispatches to (the SIMD
+    code of its exp, log and power differs between, say, AVX2 and AVX-512)."""
+    from importlib import metadata
+
+    def version(name: str) -> str:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return "absent"
+
+    out = {name: version(name) for name in ("privbandit", "numpy", "scipy", "scikit-learn")}
+    try:
+        simd = np.show_config(mode="dicts").get("SIMD Extensions", {})
+        out["numpy_simd"] = " ".join([*simd.get("baseline", []), *simd.get("found", [])])
+    except TypeError:                                    # numpy < 1.26 has no mode="dicts"
+        out["numpy_simd"] = "unknown"
+    out["blas"] = _blas()
+    return out
+
+
+def _blas() -> str:
+    """``api version kernel`` of numpy's BLAS (threadpoolctl reads the kernel OpenBLAS chose for this CPU), or
+    ``unknown``."""
+    from threadpoolctl import threadpool_info
+
+    libs = [lib for lib in threadpool_info() if lib.get("user_api") == "blas"]
+    libs.sort(key=lambda lib: "numpy" not in str(lib.get("filepath", "")))     # numpy's own first
+    if not libs:
+        return "unknown"
+    return " ".join(str(libs[0].get(k, "?")) for k in ("internal_api", "version", "architecture"))
+
+
+def machine_differences(stored: dict[str, str] | None, here: dict[str, str] | None = None) -> str:
+    """``key stored -> here`` for every entry of :func:`machine` that differs (empty when none does)."""
+    here = machine() if here is None else here
+    stored = stored or {}
+    return ", ".join(f"{k} {stored.get(k, 'unrecorded')} -> {here[k]}" for k in here if stored.get(k) != here[k])
 
 
 def store_reference(suite, folder: str | Path, command: str, dest: Path | None = None) -> tuple[Path, Path]:
@@ -136,8 +233,8 @@ def store_reference(suite, folder: str | Path, command: str, dest: Path | None =
             tar.addfile(info, io.BytesIO(data))
     archive.write_bytes(buf.getvalue())
     meta = dict(suite=suite.name, suite_version=suite_version(suite), results_version=suite.results_version,
-                privbandit=_version(), command=command, cells=len(cells), fingerprint_rounds=FINGERPRINT_ROUNDS,
-                fingerprints=fingerprints(cells))
+                privbandit=_version(), command=command, cells=len(cells), stream_rounds=STREAM_ROUNDS,
+                stream_tolerance=STREAM_TOLERANCE, streams=stream_summaries(cells), made_on=machine())
     manifest.write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
     return archive, manifest
 
@@ -167,12 +264,14 @@ class StoredMatch:
 
     ``usable``: keys of the cells taken from the store; ``unstored``: keys of the cells the store does not hold
     (they run); ``problems``: what did not match, one line each (a mismatch of the whole archive, or a round
-    stream whose cells run).
+    stream whose cells run); ``inexact``: the streams (``env|T=horizon|seed``) whose stored cells stand in
+    though they are not the stored bytes, only within :data:`STREAM_TOLERANCE` of them (another CPU or BLAS).
     """
 
     usable: tuple[str, ...]
     unstored: tuple[str, ...]
     problems: tuple[str, ...]
+    inexact: tuple[str, ...] = ()
 
 
 def _archive_problems(suite, meta: dict[str, Any] | None, archive: Path) -> list[str]:
@@ -191,6 +290,9 @@ def _archive_problems(suite, meta: dict[str, Any] | None, archive: Path) -> list
                         "definition or the suite's results_version changed)")
     if meta.get("privbandit") != _version():
         problems.append(f"stored by privbandit {meta.get('privbandit')}, this is {_version()}")
+    if "streams" not in meta:
+        problems.append("stored without round-stream summaries (before streams were compared to a tolerance): "
+                        "store them again")
     return problems
 
 
@@ -199,9 +301,9 @@ def match_reference(suite, cells: Sequence | None = None, base: Path | None = No
     """Which of ``cells`` (default: the suite's) the stored results of ``suite`` stand in for here.
 
     A cell is usable when the archive is valid for this install (library version, the suite's
-    ``results_version``), holds the cell, and the fingerprint of the cell's round stream is the stored one
-    (every distinct stream is fingerprinted once; with ``sample``, only that many of them, spread over the
-    list, and the others are taken as matching).
+    ``results_version``), holds the cell, and the cell's round stream here is within :data:`STREAM_TOLERANCE` of
+    the stored one (:func:`stream_difference`; every distinct stream is summarised once; with ``sample``, only that
+    many of them, spread over the list, and the others are taken as matching).
     """
     cells = list(baseline_cells(suite) if cells is None else cells)
     archive, _ = reference_path(suite.name, base)
@@ -214,18 +316,25 @@ def match_reference(suite, cells: Sequence | None = None, base: Path | None = No
     streams: dict[str, list] = {}
     for c in cells:
         if c.key in held:
-            streams.setdefault(_stream_key(c), []).append(c)
+            streams.setdefault(stream_key(c), []).append(c)
     keys = sorted(streams)
     if sample is not None and sample < len(keys):
         keys = [keys[i] for i in np.linspace(0, len(keys) - 1, sample).round().astype(int)]
-    stored, bad = meta.get("fingerprints", {}), set()
+    stored, tolerance, bad, inexact = meta["streams"], meta["stream_tolerance"], set(), []
     for key in keys:
-        if stored.get(key) != stream_fingerprint(streams[key][0]):
+        diff = stream_difference(stored[key], stream_summary(streams[key][0])) if key in stored else float("inf")
+        if diff > tolerance:
             bad.add(key)
-            problems.append(f"round stream {key} differs from the stored one (numpy, BLAS or env code): its "
+            problems.append(f"round stream {key} differs from the stored one by {diff:.2g} of its scale, over the "
+                            f"tolerance {tolerance:g} (numpy's generators or the env code changed): its "
                             f"{len(streams[key])} cells run")
+        elif diff > 0:
+            inexact.append(key)
+    if bad or inexact:
+        differs = machine_differences(meta.get("made_on"))
+        problems.extend([f"stored on another machine ({differs})"] if bad and differs else [])
     usable = tuple(c.key for key in sorted(set(streams) - bad) for c in streams[key])
-    return StoredMatch(usable, unstored, tuple(problems))
+    return StoredMatch(usable, unstored, tuple(problems), tuple(inexact))
 
 
 def check_reference(suite, sample: int | None = None, base: Path | None = None) -> list[str]:
@@ -233,7 +342,7 @@ def check_reference(suite, sample: int | None = None, base: Path | None = None) 
 
     Checks the manifest exists, the library version and the suite's ``results_version`` (or, for a manifest
     stored before cells were checked one by one, the suite version), that the archive holds every cell of the
-    suite, and the round-stream fingerprints (all of them, or ``sample`` of them, spread over the list).
+    suite, and the round streams (all of them, or ``sample`` of them, spread over the list).
     """
     archive, _ = reference_path(suite.name, base)
     problems = _archive_problems(suite, load_manifest(suite.name, base), archive)
