@@ -1,7 +1,7 @@
 """Sphinx configuration of the privbandit documentation.
 
 The build imports the package from this checkout (the repository root goes first on ``sys.path``) and runs
-six generators before reading the sources, each writing under ``docs/_generated/`` (never committed):
+seven generators before reading the sources, each writing under ``docs/_generated/`` (never committed):
 
 - ``scripts/make_docs_catalogue.py``: the agent and oracle catalogue, the env cards and the pictures of the
   context families, read from the registries;
@@ -15,6 +15,8 @@ six generators before reading the sources, each writing under ``docs/_generated/
   paper's, fitted from the runs the full-size command saved (hours of CPU, so run by hand and committed);
 - ``scripts/bench_pooled.py --from-csv docs/data/pooled_jdp.csv,docs/data/pooled_ldp.csv --markdown``: the
   pooled agents' regret and the coverage of their widths, from the runs its commands saved (committed likewise);
+- ``scripts/rerun_stored.py --from docs/data/rerun_stored.csv --markdown``: stored baseline cells run again with
+  other CPU settings, against their stored tables (committed likewise);
 - the API listing below (:func:`_write_api`), from the public modules' ``__all__``.
 """
 
@@ -219,6 +221,10 @@ def _generate() -> None:
                              ",".join(str(DOCS / "data" / f"pooled_{s}.csv") for s in ("jdp", "ldp")), "--markdown"],
                             check=True, cwd=ROOT, capture_output=True, text=True).stdout
     _write(GENERATED / "pooled_coverage.md", pooled)
+    rerun = subprocess.run([sys.executable, str(ROOT / "scripts" / "rerun_stored.py"), "--from",
+                            str(DOCS / "data" / "rerun_stored.csv"), "--markdown"], check=True, cwd=ROOT,
+                           capture_output=True, text=True).stdout
+    _write(GENERATED / "rerun_stored.md", rerun)
     paper, why = _paper_results()
     if paper is None:
         _write(GENERATED / "results" / "paper" / "results.md",
