@@ -39,9 +39,8 @@ import pandas as pd
 from .sim.report import nonnegative_mean_ci
 
 __all__ = ["MAX_PANEL_AGENTS", "PRIVACY_MODELS", "agent_palette", "coverage_vs_T", "ellipse_points",
-           "epsilon_panels", "information_ellipses", "information_spectra", "lowest_regret_agents", "metric_vs_T",
-           "nonnegative_band", "panel_level", "regret_curves", "regret_vs_epsilon", "save_standard_figures",
-           "semi_axes"]
+           "information_ellipses", "information_spectra", "metric_vs_T", "nonnegative_band", "regret_curves",
+           "regret_vs_epsilon", "save_standard_figures", "semi_axes"]
 
 BAND: tuple[str, float] = ("se", 1.96)
 """The normal 95% interval of the mean, for quantities that can be negative."""
@@ -330,7 +329,15 @@ def coverage_vs_T(data: pd.DataFrame, *, coverage: str = "coverage", x: str = "T
 
 
 def ellipse_points(matrix: np.ndarray, n: int = 200) -> np.ndarray:
-    """The image {M u : ||u|| = 1} of the unit circle under a 2x2 matrix M, as (n, 2) points."""
+    """The image {M u : ||u|| = 1} of the unit circle under a 2x2 matrix M, as (n, 2) points.
+
+    Parameters
+    ----------
+    matrix : ndarray
+        A finite 2x2 matrix M.
+    n : int
+        The number of points.
+    """
     m = np.asarray(matrix, dtype=float)
     if m.shape != (2, 2) or not np.all(np.isfinite(m)):
         raise ValueError(f"matrix must be a finite 2x2 array, got shape {m.shape}")
@@ -339,7 +346,13 @@ def ellipse_points(matrix: np.ndarray, n: int = 200) -> np.ndarray:
 
 
 def semi_axes(matrix: np.ndarray) -> np.ndarray:
-    """Semi-axes of the image of the unit ball under a symmetric matrix: |eigenvalues|, largest first."""
+    """Semi-axes of the image of the unit ball under a symmetric matrix: |eigenvalues|, largest first.
+
+    Parameters
+    ----------
+    matrix : ndarray
+        A symmetric (d, d) matrix.
+    """
     m = np.asarray(matrix, dtype=float)
     return np.sort(np.abs(np.linalg.eigvalsh((m + m.T) / 2)))[::-1]
 

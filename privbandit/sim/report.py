@@ -328,7 +328,13 @@ def price_of_privacy(final: pd.DataFrame, references: Mapping[str, str], uniform
 
 
 def ledger_guarantees(df: pd.DataFrame) -> pd.DataFrame:
-    """Worst user's composed epsilon (from the agents' ledgers) per agent and privacy level, against the spec."""
+    """Worst user's composed epsilon (from the agents' ledgers) per agent and privacy level, against the spec.
+
+    Parameters
+    ----------
+    df : DataFrame
+        The results table, with the ``epsilon_spent`` of every run.
+    """
     _check(df, RUN_KEYS + ("epsilon_spent",))
     keys = ["agent", "privacy_model", "epsilon", "delta"]
     runs = df.drop_duplicates(list(RUN_KEYS))
