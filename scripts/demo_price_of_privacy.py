@@ -11,11 +11,11 @@ epsilons and seeds, all action elimination in epochs (`alg:batch-cb-meta`):
 A second panel fits the two regression oracles behind these agents on T rows of the same contexts and
 shows their Sigma-norm error against epsilon.
 
-It prints the regret table (mean and 95% interval over seeds, on the log scale as in the figure's bands), the joint-DP / non-private ratio (95%
-percentile bootstrap over paired seeds), the log-log slopes of regret against epsilon (bootstrap
-interval over seeds) beside the slope each agent's `tab:comp` bound gives, the regression errors, and
-closing conclusions computed from those numbers only (:mod:`privbandit.sim.demos`), so a run states
-what it measured, whatever its size. Writes ``price_of_privacy.png``.
+It prints the regret table (mean and 95% interval over seeds, on the log scale as in the figure's
+bands), the joint-DP / non-private ratio (95% percentile bootstrap over paired seeds), the log-log
+slopes of regret against epsilon (bootstrap interval over seeds) beside the slope each agent's
+`tab:comp` bound gives, the regression errors, and closing conclusions computed from those numbers only
+(:mod:`privbandit.sim.demos`), so a run states what it measured, whatever its size. Writes ``price_of_privacy.png``.
 
 Run: ``python scripts/demo_price_of_privacy.py [--horizon 262144] [--seeds 6] [--jobs 2] [--out DIR]``
 (about 3 minutes on 2 cores at the defaults).
