@@ -215,7 +215,9 @@ def test_report_numbers():
     vals = np.array([1, 2, 3]) * 1024 ** 0.75
     half = stats.t.ppf(0.975, 2) * vals.std(ddof=1) / np.sqrt(3)
     assert np.isclose(final.loc["priv", "mean"], vals.mean())
-    assert np.isclose(final.loc["priv", "ci_high"] - final.loc["priv", "mean"], half)
+    factor = np.exp(half / vals.mean())  # the t interval of log(mean), by the delta method
+    assert np.isclose(final.loc["priv", "ci_high"], vals.mean() * factor)
+    assert np.isclose(final.loc["priv", "ci_low"], vals.mean() / factor)
     slopes = loglog_slopes(df).set_index("agent")
     assert np.allclose(slopes.loc[["ref", "priv"], "mean"], [0.5, 0.75])
     pop = price_of_privacy(final_regret(df), {"priv": "ref"})
