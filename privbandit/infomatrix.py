@@ -49,7 +49,13 @@ EIG_FLOOR = 1e-12
 
 
 def symmetrize(a: np.ndarray) -> np.ndarray:
-    """(A + A^T) / 2."""
+    """(A + A^T) / 2.
+
+    Parameters
+    ----------
+    a : ndarray
+        A square matrix.
+    """
     return 0.5 * (a + np.swapaxes(a, -1, -2))
 
 
@@ -58,6 +64,15 @@ def psd_power(a: np.ndarray, power: float, floor: float = EIG_FLOOR) -> np.ndarr
 
     Noisy (privatized) matrices can lose positive definiteness; flooring keeps inverse square roots
     finite instead of crashing or returning NaN.
+
+    Parameters
+    ----------
+    a : ndarray
+        A symmetric matrix.
+    power : float
+        The power (-1/2 for an inverse square root).
+    floor : float
+        The relative floor of the eigenvalues.
     """
     vals, vecs = np.linalg.eigh(symmetrize(a))
     top = max(1.0, float(np.max(np.abs(vals)))) if vals.size else 1.0
@@ -66,7 +81,15 @@ def psd_power(a: np.ndarray, power: float, floor: float = EIG_FLOOR) -> np.ndarr
 
 
 def psd_sqrt(a: np.ndarray, floor: float = 0.0) -> np.ndarray:
-    """Symmetric square root of a PSD matrix (negative eigenvalues floored at 0)."""
+    """Symmetric square root of a PSD matrix (negative eigenvalues floored at 0).
+
+    Parameters
+    ----------
+    a : ndarray
+        A symmetric matrix.
+    floor : float
+        0 sets negative eigenvalues to 0; above 0, the relative floor of :func:`psd_power`.
+    """
     if floor > 0:
         return psd_power(a, 0.5, floor)
     vals, vecs = np.linalg.eigh(symmetrize(a))
@@ -78,6 +101,11 @@ def psd_project(a: np.ndarray) -> np.ndarray:
 
     A privatised average of PSD matrices may be indefinite; projecting it is post-processing, and its
     operator-norm distance to any PSD target is at most twice that of the input.
+
+    Parameters
+    ----------
+    a : ndarray
+        A square matrix.
     """
     vals, vecs = np.linalg.eigh(symmetrize(a))
     return (vecs * np.maximum(vals, 0.0)) @ vecs.T
@@ -118,18 +146,42 @@ def symmetric_solution(w: np.ndarray, m: np.ndarray) -> np.ndarray:
 
 
 def psd_inv_sqrt(a: np.ndarray, floor: float = EIG_FLOOR) -> np.ndarray:
-    """A^{-1/2} with floored eigenvalues (never NaN, never a crash on a noisy indefinite matrix)."""
+    """A^{-1/2} with floored eigenvalues (never NaN, never a crash on a noisy indefinite matrix).
+
+    Parameters
+    ----------
+    a : ndarray
+        A symmetric matrix.
+    floor : float
+        The relative floor of the eigenvalues.
+    """
     return psd_power(a, -0.5, floor)
 
 
 def sym(a: np.ndarray) -> np.ndarray:
-    """sym(A) = (A^T A)^{1/2}, the PSD factor of the polar decomposition of A (paper notation)."""
+    """sym(A) = (A^T A)^{1/2}, the PSD factor of the polar decomposition of A (paper notation).
+
+    Parameters
+    ----------
+    a : ndarray
+        A square matrix.
+    """
     _, s, vt = np.linalg.svd(a)
     return (vt.T * s) @ vt
 
 
 def spectral_update(u: np.ndarray, f: np.ndarray, floor: float = EIG_FLOOR) -> np.ndarray:
-    """U_{k+1} = sym(F_k^{-1/2} U_k), symmetrised (`eqn:U-spectral-exact`)."""
+    """U_{k+1} = sym(F_k^{-1/2} U_k), symmetrised (`eqn:U-spectral-exact`).
+
+    Parameters
+    ----------
+    u : ndarray
+        The current iterate U_k (d, d).
+    f : ndarray
+        F(U_k) (d, d).
+    floor : float
+        The relative eigenvalue floor of F_k^{-1/2}.
+    """
     return symmetrize(sym(psd_inv_sqrt(f, floor) @ u))
 
 
@@ -168,6 +220,17 @@ def f_ldp(u: np.ndarray, features: np.ndarray, weights: np.ndarray | None = None
 def f_dp(w_mat: np.ndarray, features: np.ndarray, weights: np.ndarray | None = None, *, gamma: float,
          lam: float) -> np.ndarray:
     """F_DP(W) = E[W phi phi^T W / (1 + gamma ||W phi||)] + lambda W on a weighted sample.
+
+    Parameters
+    ----------
+    w_mat : ndarray
+        W (d, d), symmetric.
+    features : ndarray
+        (n, d) atoms phi of the feature law.
+    weights : ndarray, optional
+        (n,) probabilities of the atoms (default uniform).
+    gamma, lam : float
+        gamma >= 0 and lambda >= 0 of F_DP.
 
     References
     ----------
@@ -220,6 +283,19 @@ def spectral_iteration(f: Callable[[np.ndarray], np.ndarray], dim: int, *, start
 
     Stops when ||F(U_k) - I||_op <= tol or after ``max_iter`` updates.
 
+    Parameters
+    ----------
+    f : callable
+        U -> F(U), a (d, d) matrix.
+    dim : int
+        The dimension d.
+    start : ndarray, optional
+        U_0 (default the identity).
+    tol : float
+        The stopping tolerance on ||F(U_k) - I||_op.
+    max_iter : int
+        The most updates.
+
     References
     ----------
     Source paper, `eqn:U-spectral-exact`, `eqn:W-spectral-exact`, `lem:spec-fast-converge`.
@@ -271,6 +347,19 @@ def w_star(features: np.ndarray, weights: np.ndarray | None = None, *, gamma: fl
            tol: float = 1e-12, max_iter: int = 200, start: np.ndarray | None = None) -> SpectralResult:
     """W*: the solution of F_DP(W) = I by the exact spectral iteration.
 
+    Parameters
+    ----------
+    features : ndarray
+        (n, d) atoms phi of the feature law.
+    weights : ndarray, optional
+        (n,) probabilities of the atoms (default uniform).
+    gamma, lam : float
+        gamma >= 0 and lambda >= 0 of F_DP.
+    tol, max_iter
+        As in :func:`spectral_iteration`.
+    start : ndarray, optional
+        The first iterate (default the identity).
+
     References
     ----------
     Source paper, `def:FJDP`, `eqn:W-spectral-exact`, `lem:Wstar-properties`.
@@ -283,7 +372,15 @@ def w_star(features: np.ndarray, weights: np.ndarray | None = None, *, gamma: fl
 
 
 def second_moment(features: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-    """Sigma = E_p[phi phi^T]."""
+    """Sigma = E_p[phi phi^T].
+
+    Parameters
+    ----------
+    features : ndarray
+        (n, d) atoms phi of the feature law.
+    weights : ndarray, optional
+        (n,) probabilities of the atoms (default uniform).
+    """
     x, w = _check_sample(features, weights)
     return symmetrize((x * w[:, None]).T @ x)
 
@@ -295,6 +392,19 @@ def price_of_privacy(features: np.ndarray, weights: np.ndarray | None = None, *,
     PoP compares the optimal (epsilon, delta)-DP squared Sigma-error with T samples to the non-private
     d/T; it is O(1) once T >~ kappa(p)^2 log(1/delta) / epsilon^2. The paper fixes gamma and lambda
     only up to constants (and factors of d and log(1/delta)); ``c_gamma`` and ``c_lambda`` expose them.
+
+    Parameters
+    ----------
+    features : ndarray
+        (n, d) atoms phi of the feature law.
+    weights : ndarray, optional
+        (n,) probabilities of the atoms (default uniform).
+    epsilon : float
+        The privacy budget epsilon > 0.
+    n_samples : int
+        The sample size T.
+    c_gamma, c_lambda : float
+        The constants of gamma and lambda.
 
     References
     ----------
@@ -315,6 +425,15 @@ def kappa(features: np.ndarray, weights: np.ndarray | None = None, *, c: float =
 
     Computed exactly on a weighted sample: the candidate thresholds are the atoms' Sigma^+-norms, and
     the truncated second moment is monotone in M, so a bisection over the sorted norms finds the smallest.
+
+    Parameters
+    ----------
+    features : ndarray
+        (n, d) atoms phi of the feature law.
+    weights : ndarray, optional
+        (n,) probabilities of the atoms (default uniform).
+    c : float
+        The level c in (0, 1).
 
     References
     ----------
@@ -350,6 +469,16 @@ def kappa(features: np.ndarray, weights: np.ndarray | None = None, *, c: float =
 
 
 def l1_covariance_norm(theta: np.ndarray, features: np.ndarray, weights: np.ndarray | None = None) -> float:
-    """E_p |<phi, theta>| (the quantity U*^{-1} approximates, `lem:U-L1-covariance`)."""
+    """E_p |<phi, theta>| (the quantity U*^{-1} approximates, `lem:U-L1-covariance`).
+
+    Parameters
+    ----------
+    theta : ndarray
+        (d,) a direction.
+    features : ndarray
+        (n, d) atoms phi of the feature law.
+    weights : ndarray, optional
+        (n,) probabilities of the atoms (default uniform).
+    """
     x, w = _check_sample(features, weights)
     return float(np.abs(x @ np.asarray(theta, dtype=float)) @ w)

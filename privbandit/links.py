@@ -118,7 +118,15 @@ LINKS = {"identity": identity_link, "logistic": logistic_link}
 
 
 def make_link(link: str | Link, **kwargs) -> Link:
-    """A :class:`Link` from a name in :data:`LINKS` or a Link (returned as is)."""
+    """A :class:`Link` from a name in :data:`LINKS` or a Link (returned as is).
+
+    Parameters
+    ----------
+    link : str or Link
+        A name in :data:`LINKS` or a Link.
+    **kwargs
+        The link's parameters (e.g. its slope bounds).
+    """
     if isinstance(link, Link):
         return link
     if link not in LINKS:

@@ -14,8 +14,11 @@
 The functions never choose a matplotlib backend; scripts and the command line use ``Agg``. Curves split
 by agent (``hue="agent"``) take their colours from :func:`agent_palette` unless given a palette.
 
-Bands are normal 95% confidence intervals of the mean over seeds (``errorbar=("se", 1.96)``),
-deterministic and fast; pass ``errorbar=("ci", 95)`` for seaborn's bootstrap.
+Bands of a regret (or an error, any non-negative quantity) are 95% confidence intervals of the mean over
+seeds taken on the log scale (:func:`nonnegative_band`, from :func:`privbandit.sim.report.nonnegative_mean_ci`,
+the rule of the report's intervals too): never below 0, and drawable on log axes. :data:`BAND` (the normal
+interval, ``("se", 1.96)``) is for quantities that can be negative; ``errorbar=("ci", 95)`` gives seaborn's
+bootstrap.
 
 References
 ----------
@@ -33,11 +36,43 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["PRIVACY_MODELS", "agent_palette", "coverage_vs_T", "ellipse_points", "information_ellipses",
-           "information_spectra", "metric_vs_T", "regret_curves", "regret_vs_epsilon", "save_standard_figures",
-           "semi_axes"]
+from .sim.report import nonnegative_mean_ci
+
+__all__ = ["MAX_PANEL_AGENTS", "PRIVACY_MODELS", "agent_palette", "coverage_vs_T", "ellipse_points",
+           "information_ellipses", "information_spectra", "metric_vs_T", "nonnegative_band", "regret_curves",
+           "regret_vs_epsilon", "save_standard_figures", "semi_axes"]
 
 BAND: tuple[str, float] = ("se", 1.96)
+"""The normal 95% interval of the mean, for quantities that can be negative."""
+
+MAX_PANEL_AGENTS = 6
+"""At most this many agents per panel of :func:`save_standard_figures` (those of lowest regret; the report's
+tables have every agent)."""
+
+
+def nonnegative_band(values: Sequence[float]) -> tuple[float, float]:
+    """The band of the mean of a non-negative quantity over seeds: the (low, high) of
+    :func:`privbandit.sim.report.nonnegative_mean_ci` (95%, log scale; NaN for one seed). A seaborn
+    ``errorbar``.
+
+    Parameters
+    ----------
+    values : sequence of float
+        One non-negative value per seed.
+
+    Returns
+    -------
+    tuple of float
+        (low, high), never below 0.
+
+    Examples
+    --------
+    >>> low, high = nonnegative_band([0.0, 0.0, 9.0])
+    >>> bool(0 < low < 3 < high)
+    True
+    """
+    _, low, high = nonnegative_mean_ci(np.asarray(values, dtype=float))
+    return low, high
 
 PRIVACY_MODELS: tuple[tuple[str, str], ...] = (("none", "non-private"), ("jdp", "joint DP"), ("ldp", "local DP"))
 """The privacy models in panel order, with their panel titles."""
@@ -110,13 +145,8 @@ def _need(data: pd.DataFrame, columns: Sequence[str | None]) -> None:
         raise ValueError("data is empty: nothing to plot")
 
 
-def _privacy_label(data: pd.DataFrame) -> pd.Series:
-    eps = data["epsilon"].astype(float)
-    return pd.Series(np.where(np.isinf(eps), "non-private", "eps=" + eps.map("{:g}".format)), index=data.index)
-
-
 def regret_curves(data: pd.DataFrame, *, x: str = "t", y: str = "cum_regret", hue: str | None = "agent",
-                  style: str | None = None, loglog: bool = False, errorbar: Any = BAND, ax: Any = None,
+                  style: str | None = None, loglog: bool = False, errorbar: Any = nonnegative_band, ax: Any = None,
                   title: str | None = None, x_min: float | None = None, **kwargs: Any):
     """Mean regret curves over seeds with 95% bands.
 
@@ -131,8 +161,12 @@ def regret_curves(data: pd.DataFrame, *, x: str = "t", y: str = "cum_regret", hu
     loglog : bool
         Log-log axes (slopes read as regret exponents).
     errorbar : seaborn errorbar spec
-        Default: normal 95% interval of the mean.
+        Default :func:`nonnegative_band` (95%, log scale, never below 0: ``y`` must be non-negative); pass
+        :data:`BAND` for the normal interval of a quantity that can be negative.
     ax : matplotlib Axes, optional
+        The axes to draw on (default: a new figure).
+    title : str, optional
+        The axes' title.
     x_min : float, optional
         Drop rows with x below this (e.g. the first rounds, whose bands are wide on log axes).
     **kwargs
@@ -153,6 +187,7 @@ def regret_curves(data: pd.DataFrame, *, x: str = "t", y: str = "cum_regret", hu
         plot = plot[(plot[x] > 0) & (plot[y] > 0)]
     if plot.empty:
         raise ValueError("no rows left to plot (x_min, or non-positive values on log axes)")
+    _nonnegative(plot, y, errorbar)
     if hue == "agent" and kwargs.get("palette") is None:        # agents keep their agent_palette colours
         kwargs["palette"] = agent_palette(plot["agent"].unique())
     sns.lineplot(data=plot, x=x, y=y, hue=hue, style=style, errorbar=errorbar, ax=ax, **kwargs)
@@ -164,7 +199,15 @@ def regret_curves(data: pd.DataFrame, *, x: str = "t", y: str = "cum_regret", hu
     return _titled(ax, title)
 
 
-def regret_vs_epsilon(data: pd.DataFrame, *, y: str = "cum_regret", hue: str = "agent", errorbar: Any = BAND,
+def _nonnegative(data: pd.DataFrame, y: str, errorbar: Any) -> None:
+    """Raise if the band of a non-negative quantity is asked of a column with negative values."""
+    if errorbar is nonnegative_band and (data[y] < 0).any():
+        raise ValueError(f"column {y!r} has negative values: its band cannot be nonnegative_band; pass "
+                         "errorbar=plots.BAND (the normal interval)")
+
+
+def regret_vs_epsilon(data: pd.DataFrame, *, y: str = "cum_regret", hue: str = "agent",
+                      errorbar: Any = nonnegative_band,
                       ax: Any = None, title: str | None = None, palette: Any = None):
     """Regret at the horizon against epsilon (log x axis); non-private agents as dashed horizontal lines.
 
@@ -172,6 +215,14 @@ def regret_vs_epsilon(data: pd.DataFrame, *, y: str = "cum_regret", hue: str = "
     ----------
     data : DataFrame
         Long form with ``t``, ``horizon``, ``epsilon`` and ``y``; the rows with t = horizon are used.
+    y, hue : str
+        The column on the y axis (default the cumulative regret) and the one that splits the agents.
+    errorbar : seaborn errorbar spec
+        Default :func:`nonnegative_band`, as in :func:`regret_curves`.
+    ax : matplotlib Axes, optional
+        The axes to draw on (default: a new figure).
+    title : str, optional
+        The axes' title.
     palette : dict or seaborn palette, optional
         Colours by ``hue`` (a dict also colours the non-private lines); default :func:`agent_palette` when
         ``hue="agent"``.
@@ -188,6 +239,7 @@ def regret_vs_epsilon(data: pd.DataFrame, *, y: str = "cum_regret", hue: str = "
     private = final[np.isfinite(final["epsilon"].astype(float))]
     if palette is None and hue == "agent":
         palette = agent_palette(final["agent"].unique())
+    _nonnegative(final, y, errorbar)
     if not private.empty:
         sns.lineplot(data=private, x="epsilon", y=y, hue=hue, marker="o", errorbar=errorbar, ax=ax, palette=palette)
     for i, (label, g) in enumerate(final[~np.isfinite(final["epsilon"].astype(float))].groupby(hue, sort=True)):
@@ -207,9 +259,28 @@ def regret_vs_epsilon(data: pd.DataFrame, *, y: str = "cum_regret", hue: str = "
 
 
 def metric_vs_T(data: pd.DataFrame, metric: str, *, x: str = "T", hue: str | None = "oracle",
-                style: str | None = None, loglog: bool = True, errorbar: Any = BAND, ax: Any = None,
+                style: str | None = None, loglog: bool = True, errorbar: Any = nonnegative_band, ax: Any = None,
                 title: str | None = None):
     """A regression metric (error, width, ...) against the sample size, with 95% bands over seeds.
+
+    Parameters
+    ----------
+    data : DataFrame
+        Long form, one row per (seed, ``x``).
+    metric : str
+        The column on the y axis (non-negative with the default band).
+    x : str
+        The column on the x axis (default the sample size ``T``).
+    hue, style : str, optional
+        Columns that split the curves.
+    loglog : bool
+        Log-log axes (default).
+    errorbar : seaborn errorbar spec
+        Default :func:`nonnegative_band`; :data:`BAND` for a metric that can be negative.
+    ax : matplotlib Axes, optional
+        The axes to draw on (default: a new figure).
+    title : str, optional
+        The axes' title.
 
     Returns
     -------
@@ -223,6 +294,23 @@ def coverage_vs_T(data: pd.DataFrame, *, coverage: str = "coverage", x: str = "T
                   style: str | None = None, nominal: float = 0.95, errorbar: Any = BAND, ax: Any = None,
                   title: str | None = None):
     """Coverage of the confidence widths against T (log x axis) with the nominal level dotted.
+
+    Parameters
+    ----------
+    data : DataFrame
+        Long form, one row per (seed, ``x``).
+    coverage, x : str
+        The columns of the coverage (y axis) and of the sample size (x axis).
+    hue, style : str, optional
+        Columns that split the curves.
+    nominal : float
+        The nominal level, drawn as a dotted line.
+    errorbar : seaborn errorbar spec
+        Default: the normal 95% interval of the mean (:data:`BAND`).
+    ax : matplotlib Axes, optional
+        The axes to draw on (default: a new figure).
+    title : str, optional
+        The axes' title.
 
     Returns
     -------
@@ -241,7 +329,15 @@ def coverage_vs_T(data: pd.DataFrame, *, coverage: str = "coverage", x: str = "T
 
 
 def ellipse_points(matrix: np.ndarray, n: int = 200) -> np.ndarray:
-    """The image {M u : ||u|| = 1} of the unit circle under a 2x2 matrix M, as (n, 2) points."""
+    """The image {M u : ||u|| = 1} of the unit circle under a 2x2 matrix M, as (n, 2) points.
+
+    Parameters
+    ----------
+    matrix : ndarray
+        A finite 2x2 matrix M.
+    n : int
+        The number of points.
+    """
     m = np.asarray(matrix, dtype=float)
     if m.shape != (2, 2) or not np.all(np.isfinite(m)):
         raise ValueError(f"matrix must be a finite 2x2 array, got shape {m.shape}")
@@ -250,7 +346,13 @@ def ellipse_points(matrix: np.ndarray, n: int = 200) -> np.ndarray:
 
 
 def semi_axes(matrix: np.ndarray) -> np.ndarray:
-    """Semi-axes of the image of the unit ball under a symmetric matrix: |eigenvalues|, largest first."""
+    """Semi-axes of the image of the unit ball under a symmetric matrix: |eigenvalues|, largest first.
+
+    Parameters
+    ----------
+    matrix : ndarray
+        A symmetric (d, d) matrix.
+    """
     m = np.asarray(matrix, dtype=float)
     return np.sort(np.abs(np.linalg.eigvalsh((m + m.T) / 2)))[::-1]
 
@@ -345,12 +447,13 @@ def _model_order(models: Iterable[str]) -> list[tuple[str, str]]:
     return known + [(m, m) for m in sorted(present - {m for m, _ in PRIVACY_MODELS})]
 
 
-def _legend_below(ax: Any) -> None:
+def _legend_below(ax: Any, note: str = "") -> None:
+    """Move ``ax``'s legend under it, in two columns, titled ``note`` (if any)."""
     import seaborn as sns
 
     if ax.get_legend() is not None:
         sns.move_legend(ax, "upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize="x-small", frameon=False,
-                        title=None)
+                        title=note or None, title_fontsize="x-small")
 
 
 def _suptitle(fig: Any, text: str) -> None:
@@ -360,23 +463,59 @@ def _suptitle(fig: Any, text: str) -> None:
     fig.suptitle("\n".join(textwrap.wrap(text, width=max(20, int(fig.get_figwidth() * 10)))))
 
 
+def panel_level(sub: pd.DataFrame) -> float:
+    """The epsilon a private panel of regret curves shows: the one most agents ran at, the largest on ties
+    (the regret against epsilon, and the report, have the others)."""
+    counts = sub.groupby("epsilon")["agent"].nunique()
+    return float(max(counts.index, key=lambda e: (counts[e], float(e))))
+
+
+def lowest_regret_agents(sub: pd.DataFrame, limit: int = MAX_PANEL_AGENTS) -> list[str]:
+    """The ``limit`` agents of ``sub`` of lowest mean regret at the last round every agent logged, in order of
+    appearance (the rows of one panel; runs of different horizons compare at their common round)."""
+    common = sub.groupby("agent")["t"].max().min()
+    at = sub[sub["t"] <= common]
+    at = at[at["t"] == at.groupby("agent")["t"].transform("max")]
+    ranked = at.groupby("agent", sort=False)["cum_regret"].mean().sort_values(kind="stable")
+    keep = set(ranked.index[:limit])
+    return [a for a in dict.fromkeys(sub["agent"]) if a in keep]
+
+
+def _panel_rows(g: pd.DataFrame, model: str, name: str) -> tuple[pd.DataFrame, str, str]:
+    """The rows of one column of the regret figure (one epsilon, at most :data:`MAX_PANEL_AGENTS` agents), its
+    title and the legend's note on the agents left out."""
+    sub = g[g["model"] == model]
+    if model != "none":
+        level = panel_level(sub)
+        sub = sub[sub["epsilon"].astype(float) == level]
+        name = f"{name}, epsilon = {level:g}"
+    everyone = sub["agent"].nunique()
+    agents = lowest_regret_agents(sub)
+    note = "" if len(agents) == everyone else (f"{len(agents)} of {everyone} agents (lowest regret);\n"
+                                               "the others are in the report's tables")
+    return sub[sub["agent"].isin(agents)], name, note
+
+
 def _regret_figure(g: pd.DataFrame, env: str):
-    """Regret curves of one env: a column per privacy model, linear (top) and log-log (bottom)."""
+    """Regret curves of one env: a column per privacy model (private ones at one epsilon, :func:`panel_level`),
+    linear (top) and log-log (bottom), at most :data:`MAX_PANEL_AGENTS` agents per panel, each with its colour,
+    dashes and marker. The linear panels' y axis spans every run's regret: the band of a mean over few seeds can
+    be far wider (:func:`nonnegative_band`) and is cut by the frame there."""
     import matplotlib.pyplot as plt
 
     models = _model_order(g["model"])
-    styles = sorted(g["privacy"].unique(), key=lambda s: (s != "non-private", s))
-    fig, axes = plt.subplots(2, len(models), figsize=(4.8 * len(models) + 0.6, 8.4), squeeze=False)
+    fig, axes = plt.subplots(2, len(models), figsize=(4.8 * len(models) + 0.6, 8.8), squeeze=False)
     for col, (model, name) in enumerate(models):
-        sub = g[g["model"] == model]
+        sub, name, note = _panel_rows(g, model, name)
         agents = list(dict.fromkeys(sub["agent"]))
-        common = dict(hue="agent", style="privacy", palette=agent_palette(agents), hue_order=agents,
-                      style_order=[st for st in styles if st in set(sub["privacy"])])
+        common = dict(hue="agent", style="agent", palette=agent_palette(agents), hue_order=agents,
+                      style_order=agents)
         regret_curves(sub, ax=axes[0, col], title=f"{name}: cumulative regret", **common)
+        axes[0, col].set_ylim(0, 1.05 * float(sub["cum_regret"].max()) or 1.0)  # every run, not a few seeds' bands
         regret_curves(sub, loglog=True, x_min=16, ax=axes[1, col], title=f"{name}: log-log, t >= 16", **common)
         axes[0, col].get_legend().remove()
         log_axis(axes[1, col])
-        _legend_below(axes[1, col])
+        _legend_below(axes[1, col], note)
         for ax in axes[:, col]:
             _mark_agents(ax, agents, common["palette"])
     _suptitle(fig, env)
@@ -466,22 +605,57 @@ def _mark_agents(ax: Any, agents: Sequence[str], palette: Mapping[str, Any]) -> 
             line.set_markevery((0.02 + 0.17 * (i % 6) / 6, 0.17))
 
 
+def epsilon_panels(top: pd.DataFrame) -> tuple[list[tuple[str, str]], list[str]]:
+    """The private models of a regret-against-epsilon figure: those run at two epsilons or more (a panel
+    each), and the titles of the others (one epsilon: nothing to draw a line through, left to the report).
+    ``top`` has a ``model`` column (:func:`save_standard_figures`)."""
+    shown, left = [], []
+    for model, name in _model_order(top["model"]):
+        if model != "none":
+            levels = top.loc[top["model"] == model, "epsilon"].astype(float).nunique()
+            (shown if levels >= 2 else left).append((model, name))
+    return shown, [name for _, name in left]
+
+
+def _references(reference: pd.DataFrame) -> pd.DataFrame:
+    """The non-private agents an epsilon panel draws: the one of lowest final regret, and uniform play."""
+    final = reference[reference["t"] == reference["horizon"]]
+    if final.empty:
+        return reference
+    means = final.groupby("agent")["cum_regret"].mean()
+    keep = {means.idxmin()} | ({"uniform"} & set(means.index))
+    return reference[reference["agent"].isin(keep)]
+
+
 def _epsilon_figure(top: pd.DataFrame, env: str):
-    """Regret at the horizon against epsilon, a panel per private model; non-private agents dashed."""
+    """Regret at the horizon against epsilon, a panel per private model run at two epsilons or more (at most
+    :data:`MAX_PANEL_AGENTS` agents each); the best non-private agent and uniform play dashed. None when no
+    model has two epsilons."""
     import matplotlib.pyplot as plt
 
-    private = [(m, name) for m, name in _model_order(top["model"]) if m != "none"]
-    fig, axes = plt.subplots(1, len(private), figsize=(5.2 * len(private) + 0.6, 5.2), squeeze=False)
-    reference = top[top["model"] == "none"]
+    private, left = epsilon_panels(top)
+    if not private:
+        return None
+    fig, axes = plt.subplots(1, len(private), figsize=(5.2 * len(private) + 0.6, 5.6), squeeze=False)
+    reference = _references(top[top["model"] == "none"])
     for ax, (model, name) in zip(axes[0], private):
-        sub = pd.concat([top[top["model"] == model], reference])
+        rows = top[top["model"] == model]
+        everyone = rows["agent"].nunique()
+        final = rows[rows["t"] == rows["horizon"]]
+        agents = lowest_regret_agents(final)
+        sub = pd.concat([rows[rows["agent"].isin(agents)], reference])
         palette = agent_palette(sub["agent"].unique())
         regret_vs_epsilon(sub, ax=ax, palette=palette, title=name)
         if (sub.loc[sub["t"] == sub["horizon"], "cum_regret"] > 0).all():
             log_axis(ax)  # uniform play's regret does not flatten the others
-        _legend_below(ax)
+        note = "" if len(agents) == everyone else (f"{len(agents)} of {everyone} agents (lowest regret);\n"
+                                                   "the others are in the report's tables")
+        _legend_below(ax, note)
         _mark_agents(ax, list(dict.fromkeys(sub["agent"])), palette)
-    _suptitle(fig, f"{env}: regret at T = {int(top['horizon'].iloc[0])} against epsilon")
+    title = f"{env}: regret at T = {int(top['horizon'].iloc[0])} against epsilon"
+    if left:
+        title += f" ({', '.join(left)}: one epsilon, in the report's tables)"
+    _suptitle(fig, title)
     fig.tight_layout()
     return fig
 
@@ -490,9 +664,24 @@ def save_standard_figures(data: pd.DataFrame, out: str | Path, *, dpi: int = 90)
     """Write the figures of a results table to ``out`` and return the PNG paths.
 
     Per env: regret curves (linear and log-log), one column of panels per privacy model (none, JDP,
-    LDP), so that agents at uniform play do not flatten the others; and, when private agents ran,
-    regret at the horizon against epsilon, one panel per private model. Agents keep the colours of
-    :func:`agent_palette`.
+    LDP; a private model at the epsilon most of its agents ran), so that agents at uniform play do not flatten
+    the others; and regret at the horizon against epsilon, one panel per private model run at two epsilons or
+    more (none when no model was). At most :data:`MAX_PANEL_AGENTS` agents per panel, those of lowest regret.
+    Agents keep the colours of :func:`agent_palette`; bands are :func:`nonnegative_band`.
+
+    Parameters
+    ----------
+    data : DataFrame
+        The results table (columns env, agent, epsilon, t, horizon, cum_regret; privacy_model if present).
+    out : path
+        The folder of the PNGs (made if missing).
+    dpi : int
+        Resolution of the PNGs.
+
+    Returns
+    -------
+    list of Path
+        The PNGs written: ``regret_ENV.png`` and ``epsilon_ENV.png`` per env.
     """
     import matplotlib.pyplot as plt
 
@@ -501,17 +690,15 @@ def save_standard_figures(data: pd.DataFrame, out: str | Path, *, dpi: int = 90)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     for env, g in data.groupby("env", sort=True):
-        g = g.assign(privacy=_privacy_label(g), model=_privacy_models(g))
-        fig = _regret_figure(g, str(env))
-        paths.append(out / f"regret_{_safe(env)}.png")
-        fig.savefig(paths[-1], dpi=dpi)
-        plt.close(fig)
+        g = g.assign(model=_privacy_models(g))
+        figures = [("regret", _regret_figure(g, str(env)))]
         top = g[g["horizon"] == g["horizon"].max()]  # one horizon per figure: final regrets are comparable
-        if np.isfinite(top["epsilon"].astype(float)).any():
-            fig = _epsilon_figure(top, str(env))
-            paths.append(out / f"epsilon_{_safe(env)}.png")
-            fig.savefig(paths[-1], dpi=dpi)
-            plt.close(fig)
+        figures.append(("epsilon", _epsilon_figure(top, str(env))))
+        for kind, fig in figures:
+            if fig is not None:
+                paths.append(out / f"{kind}_{_safe(env)}.png")
+                fig.savefig(paths[-1], dpi=dpi)
+                plt.close(fig)
     return paths
 
 

@@ -11,11 +11,11 @@ epsilons and seeds, all action elimination in epochs (`alg:batch-cb-meta`):
 A second panel fits the two regression oracles behind these agents on T rows of the same contexts and
 shows their Sigma-norm error against epsilon.
 
-It prints the regret table (mean and 95% t-interval over seeds), the joint-DP / non-private ratio (95%
-percentile bootstrap over paired seeds), the log-log slopes of regret against epsilon (bootstrap
-interval over seeds) beside the slope each agent's `tab:comp` bound gives, the regression errors, and
-closing conclusions computed from those numbers only (:mod:`privbandit.sim.demos`), so a run states
-what it measured, whatever its size. Writes ``price_of_privacy.png``.
+It prints the regret table (mean and 95% interval over seeds, on the log scale as in the figure's
+bands), the joint-DP / non-private ratio (95% percentile bootstrap over paired seeds), the log-log
+slopes of regret against epsilon (bootstrap interval over seeds) beside the slope each agent's
+`tab:comp` bound gives, the regression errors, and closing conclusions computed from those numbers only
+(:mod:`privbandit.sim.demos`), so a run states what it measured, whatever its size. Writes ``price_of_privacy.png``.
 
 Run: ``python scripts/demo_price_of_privacy.py [--horizon 262144] [--seeds 6] [--jobs 2] [--out DIR]``
 (about 3 minutes on 2 cores at the defaults).
@@ -50,7 +50,7 @@ from privbandit.sim.demos import (  # noqa: E402,F401
 )
 from privbandit.sim.grid import AgentEntry, Grid  # noqa: E402
 from privbandit.sim.rates import PAPER_RATES, fit_exponent  # noqa: E402
-from privbandit.sim.report import final_rows, format_interval, mean_ci  # noqa: E402
+from privbandit.sim.report import final_rows, format_interval, nonnegative_mean_ci  # noqa: E402
 from privbandit.sim.suites import lin_env  # noqa: E402
 from privbandit.sim.sweep import sweep  # noqa: E402
 
@@ -62,7 +62,7 @@ FAMILY, DIM, DELTA = "rare-direction", 5, 1e-5
 
 
 def _interval(values: np.ndarray) -> str:
-    return format_interval(*mean_ci(values, floor=0.0))
+    return format_interval(*nonnegative_mean_ci(values))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     runs = {name: regret_by_seed(final, name, eps) for name in PRIVATE}
     ref, uni = regret_by_seed(final, REFERENCE), regret_by_seed(final, UNIFORM)
     ratio, low, high = ratio_of_means(runs[JDP], ref, n_boot=nb)
-    print(f"\nRegret at T = {args.horizon}, {FAMILY} d = K = {DIM}, delta = {DELTA:g}: mean [95% t-interval] "
+    print(f"\nRegret at T = {args.horizon}, {FAMILY} d = K = {DIM}, delta = {DELTA:g}: mean [95% interval, log scale] "
           f"over {args.seeds} seeds")
     print(f"non-private: {REFERENCE} {_interval(ref[:, 0])}, {UNIFORM} {_interval(uni[:, 0])}")
     head = (f"{'epsilon':>8s}  {JDP:>22s}  {JDP_EPOCH:>22s}  {LDP:>24s}  {JDP + ' / ' + REFERENCE:>28s}  "

@@ -82,14 +82,15 @@ def results_page(table: pd.DataFrame, command: str, figures: list[Path], figure_
     for env, rows in final.groupby("env", sort=False):
         lines += [f"### `{env}`", "", "Made by:", "", "```bash", command, "```", ""]
         if boards:
-            lines += ["Final cumulative pseudo-regret: mean over seeds and 95% Student-t interval, and the paired 95% "
+            lines += ["Final cumulative pseudo-regret: mean over seeds and 95% Student-t interval (log scale), and the "
+                      "paired 95% "
                       "interval of the difference to the board's reference, per seed, lowest first.", "",
                       leaderboard_markdown(ranked_boards([table[table["env"] == env]]), level=4)]
         for horizon, block in ([] if boards else by_horizon(rows)):
             lines += [f"#### T = 2^{horizon.bit_length() - 1}" if horizon & (horizon - 1) == 0 else
                       f"#### T = {horizon}", "",
-                      f"Cumulative pseudo-regret at T = {horizon}: mean over seeds and 95% Student-t interval (cut at "
-                      "0), lowest first.", "",
+                      f"Cumulative pseudo-regret at T = {horizon}: mean over seeds and 95% Student-t interval (taken "
+                      "on the log scale: never below 0), lowest first.", "",
                       "| agent | privacy | epsilon | seeds | regret | 95% interval |", "|---|---|---|---|---|---|"]
             for r in block.itertuples():
                 eps = "-" if not math.isfinite(r.epsilon) else f"{r.epsilon:g}"

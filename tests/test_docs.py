@@ -162,6 +162,8 @@ def test_the_catalogue_lists_every_agent_and_oracle_with_its_hyperparameters(tmp
     assert "| `lam` | `1` | real in (0.0, inf) |" in ridge and "privacy budget" not in ridge
     assert sorted(p.name for p in (tmp_path / "envcards").iterdir()) == [
         "PrivCBify-v0.md", "PrivGLMCB-v0.md", "PrivLinCB-v0.md"]
+    for card in (tmp_path / "envcards").iterdir():  # included in the env pages: no code line that scrolls
+        assert long_code_lines(card.read_text()) == [], card.name
     assert (tmp_path / "families" / "families.png").stat().st_size > 10_000
 
 
@@ -268,3 +270,32 @@ def test_the_link_check_finds_a_missing_page_and_a_missing_anchor(tmp_path):
     (tmp_path / "_images" / "f.png").write_bytes(b"png")
     (tmp_path / "guide" / "a.html").write_text('<h1 id="there">A</h1><a href="../index.html">fine</a>')
     assert _script("check_docs_links.py", str(tmp_path)).returncode == 0
+
+
+CODE_WIDTH = 76
+"""The longest code line an env page shows without a horizontal scroll bar (furo's text column at 1280 px)."""
+
+
+def long_code_lines(text: str, width: int = CODE_WIDTH) -> list[str]:
+    """The lines longer than ``width`` inside the fenced code blocks of a markdown page (directives such as
+    ```{include} are not code)."""
+    out, fence = [], None
+    for line in text.splitlines():
+        s = line.strip()
+        if fence is None and s.startswith("```"):
+            fence = "directive" if s.startswith("```{") else "code"
+        elif fence is not None and s == "```":
+            fence = None
+        elif fence == "code" and len(line) > width:
+            out.append(line)
+    return out
+
+
+def test_long_code_lines_finds_only_code():
+    page = "x" * 90 + "\n```python\nshort\n" + "y" * 80 + "\n```\n```{include} " + "z" * 90 + "\n```\n"
+    assert long_code_lines(page) == ["y" * 80]
+
+
+def test_no_code_block_on_the_env_pages_scrolls():
+    for page in sorted((DOCS / "guide" / "environments").glob("*.md")):
+        assert long_code_lines(page.read_text()) == [], page.name

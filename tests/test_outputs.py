@@ -1,14 +1,16 @@
-"""What a reader sees: the report's summary and per-horizon tables, the challenger figure's grid, log ticks."""
+"""What a reader sees: the report's summary, per-horizon and price tables, its intervals, the challenger figure's
+grid, log ticks."""
 
 from __future__ import annotations
 
 import matplotlib
 import numpy as np
 import pandas as pd
+import pytest
 
 from privbandit.plots import log_ticks
 from privbandit.sim.compare import challenger_figure
-from privbandit.sim.report import final_regret_tables, summary_table
+from privbandit.sim.report import final_regret_tables, price_of_privacy, summary_table, write_report
 
 matplotlib.use("Agg")
 
@@ -52,3 +54,62 @@ def test_the_challenger_figure_wraps_its_panels_and_skips_boards_without_the_cha
 def test_log_ticks_label_at_least_two_values():
     assert log_ticks(30, 700) == [50.0, 100.0, 200.0, 500.0]
     assert len(log_ticks(52, 61)) >= 2 and all(52 <= t <= 61 for t in log_ticks(52, 61))
+
+
+def _priced():
+    """Final regrets of one env: uniform play, two non-private references, and private agents that are dearer than
+    their reference, cheaper than it, and exactly at uniform play's regret (3815, the issue's elim-jdp)."""
+    rows = [("uniform", "none", np.inf, 3815.0, 3790.0, 3840.0), ("np", "none", np.inf, 100.0, 90.0, 110.0),
+            ("np-flat", "none", np.inf, 3800.0, 3700.0, 3900.0),
+            ("dear", "jdp", 1.0, 300.0, 250.0, 350.0), ("cheap", "jdp", 1.0, 52.44, 40.0, 65.0),
+            ("close", "jdp", 0.3, 95.0, 80.0, 112.0), ("flat", "jdp", 1.0, 3815.0, 3790.0, 3840.0),
+            ("flat-too", "ldp", 1.0, 3830.0, 3700.0, 3950.0)]
+    final = pd.DataFrame(rows, columns=["agent", "privacy_model", "epsilon", "mean", "ci_low", "ci_high"])
+    return final.assign(env="e", horizon=64, delta=1e-5, n_seeds=3, n_planned=3, few_seeds=False, incomplete=False)
+
+
+def test_the_price_table_flags_a_ratio_below_1_and_agents_at_uniform_play():
+    refs = {"dear": "np", "cheap": "np", "close": "np", "flat": "np", "flat-too": "np-flat"}
+    pop = price_of_privacy(_priced(), refs).set_index("agent")
+    assert pop.loc["cheap", "ratio"] == pytest.approx(0.5244)
+    for agent in pop.index:  # every row whose ratio is below 1, or whose agent is at uniform's regret, says so
+        below, flat = pop.loc[agent, "ratio"] < 1, pop.loc[agent, "regret"] >= 3790.0
+        assert ("ratio below 1" in pop.loc[agent, "note"]) == below, agent
+        assert ("no better than uniform play" in pop.loc[agent, "note"]) == flat, agent
+    assert pop.loc["dear", "note"] == ""
+    assert "beyond both 95% intervals" in pop.loc["cheap", "note"]
+    assert "within noise" in pop.loc["close", "note"]
+    assert "its counterpart is no better than uniform play" in pop.loc["flat-too", "note"]
+    # without uniform play in the table, there is nothing to compare with
+    alone = price_of_privacy(_priced()[lambda f: f["agent"] != "uniform"], refs).set_index("agent")
+    assert alone.loc["flat", "note"] == "" and "ratio below 1" in alone.loc["cheap", "note"]
+
+
+def test_the_report_prints_the_price_notes(tmp_path):
+    rng = np.random.default_rng(3)
+    rows = []
+    for agent, model, eps, level in (("uniform", "none", np.inf, 1000.0), ("elim-nonprivate", "none", np.inf, 200.0),
+                                     ("elim-jdp", "jdp", 1.0, 1000.0), ("elim-jdp-ucb", "jdp", 1.0, 100.0)):
+        for seed in range(3):
+            value = level if agent in ("uniform", "elim-jdp") else level * (1 + 0.05 * rng.standard_normal())
+            rows.append(dict(env="e", agent=agent, privacy_model=model, epsilon=eps, delta=1e-5, horizon=64,
+                             seed=seed, t=64, cum_regret=value, epsilon_spent=0.0 if model == "none" else 1.0))
+    path = write_report(pd.DataFrame(rows), tmp_path, references={"elim-jdp": "elim-nonprivate",
+                                                                  "elim-jdp-ucb": "elim-nonprivate"})
+    price = path.read_text().split("## Price of privacy", 1)[1].split("## Privacy ledgers")[0]
+    line = {row.split("|")[2].strip(): row for row in price.splitlines() if row.startswith("| e |")}
+    assert "no better than uniform play" in line["elim-jdp"] and "ratio below 1" not in line["elim-jdp"]
+    assert "ratio below 1" in line["elim-jdp-ucb"] and "uniform" not in line["elim-jdp-ucb"]
+
+
+def test_regret_intervals_stay_above_zero_and_match_the_figures_band():
+    from privbandit.plots import nonnegative_band
+    from privbandit.sim.report import nonnegative_mean_ci
+
+    values = np.array([0.0, 0.0, 1.0, 30.0])
+    m, low, high = nonnegative_mean_ci(values)
+    assert 0 < low < m < high and np.isclose(low * high, m * m)  # symmetric on a log axis
+    assert nonnegative_band(values) == (low, high)
+    assert nonnegative_mean_ci(np.zeros(3)) == (0.0, 0.0, 0.0)
+    with pytest.raises(ValueError, match="non-negative"):
+        nonnegative_mean_ci(np.array([1.0, -1.0]))

@@ -194,11 +194,13 @@ def test_regret_panels_are_split_by_privacy_model(tmp_path, saved_figures):
     plots.save_standard_figures(_models(), tmp_path)
     regret, epsilon = saved_figures
     titles = [ax.get_title() for ax in regret.axes]
-    assert [t.split(":")[0] for t in titles] == ["non-private", "joint DP", "local DP"] * 2
+    # a private model's curves at the epsilon most of its agents ran (the largest on ties): here 1
+    assert [t.split(":")[0] for t in titles] == ["non-private", "joint DP, epsilon = 1", "local DP, epsilon = 1"] * 2
     by_title = {ax.get_title(): {text.get_text() for text in ax.get_legend().get_texts()} if ax.get_legend() else None
                 for ax in regret.axes}
     assert {"uniform", "elim-nonprivate"} <= by_title["non-private: log-log, t >= 16"]
-    joint, local = by_title["joint DP: log-log, t >= 16"], by_title["local DP: log-log, t >= 16"]
+    joint = by_title["joint DP, epsilon = 1: log-log, t >= 16"]
+    local = by_title["local DP, epsilon = 1: log-log, t >= 16"]
     assert "elim-jdp" in joint and "uniform" not in joint
     assert "elim-ldp" in local and "elim-jdp" not in local
     assert [ax.get_title() for ax in epsilon.axes] == ["joint DP", "local DP"]
@@ -217,3 +219,109 @@ def test_titles_do_not_collide(tmp_path, saved_figures):
             assert a.x0 >= 0 and a.x1 <= fig.bbox.width, texts[i].get_text()  # inside the figure
             for j, b in enumerate(boxes[:i]):
                 assert not a.overlaps(b), (texts[i].get_text(), texts[j].get_text())
+
+
+def _bands(ax) -> list[np.ndarray]:
+    """The y values of every band (filled region) of ``ax``."""
+    from matplotlib.collections import PolyCollection
+
+    return [path.vertices[:, 1] for c in ax.collections if isinstance(c, PolyCollection) for path in c.get_paths()]
+
+
+def _points(ax) -> set[float]:
+    """The distinct x values of the data drawn on ``ax`` (lines in data coordinates: not axhline's)."""
+    return {float(x) for line in ax.get_lines() if line.get_transform() == ax.transData
+            for x in np.asarray(line.get_xdata(), dtype=float) if np.isfinite(x)}
+
+
+def _problems(figures) -> list[str]:
+    """What a reader must not see in the saved figures: a band below 0 (or at 0 on a log axis, where it plunges
+    to the frame's bottom) and a panel with fewer than two points."""
+    problems = []
+    for fig in figures:
+        for ax in (a for a in fig.axes if a.get_visible()):
+            for band in _bands(ax):
+                low = float(np.nanmin(band)) if np.isfinite(band).any() else np.inf
+                if low < 0 or (ax.get_yscale() == "log" and low <= 0):
+                    problems.append(f"{ax.get_title()!r}: band down to {low}")
+            if len(_points(ax)) < 2:
+                problems.append(f"{ax.get_title()!r}: {len(_points(ax))} point(s)")
+    return problems
+
+
+def _noisy(seeds: int = 4) -> pd.DataFrame:
+    """A JDP agent at two epsilons and an LDP agent at one, whose seeds differ widely at the first rounds (some
+    at 0 regret): a normal band of their mean goes below 0."""
+    df = _models()
+    df = df[~((df["agent"] == "elim-ldp") & (df["epsilon"] == 0.3))].copy()
+    rows = []
+    for seed in range(seeds):
+        extra = df[df["seed"] == 0].assign(seed=seed + 10)
+        extra["cum_regret"] = np.where(extra["t"] <= 4, 8.0 * (seed == 0), extra["cum_regret"] * (1 + seed))
+        rows.append(extra)
+    return pd.concat([df, *rows], ignore_index=True)
+
+
+def test_no_band_below_zero_and_no_panel_without_two_points(tmp_path, saved_figures):
+    df = _noisy()
+    ax = plots.regret_curves(df[df["agent"] == "elim-ldp"], errorbar=plots.BAND)
+    assert min(float(np.nanmin(b)) for b in _bands(ax)) < 0  # the normal band would go below 0 here
+    plt.close("all")
+    paths = plots.save_standard_figures(df, tmp_path)
+    assert [p.name for p in paths] == ["regret_heavy-tailed-d5k5.png", "epsilon_heavy-tailed-d5k5.png"]
+    assert _problems(saved_figures) == []
+    regret, epsilon = saved_figures
+    assert all(ax.get_yscale() == "log" for ax in regret.axes[3:])  # the log-log row, where zero would plunge
+    # local DP ran at one epsilon: no panel of its own, the title says where its numbers are
+    assert [ax.get_title() for ax in epsilon.axes] == ["joint DP"]
+    assert "local DP: one epsilon, in the report's tables" in " ".join(epsilon.texts[0].get_text().split())
+
+
+def test_no_epsilon_figure_when_every_private_model_ran_at_one_epsilon(tmp_path, saved_figures):
+    df = _models()
+    paths = plots.save_standard_figures(df[df["epsilon"] != 0.3], tmp_path)
+    assert [p.name for p in paths] == ["regret_heavy-tailed-d5k5.png"]
+    assert _problems(saved_figures) == []
+
+
+def test_the_problems_check_catches_a_band_below_zero_and_a_lone_point():
+    df = _noisy()
+    ax = plots.regret_curves(df[df["agent"] == "elim-ldp"], errorbar=plots.BAND)
+    lone = plots.regret_vs_epsilon(df[df["agent"] == "elim-ldp"])  # one epsilon: one point
+    problems = _problems([ax.figure, lone.figure])
+    assert any("band down to" in p for p in problems) and any("1 point(s)" in p for p in problems)
+
+
+def test_bands_are_the_reports_intervals():
+    from privbandit.sim.report import final_regret
+
+    df = _noisy().assign(privacy_model=lambda d: d["privacy_model"], delta=1e-5)
+    ax = plots.regret_vs_epsilon(df[df["agent"] == "elim-jdp"])
+    final = final_regret(df[df["agent"] == "elim-jdp"]).sort_values("epsilon")
+    band = ax.collections[0].get_paths()[0].vertices
+    for eps, low, high in zip(final["epsilon"], final["ci_low"], final["ci_high"]):
+        at = band[np.isclose(band[:, 0], eps), 1]
+        assert np.isclose(at.min(), low) and np.isclose(at.max(), high) and low > 0
+
+
+def test_a_panel_shows_at_most_max_agents_and_says_so(tmp_path, saved_figures):
+    from matplotlib.colors import to_rgb
+
+    from privbandit.agents import agent_names
+
+    df = _models()
+    names = [a for a in agent_names() if "jdp" in a and a != "elim-jdp"][:plots.MAX_PANEL_AGENTS + 3]
+    many = [df[df["agent"] == "elim-jdp"].assign(agent=name, cum_regret=lambda d, i=i: d["cum_regret"] * (2 + i))
+            for i, name in enumerate(names)]
+    plots.save_standard_figures(pd.concat([df, *many], ignore_index=True), tmp_path)
+    regret, epsilon = saved_figures
+    joint = regret.axes[4].get_legend()
+    shown = {t.get_text() for t in joint.get_texts()}
+    everyone = len(names) + 1
+    assert shown == {"elim-jdp", *names[:plots.MAX_PANEL_AGENTS - 1]}  # the lowest regrets
+    assert f"{plots.MAX_PANEL_AGENTS} of {everyone} agents (lowest regret)" in joint.get_title().get_text()
+    # each shown agent's curve has its own colour and marker
+    styles = {(ln.get_marker(), to_rgb(ln.get_color())) for ln in regret.axes[4].get_lines()
+              if ln.get_transform() == regret.axes[4].transData}
+    assert len(styles) == plots.MAX_PANEL_AGENTS and len({m for m, _ in styles}) == plots.MAX_PANEL_AGENTS
+    assert f"{plots.MAX_PANEL_AGENTS} of {everyone} agents" in epsilon.axes[0].get_legend().get_title().get_text()

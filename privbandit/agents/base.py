@@ -55,6 +55,11 @@ from ..registry import Entry, PluginError, Registry, first_doc_line, paper_label
 def doubling_schedule(horizon: int) -> np.ndarray:
     """Epoch end rounds T_j = 2^{j+1} - 1 (T_0 = 1), the last one cut at the horizon.
 
+    Parameters
+    ----------
+    horizon : int
+        The number of rounds T >= 1.
+
     Returns
     -------
     ndarray of int
@@ -341,7 +346,15 @@ class Agent(abc.ABC):
 
 
 def uniform_choice(probs: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Sample one index per row of ``probs`` (m, K) by inverse CDF with uniforms ``u`` (m,)."""
+    """Sample one index per row of ``probs`` (m, K) by inverse CDF with uniforms ``u`` (m,).
+
+    Parameters
+    ----------
+    probs : ndarray
+        (m, K) probabilities, each row summing to 1.
+    u : ndarray
+        (m,) uniforms in [0, 1), one per row.
+    """
     cdf = np.cumsum(probs, axis=1)
     cdf[:, -1] = np.inf  # guard against rounding: the last arm catches u close to 1
     return np.argmax(u[:, None] < cdf, axis=1)
@@ -554,6 +567,16 @@ def make_agent(name: str, **kwargs: Any) -> Agent:
     carries it; a non-private agent takes no ``epsilon`` or ``delta``. A name that is not registered may be an
     import path ``"pkg.module:factory"`` or a ``privbandit.agents`` entry point (:mod:`privbandit.registry`).
 
+    Parameters
+    ----------
+    name : str
+        A registered agent (``privbandit list`` shows them), an import path ``"pkg.module:factory"`` or an
+        entry point's name.
+    **kwargs
+        Keyword arguments of the agent's factory: for a private agent its budget ``epsilon`` (> 0) and
+        ``delta`` (in (0, 1), default 1e-5), and the agent's own options (``oracle``, ``lam``, ...; see its
+        page in the agents guide).
+
     Raises
     ------
     ValueError
@@ -586,7 +609,13 @@ def make_agent(name: str, **kwargs: Any) -> Agent:
 
 
 def agent_is_private(name: str) -> bool | None:
-    """Whether the registered agent ``name`` takes a privacy budget (None if its registration does not say)."""
+    """Whether the registered agent ``name`` takes a privacy budget (None if its registration does not say).
+
+    Parameters
+    ----------
+    name : str
+        A registered agent.
+    """
     return AGENT_REGISTRY.get(name).info["private"]
 
 

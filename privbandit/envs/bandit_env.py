@@ -311,7 +311,8 @@ class PrivLinCBEnv(PrivBanditEnv):
     --------
     >>> import gymnasium as gym
     >>> import privbandit  # registers the envs
-    >>> env = gym.make("PrivLinCB-v0", n_arms=4, dim=3, horizon=100, family="rare-direction", conditioning=0.01)
+    >>> env = gym.make("PrivLinCB-v0", n_arms=4, dim=3, horizon=100,
+    ...                family="rare-direction", conditioning=0.01)
     >>> obs, info = env.reset(seed=0)
     >>> obs.shape, info
     ((4, 3), {'t': 0})
@@ -320,14 +321,16 @@ class PrivLinCBEnv(PrivBanditEnv):
     (['expected_reward', 'optimal_action', 'regret', 't'], (4,))
     >>> float(reward) in (-1.0, 1.0), terminated, truncated
     (True, False, False)
-    >>> batch = env.unwrapped.sample_batch(64)   # the next 64 rounds, exactly as 64 steps would see them
+    >>> # the next 64 rounds, exactly as 64 steps would see them
+    >>> batch = env.unwrapped.sample_batch(64)
     >>> batch.features.shape, batch.rewards.shape
     ((64, 4, 3), (64, 4))
     >>> env.unwrapped.bandit_spec()              # what an agent is told
     BanditSpec(n_arms=4, dim=3, horizon=100, bound=1.0, link=...)
-    >>> shown = gym.make("PrivLinCB-v0", n_arms=4, dim=3, render_mode="rgb_array")
+    >>> shown = gym.make("PrivLinCB-v0", n_arms=4, dim=3,
+    ...                  render_mode="rgb_array")
     >>> _ = shown.reset(seed=0)
-    >>> frame = shown.render()                  # the arms' expected rewards as bars
+    >>> frame = shown.render()  # the arms' expected rewards as bars
     >>> frame.shape, frame.dtype
     ((240, 320, 3), dtype('uint8'))
     """
@@ -386,11 +389,13 @@ class PrivGLMCBEnv(PrivBanditEnv):
     --------
     >>> import numpy as np
     >>> from privbandit.envs import PrivGLMCBEnv
-    >>> env = PrivGLMCBEnv(n_arms=3, dim=2, horizon=50, link_kwargs={"scale": 4.0})
+    >>> env = PrivGLMCBEnv(n_arms=3, dim=2, horizon=50,
+    ...                    link_kwargs={"scale": 4.0})
     >>> obs, info = env.reset(seed=1)
     >>> obs.shape, env.bandit_spec().link.name
     ((3, 2), 'logistic')
-    >>> means = env.step(0)[-1]["expected_reward"]   # nu(<phi(x, a), theta*>) of each arm
+    >>> # nu(<phi(x, a), theta*>) of each arm
+    >>> means = env.step(0)[-1]["expected_reward"]
     >>> means.shape, bool(np.all(np.abs(means) <= 1))
     ((3,), True)
     """
@@ -488,11 +493,13 @@ class PrivCBifyEnv(PrivBanditEnv):
     >>> rng = np.random.default_rng(0)
     >>> X, y = rng.standard_normal((60, 4)), np.arange(60) % 3
     >>> env = PrivCBifyEnv(X=X, y=y, horizon=20)
-    >>> env.action_space, env.observation_space.shape   # K = 3 classes, d = K p = 12
+    >>> # K = 3 classes, d = K p = 12
+    >>> env.action_space, env.observation_space.shape
     (Discrete(3), (3, 12))
     >>> obs, info = env.reset(seed=0)
     >>> obs, reward, terminated, truncated, info = env.step(0)
-    >>> float(reward) in (-1.0, 1.0), float(info["regret"]) in (0.0, 2.0)   # the label reward
+    >>> # the label reward
+    >>> float(reward) in (-1.0, 1.0), float(info["regret"]) in (0.0, 2.0)
     (True, True)
     """
 

@@ -548,6 +548,11 @@ def register_family(cls: type[ContextFamily]) -> type[ContextFamily]:
     """Make the ContextFamily subclass ``cls`` available by its ``name`` (:func:`make_family`, the envs'
     ``family=``); usable as a class decorator.
 
+    Parameters
+    ----------
+    cls : type
+        A ContextFamily subclass with a ``name``.
+
     Raises
     ------
     ValueError
@@ -574,6 +579,11 @@ def family_names() -> tuple[str, ...]:
 def family_class(name: str) -> type[ContextFamily]:
     """The family class named ``name``, loading it first if it is an import path ``"pkg.module:Class"``
     or a ``privbandit.families`` entry point (:mod:`privbandit.registry`).
+
+    Parameters
+    ----------
+    name : str
+        A registered family, an import path ``"pkg.module:Class"`` or an entry point's name.
 
     Raises
     ------

@@ -288,6 +288,33 @@ def build_instance(*, n_arms: int, dim: int, family: Any, conditioning: Any, fam
     in the family's suggested direction with norm min(1, 1/B). For the identity link theta* must satisfy
     sup |<phi, theta*>| <= 1 over ||phi|| <= B (B ||theta*|| <= 1 for shared features) so that mean rewards
     lie in [-1, 1]; any link is checked to map the predictor range into [-1, 1] with mu <= nu' <= L.
+
+    Parameters
+    ----------
+    n_arms, dim : int
+        K arms and the dimension d of theta* (and of the feature vectors, d = K p for the disjoint map).
+    family : str or ContextFamily
+        The context family (a registered name or an instance).
+    conditioning : float or None
+        The family's conditioning knob, where it has one.
+    family_kwargs : dict or None
+        More keyword arguments of the family.
+    feature_map : str or FeatureMap
+        ``"shared"`` or ``"disjoint"`` (or a FeatureMap).
+    theta : array or None
+        theta* (||theta|| <= 1); None draws it from ``instance_seed``.
+    instance_seed : int or None
+        Seed of theta* and of the family's fixed parameters.
+    bound : float or None
+        B, the bound of the features' norm (default the family's).
+    link : str or Link
+        The link of the mean reward (``"identity"`` for a linear bandit).
+    link_kwargs : dict or None
+        Keyword arguments of the link.
+    noise : str or RewardNoise
+        The reward noise (``"rademacher"`` or ``"gaussian"``).
+    noise_scale : float
+        sigma of the Gaussian noise.
     """
     n_arms = check_int("n_arms", n_arms, low=1)
     dim = check_int("dim", dim, low=1)

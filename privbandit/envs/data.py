@@ -71,6 +71,11 @@ def _load(name: str) -> tuple[np.ndarray, np.ndarray]:
 def load_dataset(name: str) -> tuple[np.ndarray, np.ndarray]:
     """(X (n, p), y (n,)) of a dataset that ships inside scikit-learn (read-only arrays, loaded once).
 
+    Parameters
+    ----------
+    name : str
+        A dataset of ``sklearn.datasets`` (e.g. ``"digits"``).
+
     Raises
     ------
     ImportError

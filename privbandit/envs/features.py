@@ -165,7 +165,15 @@ FEATURE_MAPS: dict[str, type[FeatureMap]] = {"shared": SharedFeatures, "disjoint
 
 
 def make_feature_map(name: str | FeatureMap, *, n_arms: int, dim: int) -> FeatureMap:
-    """A feature map by name ("shared" or "disjoint"), or a FeatureMap checked against K and d."""
+    """A feature map by name ("shared" or "disjoint"), or a FeatureMap checked against K and d.
+
+    Parameters
+    ----------
+    name : str or FeatureMap
+        ``"shared"`` or ``"disjoint"``, or a FeatureMap to check.
+    n_arms, dim : int
+        K arms and the dimension d of the feature vectors.
+    """
     if isinstance(name, FeatureMap):
         if (name.n_arms, name.dim) != (n_arms, dim):
             raise ValueError(f"feature_map has n_arms={name.n_arms}, dim={name.dim}; the env has n_arms={n_arms}, "

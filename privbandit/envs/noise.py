@@ -79,7 +79,15 @@ NOISES: dict[str, type[RewardNoise]] = {"rademacher": RademacherNoise, "gaussian
 
 
 def make_noise(noise: str | RewardNoise, *, scale: Any = 0.5) -> RewardNoise:
-    """A reward noise by name ("rademacher" or "gaussian" with sigma = ``scale``), or a RewardNoise as is."""
+    """A reward noise by name ("rademacher" or "gaussian" with sigma = ``scale``), or a RewardNoise as is.
+
+    Parameters
+    ----------
+    noise : str or RewardNoise
+        ``"rademacher"`` or ``"gaussian"``, or a RewardNoise (returned as is).
+    scale : float
+        sigma of the Gaussian noise.
+    """
     if isinstance(noise, RewardNoise):
         return noise
     if noise == "rademacher":

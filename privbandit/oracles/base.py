@@ -178,6 +178,13 @@ def stage_sizes_split(n_rounds: int, fractions: Sequence[float]) -> tuple[int, .
     """Split ``n_rounds`` into consecutive stages with the given fractions (sizes sum to n_rounds).
 
     Every stage gets its floor share and the remainder goes to the last stage.
+
+    Parameters
+    ----------
+    n_rounds : int
+        The rounds to split.
+    fractions : sequence of float
+        The stages' shares (non-negative, summing to 1).
     """
     sizes = [int(np.floor(n_rounds * f)) for f in fractions[:-1]]
     sizes.append(n_rounds - sum(sizes))
@@ -450,6 +457,11 @@ ORACLE_REGISTRY = Registry("oracle", "privbandit.oracles",
 def register_oracle(cls: type[Oracle]) -> type[Oracle]:
     """Class decorator: make ``cls`` available as ``make_oracle(cls.name)``.
 
+    Parameters
+    ----------
+    cls : type
+        An Oracle subclass with a ``name``.
+
     Raises
     ------
     ValueError
@@ -465,6 +477,14 @@ def make_oracle(name: str, **kwargs: Any) -> Oracle:
 
     A private oracle needs its budget: ``epsilon`` (and ``delta``, default 1e-5; ``model``, default the
     oracle's first privacy model) or a ``privacy`` spec. A non-private oracle takes neither.
+
+    Parameters
+    ----------
+    name : str
+        A registered oracle, an import path ``"pkg.module:Class"`` or an entry point's name.
+    **kwargs
+        Fields of the oracle's dataclass: for a private oracle ``epsilon`` (and ``delta``, ``model``) or
+        ``privacy``, and its own options.
 
     Raises
     ------
@@ -509,5 +529,11 @@ def oracle_names() -> tuple[str, ...]:
 
 def oracle_class(name: str) -> type[Oracle]:
     """The class registered under ``name``, loading it first if it is an import path ``"pkg.module:Class"``
-    or a ``privbandit.oracles`` entry point (:mod:`privbandit.registry`)."""
+    or a ``privbandit.oracles`` entry point (:mod:`privbandit.registry`).
+
+    Parameters
+    ----------
+    name : str
+        A registered oracle, an import path ``"pkg.module:Class"`` or an entry point's name.
+    """
     return ORACLE_REGISTRY.get(name).obj

@@ -34,6 +34,13 @@ def paper_sigma_alpha(epsilon: float, delta: float) -> float:
 
     N(F(z), sigma_alpha^2 Delta^2 I) with Delta half the L2 diameter of F is (epsilon, delta/2)-DP.
 
+    Parameters
+    ----------
+    epsilon : float
+        The privacy budget epsilon > 0.
+    delta : float
+        The privacy budget delta in (0, 1).
+
     References
     ----------
     Source paper, `def:Guassian-channel`.
@@ -115,6 +122,13 @@ def analytic_noise_multiplier(epsilon: float, delta: float) -> float:
 
     Computed with dp-accounting's ``get_sigma_gaussian`` (Balle & Wang 2018) and then rounded up until
     the exact profile :func:`gaussian_delta` confirms ``delta(epsilon) <= delta``.
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy budget epsilon > 0.
+    delta : float
+        The privacy budget delta in (0, 1).
 
     References
     ----------
@@ -199,6 +213,11 @@ def compose_gaussian_multipliers(multipliers: np.ndarray | list[float]) -> float
     A record released through Gaussians with multipliers z_1..z_k has the privacy profile of one
     Gaussian with z = (sum_i z_i^-2)^(-1/2) (the mechanisms' outputs are jointly a Gaussian whose
     mean shift has Mahalanobis length sqrt(sum z_i^-2)).
+
+    Parameters
+    ----------
+    multipliers : array or list of float
+        The multipliers z_i > 0 of the composed Gaussians.
     """
     z = np.asarray(multipliers, dtype=float)
     if z.size == 0:

@@ -90,7 +90,15 @@ def clip_features(features: np.ndarray, bound: float) -> np.ndarray:
 
 
 def clip_rewards(rewards: np.ndarray, bound: float = 1.0) -> np.ndarray:
-    """Clip rewards to ``[-bound, bound]`` (the paper's clip_1 for labels |y| <= 1)."""
+    """Clip rewards to ``[-bound, bound]`` (the paper's clip_1 for labels |y| <= 1).
+
+    Parameters
+    ----------
+    rewards : ndarray
+        Rewards (any shape).
+    bound : float
+        The clipping bound > 0.
+    """
     bound = check_positive("bound", bound)
     over = np.abs(rewards) > bound
     if np.any(over):

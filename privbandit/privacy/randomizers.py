@@ -88,6 +88,15 @@ def project_rows(stats: np.ndarray, radius: float, ord: int = 2) -> np.ndarray:
     Rows clearly inside (norm <= radius (1 - 1e-12), the common case) are returned
     as they are, which is what the projection returns for them; the rest take
     :func:`~privbandit.privacy.clipping.scale_to_ball`.
+
+    Parameters
+    ----------
+    stats : ndarray
+        (n, ...) rows of statistics.
+    radius : float
+        The ball's radius.
+    ord : int
+        The norm: 2 or 1.
     """
     if _all_within(stats, _inside_limit(radius, ord), ord):     # False for NaN and overflow: the exact path
         return stats

@@ -261,6 +261,13 @@ def combine(cells: Sequence[Cell], out: str | os.PathLike) -> pd.DataFrame:
     The tables of ``cells`` come first, in their order, then those of :func:`other_cells`. Only files that
     pass :func:`load_cell` are read: a missing or damaged cell is left out (never averaged in), and the
     report's completeness columns show it.
+
+    Parameters
+    ----------
+    cells : sequence of Cell
+        The cells of this sweep (their tables first).
+    out : path
+        The results folder.
     """
     out = Path(out)
     frames = []

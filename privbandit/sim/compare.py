@@ -250,6 +250,13 @@ def leaderboard(df: pd.DataFrame, at: int | None = None) -> pd.DataFrame:
     The non-private agents (one run per env and seed) join every board of their env and horizon (model
     ``"none"`` alone when the table has no private run there). Rank 1 is the lowest mean regret.
 
+    Parameters
+    ----------
+    df : DataFrame
+        The results table (:func:`~privbandit.sim.run` or a sweep).
+    at : int, optional
+        Rank by the regret at this logged round (default the horizon).
+
     Returns
     -------
     DataFrame

@@ -5,7 +5,9 @@ stacked) and returns a small DataFrame; :func:`write_report` puts them into ``re
 
 A *run* is one (env, agent, privacy_model, epsilon, delta, horizon, seed). Confidence intervals are
 Student-t 95% intervals of the mean over seeds (one value per seed, so runs are independent); those of
-the regret, a non-negative quantity, are cut at 0. Groups of fewer than :data:`MIN_SEEDS` seeds are
+the regret, a non-negative quantity, are taken on the log scale (:func:`nonnegative_mean_ci`), so they
+never reach below 0 and stay drawable on log axes: the figures of :mod:`privbandit.plots` draw their bands
+with the same function. Groups of fewer than :data:`MIN_SEEDS` seeds are
 flagged: their interval (none at all for one seed) says little. Given the seeds a sweep planned
 (:attr:`~privbandit.sim.sweep.SweepResult.planned`), every summary row carries ``n_seeds`` (found) and
 ``n_planned``, and a group with missing seeds is flagged ``incomplete``.
@@ -62,6 +64,52 @@ def mean_ci(values: np.ndarray, level: float = 0.95, floor: float | None = None)
     return m, low, m + half
 
 
+def nonnegative_mean_ci(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
+    """Mean and confidence interval (low, high) of the mean of a non-negative quantity, taken on the log scale.
+
+    The interval is ``mean / f, mean * f`` with ``f = exp(q * se / mean)``: the Student-t interval of
+    log(mean) by the delta method (``se`` the standard error of the mean, ``q`` the t quantile with n - 1
+    degrees of freedom). It is never below 0, is symmetric on a log axis, and is wider upwards than the
+    additive interval. The report's regret intervals and the figures' bands use it.
+
+    Parameters
+    ----------
+    values : array
+        Independent non-negative values (one per seed).
+    level : float
+        Confidence level in (0, 1).
+
+    Returns
+    -------
+    tuple of float
+        (mean, low, high); NaN ends for fewer than two values, (0, 0, 0) when every value is 0.
+
+    Raises
+    ------
+    ValueError
+        If a value is negative or not finite, or ``level`` is outside (0, 1).
+
+    Examples
+    --------
+    >>> m, low, high = nonnegative_mean_ci(np.array([1.0, 3.0]))
+    >>> m, low > 0, bool(np.isclose(low * high, m * m))
+    (2.0, True, True)
+    """
+    v = np.asarray(values, dtype=float)
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    if v.size == 0 or not np.all(np.isfinite(v)) or np.any(v < 0):
+        raise ValueError("values must be a non-empty array of finite non-negative numbers (a regret, an error)")
+    m = float(v.mean())
+    if v.size < 2:
+        return m, math.nan, math.nan
+    if m == 0:
+        return 0.0, 0.0, 0.0
+    se = float(v.std(ddof=1) / math.sqrt(v.size))
+    factor = math.exp(min(float(stats.t.ppf(0.5 + level / 2, v.size - 1)) * se / m, 700.0))
+    return m, m / factor, m * factor
+
+
 def final_rows(df: pd.DataFrame, at: int | None = None) -> pd.DataFrame:
     """The last logged round (t = horizon) of every run, or its round t = ``at``.
 
@@ -95,12 +143,13 @@ def _plan(planned: pd.DataFrame | None) -> dict[tuple, int]:
             for r in planned.itertuples(index=False)}
 
 
-def _summarize(values: pd.DataFrame, column: str, floor: float | None = None,
+def _summarize(values: pd.DataFrame, column: str, nonnegative: bool = False,
                planned: pd.DataFrame | None = None) -> pd.DataFrame:
     plan = _plan(planned)
+    interval = nonnegative_mean_ci if nonnegative else mean_ci
     rows = []
     for key, g in values.groupby(list(GROUP_KEYS), sort=False, dropna=False):
-        m, lo, hi = mean_ci(g[column].to_numpy(), floor=floor)
+        m, lo, hi = interval(g[column].to_numpy())
         k = dict(zip(GROUP_KEYS, key))
         n = len(g)
         n_planned = max(n, plan.get((str(k["env"]), str(k["agent"]), float(k["epsilon"]), int(k["horizon"])), n))
@@ -115,8 +164,9 @@ def final_regret(df: pd.DataFrame, at: int | None = None, planned: pd.DataFrame 
 
     One row per (env, agent, privacy level, T); with ``at``, the regret of the first ``at`` rounds
     (so ``price_of_privacy(final_regret(df, at=t), ...)`` follows the price of privacy over time). The
-    regret is non-negative, so the interval's low end is at least 0; ``few_seeds`` flags rows of fewer
-    than :data:`MIN_SEEDS` seeds.
+    regret is non-negative, so its interval is taken on the log scale (:func:`nonnegative_mean_ci`, the rule
+    of the figures' bands too): its low end is above 0; ``few_seeds`` flags rows of fewer than
+    :data:`MIN_SEEDS` seeds.
 
     Parameters
     ----------
@@ -125,7 +175,7 @@ def final_regret(df: pd.DataFrame, at: int | None = None, planned: pd.DataFrame 
         :attr:`~privbandit.sim.sweep.SweepResult.planned`). Each row gets ``n_planned`` (its found
         ``n_seeds`` where the plan does not say) and ``incomplete`` (fewer seeds found than planned).
     """
-    return _summarize(final_rows(df, at), "cum_regret", floor=0.0, planned=planned)
+    return _summarize(final_rows(df, at), "cum_regret", nonnegative=True, planned=planned)
 
 
 def incomplete_groups(final: pd.DataFrame) -> int:
@@ -160,7 +210,85 @@ def loglog_slopes(df: pd.DataFrame, t_min: int | None = None, t_max: int | None 
     return _summarize(per_run, "slope", planned=planned)
 
 
-def price_of_privacy(final: pd.DataFrame, references: Mapping[str, str]) -> pd.DataFrame:
+UNIFORM = "uniform"
+"""The agent whose regret is that of learning nothing (uniform play): the price table flags agents at it."""
+
+
+def _interval_of(row: pd.Series) -> tuple[float, float, float]:
+    """(mean, low, high) of a :func:`final_regret` row (NaN ends when it has no interval columns)."""
+    return float(row["mean"]), float(row.get("ci_low", math.nan)), float(row.get("ci_high", math.nan))
+
+
+def no_better_than(agent: tuple[float, float, float], uniform: tuple[float, float, float],
+                   rel: float = 0.01) -> bool:
+    """Whether an agent's mean regret is at or above uniform play's: at least the low end of uniform's 95%
+    interval (at least ``1 - rel`` times its mean when it has no interval: one seed).
+
+    Parameters
+    ----------
+    agent, uniform : (mean, low, high)
+        Final regrets with 95% intervals (NaN ends for one seed).
+    rel : float
+        The relative margin without an interval.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> no_better_than((3815.0, 3700.0, 3930.0), (3815.0, 3790.0, 3840.0))
+    True
+    >>> no_better_than((538.8, 17.0, 17000.0), (1700.0, 1664.0, 1736.0))
+    False
+    """
+    low = uniform[1] if not math.isnan(uniform[1]) else (1 - rel) * uniform[0]
+    return agent[0] >= low
+
+
+def price_notes(agent: tuple[float, float, float], reference: tuple[float, float, float],
+                uniform: tuple[float, float, float] | None) -> str:
+    """What a reader must know about one row of the price-of-privacy table, in words, from its numbers.
+
+    Parameters
+    ----------
+    agent, reference : (mean, low, high)
+        Final regret of the private agent and of its non-private counterpart, with 95% intervals (NaN ends
+        for one seed).
+    uniform : (mean, low, high), optional
+        Final regret of uniform play on the same env and horizon (None when it did not run).
+
+    Returns
+    -------
+    str
+        ``""`` or "; "-joined findings: a ratio below 1 (with whether the intervals overlap) and an agent or
+        counterpart no better than uniform play (:func:`no_better_than`: its ratio is then no price of privacy).
+
+    Examples
+    --------
+    >>> price_notes((50.0, 40.0, 60.0), (100.0, 90.0, 110.0), None)
+    'ratio below 1: lower regret than its non-private counterpart (beyond both 95% intervals)'
+    >>> price_notes((3815.0, 3700.0, 3930.0), (2400.0, 2300.0, 2500.0), (3815.0, 3790.0, 3840.0))
+    'no better than uniform play: it did not learn at this T'
+    """
+    notes = []
+    if agent[0] < reference[0]:
+        if math.isnan(agent[1]) or math.isnan(reference[1]):
+            why = "one seed: no interval says whether it is noise"
+        elif agent[2] < reference[1] or reference[2] < agent[1]:
+            why = "beyond both 95% intervals"
+        else:
+            why = "within noise: the 95% intervals overlap"
+        notes.append(f"ratio below 1: lower regret than its non-private counterpart ({why})")
+    if uniform is not None:
+        if no_better_than(agent, uniform):
+            notes.append("no better than uniform play: it did not learn at this T")
+        if no_better_than(reference, uniform):
+            notes.append("its counterpart is no better than uniform play: the ratio is no price of privacy")
+    return "; ".join(notes)
+
+
+def price_of_privacy(final: pd.DataFrame, references: Mapping[str, str], uniform: str = UNIFORM) -> pd.DataFrame:
     """Final regret of each private agent over that of its non-private reference on the same env and T.
 
     Parameters
@@ -169,30 +297,44 @@ def price_of_privacy(final: pd.DataFrame, references: Mapping[str, str]) -> pd.D
         :func:`final_regret`'s table.
     references : mapping
         Agent label -> label of its non-private counterpart (e.g. ``{"iw-elim-jdp": "elim-nonprivate"}``).
+    uniform : str
+        Label of uniform play: rows at its regret are flagged (:func:`price_notes`).
 
     Returns
     -------
     DataFrame
-        env, agent, reference, privacy_model, epsilon, horizon, regret, reference_regret, ratio.
+        env, agent, reference, privacy_model, epsilon, horizon, regret, reference_regret, ratio, note (the
+        findings of :func:`price_notes`: a ratio below 1, an agent at uniform play's regret).
     """
-    cols = ["env", "agent", "reference", "privacy_model", "epsilon", "horizon", "regret", "reference_regret", "ratio"]
+    cols = ["env", "agent", "reference", "privacy_model", "epsilon", "horizon", "regret", "reference_regret", "ratio",
+            "note"]
     rows = []
     for _, r in final.iterrows():
         ref = references.get(r["agent"])
         if ref is None:
             continue
-        base = final[(final["agent"] == ref) & (final["env"] == r["env"]) & (final["horizon"] == r["horizon"])]
+        here = final[(final["env"] == r["env"]) & (final["horizon"] == r["horizon"])]
+        base = here[here["agent"] == ref]
         if base.empty:
             continue
         b = float(base["mean"].iloc[0])
+        flat = here[here["agent"] == uniform]
+        note = price_notes(_interval_of(r), _interval_of(base.iloc[0]),
+                           _interval_of(flat.iloc[0]) if not flat.empty else None)
         rows.append(dict(env=r["env"], agent=r["agent"], reference=ref, privacy_model=r["privacy_model"],
                          epsilon=r["epsilon"], horizon=r["horizon"], regret=r["mean"], reference_regret=b,
-                         ratio=r["mean"] / b if b > 0 else math.inf))
+                         ratio=r["mean"] / b if b > 0 else math.inf, note=note))
     return pd.DataFrame(rows, columns=cols)
 
 
 def ledger_guarantees(df: pd.DataFrame) -> pd.DataFrame:
-    """Worst user's composed epsilon (from the agents' ledgers) per agent and privacy level, against the spec."""
+    """Worst user's composed epsilon (from the agents' ledgers) per agent and privacy level, against the spec.
+
+    Parameters
+    ----------
+    df : DataFrame
+        The results table, with the ``epsilon_spent`` of every run.
+    """
     _check(df, RUN_KEYS + ("epsilon_spent",))
     keys = ["agent", "privacy_model", "epsilon", "delta"]
     runs = df.drop_duplicates(list(RUN_KEYS))
@@ -338,8 +480,10 @@ def write_report(df: pd.DataFrame, out: str | os.PathLike, *, title: str = "priv
         parts += [f"- **{missing} groups incomplete** (fewer seeds found than planned, flagged below): rerun the "
                   "command to finish"]
     parts += ["", "## Final regret", "",
-              "Cumulative pseudo-regret at the horizon: mean over seeds and Student-t 95% confidence interval "
-              f"(cut at 0: regret is non-negative). `n_seeds` seeds found of `n_planned` planned; `incomplete` "
+              "Cumulative pseudo-regret at the horizon: mean over seeds and 95% confidence interval of the mean, "
+              "taken on the log scale (Student-t, delta method: mean divided and multiplied by one factor), so it "
+              "never reaches below 0; the figures' bands use the same rule. `n_seeds` seeds found of `n_planned` "
+              "planned; `incomplete` "
               f"flags rows with missing seeds, `{FEW_SEEDS}` rows of fewer than {MIN_SEEDS} seeds, "
               "whose interval says little (one seed has none). One table per horizon, rows by env, then by regret.", "",
               *final_regret_tables(final), *sections,
@@ -351,7 +495,11 @@ def write_report(df: pd.DataFrame, out: str | os.PathLike, *, title: str = "priv
                               "ci_low", "ci_high", "flag"]), ""]
     pop = price_of_privacy(final, references or {})
     parts += ["## Price of privacy", "",
-              "Final regret of each private agent over that of its non-private counterpart (same env, same T).", ""]
+              "Final regret of each private agent over that of its non-private counterpart (same env, same T). "
+              "`note` is computed from the final-regret table: it flags a ratio below 1 (a private agent with lower "
+              "regret than its non-private counterpart: noise, or a private algorithm that explores better), and an "
+              f"agent or counterpart no better than uniform play (`{UNIFORM}`; mean regret within or above its 95% "
+              "interval: it did not learn, so its ratio is no price of privacy).", ""]
     none = "No private agent with a non-private reference in this run."
     parts += [markdown_table(pop) if not pop.empty else none, ""]
     parts += ["## Privacy ledgers", "",

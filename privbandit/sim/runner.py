@@ -68,6 +68,11 @@ def as_seed_sequence(seed: Any) -> np.random.SeedSequence:
 def split_seed(seed: Any) -> tuple[int, np.random.Generator]:
     """The env's reset seed and the agent's Generator derived from one seed (see the module docstring).
 
+    Parameters
+    ----------
+    seed : int or SeedSequence
+        The run's seed.
+
     Returns
     -------
     env_seed : int
@@ -98,6 +103,13 @@ def geometric_grid(horizon: int, points_per_octave: int = 8) -> np.ndarray:
 
     Every t up to ``points_per_octave`` is kept, so short runs are logged densely; T = 2^24 gives about
     ``24 * points_per_octave`` rows.
+
+    Parameters
+    ----------
+    horizon : int
+        The last round T >= 1.
+    points_per_octave : int
+        Logged rounds per doubling of t.
     """
     horizon = check_int("horizon", horizon, low=1)
     ppo = check_int("points_per_octave", points_per_octave, low=1)

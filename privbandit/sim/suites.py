@@ -242,7 +242,13 @@ SUITES: dict[str, Suite] = {s.name: s for s in (QUICK, PAPER)}
 
 
 def get_suite(name: str) -> Suite:
-    """A suite by name (``"quick"`` or ``"paper"``)."""
+    """A suite by name (``"quick"`` or ``"paper"``).
+
+    Parameters
+    ----------
+    name : str
+        ``"quick"`` or ``"paper"``.
+    """
     if name not in SUITES:
         raise ValueError(f"suite must be one of {sorted(SUITES)}, got {name!r}")
     return SUITES[name]
