@@ -26,12 +26,10 @@ from privbandit.sim.reference import (
     STREAM_TOLERANCE,
     check_reference,
     install_reference,
-    load_manifest,
     machine,
     match_reference,
     store_reference,
     stream_difference,
-    stream_key,
     stream_summary,
     suite_version,
 )
@@ -215,11 +213,11 @@ def test_bench_delta_sets_the_private_cells_delta_and_then_runs_the_baselines_ag
 @pytest.mark.slow
 def test_one_stored_cell_of_every_baseline_reruns_to_the_same_table(tmp_path):
     """One cell of every agent of the quick suite (its shortest horizon and first seed) runs again to the stored
-    table exactly: a cell's seed fixes its round stream and the agent's randomness, and the same code path, seed
-    and BLAS thread count give byte-identical tables, so any difference means the code changed a baseline's
-    numbers. Then raise the suite's ``results_version`` and regenerate with scripts/store_reference.py. On a
-    machine whose stream is the stored one up to rounding only (another CPU or BLAS), the table is equal within
-    the streams' tolerance: the largest difference measured so is in docs/guide/benchmarking.md."""
+    table up to rounding: a cell's seed fixes its round stream and the agent's randomness, so a difference beyond
+    rounding means the code changed a baseline's numbers. Then raise the suite's ``results_version`` and regenerate
+    with scripts/store_reference.py. Up to rounding, not bit for bit: on another CPU or BLAS kernel the stream and
+    the agents' arithmetic (the means x @ theta of the regret column) move in their last bits (relative 1e-16,
+    measured in docs/guide/benchmarking.md), so the tolerance is the streams' own."""
     from privbandit.sim.suites import get_suite
 
     quick = get_suite("quick")
@@ -230,12 +228,10 @@ def test_one_stored_cell_of_every_baseline_reruns_to_the_same_table(tmp_path):
     assert len(sample) == len({c.agent.label for c in quick.cells()})
     install_reference(quick, tmp_path / "stored", {c.key for c in sample})
     sweep(sample, tmp_path / "rerun", jobs=1)
-    streams = load_manifest("quick")["streams"]
     for cell in sample:
-        exact = stream_summary(cell)["sha256"] == streams[stream_key(cell)]["sha256"]
         pd.testing.assert_frame_equal(read_cell(cell_path(tmp_path / "rerun" / "cells", cell)),
-                                      read_cell(cell_path(tmp_path / "stored" / "cells", cell)), check_exact=exact,
-                                      rtol=STREAM_TOLERANCE, atol=0.0, obj=cell.key)
+                                      read_cell(cell_path(tmp_path / "stored" / "cells", cell)), check_exact=False,
+                                      rtol=STREAM_TOLERANCE, atol=1e-12, obj=cell.key)
 
 
 def test_bench_runs_only_the_challenger_on_stored_baselines_and_says_when_it_cannot(stored, tmp_path, monkeypatch,
