@@ -1,14 +1,31 @@
-"""An empirical privacy audit of any agent: a lower bound on its epsilon from the other users' actions.
+"""A privacy audit of any agent: the contract's privacy checks, then a lower bound on its epsilon from the other
+users' actions.
 
 :func:`audit_agent` audits one agent (a registered name, an entry point or an import path
-``"pkg.module:factory"``) end to end. Its designs are built to have power against the agents that exist:
+``"pkg.module:factory"``) end to end, in two stages.
+
+**The contract stage** (:func:`contract_findings`) runs the checks of :func:`~privbandit.agents.check_agent`
+on a synthetic stream (K = 4, d = 3, ``max_horizon`` rounds), the privacy checks
+(:data:`~privbandit.agents.checks.PRIVACY_CHECKS`: release replay on neighbouring streams, other users' actions
+depending on one user's data only through the releases) changing in turn each of several target users
+(:func:`contract_targets`): the first two users, the first and last user of the first epochs and of the last
+two, and a random one. These checks are deterministic: a failure is a refutation, reported with the check's own
+message, before and besides the empirical bound. They see leaks the empirical stage is blind to, such as a
+user's raw reward sign read behind the release when the user's own random arm masks it on the empirical pair
+of streams. A failed check that is not about privacy (shapes, the step loop against the batch path,
+``action_probabilities``, errors on bad input) is reported as :data:`CONTRACT_NOT_PRIVACY`, and so is a failed
+privacy check of an agent that releases nothing through privbandit's mechanisms (the replay cannot check it).
+
+**The empirical stage** is built to have power against the agents that exist:
 
 - **when releases happen.** One probe run reads the agent's schedule (the rounds at which its policy may
   change, ``rounds_until_update``). A user's data can reach the other users' actions only through a
   release after the user's round: a target user whose first release falls outside the stream gives the
   audit no power, and the report says "no release inside the stream, no power" when no target has one.
 - **candidate target users.** The first and the last user of the first epoch and of the largest epoch
-  released inside the stream: every target whose first release is at most ``max_horizon`` rounds in.
+  released inside the stream, and a random user released by then (the report names each one's role):
+  every target whose first release is at most ``max_horizon`` rounds in. A leak of user 0 or of the last
+  user of an epoch thus has power.
   Not every candidate has power (a batch oracle may read rewards in one part of its epoch only:
   IW-Regression-DP's first half learns W from features), which the pilots below find out.
 - **neighbouring streams** (:func:`neighbouring_streams`): two arms with features +e_1 and -e_1; the target
@@ -32,9 +49,24 @@
   epsilon the draw count could ever refute (every run of D in the set, none of D'): a claim above it
   cannot be refuted by this audit, and the report says how many runs would reach it.
 
-It also checks the agent's ledger: the worst user's composed epsilon against the claim, or, for an agent
-that claims privacy and records nothing, "ledger missing: privacy not verified". Either is a failure of
-its own (:attr:`AgentAudit.ledger_ok`), whatever the empirical bound says.
+**Why repeated draws, not one run with many canaries** (Steinke, Nasr & Jagielski 2023). A one-run audit
+plants m canary users with random signs in one run and bounds epsilon by how many of them a guesser gets
+right. On this audit's statistic (one watched action per canary, in the 5% tail) the two designs reach the same
+bound per observation: a release shifted by 0.7 noise sds (``elim-jdp-ucb`` with a quarter of its noise) gives
+a median lower bound of 1.02 from 12000 repeated runs against 1.10 from 12000 canaries, and 1.15 against 1.15
+from 48000 (the canaries' bound taken optimistically, as if delta were 0; 1.4 sds: 1.92 against 1.95). A
+one-run audit is faster only when one run carries many canaries whose effects stay apart, which for a black-box
+agent means one feature coordinate (or one epoch) per canary: ``elim-jdp-ucb`` plays a 288-round stream in
+7 ms at d = 2, 13 ms at d = 16 and 243 ms at d = 32, so at most ~9 times more canaries per second, and only for
+an agent whose decisions separate by coordinate (not a GLM link, SquareCB's inverse-gap weighting or a spanner
+of the survivors), on streams built for it, with the approximate-DP correction of the bound growing with m.
+The audit keeps repeated draws, which need none of that and test delta(epsilon) exactly. The numbers come from
+``python scripts/bench_audit_canary.py``.
+
+It also reads the agent's ledger: the worst user's composed epsilon against the claim, or, for an agent
+that claims privacy and records nothing, :data:`LEDGER_MISSING`. The ledger is the agent's own account of
+itself, and the report says so: the verdict never rests on it. A ledger above the claim, or missing, is a
+failure of its own (:attr:`AgentAudit.ledger_ok`), whatever the two stages say.
 
 What an audit can and cannot show: ``epsilon_lower > epsilon`` is evidence (at 95%) that the agent
 breaks its claim. ``epsilon_lower <= epsilon`` proves nothing: the audit looks at a few pairs of streams,
@@ -51,7 +83,7 @@ Ullman & Oprea (2020); Nasr et al. (2021).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -185,7 +217,8 @@ class ContractFinding:
         return f"{'REFUTED by the contract' if self.privacy else CONTRACT_NOT_PRIVACY}: {self.message}"
 
 
-def contract_findings(build, users: tuple[int, ...], horizon: int, seed: int = 0) -> tuple[ContractFinding, ...]:
+def contract_findings(build: Callable[[], Any], users: tuple[int, ...], horizon: int,
+                      seed: int = 0) -> tuple[ContractFinding, ...]:
     """Every failed check of :data:`~privbandit.agents.checks.AGENT_CHECKS` but the ledger's (the audit reads
     the ledger on its own line): the privacy checks on a synthetic stream of ``horizon`` rounds, changing each of
     ``users`` in turn, the others at :func:`~privbandit.agents.check_agent`'s defaults; ``build`` returns a fresh
@@ -633,8 +666,8 @@ def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs
                       max(d.horizon for d in designs), tuple(designs), tests, detectable, *stage)
 
 
-def _contract_stage(build, horizon: int, seed: int) -> tuple[tuple[ContractFinding, ...], tuple[tuple[int, str], ...],
-                                                             int]:
+def _contract_stage(build: Callable[[], Any], horizon: int,
+                    seed: int) -> tuple[tuple[ContractFinding, ...], tuple[tuple[int, str], ...], int]:
     """The contract stage of :func:`audit_agent` on a synthetic stream of ``horizon`` rounds: its findings
     (:func:`contract_findings`), the users it changed (:func:`contract_targets` of the agent's schedule there,
     the random one from the seed key (seed, 3)) and ``horizon``."""
