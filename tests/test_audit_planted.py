@@ -206,3 +206,16 @@ def test_the_empirical_targets_include_a_random_user_released_in_time():
     assert roles[0] == "first user" and roles[15] == "first user of epoch 4" and roles[30] == "last user of epoch 4"
     (random,) = [u for u, role in roles.items() if role == "random user"]
     assert random < 31 and random not in (0, 15, 30)
+
+
+def test_the_privacy_checks_change_the_users_they_are_given():
+    """LEAKY's running sum carries user 5's raw row to every later round: changing user 5 alone changes a later
+    arm, which the check names; a user outside the stream is refused with the argument's name and range."""
+    from privbandit.agents.checks import PRIVACY_CHECKS, check_actions_depend_only_on_releases
+    from privbandit.oracles import ContractError
+
+    assert check_actions_depend_only_on_releases in PRIVACY_CHECKS
+    with pytest.raises(ContractError, match=r"changing only user 5's data changed user ([6-9]|[1-5]\d|6[0-3])'s arm"):
+        check_actions_depend_only_on_releases(lambda: make_leaky(epsilon=1.0), horizon=64, users=[5])
+    with pytest.raises(ValueError, match=r"user must be an integer in \[0, 63\], got 64"):
+        check_actions_depend_only_on_releases(lambda: make_leaky(epsilon=1.0), horizon=64, users=[64])
