@@ -11,11 +11,12 @@ script prints the median lower bound of each design over 20 seeds, at equal numb
 
 Part 2, the cost of a canary. A one-run audit of a black-box agent needs canaries whose effects stay apart: one
 feature coordinate (or one epoch) per canary. The script times ``elim-jdp-ucb`` on the audit's 288-round stream at
-several dimensions d (d canaries per run at best).
+several dimensions d (d canaries per run at best). Time it with one BLAS thread (``OMP_NUM_THREADS=1``): on a busy
+machine a threaded BLAS makes d >= 32 tens of times slower.
 
 Usage::
 
-    python scripts/bench_audit_canary.py                  # seconds
+    OMP_NUM_THREADS=1 python scripts/bench_audit_canary.py          # seconds
     python scripts/bench_audit_canary.py --dims 2,8,16,32 --runs 30
 """
 
