@@ -179,9 +179,23 @@ def policy_starts(agent, feats: np.ndarray, rewards: np.ndarray, rng: Any = 0) -
 
 
 def contract_targets(starts: tuple[int, ...], horizon: int, rng: Any = 0) -> tuple[tuple[int, str], ...]:
-    """The users the contract stage changes, one at a time, each with its role: the first two users, the first
-    and last user of the first :data:`CONTRACT_EPOCHS` epochs and of the last two of the schedule ``starts``
-    (:func:`policy_starts`) in a stream of ``horizon`` rounds, and one random user (drawn from ``rng``)."""
+    """The users the contract stage changes, one at a time, each with its role.
+
+    Parameters
+    ----------
+    starts : tuple of int
+        The agent's schedule (:func:`policy_starts`): the first round of each epoch.
+    horizon : int
+        Rounds of the stream, >= 2.
+    rng : int, SeedSequence or Generator
+        Draws the random user.
+
+    Returns
+    -------
+    tuple of (int, str)
+        (user, role), by user: the first two users, the first and last user of the first
+        :data:`CONTRACT_EPOCHS` epochs and of the last two, and one random user none of these.
+    """
     bounds = list(starts) + [horizon]
     roles: dict[int, str] = {0: "first user", 1: "second user"}    # (horizon >= 2)
     n = len(starts)
@@ -222,12 +236,28 @@ class ContractFinding:
 def contract_findings(build: Callable[[], Any], users: tuple[int, ...], horizon: int,
                       seed: int = 0) -> tuple[ContractFinding, ...]:
     """Every failed check of :data:`~privbandit.agents.checks.AGENT_CHECKS` but the ledger's (the audit reads
-    the ledger on its own line): the privacy checks on a synthetic stream of ``horizon`` rounds, changing each of
-    ``users`` in turn, the others at :func:`~privbandit.agents.check_agent`'s defaults; ``build`` returns a fresh
-    agent. Empty when every check passes.
+    the ledger on its own line).
 
     A privacy check's failure is a privacy finding, except when the agent releases nothing through privbandit's
-    mechanisms: then the replay cannot check it (privacy not verified, not refuted)."""
+    mechanisms: then the replay cannot check it (privacy not verified, not refuted).
+
+    Parameters
+    ----------
+    build : callable
+        Returns a fresh agent.
+    users : tuple of int
+        The users the privacy checks change, one at a time (:func:`contract_targets`).
+    horizon : int
+        Rounds of the privacy checks' synthetic stream (K, d = :data:`CONTRACT_SHAPE`); the other checks run at
+        :func:`~privbandit.agents.check_agent`'s default horizon.
+    seed : int
+        Seed (>= 0) of the streams and of the agent.
+
+    Returns
+    -------
+    tuple of ContractFinding
+        Empty when every check passes.
+    """
     from ..agents.checks import AGENT_CHECKS, PRIVACY_CHECKS, check_ledger_within_budget, play_batch, synthetic_stream
     from ..oracles import ContractError
     from ..privacy.replay import ReleaseTape
