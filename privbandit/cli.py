@@ -27,12 +27,14 @@ suite's stored reference results when they match this install (:mod:`privbandit.
 ``--agent`` again (``linucb-practical``, ``elim-jdp(first_epoch=4)``: :mod:`privbandit.sim.labels`).
 ``leaderboard`` ranks agents per board across results folders and stored results
 (:mod:`privbandit.sim.leaderboard`). ``run`` plays one agent on
-one env for S seeds. ``audit`` is an empirical privacy audit of a private agent
-(:mod:`privbandit.sim.audit`): a 95% lower bound on its epsilon from the one test that independent pilot
-runs find the most powerful, and its ledger; it exits with code 1 when the audit refutes the claim, else with
-:data:`EXIT_LEDGER` (4) when the ledger is missing or shows a user above the claim (whatever the empirical bound
-says). ``plot`` redraws the figures and the report of a results folder. Bad arguments exit with code 2 and a
-one-line message; Ctrl-C exits with code 130 and says how many cells were saved.
+one env for S seeds. ``audit`` is a privacy audit of a private agent (:mod:`privbandit.sim.audit`): first the
+privacy checks of the agent contract on several target users (deterministic: a failure refutes the claim), then a
+95% lower bound on its epsilon from the one test that independent pilot runs find the most powerful, and the
+agent's own ledger; it exits with code 1 when the audit refutes the claim, else with :data:`EXIT_LEDGER` (4) when
+the ledger is missing or shows a user above the claim (whatever the empirical bound says), else with
+:data:`EXIT_CONTRACT` (5) when a check of the contract that is not about privacy failed. ``plot`` redraws the
+figures and the report of a results folder. Bad arguments exit with code 2 and a one-line message; Ctrl-C exits
+with code 130 and says how many cells were saved.
 
 A results folder is checked before it is trusted: ``bench`` and ``run`` move cell files that fail the check
 (:func:`privbandit.sim.cells.load_cell`) to ``DIR/cells/rejected/``, say so on stderr and run those cells again;
@@ -73,9 +75,14 @@ EXIT_INCOMPLETE = 3
 EXIT_LEDGER = 4
 """Exit code of ``audit`` when the agent's ledger is missing or shows a user above the claim (unless refuted)."""
 
-EXIT_CODES = ("exit codes: 0 done; 1 audit refuted; 2 bad arguments, a full disk or a folder in use by another "
-              f"command; {EXIT_INCOMPLETE} incomplete (some group has fewer seeds than planned: rerun to finish); "
-              f"{EXIT_LEDGER} audit: ledger missing or above the claim; 130 interrupted")
+EXIT_CONTRACT = 5
+"""Exit code of ``audit`` when a check of the agent contract that is not about privacy fails (unless refuted or
+:data:`EXIT_LEDGER`): the agent breaks the interface the runner and the audit rely on."""
+
+EXIT_CODES = ("exit codes: 0 done; 1 audit refuted (a privacy check of the contract or the empirical bound); 2 bad "
+              f"arguments, a full disk or a folder in use by another command; {EXIT_INCOMPLETE} incomplete (some "
+              f"group has fewer seeds than planned: rerun to finish); {EXIT_LEDGER} audit: ledger missing or above the "
+              f"claim; {EXIT_CONTRACT} audit: contract failure, not a privacy finding; 130 interrupted")
 
 REPORT_META = "report.json"
 """The file beside ``report.md`` that keeps its title, notes, references and slope window for ``plot``."""
@@ -179,7 +186,8 @@ def build_parser() -> argparse.ArgumentParser:
     pl = sub.add_parser("plot", help="redraw the figures and report.md of a results folder", epilog=EXIT_CODES)
     pl.add_argument("dir", type=Path, help="a folder with results.csv (from bench or run --out)")
 
-    au = sub.add_parser("audit", help="empirical privacy audit of a private agent (a lower bound on its epsilon)",
+    au = sub.add_parser("audit", help="privacy audit of a private agent: the contract's privacy checks, then an "
+                        "empirical lower bound on its epsilon",
                         epilog=EXIT_CODES)
     au.add_argument("--agent", required=True, help="an agent name, entry point or import path pkg.module:factory")
     au.add_argument("--epsilon", type=_epsilon, required=True, help="the claimed epsilon the agent is built with")
@@ -636,8 +644,9 @@ def _agent_kwargs(args: argparse.Namespace) -> dict:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    """``privbandit audit``: prints the lower bound and the ledger's status; exit code 1 if refuted, else
-    :data:`EXIT_LEDGER` if the ledger is missing or above the claim."""
+    """``privbandit audit``: prints the contract stage, the lower bound and the agent's own ledger; exit code 1 if
+    refuted (by a privacy check of the contract or by the bound), else :data:`EXIT_LEDGER` if the ledger is missing
+    or above the claim, else :data:`EXIT_CONTRACT` if a check that is not about privacy failed."""
     from .sim.audit import audit_agent
 
     kwargs = _agent_kwargs(args)
@@ -647,7 +656,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     except (ValueError, TypeError) as exc:
         raise UsageError(f"--agent {args.agent}: {str(exc).splitlines()[0]}") from None
     print("\n".join(res.lines()))
-    return 1 if res.refuted else 0 if res.ledger_ok else EXIT_LEDGER
+    return 1 if res.refuted else EXIT_LEDGER if not res.ledger_ok else EXIT_CONTRACT if not res.contract_ok else 0
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:

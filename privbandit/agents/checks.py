@@ -20,7 +20,7 @@ Source paper, `alg:batch-cb-meta` (a policy fixed within an epoch), `alg:plan`, 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -30,10 +30,10 @@ from ..oracles.checks import ContractError, ledger_within_spec, releases_within_
 from .base import Agent, BanditSpec
 
 __all__ = [
-    "AGENT_CHECKS", "AgentLike", "Played", "check_act_and_update_shapes", "check_action_probabilities",
-    "check_actions_depend_only_on_releases", "check_agent", "check_bad_input_errors", "check_ledger_within_budget",
-    "check_releases_within_sensitivity", "check_step_loop_equals_batch_path", "play_batch", "play_loop",
-    "STEP_BATCH_RTOL", "synthetic_stream",
+    "AGENT_CHECKS", "PRIVACY_CHECKS", "AgentLike", "Played", "check_act_and_update_shapes",
+    "check_action_probabilities", "check_actions_depend_only_on_releases", "check_agent", "check_bad_input_errors",
+    "check_ledger_within_budget", "check_releases_within_sensitivity", "check_step_loop_equals_batch_path",
+    "play_batch", "play_loop", "STEP_BATCH_RTOL", "synthetic_stream",
 ]
 
 AgentLike = Agent | Callable[[], Agent]
@@ -342,39 +342,42 @@ def check_ledger_within_budget(agent: AgentLike, *, n_arms: int = 4, dim: int = 
 
 
 def _replayed_runs(build: Callable[[], Agent], n_arms: int, dim: int, horizon: int, rng: int, check: str,
-                   play: Callable[..., np.ndarray] | None = None) -> list:
-    """:func:`~privbandit.oracles.checks.replayed_neighbours` of two runs, for users 0 and T // 3.
+                   play: Callable[..., np.ndarray] | None = None, users: Sequence[int] | None = None) -> list:
+    """:func:`~privbandit.oracles.checks.replayed_neighbours` of two runs, for each of ``users`` (default: users 0
+    and T // 3).
 
     ``play`` (default: the batch path) plays a run and returns its actions; :func:`play_loop` replays the
     step loop (its releases are recorded and replayed one round at a time, as they are made).
     """
     play = play or (lambda agent, x, r, seed: play_batch(agent, x, r, seed).actions)
+    users = sorted({0, horizon // 3} if users is None else {check_int("user", u, low=0, high=horizon - 1)
+                                                             for u in users})
     x, r = _stream(n_arms, dim, horizon, rng)
-    return replayed_neighbours(lambda xs, rs: play(build(), xs, rs, rng), x, r, sorted({0, horizon // 3}), check,
-                               "agent", "user")
+    return replayed_neighbours(lambda xs, rs: play(build(), xs, rs, rng), x, r, users, check, "agent", "user")
 
 
 def check_releases_within_sensitivity(agent: AgentLike, *, n_arms: int = 4, dim: int = 3, horizon: int = 256,
-                                      rng: int = 0) -> None:
+                                      rng: int = 0, users: Sequence[int] | None = None) -> None:
     """Every release of a private agent moves by at most its mechanism's declared sensitivity when one user changes.
 
     The runs of :func:`check_actions_depend_only_on_releases`: for each release, the exact inputs on D and on
     its neighbour D' (handed D's releases) may differ by at most the declared sensitivity
     (:func:`~privbandit.privacy.replay.sensitivity_ratio` <= 1; per row for a local-DP agent). A breach means
     noise too small for the data, which the ledger (trusting the declared sensitivity) cannot see. Nothing to
-    check for a non-private agent.
+    check for a non-private agent. ``users`` (default: 0 and T // 3) are the users changed, one at a time
+    (the privacy audit, :func:`privbandit.sim.audit.audit_agent`, changes several).
     """
     name = "check_releases_within_sensitivity"
     build = _builder(agent)
     spec = build().privacy
     if not spec.is_private:
         return
-    releases_within_sensitivity(name, "user", _replayed_runs(build, n_arms, dim, horizon, rng, name),
+    releases_within_sensitivity(name, "user", _replayed_runs(build, n_arms, dim, horizon, rng, name, users=users),
                                 local=spec.model == "ldp")
 
 
 def check_actions_depend_only_on_releases(agent: AgentLike, *, n_arms: int = 4, dim: int = 3, horizon: int = 256,
-                                          rng: int = 0) -> None:
+                                          rng: int = 0, users: Sequence[int] | None = None) -> None:
     """A private agent's other users' actions depend on one user's data only through its releases.
 
     For users u in {0, T // 3}: play stream D (user u's features and rewards at one extreme), recording every
@@ -383,14 +386,14 @@ def check_actions_depend_only_on_releases(agent: AgentLike, *, n_arms: int = 4, 
     (``act`` one round at a time, the lean per-round path). Every user other than u must get the same arm,
     and the second run must make the same releases (number and shapes): what an agent releases, and when, is
     public. This is the data flow joint DP needs (`def:JDP-interactive`; local DP implies it). Nothing to
-    check for a non-private agent.
+    check for a non-private agent. ``users`` replaces the default {0, T // 3}.
     """
     name = "check_actions_depend_only_on_releases"
     build = _builder(agent)
     if not build().privacy.is_private:
         return
     for path, play in (("", None), (" in the step loop (act one round at a time)", play_loop)):
-        for user, _, first, _, second in _replayed_runs(build, n_arms, dim, horizon, rng, name, play):
+        for user, _, first, _, second in _replayed_runs(build, n_arms, dim, horizon, rng, name, play, users):
             differ = [t for t in np.flatnonzero(first != second) if t != user]
             if differ:
                 raise ContractError(name, f"changing only user {user}'s data changed user {differ[0]}'s arm{path} "
@@ -440,6 +443,12 @@ AGENT_CHECKS: tuple[Callable[..., None], ...] = (
     check_bad_input_errors,
 )
 """The checks :func:`check_agent` runs, in order; each takes ``(agent, *, n_arms, dim, horizon, rng)``."""
+
+PRIVACY_CHECKS: tuple[Callable[..., None], ...] = (check_releases_within_sensitivity,
+                                                   check_actions_depend_only_on_releases)
+"""The checks of :data:`AGENT_CHECKS` whose failure is a privacy finding (one user's data reaches the other users
+other than through its releases, or a release's noise does not cover one user); each also takes ``users``, the
+users changed one at a time. A failure of the others breaks the interface, not (by itself) the privacy claim."""
 
 
 def check_agent(agent: AgentLike, *, n_arms: int = 4, dim: int = 3, horizon: int = 256, rng: int = 0) -> None:

@@ -1,14 +1,31 @@
-"""An empirical privacy audit of any agent: a lower bound on its epsilon from the other users' actions.
+"""A privacy audit of any agent: the contract's privacy checks, then a lower bound on its epsilon from the other
+users' actions.
 
 :func:`audit_agent` audits one agent (a registered name, an entry point or an import path
-``"pkg.module:factory"``) end to end. Its designs are built to have power against the agents that exist:
+``"pkg.module:factory"``) end to end, in two stages.
+
+**The contract stage** (:func:`contract_findings`) runs the checks of :func:`~privbandit.agents.check_agent`
+on a synthetic stream (K = 4, d = 3, ``max_horizon`` rounds), the privacy checks
+(:data:`~privbandit.agents.checks.PRIVACY_CHECKS`: release replay on neighbouring streams, other users' actions
+depending on one user's data only through the releases) changing in turn each of several target users
+(:func:`contract_targets`): the first two users, the first and last user of the first epochs and of the last
+two, and a random one. These checks are deterministic: a failure is a refutation, reported with the check's own
+message, before and besides the empirical bound. They see leaks the empirical stage is blind to, such as a
+user's raw reward sign read behind the release when the user's own random arm masks it on the empirical pair
+of streams. A failed check that is not about privacy (shapes, the step loop against the batch path,
+``action_probabilities``, errors on bad input) is reported as :data:`CONTRACT_NOT_PRIVACY`, and so is a failed
+privacy check of an agent that releases nothing through privbandit's mechanisms (the replay cannot check it).
+
+**The empirical stage** is built to have power against the agents that exist:
 
 - **when releases happen.** One probe run reads the agent's schedule (the rounds at which its policy may
   change, ``rounds_until_update``). A user's data can reach the other users' actions only through a
   release after the user's round: a target user whose first release falls outside the stream gives the
   audit no power, and the report says "no release inside the stream, no power" when no target has one.
 - **candidate target users.** The first and the last user of the first epoch and of the largest epoch
-  released inside the stream: every target whose first release is at most ``max_horizon`` rounds in.
+  released inside the stream, and a random user released by then (the report names each one's role):
+  every target whose first release is at most ``max_horizon`` rounds in. A leak of user 0 or of the last
+  user of an epoch thus has power.
   Not every candidate has power (a batch oracle may read rewards in one part of its epoch only:
   IW-Regression-DP's first half learns W from features), which the pilots below find out.
 - **neighbouring streams** (:func:`neighbouring_streams`): two arms with features +e_1 and -e_1; the target
@@ -32,9 +49,26 @@
   epsilon the draw count could ever refute (every run of D in the set, none of D'): a claim above it
   cannot be refuted by this audit, and the report says how many runs would reach it.
 
-It also checks the agent's ledger: the worst user's composed epsilon against the claim, or, for an agent
-that claims privacy and records nothing, "ledger missing: privacy not verified". Either is a failure of
-its own (:attr:`AgentAudit.ledger_ok`), whatever the empirical bound says.
+**Why repeated draws, not one run with many canaries** (Steinke, Nasr & Jagielski 2023). A one-run audit
+plants m canary users with random signs in one run and bounds epsilon by how many of them a guesser gets
+right. On this audit's statistic (one watched action per canary, in the 5% tail) the two designs reach the same
+bound per observation: a release shifted by 0.7 noise sds (``elim-jdp-ucb`` with a quarter of its noise) gives
+a median lower bound of 1.02 from 12000 repeated runs against 1.10 from 12000 canaries, and 1.15 against 1.15
+from 48000 (the canaries' bound taken optimistically, as if delta were 0; 1.4 sds: 1.92 against 1.95). A
+one-run audit is faster only when one run carries many canaries whose effects stay apart, which for a black-box
+agent means one feature coordinate (or one epoch) per canary, each with its own watchers and offset:
+``elim-jdp-ucb`` plays a 288-round stream in 5 ms at d = 2 and 13 ms at d = 32 (one BLAS thread), so up to
+~13 times more canaries per second, if every coordinate's canary shifted its release as much as the single
+target does. That holds only for an agent whose decisions separate by coordinate (not a GLM link, SquareCB's
+inverse-gap weighting or a spanner of the survivors), on streams built for it, and the approximate-DP version
+of the one-run bound pays a delta term that grows with m. The audit keeps repeated draws, which assume none of
+that and test delta(epsilon) exactly. The numbers come from ``python scripts/bench_audit_canary.py`` (timings
+with ``OMP_NUM_THREADS=1``).
+
+It also reads the agent's ledger: the worst user's composed epsilon against the claim, or, for an agent
+that claims privacy and records nothing, :data:`LEDGER_MISSING`. The ledger is the agent's own account of
+itself, and the report says so: the verdict never rests on it. A ledger above the claim, or missing, is a
+failure of its own (:attr:`AgentAudit.ledger_ok`), whatever the two stages say.
 
 What an audit can and cannot show: ``epsilon_lower > epsilon`` is evidence (at 95%) that the agent
 breaks its claim. ``epsilon_lower <= epsilon`` proves nothing: the audit looks at a few pairs of streams,
@@ -51,7 +85,7 @@ Ullman & Oprea (2020); Nasr et al. (2021).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -59,11 +93,20 @@ import numpy as np
 
 from .._validation import check_delta, check_epsilon, check_int
 
-__all__ = ["LEDGER_MISSING", "NO_POWER", "AgentAudit", "Design", "audit_agent", "detectable_epsilon",
-           "neighbouring_streams"]
+__all__ = ["CONTRACT_NOT_PRIVACY", "LEDGER_MISSING", "NO_POWER", "AgentAudit", "ContractFinding", "Design",
+           "audit_agent", "contract_findings", "contract_targets", "detectable_epsilon", "neighbouring_streams"]
 
-LEDGER_MISSING = "ledger missing: privacy not verified"
+LEDGER_MISSING = "the agent's own ledger is missing: privacy not verified"
 """What the audit says of an agent that claims privacy but records no release."""
+
+CONTRACT_NOT_PRIVACY = "contract failure, not a privacy finding"
+"""How the audit reports a failed check of the agent contract that is not one of its privacy checks."""
+
+CONTRACT_SHAPE = (4, 3)
+"""Arms K and dimension d of the contract stage's synthetic stream (those of :func:`~privbandit.agents.check_agent`)."""
+
+CONTRACT_EPOCHS = 3
+"""The contract stage changes the first and last user of this many first epochs (and of the last two)."""
 
 NO_POWER = "no release inside the stream, no power"
 """What the audit says when no target user's data can reach another user's action within the stream."""
@@ -135,6 +178,105 @@ def policy_starts(agent, feats: np.ndarray, rewards: np.ndarray, rng: Any = 0) -
     return tuple(starts)
 
 
+def contract_targets(starts: tuple[int, ...], horizon: int, rng: Any = 0) -> tuple[tuple[int, str], ...]:
+    """The users the contract stage changes, one at a time, each with its role.
+
+    Parameters
+    ----------
+    starts : tuple of int
+        The agent's schedule (:func:`policy_starts`): the first round of each epoch.
+    horizon : int
+        Rounds of the stream, >= 2.
+    rng : int, SeedSequence or Generator
+        Draws the random user.
+
+    Returns
+    -------
+    tuple of (int, str)
+        (user, role), by user: the first two users, the first and last user of the first
+        :data:`CONTRACT_EPOCHS` epochs and of the last two, and one random user none of these.
+    """
+    bounds = list(starts) + [horizon]
+    roles: dict[int, str] = {0: "first user", 1: "second user"}    # (horizon >= 2)
+    n = len(starts)
+    for j in sorted(set(range(min(n, CONTRACT_EPOCHS))) | set(range(max(0, n - 2), n))):
+        roles.setdefault(bounds[j], f"first user of epoch {j}")
+        roles.setdefault(bounds[j + 1] - 1, f"last user of epoch {j}")
+    pool = [u for u in range(horizon) if u not in roles]
+    if pool:
+        roles[int(np.random.default_rng(rng).choice(pool))] = "random user"
+    return tuple(sorted(roles.items()))
+
+
+@dataclass(frozen=True)
+class ContractFinding:
+    """A failed check of the audit's contract stage (:func:`contract_findings`).
+
+    Attributes
+    ----------
+    check : str
+        The check's name (a function of :mod:`privbandit.agents.checks`).
+    message : str
+        The check's own message (naming the check).
+    privacy : bool
+        A privacy check failed (:data:`~privbandit.agents.checks.PRIVACY_CHECKS`): the claim is refuted.
+        Otherwise the agent breaks the interface: :data:`CONTRACT_NOT_PRIVACY`.
+    """
+
+    check: str
+    message: str
+    privacy: bool
+
+    @property
+    def line(self) -> str:
+        """The report's line: "REFUTED by the contract: MESSAGE" or :data:`CONTRACT_NOT_PRIVACY` ": MESSAGE"."""
+        return f"{'REFUTED by the contract' if self.privacy else CONTRACT_NOT_PRIVACY}: {self.message}"
+
+
+def contract_findings(build: Callable[[], Any], users: tuple[int, ...], horizon: int,
+                      seed: int = 0) -> tuple[ContractFinding, ...]:
+    """Every failed check of :data:`~privbandit.agents.checks.AGENT_CHECKS` but the ledger's (the audit reads
+    the ledger on its own line).
+
+    A privacy check's failure is a privacy finding, except when the agent releases nothing through privbandit's
+    mechanisms: then the replay cannot check it (privacy not verified, not refuted).
+
+    Parameters
+    ----------
+    build : callable
+        Returns a fresh agent.
+    users : tuple of int
+        The users the privacy checks change, one at a time (:func:`contract_targets`).
+    horizon : int
+        Rounds of the privacy checks' synthetic stream (K, d = :data:`CONTRACT_SHAPE`); the other checks run at
+        :func:`~privbandit.agents.check_agent`'s default horizon.
+    seed : int
+        Seed (>= 0) of the streams and of the agent.
+
+    Returns
+    -------
+    tuple of ContractFinding
+        Empty when every check passes.
+    """
+    from ..agents.checks import AGENT_CHECKS, PRIVACY_CHECKS, check_ledger_within_budget, play_batch, synthetic_stream
+    from ..oracles import ContractError
+    from ..privacy.replay import ReleaseTape
+
+    k, d = CONTRACT_SHAPE
+    with ReleaseTape() as tape:
+        play_batch(build(), *synthetic_stream(k, d, horizon, seed), seed)
+    found = []
+    for check in AGENT_CHECKS:
+        if check is check_ledger_within_budget:
+            continue
+        privacy = check in PRIVACY_CHECKS
+        try:
+            check(build, n_arms=k, dim=d, rng=seed, **(dict(horizon=horizon, users=users) if privacy else {}))
+        except ContractError as err:
+            found.append(ContractFinding(err.check, str(err), privacy and len(tape) > 0))
+    return tuple(found)
+
+
 @dataclass(frozen=True)
 class Design:
     """One target user of :func:`audit_agent`: its streams and what is watched.
@@ -151,6 +293,8 @@ class Design:
         The watched users [start, stop) of each statistic.
     offset : float
         The other users' reward c (set by the pilot bisection).
+    role : str
+        Why the target was chosen ("first user", "last user of epoch 0", "random user", ...).
     """
 
     target: int
@@ -158,6 +302,7 @@ class Design:
     horizon: int
     windows: tuple[tuple[int, int], ...]
     offset: float = 0.0
+    role: str = ""
 
     def statistics(self, actions: np.ndarray) -> np.ndarray:
         """How many watched users got arm 0, per statistic: (n, n_windows) for actions (n, T)."""
@@ -165,24 +310,30 @@ class Design:
         return np.stack([zero[:, a:b].sum(axis=1) for a, b in self.windows], axis=1).astype(float)
 
 
-def plan_designs(starts: tuple[int, ...], max_horizon: int, watch: int) -> list[Design]:
+def plan_designs(starts: tuple[int, ...], max_horizon: int, watch: int, rng: Any = None) -> list[Design]:
     """The designs for a schedule: the targets are the first and last users of the first epoch and of the
     largest epoch whose release leaves ``watch`` rounds before ``max_horizon`` (else of the first epoch
-    released inside it); the windows are the epoch after the release and the ``watch`` rounds after it,
-    cut at ``max_horizon``."""
+    released inside it), and, given ``rng``, one random user released by then; the windows are the epoch
+    after the release and the ``watch`` rounds after it, cut at ``max_horizon``."""
     bounds = list(starts) + [max_horizon]
     released = [j for j in range(len(starts)) if bounds[j + 1] < max_horizon]
     if not released:
         return []
-    fits = [j for j in released if bounds[j + 1] + watch <= max_horizon]
-    epochs = {released[0], max(fits, default=released[0])}
+    last = max([j for j in released if bounds[j + 1] + watch <= max_horizon], default=released[0])
+    roles: dict[int, str] = {}
+    for j in sorted({released[0], last}):
+        roles.setdefault(bounds[j], "first user" if j == 0 else f"first user of epoch {j}")
+        roles.setdefault(bounds[j + 1] - 1, f"last user of epoch {j}")
+    pool = [u for u in range(bounds[last + 1]) if u not in roles]
+    if rng is not None and pool:
+        roles[int(np.random.default_rng(rng).choice(pool))] = "random user"
     designs = []
-    for u in sorted({u for j in epochs for u in (bounds[j], bounds[j + 1] - 1)}):
+    for u, role in sorted(roles.items()):
         r = min(s for s in starts if s > u)
         horizon = min(max_horizon, r + watch)
         nxt = min([s for s in starts if s > r] + [horizon])
         windows = tuple(dict.fromkeys([(r, nxt), (r, horizon)]))
-        designs.append(Design(u, r, horizon, windows))
+        designs.append(Design(u, r, horizon, windows, role=role))
     return designs
 
 
@@ -321,6 +472,12 @@ class AgentAudit:
         The tests the selection pilots kept: the only ones the final runs test.
     detectable : float
         The largest epsilon these draws can refute.
+    contract : tuple of ContractFinding
+        The failed checks of the contract stage (empty: every check passed).
+    contract_users : tuple of (int, str)
+        The users the contract stage changed, with their roles.
+    contract_horizon : int
+        Rounds of the contract stage's stream.
     """
 
     agent: str
@@ -335,6 +492,9 @@ class AgentAudit:
     designs: tuple[Design, ...] = ()
     tests: tuple[ChosenTest, ...] = ()
     detectable: float = math.inf
+    contract: tuple[ContractFinding, ...] = ()
+    contract_users: tuple[tuple[int, str], ...] = ()
+    contract_horizon: int = 0
 
     @property
     def n_tests(self) -> int:
@@ -342,9 +502,25 @@ class AgentAudit:
         return max(1, len(self.tests))
 
     @property
-    def refuted(self) -> bool:
-        """Whether the audit found evidence (95%) that the agent breaks its claim."""
+    def refuted_by_contract(self) -> bool:
+        """Whether a privacy check of the contract stage failed: a deterministic refutation."""
+        return any(f.privacy for f in self.contract)
+
+    @property
+    def refuted_empirically(self) -> bool:
+        """Whether the empirical bound (95%) exceeds the claim."""
         return self.epsilon_lower > self.epsilon or self.delta_lower > self.delta
+
+    @property
+    def refuted(self) -> bool:
+        """Whether the audit found evidence that the agent breaks its claim: a failed privacy check of the contract
+        stage, or the empirical bound (95%) above the claim."""
+        return self.refuted_by_contract or self.refuted_empirically
+
+    @property
+    def contract_ok(self) -> bool:
+        """Whether every check of the contract stage passed (also those that are not about privacy)."""
+        return not self.contract
 
     @property
     def ledger_ok(self) -> bool:
@@ -353,35 +529,58 @@ class AgentAudit:
 
     @property
     def ledger_status(self) -> str:
-        """``"ledger: worst user's epsilon ... <= claim"``, a breach, or :data:`LEDGER_MISSING`."""
+        """``"the agent's own ledger says: ... within the claim ..."``, a breach, or :data:`LEDGER_MISSING`: the
+        agent's account of itself, on which the verdict never rests."""
         if self.ledger_epsilon is None:
             return LEDGER_MISSING
-        return (f"ledger: worst user's epsilon {self.ledger_epsilon:.4g} at delta={self.delta:g} "
-                + ("within" if self.ledger_ok else "ABOVE") + f" the claim {self.epsilon:g}")
+        return (f"the agent's own ledger says: worst user's epsilon {self.ledger_epsilon:.4g} at delta={self.delta:g}, "
+                + ("within" if self.ledger_ok else "ABOVE") + f" the claim {self.epsilon:g} (its account of itself, "
+                "not evidence: the verdict does not rest on it)")
 
-    def lines(self) -> list[str]:
-        """The audit's report, one statement a line."""
-        head = f"agent {self.agent}: claims {self.model} (epsilon={self.epsilon:g}, delta={self.delta:g})"
+    @property
+    def verdict(self) -> str:
+        """The verdict line: what refuted the claim, or "not refuted" (and a contract failure that is not about
+        privacy, if any)."""
+        reasons = [f"the contract's {f.check}" for f in self.contract if f.privacy]
+        if self.refuted_empirically:
+            reasons.append(f"the empirical lower bound {self.epsilon_lower:g}" if self.epsilon_lower > self.epsilon
+                           else f"the empirical delta lower bound {self.delta_lower:.3g}")
+        if reasons:
+            return f"verdict: REFUTED: the agent leaks more than it claims ({'; '.join(reasons)})"
+        text = ("verdict: not refuted (the audit had no power: a lower bound, never a proof of privacy)"
+                if not self.designs else "verdict: not refuted (a lower bound, never a proof of privacy)")
+        failed = [f.check for f in self.contract]
+        return text + (f"; but {CONTRACT_NOT_PRIVACY}: {', '.join(failed)}" if failed else "")
+
+    def contract_lines(self) -> list[str]:
+        """The contract stage's lines: the users changed, then each failure with the check's own message."""
+        users = ", ".join(f"{u} ({role})" for u, role in self.contract_users)
+        k, d = CONTRACT_SHAPE
+        head = (f"contract (the privacy checks of check_agent, release replay on neighbouring streams, K={k}, d={d}, "
+                f"T={self.contract_horizon}; users changed: {users}): ")
+        if not self.contract:
+            return [head + "passed"]
+        return [head + f"{len(self.contract)} check{'s' * (len(self.contract) > 1)} failed",
+                *(f.line for f in self.contract)]
+
+    def empirical_lines(self) -> list[str]:
+        """The empirical stage's lines: the bound, the targets, the chosen test and what the draws can detect."""
         if not self.designs:
-            return [head, (f"empirical lower bound on epsilon: none ({NO_POWER}: the first release after every "
-                           f"target user falls outside T={self.horizon}; raise --horizon)"),
-                    "verdict: not refuted (the audit had no power: a lower bound, never a proof of privacy)",
-                    self.ledger_status]
-        verdict = ("REFUTED: the agent leaks more than it claims" if self.refuted else
-                   "not refuted (a lower bound, never a proof of privacy)")
-        targets = ", ".join(f"{d.target} (release at {d.release}, c={d.offset:+.4f})" for d in self.designs)
-        lines = [head,
-                 (f"empirical lower bound on epsilon: {self.epsilon_lower:g} ({CONFIDENCE:.0%}, {self.n_tests} "
+            return [(f"empirical lower bound on epsilon: none ({NO_POWER}: the first release after every target user "
+                     f"falls outside T={self.horizon}; raise --horizon)")]
+        targets = ", ".join(f"{d.target} ({d.role + '; ' if d.role else ''}release at {d.release}, c={d.offset:+.4f})"
+                            for d in self.designs)
+        lines = [(f"empirical lower bound on epsilon: {self.epsilon_lower:g} ({CONFIDENCE:.0%}, {self.n_tests} "
                   f"test{'s' * (self.n_tests > 1)} Bonferroni-corrected, {self.n_draws} runs per stream, "
                   f"T <= {self.horizon}); delta lower bound at the claimed epsilon: {self.delta_lower:.4g}"),
                  f"candidate target users: {targets}"]
         alpha = (1 - CONFIDENCE) / self.n_tests
         for t in self.tests:
             (a, b), p_law = t.design.windows[t.window], "D'" if t.swap else "D"
-            lines.append(f"tested (chosen by independent pilot runs): target {t.design.target}, arm-0 count over "
-                         f"users [{a}, {b}) {'>=' if t.above else '<'} {t.threshold}, P = law on {p_law} (pilot "
-                         f"estimate of the delta bound: {t.pilot_delta:.3g})")
-            if not self.refuted:
+            lines.append(f"tested (chosen by independent pilot runs): target {t.design.target} ({t.design.role}), "
+                         f"arm-0 count over users [{a}, {b}) {'>=' if t.above else '<'} {t.threshold}, P = law on "
+                         f"{p_law} (pilot estimate of the delta bound: {t.pilot_delta:.3g})")
+            if not self.refuted_empirically:
                 need = draws_to_refute(t.pilot_p, t.pilot_q, self.epsilon, self.delta, alpha)
                 lines.append(f"pilots: the chosen test's frequencies show no leak beyond the claim that up to "
                              f"{2**20} runs could see" if need is None else
@@ -391,7 +590,13 @@ class AgentAudit:
         if self.detectable <= self.epsilon:
             lines.append(f"warning: the claim {self.epsilon:g} is above what this audit can detect: "
                          f"--draws {draws_for(self.epsilon, self.delta, alpha)} could")
-        return [*lines, f"verdict: {verdict}", self.ledger_status]
+        return lines
+
+    def lines(self) -> list[str]:
+        """The audit's report, one statement a line: the claim, the contract stage, the empirical stage, the
+        verdict, and the agent's own ledger."""
+        head = f"agent {self.agent}: claims {self.model} (epsilon={self.epsilon:g}, delta={self.delta:g})"
+        return [head, *self.contract_lines(), *self.empirical_lines(), self.verdict, self.ledger_status]
 
 
 def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs: Mapping[str, Any] | None = None,
@@ -438,6 +643,7 @@ def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs
     watch = check_int("watch", watch, low=1)
     n_draws = check_int("n_draws", n_draws, low=100)
     pilot_draws = check_int("pilot_draws", pilot_draws, low=16)
+    seed = check_int("seed", seed, low=0)
     if agent_is_private(agent) is False:
         raise ValueError(f"agent {agent!r} is non-private: there is no privacy claim to audit")
     kwargs = dict(agent_kwargs or {})
@@ -449,8 +655,10 @@ def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs
     model = probe.privacy.model
     if model == "none":
         raise ValueError(f"agent {agent!r} built with epsilon={epsilon:g} is non-private: nothing to audit")
+    stage = _contract_stage(build, max(max_horizon, 8), seed)
     (feats, rewards), _ = neighbouring_streams(max_horizon)
-    designs = plan_designs(policy_starts(probe, feats, rewards, seed), max_horizon, watch)
+    designs = plan_designs(policy_starts(probe, feats, rewards, seed), max_horizon, watch,
+                           np.random.SeedSequence([seed, 4]))
     if targets is not None:
         designs = [d for d in designs if d.target in set(targets)]
     alpha = (1 - CONFIDENCE) / N_TESTS
@@ -458,7 +666,7 @@ def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs
     if not designs:  # the probe's ledger: the releases of one whole run (at the stream's end, too)
         ledger = probe.ledger.guarantee(delta) if probe.ledger.releases else None
         return AgentAudit(agent, model, epsilon, delta, 0.0, -math.inf, ledger, n_draws, max_horizon, (), (),
-                          detectable)
+                          detectable, *stage)
     spent: list[float | None] = []
 
     def runs(design: Design, n: int, seeds: np.random.SeedSequence) -> list[np.ndarray]:
@@ -487,7 +695,19 @@ def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs
         delta_lower = max(delta_lower, float(bounds[-1]))
     ledger = None if any(s is None for s in spent) else float(max(spent))
     return AgentAudit(agent, model, epsilon, delta, lower, delta_lower, ledger, n_draws,
-                      max(d.horizon for d in designs), tuple(designs), tests, detectable)
+                      max(d.horizon for d in designs), tuple(designs), tests, detectable, *stage)
+
+
+def _contract_stage(build: Callable[[], Any], horizon: int,
+                    seed: int) -> tuple[tuple[ContractFinding, ...], tuple[tuple[int, str], ...], int]:
+    """The contract stage of :func:`audit_agent` on a synthetic stream of ``horizon`` rounds: its findings
+    (:func:`contract_findings`), the users it changed (:func:`contract_targets` of the agent's schedule there,
+    the random one from the seed key (seed, 3)) and ``horizon``."""
+    from ..agents.checks import synthetic_stream
+
+    feats, rewards = synthetic_stream(*CONTRACT_SHAPE, horizon, seed)
+    users = contract_targets(policy_starts(build(), feats, rewards, seed), horizon, np.random.SeedSequence([seed, 3]))
+    return contract_findings(build, tuple(u for u, _ in users), horizon, seed), users, horizon
 
 
 def _with_offset(design: Design, build, pilot_draws: int, seeds: np.random.SeedSequence) -> Design:
