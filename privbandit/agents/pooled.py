@@ -270,8 +270,8 @@ class PooledJDPAgent(PooledEliminationAgent):
     kappa, rho : float
         Factors of the plug-in bias kappa^2 v v^T and of the worst-case bias (rho S)^2 R^2 (1.5, 0.25). Tuned for
         regret, the defaults' widths cover less than 95% of fresh features in some settings; ``rho=1`` bounds the
-        regulariser's bias at its worst case (``scripts/bench_pooled.py`` measures coverage and regret; the agents
-        guide shows both).
+        regulariser's bias at its worst case (the agents guide, ``docs/guide/agents.md``, "Pooled elimination and
+        its widths", shows the measured coverage and regret of both).
     plan_window : int or None
         How many of the latest releases the elimination test and the UCB score use (2; None: every release,
         as the elimination agent does). Each pooled estimate summarises every earlier epoch, so an old

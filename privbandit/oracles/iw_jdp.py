@@ -71,11 +71,11 @@ from ..privacy.calibration import CALIBRATION_METHODS, analytic_noise_multiplier
 from .base import CONSTANTS, EpochFit, Estimate, Oracle, freeze_arrays, read_only, register_oracle, stage_sizes_split
 
 # Defaults of the absolute constants, per regime. "theory" follows the source (see iw_parameters);
-# "practical" was calibrated with scripts/bench_regression.py (coverage >= 95% in every cell).
+# "practical" was calibrated on coverage (>= 95% in every cell; docs/guide/oracles.md, "Measuring them").
 THEORY = dict(c_lambda=8.0, c_gamma=8.0, c_width=10.0)
 PRACTICAL = dict(c_lambda=1.0, c_gamma=2.0, c_width=2.0, n_stages=3)
 # IW-Regression-DP's own practical c_lambda and c_width (the rest as PRACTICAL; spectral-dp and iw-glm-dp keep
-# PRACTICAL), calibrated with scripts/bench_regression.py at d = 10 (every cell covered >= 96%, with a margin).
+# PRACTICAL), calibrated at d = 10 (every cell covered >= 96%, with a margin; docs/guide/oracles.md).
 REGRESSION_PRACTICAL = dict(c_lambda=0.7, c_width=1.5)
 #: The dimension of that calibration. gamma is set from the operator norm of the stage noise (~ sqrt(d) times its
 #: per-entry sd), so the noise along one direction, relative to lambda, grows like 1 / sqrt(d) as d falls: below
@@ -155,8 +155,9 @@ def iw_parameters(n_rounds: int, dim: int, bound: float, multiplier: float, *, c
     with B' = B (linear) or B + 1/mu (GLM, ``sens_scale``). The source leaves C "a large absolute constant";
     c_gamma = 8 is privbandit's reading.
 
-    ``constants="practical"`` (calibrated with scripts/bench_regression.py on the four benchmark families,
-    d = 10, epsilon in {0.1, 1}): K = 3, lambda = c_lambda sqrt(d/T) / mu with c_lambda = 1, and
+    ``constants="practical"`` (calibrated on the four benchmark families, d = 10, epsilon in {0.1, 1}, as the
+    oracles guide's "Measuring them" describes, ``docs/guide/oracles.md``): K = 3,
+    lambda = c_lambda sqrt(d/T) / mu with c_lambda = 1, and
     gamma = c_gamma * multiplier * B' * sqrt(d) / (lambda N) with N = w_fraction T / K the stage size and
     c_gamma = 2, so the SymPriv noise of a stage has operator norm about 2 sqrt(d) * multiplier * 2B/(gamma N)
     = 2 lambda / c_gamma = lambda (H~ is then projected onto the PSD cone, so F_k >= lambda W_k); width
