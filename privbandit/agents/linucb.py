@@ -423,7 +423,7 @@ class LDPUCBAgent(_NoisyGramUCB):
 
     def _absorb_rows(self, x: np.ndarray, y: np.ndarray) -> None:
         x, y = self._bounded(x, y)
-        outputs = self.randomizer.privatize_clipped(x, y, self._fit_rng)      # raw rows stop here
+        outputs = self.randomizer(x, y, self._fit_rng)      # raw rows stop here
         self.ledger.record(self.t, self.t + x.shape[0], self.randomizer.ledger_entry(), kind="local",
                            label="ldp-ucb v v^T")
         self._absorb(outputs)
