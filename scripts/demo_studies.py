@@ -30,6 +30,7 @@ import pandas as pd
 
 from privbandit import infomatrix
 from privbandit.envs import make_family
+from privbandit.linalg import psd_sqrt
 from privbandit.oracles import make_oracle
 
 if TYPE_CHECKING:   # only the annotation: the notebook imports this module as scripts.demo_studies
@@ -393,7 +394,7 @@ def information_matrices(x: np.ndarray, w: np.ndarray | None, gamma: float, lam:
     sigma = infomatrix.second_moment(x, w)
     u = infomatrix.u_star(x, w, lam=lam).matrix
     wm = infomatrix.w_star(x, w, gamma=gamma, lam=lam).matrix
-    return {"Sigma^1/2": infomatrix.psd_sqrt(sigma), "U*^-1": np.linalg.inv(u),
+    return {"Sigma^1/2": psd_sqrt(sigma), "U*^-1": np.linalg.inv(u),
             f"W*^-1 (gamma={gamma:g})": np.linalg.inv(wm)}
 
 

@@ -32,7 +32,7 @@ from typing import ClassVar
 import numpy as np
 
 from .._validation import POSITIVE, UNIT_OPEN, Options, ParameterConstraints
-from ..infomatrix import psd_inv_sqrt
+from ..linalg import psd_inv_sqrt
 from .base import CONSTANTS, EpochFit, Estimate, Oracle, register_oracle
 
 PRACTICAL_WIDTH = 2.0
