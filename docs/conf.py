@@ -85,6 +85,7 @@ PUBLIC_MODULES = [
     ("privbandit.oracles", "Regression oracles"),
     ("privbandit.privacy", "Privacy: specs, mechanisms, ledger, audits"),
     ("privbandit.infomatrix", "Information matrices"),
+    ("privbandit.linalg", "Symmetric and PSD matrices"),
     ("privbandit.sim", "Simulation, sweeps and reports"),
     ("privbandit.sim.audit", "End-to-end privacy audits"),
     ("privbandit.plots", "Plots"),

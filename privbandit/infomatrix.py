@@ -13,6 +13,9 @@ discrete distribution given as atoms and probabilities):
   from there the residual ||F_k - I|| shrinks by a constant factor per step (about 1/2 for U*):
   linear convergence, O(log(1/tol)) further steps.
 
+The general algebra of symmetric and PSD matrices they use (powers, projections, the polar factor sym(A))
+is in :mod:`privbandit.linalg`.
+
 Three statements of the paper fail numerically; this module and its tests use the correct forms
 (measured by ``tests/test_paper_errata.py``):
 
@@ -43,131 +46,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import check_array, check_int, check_positive, check_real, check_weights
-
-EIG_FLOOR = 1e-12
-"""Relative eigenvalue floor used before inverse square roots of possibly noisy matrices."""
-
-
-def symmetrize(a: np.ndarray) -> np.ndarray:
-    """(A + A^T) / 2.
-
-    Parameters
-    ----------
-    a : ndarray
-        A square matrix.
-    """
-    return 0.5 * (a + np.swapaxes(a, -1, -2))
-
-
-def psd_power(a: np.ndarray, power: float, floor: float = EIG_FLOOR) -> np.ndarray:
-    """A^power for a symmetric matrix, with eigenvalues floored at ``floor * max(1, lambda_max)``.
-
-    Noisy (privatized) matrices can lose positive definiteness; flooring keeps inverse square roots
-    finite instead of crashing or returning NaN.
-
-    Parameters
-    ----------
-    a : ndarray
-        A symmetric matrix.
-    power : float
-        The power (-1/2 for an inverse square root).
-    floor : float
-        The relative floor of the eigenvalues.
-    """
-    vals, vecs = np.linalg.eigh(symmetrize(a))
-    top = max(1.0, float(np.max(np.abs(vals)))) if vals.size else 1.0
-    vals = np.maximum(vals, floor * top)
-    return (vecs * vals ** power) @ vecs.T
-
-
-def psd_sqrt(a: np.ndarray, floor: float = 0.0) -> np.ndarray:
-    """Symmetric square root of a PSD matrix (negative eigenvalues floored at 0).
-
-    Parameters
-    ----------
-    a : ndarray
-        A symmetric matrix.
-    floor : float
-        0 sets negative eigenvalues to 0; above 0, the relative floor of :func:`psd_power`.
-    """
-    if floor > 0:
-        return psd_power(a, 0.5, floor)
-    vals, vecs = np.linalg.eigh(symmetrize(a))
-    return (vecs * np.sqrt(np.maximum(vals, 0.0))) @ vecs.T
-
-
-def psd_project(a: np.ndarray) -> np.ndarray:
-    """The nearest PSD matrix in Frobenius norm: the symmetric part with its negative eigenvalues set to 0.
-
-    A privatised average of PSD matrices may be indefinite; projecting it is post-processing, and its
-    operator-norm distance to any PSD target is at most twice that of the input.
-
-    Parameters
-    ----------
-    a : ndarray
-        A square matrix.
-    """
-    vals, vecs = np.linalg.eigh(symmetrize(a))
-    return (vecs * np.maximum(vals, 0.0)) @ vecs.T
-
-
-def symmetric_solution(w: np.ndarray, m: np.ndarray) -> np.ndarray:
-    """The symmetric A closest to solving W A = M: argmin over A = A^T of ||W A - M||_F, for symmetric positive
-    definite W.
-
-    The minimiser solves the Lyapunov equation W^2 A + A W^2 = W M + M^T W; in W's eigenbasis
-    (W = V diag(w) V^T, C = V^T (W M + M^T W) V) it is A = V [C_ij / (w_i^2 + w_j^2)] V^T. If M = W A0 with A0
-    symmetric, it returns A0.
-
-    Why not (W^{-1} M + M^T W^{-1}) / 2. A released M = W A0 + N with i.i.d. noise N (the information-weighted
-    Psi~ of IW-Regression-DP or -LDP) has W^{-1} M = A0 + W^{-1} N, whose noise is small along the directions W
-    weighs up. Its transpose's noise N^T W^{-1} is not: averaging the two moves noise from the directions W
-    weighs down (well observed, large W^{-1}) into those it weighs up. Here the noise of entry (i, j) in W's
-    eigenbasis has variance s^2 / (w_i^2 + w_j^2), at most that of W^{-1} N's entry (i, j), s^2 / w_i^2.
-
-    Parameters
-    ----------
-    w : ndarray (d, d)
-        Symmetric positive definite.
-    m : ndarray (d, d)
-
-    Returns
-    -------
-    ndarray (d, d), symmetric
-
-    References
-    ----------
-    Source paper, `alg:JDP-linear-regression` and `alg:LDP-linear-regression` (the released Psi~ = W Psi + noise).
-    """
-    vals, vecs = np.linalg.eigh(symmetrize(w))
-    c = vecs.T @ (w @ m + m.T @ w) @ vecs
-    sq = vals * vals
-    return symmetrize(vecs @ (c / (sq[:, None] + sq[None, :])) @ vecs.T)
-
-
-def psd_inv_sqrt(a: np.ndarray, floor: float = EIG_FLOOR) -> np.ndarray:
-    """A^{-1/2} with floored eigenvalues (never NaN, never a crash on a noisy indefinite matrix).
-
-    Parameters
-    ----------
-    a : ndarray
-        A symmetric matrix.
-    floor : float
-        The relative floor of the eigenvalues.
-    """
-    return psd_power(a, -0.5, floor)
-
-
-def sym(a: np.ndarray) -> np.ndarray:
-    """sym(A) = (A^T A)^{1/2}, the PSD factor of the polar decomposition of A (paper notation).
-
-    Parameters
-    ----------
-    a : ndarray
-        A square matrix.
-    """
-    _, s, vt = np.linalg.svd(a)
-    return (vt.T * s) @ vt
+from .linalg import EIG_FLOOR, polar_psd_factor, psd_inv_sqrt, psd_power, symmetric_part
 
 
 def spectral_update(u: np.ndarray, f: np.ndarray, floor: float = EIG_FLOOR) -> np.ndarray:
@@ -182,7 +61,7 @@ def spectral_update(u: np.ndarray, f: np.ndarray, floor: float = EIG_FLOOR) -> n
     floor : float
         The relative eigenvalue floor of F_k^{-1/2}.
     """
-    return symmetrize(sym(psd_inv_sqrt(f, floor) @ u))
+    return symmetric_part(polar_psd_factor(psd_inv_sqrt(f, floor) @ u))
 
 
 def _check_sample(features: Any, weights: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -214,7 +93,7 @@ def f_ldp(u: np.ndarray, features: np.ndarray, weights: np.ndarray | None = None
     ux = x @ u
     norms = np.linalg.norm(ux, axis=1)
     scale = np.divide(w, norms, out=np.zeros_like(w), where=norms > 0)
-    return symmetrize((ux * scale[:, None]).T @ ux) + lam * u
+    return symmetric_part((ux * scale[:, None]).T @ ux) + lam * u
 
 
 def f_dp(w_mat: np.ndarray, features: np.ndarray, weights: np.ndarray | None = None, *, gamma: float,
@@ -239,7 +118,7 @@ def f_dp(w_mat: np.ndarray, features: np.ndarray, weights: np.ndarray | None = N
     x, w = _check_sample(features, weights)
     wx = x @ w_mat
     scale = w / (1.0 + gamma * np.linalg.norm(wx, axis=1))
-    return symmetrize((wx * scale[:, None]).T @ wx) + lam * w_mat
+    return symmetric_part((wx * scale[:, None]).T @ wx) + lam * w_mat
 
 
 @dataclass(frozen=True)
@@ -382,7 +261,7 @@ def second_moment(features: np.ndarray, weights: np.ndarray | None = None) -> np
         (n,) probabilities of the atoms (default uniform).
     """
     x, w = _check_sample(features, weights)
-    return symmetrize((x * w[:, None]).T @ x)
+    return symmetric_part((x * w[:, None]).T @ x)
 
 
 def price_of_privacy(features: np.ndarray, weights: np.ndarray | None = None, *, epsilon: float,
@@ -454,7 +333,7 @@ def kappa(features: np.ndarray, weights: np.ndarray | None = None, *, c: float =
         upto = np.searchsorted(ns, ns[i], side="right")
         part = (xs[:upto] * ws[:upto, None]).T @ xs[:upto]
         diff = half @ part @ half - target
-        return bool(np.linalg.eigvalsh(symmetrize(diff))[0] >= -1e-10)
+        return bool(np.linalg.eigvalsh(symmetric_part(diff))[0] >= -1e-10)
 
     lo, hi = 0, len(ns) - 1
     if not ok(hi):  # pragma: no cover - the full sum equals Sigma >= c Sigma

@@ -54,7 +54,8 @@ import pandas as pd
 import privbandit  # noqa: F401  (registers the envs)
 from privbandit.agents import agent_is_private, agent_names, make_agent
 from privbandit.sim import run_many
-from privbandit.sim.rates import PAPER_RATES, fit_exponent
+
+from paper_rates import PAPER_RATES, fit_exponent
 
 __all__ = ["BLOCKS", "PAPER_RATES", "fit_exponent", "main"]
 

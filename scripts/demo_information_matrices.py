@@ -38,9 +38,10 @@ import numpy as np  # noqa: E402
 
 from privbandit import plots  # noqa: E402
 from privbandit.envs import make_family  # noqa: E402
-from privbandit.sim.demos import axis_ratio  # noqa: E402
-from privbandit.sim.demos import information_conclusions as conclusions  # noqa: E402
-from privbandit.sim.demos import information_matrices as matrices  # noqa: E402
+
+from demo_studies import axis_ratio  # noqa: E402
+from demo_studies import information_conclusions as conclusions  # noqa: E402
+from demo_studies import information_matrices as matrices  # noqa: E402
 
 FAMILIES = {
     "spiky (condition 10)": dict(name="spiky", condition=10.0),

@@ -33,8 +33,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from privbandit import plots  # noqa: E402
-from privbandit.sim.demos import ols_conclusion as conclusion  # noqa: E402
-from privbandit.sim.demos import ols_study as study  # noqa: E402
+
+from demo_studies import ols_conclusion as conclusion  # noqa: E402
+from demo_studies import ols_study as study  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

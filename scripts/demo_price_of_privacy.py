@@ -15,7 +15,7 @@ It prints the regret table (mean and 95% interval over seeds, on the log scale a
 bands), the joint-DP / non-private ratio (95% percentile bootstrap over paired seeds), the log-log
 slopes of regret against epsilon (bootstrap interval over seeds) beside the slope each agent's
 `tab:comp` bound gives, the regression errors, and closing conclusions computed from those numbers only
-(:mod:`privbandit.sim.demos`), so a run states what it measured, whatever its size. Writes ``price_of_privacy.png``.
+(``scripts/demo_studies.py``), so a run states what it measured, whatever its size. Writes ``price_of_privacy.png``.
 
 Run: ``python scripts/demo_price_of_privacy.py [--horizon 262144] [--seeds 6] [--jobs 2] [--out DIR]``
 (about 3 minutes on 2 cores at the defaults).
@@ -39,7 +39,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from privbandit import plots  # noqa: E402
-from privbandit.sim.demos import (  # noqa: E402,F401
+from privbandit.sim.grid import AgentEntry, Grid  # noqa: E402
+from privbandit.sim.report import final_rows, format_interval, nonnegative_mean_ci  # noqa: E402
+from privbandit.sim.suites import lin_env  # noqa: E402
+from privbandit.sim.sweep import sweep  # noqa: E402
+
+from demo_studies import (  # noqa: E402,F401
     first_epsilon_from_which,
     price_conclusions,
     rate_conclusion,
@@ -48,11 +53,7 @@ from privbandit.sim.demos import (  # noqa: E402,F401
     regret_by_seed,
     slope_conclusion,
 )
-from privbandit.sim.grid import AgentEntry, Grid  # noqa: E402
-from privbandit.sim.rates import PAPER_RATES, fit_exponent  # noqa: E402
-from privbandit.sim.report import final_rows, format_interval, nonnegative_mean_ci  # noqa: E402
-from privbandit.sim.suites import lin_env  # noqa: E402
-from privbandit.sim.sweep import sweep  # noqa: E402
+from paper_rates import PAPER_RATES, fit_exponent  # noqa: E402
 
 JDP, JDP_EPOCH, LDP, REFERENCE, UNIFORM = "elim-jdp-pooled", "elim-jdp-ucb", "elim-ldp-pooled", "elim-ucb", "uniform"
 PRIVATE = (JDP, JDP_EPOCH, LDP)

@@ -96,16 +96,19 @@ class QuarterNoiseIW(IWRegressionDP):
 
 
 def load_script(name: str) -> ModuleType:
-    """``scripts/<name>.py`` as a module; the BLAS thread variables it sets on import are taken back (other
-    tests' processes)."""
-    path = Path(__file__).resolve().parents[1] / "scripts" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"_{name}", path)
+    """``scripts/<name>.py`` as a module, importing its sibling modules (``demo_studies``, ``paper_rates``) as it
+    does when run, from its own folder; the BLAS thread variables it sets on import are taken back (other tests'
+    processes)."""
+    folder = Path(__file__).resolve().parents[1] / "scripts"
+    spec = importlib.util.spec_from_file_location(f"_{name}", folder / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     environ = dict(os.environ)
+    sys.path.insert(0, str(folder))
     try:
         spec.loader.exec_module(module)
     finally:
+        sys.path.remove(str(folder))
         os.environ.clear()
         os.environ.update(environ)
     return module

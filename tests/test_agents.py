@@ -115,7 +115,7 @@ def test_ledger_check_catches_overspending():
 @pytest.mark.parametrize("name", sorted(LDP))
 def test_local_agents_hand_only_randomized_outputs_to_aggregation(name, monkeypatch):
     released = []
-    real_call = LocalRandomizer._privatize     # where every local release is drawn (__call__, privatize_clipped)
+    real_call = LocalRandomizer._privatize     # where every local release is drawn (from __call__)
 
     def spy_call(self, features, rewards, rng=None):
         out = real_call(self, features, rewards, rng)
@@ -342,7 +342,7 @@ def test_theory_mode_elimination_has_the_proofs_per_epoch_confidence():
 
 @pytest.mark.parametrize("name", ["elim-ldp", "elim-ldp-ssp", "elim-jdp"])
 def test_bad_rows_are_caught_at_the_agent_boundary_and_the_fit_sees_the_clipped_row(name, monkeypatch):
-    """The epoch fits skip the row checks (privatize_clipped, _add_clipped), so update must still refuse
+    """The epoch fits skip the row checks (_add_clipped), so update must still refuse
     NaN and wrong shapes, clip a row above B and a reward outside [-1, 1] with one ClippingWarning each, and
     hand a local statistic exactly the clipped row."""
     import warnings

@@ -1,36 +1,25 @@
 """The teaching demos print conclusions that follow from the numbers they print.
 
 Each demo's closing sentences come from a function of its measured table (``price_conclusions``,
-``rate_conclusion``, ``conclusion(s)``); these tests feed those functions small hand-made tables, including
-ones where a hard-coded sentence would be false (a JDP / non-private regret ratio of 3.53 at epsilon = 1
-beside "near 1 from epsilon ~ 1 on"; a local-DP slope of -0.30 beside "1/epsilon"), and run the
+``rate_conclusion``, ``conclusion(s)``, in ``scripts/demo_studies.py``); these tests feed those functions small
+hand-made tables, including ones where a hard-coded sentence would be false (a JDP / non-private regret ratio of
+3.53 at epsilon = 1 beside "near 1 from epsilon ~ 1 on"; a local-DP slope of -0.30 beside "1/epsilon"), and run the
 price-of-privacy demo once at a tiny size.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import load_script
 
-SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
-
-
-def load(name: str):
-    spec = importlib.util.spec_from_file_location(f"_demo_{name}", SCRIPTS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-pop = load("demo_price_of_privacy")
-ols = load("demo_ols_failure")
-infm = load("demo_information_matrices")
+pop = load_script("demo_price_of_privacy")
+ols = load_script("demo_ols_failure")
+infm = load_script("demo_information_matrices")
+studies = load_script("demo_studies")
+rates = load_script("paper_rates")
 
 EPS = (0.3, 1.0, 3.0, 10.0, 30.0)
 
@@ -82,9 +71,7 @@ def test_price_of_privacy_conclusions_state_what_was_measured():
 
 
 def test_rate_conclusion_puts_the_measured_slope_beside_the_papers():
-    from privbandit.sim.demos import rate_conclusion
-    from privbandit.sim.rates import PAPER_RATES
-
+    rate_conclusion, PAPER_RATES = studies.rate_conclusion, rates.PAPER_RATES
     ldp, jdp = PAPER_RATES["elim-ldp-pooled"], PAPER_RATES["elim-jdp-pooled"]
     flat = rate_conclusion("elim-ldp-pooled", (-0.30, -0.40, -0.20), ldp, ceiling=(0.3, 0.97))
     assert "slope -0.30 [95% -0.40, -0.20]" in flat and "sqrt(d^5 T)/eps (`thm:regret-upper-LDP`) gives -1" in flat
@@ -103,8 +90,7 @@ def test_rate_conclusion_puts_the_measured_slope_beside_the_papers():
 def test_regret_by_seed_and_the_paired_ratio_follow_the_table():
     import pandas as pd
 
-    from privbandit.sim.demos import ratio_of_means, regret_by_seed
-
+    ratio_of_means, regret_by_seed = studies.ratio_of_means, studies.regret_by_seed
     final = pd.DataFrame([dict(agent="a", epsilon=e, seed=s, cum_regret=10.0 * (s + 1) / e)
                           for e in (1.0, 10.0) for s in range(3)]
                          + [dict(agent="ref", epsilon=np.inf, seed=s, cum_regret=s + 1.0) for s in range(3)])
@@ -164,8 +150,7 @@ def test_price_of_privacy_demo_prints_conclusions_from_its_table(tmp_path, capsy
 
 
 def test_epsilon_slope_and_its_sentence_follow_the_numbers():
-    from privbandit.sim.demos import epsilon_slope, slope_conclusion
-
+    epsilon_slope, slope_conclusion = studies.epsilon_slope, studies.slope_conclusion
     eps = np.array([0.3, 1.0, 3.0, 10.0])
     assert epsilon_slope(eps, 5.0 / eps) == pytest.approx(-1.0)
     assert epsilon_slope(eps, np.full(4, 7.0)) == pytest.approx(0.0, abs=1e-12)

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from privbandit import infomatrix as im
+from privbandit import linalg as la
 
 D = 4
 KINDS = ("random", "ill-gaussian", "spiky")
@@ -42,7 +43,7 @@ def make_distribution(kind: str, seed: int, d: int = D) -> tuple[np.ndarray, np.
 
 def loewner_leq(a: np.ndarray, b: np.ndarray, rtol: float = 1e-8) -> bool:
     """a <= b in the PSD order, up to rtol * ||b||."""
-    return bool(np.linalg.eigvalsh(im.symmetrize(b - a))[0] >= -rtol * max(1.0, np.linalg.norm(b, 2)))
+    return bool(np.linalg.eigvalsh(la.symmetric_part(b - a))[0] >= -rtol * max(1.0, np.linalg.norm(b, 2)))
 
 
 def opnorm(a: np.ndarray) -> float:
@@ -75,20 +76,47 @@ def test_f_ldp_and_f_dp_match_a_per_atom_loop():
 def test_matrix_helpers():
     rng = np.random.default_rng(1)
     a = rng.standard_normal((D, D))
-    s = im.sym(a)
+    s = la.polar_psd_factor(a)
     np.testing.assert_allclose(s @ s, a.T @ a, atol=1e-12)
     assert np.linalg.eigvalsh(s)[0] >= -1e-12
     p = a @ a.T + np.eye(D)
-    r = im.psd_inv_sqrt(p)
+    r = la.psd_inv_sqrt(p)
     np.testing.assert_allclose(r @ p @ r, np.eye(D), atol=1e-12)
     noisy = p - 3 * np.linalg.eigvalsh(p)[-1] * np.outer(np.eye(D)[0], np.eye(D)[0])  # indefinite
-    assert np.all(np.isfinite(im.psd_inv_sqrt(noisy)))
+    assert np.all(np.isfinite(la.psd_inv_sqrt(noisy)))
     # U_{k+1}^2 = U_k F_k^{-1} U_k (eqn:U-spectral-exact).
-    u = im.psd_sqrt(p)
+    u = la.psd_sqrt(p)
     f = rng.standard_normal((D, D))
     f = f @ f.T + 0.5 * np.eye(D)
     nxt = im.spectral_update(u, f)
     np.testing.assert_allclose(nxt @ nxt, u @ np.linalg.inv(f) @ u, rtol=1e-10, atol=1e-12)
+
+
+def test_the_symmetric_part_and_the_polar_factor_agree_only_on_psd_matrices():
+    """symmetric_part is (A + A^T) / 2, polar_psd_factor (A^T A)^{1/2} (the paper's sym): equal on a PSD matrix,
+    different on a symmetric indefinite one (the polar factor is |A|) and on an asymmetric one."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((D, D))
+    np.testing.assert_array_equal(la.symmetric_part(a), 0.5 * (a + a.T))
+    psd = a @ a.T
+    np.testing.assert_allclose(la.polar_psd_factor(psd), la.symmetric_part(psd), rtol=1e-10, atol=1e-10)
+    indefinite = a + a.T
+    vals, vecs = np.linalg.eigh(indefinite)
+    np.testing.assert_allclose(la.polar_psd_factor(indefinite), (vecs * np.abs(vals)) @ vecs.T, atol=1e-10)
+    assert np.linalg.norm(la.polar_psd_factor(indefinite) - la.symmetric_part(indefinite)) > 1.0
+    assert np.linalg.norm(la.polar_psd_factor(a) - la.symmetric_part(a)) > 1.0
+
+
+def test_solve_regularized_is_the_ridge_solve_and_stays_finite_on_a_singular_system():
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((50, D))
+    v = x.T @ rng.standard_normal(50)
+    np.testing.assert_allclose(la.solve_regularized(x.T @ x, v, 0.3), np.linalg.solve(x.T @ x + 0.3 * np.eye(D), v),
+                               rtol=1e-12)
+    singular = -0.3 * np.eye(D)                        # mat + lam I = 0: least squares, the zero vector
+    out = la.solve_regularized(singular, v, 0.3)
+    assert np.all(np.isfinite(out))
+    np.testing.assert_allclose(out, np.zeros(D), atol=1e-12)
 
 
 def test_psd_project_is_the_nearest_psd_matrix_and_the_one_both_iw_families_use():
@@ -96,18 +124,18 @@ def test_psd_project_is_the_nearest_psd_matrix_and_the_one_both_iw_families_use(
 
     rng = np.random.default_rng(2)
     a = rng.standard_normal((D, D))
-    vals, vecs = np.linalg.eigh(im.symmetrize(a))
-    proj = im.psd_project(a)
+    vals, vecs = np.linalg.eigh(la.symmetric_part(a))
+    proj = la.psd_project(a)
     np.testing.assert_allclose(proj, (vecs * np.maximum(vals, 0.0)) @ vecs.T, atol=1e-12)
     assert np.linalg.eigvalsh(proj)[0] >= -1e-12 and vals[0] < 0          # a was indefinite; the projection is not
-    np.testing.assert_allclose(im.psd_project(proj), proj, atol=1e-12)     # PSD matrices stay where they are
+    np.testing.assert_allclose(la.psd_project(proj), proj, atol=1e-12)     # PSD matrices stay where they are
     # nearest in Frobenius norm: no random PSD matrix is closer to sym(a)
     for _ in range(20):
         b = rng.standard_normal((D, D))
         b = b @ b.T
-        assert np.linalg.norm(im.symmetrize(a) - b) >= np.linalg.norm(im.symmetrize(a) - proj) - 1e-12
+        assert np.linalg.norm(la.symmetric_part(a) - b) >= np.linalg.norm(la.symmetric_part(a) - proj) - 1e-12
     # one function for both families: the JDP H stages and the LDP / SSP-local Gram projections
-    assert iw_jdp.psd_project is iw_ldp.psd_project is ssp_local.psd_project is im.psd_project
+    assert iw_jdp.psd_project is iw_ldp.psd_project is ssp_local.psd_project is la.psd_project
     assert not hasattr(iw_ldp, "psd_part")
 
 
@@ -154,7 +182,7 @@ def test_approximate_solutions_are_within_a_factor_two(kind, seed):
         for _ in range(20):
             e = rng.standard_normal((D, D)) * 0.3
             g = np.eye(D) + (e + e.T) / 2
-            cands.append(im.symmetrize(im.psd_sqrt(g @ g) @ star @ im.psd_sqrt(g @ g)))
+            cands.append(la.symmetric_part(la.psd_sqrt(g @ g) @ star @ la.psd_sqrt(g @ g)))
         for v in cands:
             vals = np.linalg.eigvalsh(fun(v))
             if vals[0] >= 0.5 and vals[-1] <= 2.0:
@@ -252,11 +280,11 @@ def test_w_star_tends_to_inverse_sqrt_covariance():
     x, w = make_distribution("ill-gaussian", 1)
     sigma = im.second_moment(x, w)
     assert np.linalg.eigvalsh(sigma)[0] > 1e-6
-    target = im.psd_power(sigma, -0.5)
+    target = la.psd_power(sigma, -0.5)
     errs = []
     for t in (1e-1, 1e-3, 1e-5, 1e-7):
         ws = im.w_star(x, w, gamma=t, lam=t, tol=1e-11).matrix
-        errs.append(opnorm(im.psd_sqrt(sigma) @ ws - np.eye(D)))
+        errs.append(opnorm(la.psd_sqrt(sigma) @ ws - np.eye(D)))
     assert all(b < a for a, b in zip(errs, errs[1:]))
     assert errs[-1] < 1e-2
     ws = im.w_star(x, w, gamma=1e-9, lam=1e-9, tol=1e-11).matrix
@@ -333,8 +361,8 @@ def test_light_tail_bounds_of_lem_kappa_p(kind, seed):
         reg = sigma + lam ** 2 * np.eye(D)
         for gamma in (0.0, 0.1, 3.0):
             ws = im.w_star(x, w, gamma=gamma, lam=lam).matrix
-            assert opnorm(im.psd_sqrt(reg) @ ws) <= (math.sqrt(2) + 2 * gamma * kap) * (1 + 1e-9)
-            assert opnorm(im.psd_sqrt(sigma) @ ws) <= (2 + 2 * gamma * kap) * (1 + 1e-9)
+            assert opnorm(la.psd_sqrt(reg) @ ws) <= (math.sqrt(2) + 2 * gamma * kap) * (1 + 1e-9)
+            assert opnorm(la.psd_sqrt(sigma) @ ws) <= (2 + 2 * gamma * kap) * (1 + 1e-9)
         us = im.u_star(x, w, lam=lam).matrix
         inv = np.linalg.inv(reg)
         assert loewner_leq(inv / 4, us @ us)
@@ -361,20 +389,20 @@ def test_the_symmetric_solution_recovers_a_symmetric_a_exactly():
     rng = np.random.default_rng(0)
     g = rng.standard_normal((5, 5))
     w, a0 = g @ g.T + 0.1 * np.eye(5), np.cov(rng.standard_normal((5, 30)))
-    np.testing.assert_allclose(im.symmetric_solution(w, w @ a0), a0, atol=1e-10)
+    np.testing.assert_allclose(la.symmetric_solution(w, w @ a0), a0, atol=1e-10)
 
 
 def test_the_symmetric_solution_minimises_the_residual_over_symmetric_matrices():
     rng = np.random.default_rng(1)
     g = rng.standard_normal((4, 4))
     w, m = g @ g.T + np.eye(4), rng.standard_normal((4, 4))
-    a = im.symmetric_solution(w, m)
+    a = la.symmetric_solution(w, m)
     best = np.linalg.norm(w @ a - m)
     assert np.array_equal(a, a.T)
     for _ in range(50):                                       # every symmetric perturbation does worse
         s = rng.standard_normal((4, 4))
         assert np.linalg.norm(w @ (a + 1e-3 * (s + s.T)) - m) > best
-    plain = im.symmetrize(np.linalg.solve(w, m))                # (W^-1 M + M^T W^-1) / 2, symmetric but not the argmin
+    plain = la.symmetric_part(np.linalg.solve(w, m))    # (W^-1 M + M^T W^-1) / 2, symmetric but not the argmin
     assert np.linalg.norm(w @ plain - m) > best
 
 
@@ -384,8 +412,8 @@ def test_the_symmetric_solution_keeps_the_noise_of_a_weighted_up_direction_small
     rng = np.random.default_rng(2)
     w, a0, theta, s = np.diag([0.5, 1.0, 40.0]), np.diag([1.0, 0.5, 1e-3]), np.array([0.6, 0.6, 0.5]), 1.0
     noise = s * rng.standard_normal((4000, 3, 3))
-    ours = np.array([im.symmetric_solution(w, w @ a0 + n) @ theta for n in noise])[:, 2]
-    plain = np.array([im.symmetrize(np.linalg.solve(w, w @ a0 + n)) @ theta for n in noise])[:, 2]
+    ours = np.array([la.symmetric_solution(w, w @ a0 + n) @ theta for n in noise])[:, 2]
+    plain = np.array([la.symmetric_part(np.linalg.solve(w, w @ a0 + n)) @ theta for n in noise])[:, 2]
     model_sd = s * np.linalg.norm(theta) / 40.0
     assert np.std(ours) < 1.1 * model_sd
     assert np.std(plain) > 5 * model_sd

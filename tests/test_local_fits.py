@@ -87,7 +87,7 @@ def test_summing_fits_add_in_place_with_the_same_sums():
         fit.add(x[t], float(y[t]))
         g = np.random.default_rng(0)
         g.bit_generator.state = before
-        expected = expected + fit._randomizer_.privatize_clipped(x[t][None].copy(), y[t:t + 1], g)[0]
+        expected = expected + fit._randomizer_(x[t][None].copy(), y[t:t + 1], g)[0]
     assert fit._sum is buffer and fit._sum.tobytes() == expected.tobytes()
 
 

@@ -10,7 +10,8 @@ import pytest
 from privbandit.agents import check_agent, make_agent
 from privbandit.agents.checks import check_ledger_within_budget, play_batch, synthetic_stream
 from privbandit.agents.pooled import POOLED_JDP_GROWTH, PooledJDPAgent, PooledStatistics, pooled_estimate
-from privbandit.infomatrix import psd_project, psd_sqrt, spectral_update, symmetrize
+from privbandit.infomatrix import spectral_update
+from privbandit.linalg import psd_project, psd_sqrt, symmetric_part
 from privbandit.oracles import make_oracle
 from privbandit.oracles.iw_jdp import IWRelease
 from privbandit.privacy.replay import ReleaseTape
@@ -63,7 +64,7 @@ def _replay_w(w0, h_outputs, lam):
     w = w0
     for h in h_outputs:
         half = psd_sqrt(w)
-        w = spectral_update(w, symmetrize(half @ psd_project(h) @ half + lam * w))
+        w = spectral_update(w, symmetric_part(half @ psd_project(h) @ half + lam * w))
     return w
 
 
@@ -138,7 +139,7 @@ def test_pooling_keeps_a_well_observed_rows_noise_out_of_a_weighted_up_direction
     stats, _ = _pool(_release(w @ a0 + noise, w, np.ones(2)))
     expected = 0.5 * c / (0.25 + 1600.0)
     np.testing.assert_allclose(stats.gram / 100, [[1.0, expected], [expected, 0.5]], rtol=1e-9, atol=1e-15)
-    assert symmetrize(np.linalg.solve(w, w @ a0 + noise))[1, 0] == pytest.approx(c / (2 * 0.5))   # the old way
+    assert symmetric_part(np.linalg.solve(w, w @ a0 + noise))[1, 0] == pytest.approx(c / (2 * 0.5))   # the old way
 
 
 # -- the agent --------------------------------------------------------------------------------------------------

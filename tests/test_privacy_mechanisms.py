@@ -264,28 +264,39 @@ def test_project_rows_shortcut_returns_what_the_projection_returns():
                 assert out is stats, "rows clearly inside must take the shortcut"
 
 
-def test_privatize_clipped_draws_what_the_checked_call_draws():
-    """The fit's entry point: same outputs and generator state as __call__ on clipped rows, including rows
-    above a smaller feature bound (still clipped, with the warning)."""
+def test_the_randomizer_hands_its_statistic_clipped_rows_and_adds_the_channels_noise():
+    """The statistic sees features clipped to the feature bound and rewards to [-1, 1] (rows inside as they are,
+    one ClippingWarning per clip), and each output is that statistic plus N(0, sigma^2) per entry."""
+    seen = []
+
     def stat(f, r):
+        seen.append((f.copy(), r.copy()))
         return f * r[:, None]
 
     rand = LocalRandomizer.gaussian(stat, 0.8, 1.0, 1e-5, feature_bound=0.8)
+    sigma = rand.channel.sigma
     rng = np.random.default_rng(6)
     x = rng.uniform(-1, 1, (40, 4))
     x /= np.linalg.norm(x, axis=1, keepdims=True) * rng.uniform(1.0, 1.5, (40, 1))   # norms in (0.67, 1]
     y = rng.uniform(-1, 1, 40)
-    inside = x[np.linalg.norm(x, axis=1) <= 0.79]
-    g1, g2 = np.random.default_rng(1), np.random.default_rng(1)
-    y_in = y[:len(inside)]
-    np.testing.assert_array_equal(rand.privatize_clipped(inside, y_in, g1), rand(inside, y_in, g2))
-    with pytest.warns(ClippingWarning):
-        a = rand.privatize_clipped(x, y, g1)
-    with pytest.warns(ClippingWarning):
-        b = rand(x, y, g2)
-    np.testing.assert_array_equal(a, b)
-    assert g1.random() == g2.random()
-
+    y[0] = 1.5
+    with pytest.warns(ClippingWarning) as caught:
+        rand(x, y, 0)
+    assert {str(w.message).split()[1] for w in caught} >= {"feature", "reward(s)"}
+    f, r = seen[-1]
+    norms = np.linalg.norm(x, axis=1)
+    np.testing.assert_allclose(np.linalg.norm(f, axis=1), np.minimum(norms, 0.8), rtol=1e-12)
+    np.testing.assert_array_equal(f[norms <= 0.79], x[norms <= 0.79])
+    np.testing.assert_array_equal(r, np.clip(y, -1.0, 1.0))
+    # The law of the outputs: one row repeated n times, inside both balls, so the noise is all that varies.
+    n = 40000
+    row, reward = np.array([0.3, -0.2, 0.1, 0.4]), 0.5
+    out = rand(np.tile(row, (n, 1)), np.full(n, reward), 7)
+    noise = out - row * reward
+    np.testing.assert_array_less(np.abs(noise.mean(axis=0)), Z * sigma / math.sqrt(n))
+    np.testing.assert_array_less(np.abs(noise.var(axis=0) - sigma ** 2), Z * math.sqrt(2 / n) * sigma ** 2)
+    inside = x[norms <= 0.79]
+    np.testing.assert_array_equal(rand(inside, y[1:len(inside) + 1], 3), rand(inside, y[1:len(inside) + 1], 3))
 
 
 def test_symmetric_gaussian_refuses_asymmetric_input():
@@ -299,67 +310,66 @@ def test_symmetric_gaussian_refuses_asymmetric_input():
     np.testing.assert_array_equal(out, out.T)
 
 
-def test_symmetric_noise_is_the_triu_construction_bit_for_bit():
-    """The cached masks give exactly np.triu(z) + np.triu(z, 1)^T of the same draws (signs of zeros too)."""
+def test_symmetric_noise_has_its_shape_is_exactly_symmetric_and_follows_its_seed():
+    """SymPriv's noise for a batch of any size: the requested shape, Z = Z^T exactly, the same draws for the same
+    seed, other draws for another seed and for each matrix of a batch; a non-square shape is refused."""
     mech = SymmetricGaussianMechanism(sensitivity=1.0, sigma=1.3)
     for shape in [(3, 3), (2, 5, 5), (4, 1, 1), (0, 3, 3), (7, 10, 10)]:
         out = mech.noise(shape, np.random.default_rng(1))
-        z = 1.3 * np.random.default_rng(1).standard_normal(shape)
-        expect = np.triu(z) + np.swapaxes(np.triu(z, 1), -1, -2)
-        np.testing.assert_array_equal(out, expect)
-        assert np.array_equal(np.signbit(out), np.signbit(expect))
-
-
-def _through_release(channel):
-    """The same channel behind a subclass whose ``release`` is not the library's, so a randomizer calls
-    ``release`` (the general path) instead of adding the noise directly."""
-    base = type(channel)
-
-    class Routed(base):
-        def release(self, values, rng=None):
-            return base.release(self, values, rng)
-
-    return Routed(**{f: getattr(channel, f) for f in channel.__dataclass_fields__})
+        assert out.shape == shape
+        np.testing.assert_array_equal(out, np.swapaxes(out, -1, -2))
+        np.testing.assert_array_equal(out, mech.noise(shape, np.random.default_rng(1)))
+        if out.size:
+            assert not np.array_equal(out, mech.noise(shape, np.random.default_rng(2)))
+        if len(shape) == 3 and shape[0] > 1:
+            assert not np.array_equal(out[0], out[1])
+    with pytest.raises(ValueError):
+        mech.noise((2, 3), 0)
 
 
 @pytest.mark.parametrize("kind", ["gaussian", "symmetric", "laplace"])
-def test_direct_noise_equals_the_release_path_bit_for_bit(kind):
-    """Rows clearly inside the ball take the channel's noise without ``release``'s re-checks: the same values
-    and the same generator state after as ``release`` (after the finiteness check and the projection), on
-    random rows of 1 to 40 users, inside, near and beyond the radius (projected, with the warning)."""
+def test_the_randomizer_releases_the_projected_statistic_with_the_channels_noise(kind):
+    """Rows whose statistic lies inside, on and beyond the radius: the statistic is projected onto the ball (with
+    the warning beyond it) and the output is that projection plus the channel's noise (mean 0; variance sigma^2,
+    or 2 b^2 for Laplace; SymPriv symmetric)."""
+    n = 20000
     if kind == "symmetric":
-        channel, radius = SymmetricGaussianMechanism(sensitivity=2.0, sigma=0.7), 1.0
+        channel = SymmetricGaussianMechanism(sensitivity=2.0, sigma=0.7)
         stat = lambda f, r: f[:, :, None] * f[:, None, :] * r[:, None, None]     # noqa: E731
+        var = 0.7 ** 2
     elif kind == "laplace":
-        channel, radius = LaplaceMechanism(sensitivity=2.0, scale=1.3), 1.0
+        channel = LaplaceMechanism(sensitivity=2.0, scale=1.3)
         stat = lambda f, r: f * r[:, None] / math.sqrt(f.shape[1])               # noqa: E731
+        var = 2 * 1.3 ** 2
     else:
-        channel, radius = GaussianMechanism(sensitivity=2.0, sigma=0.7), 1.0
+        channel = GaussianMechanism(sensitivity=2.0, sigma=0.7)
         stat = lambda f, r: f * r[:, None]                                        # noqa: E731
-    fast, slow = LocalRandomizer(stat, radius, channel), LocalRandomizer(stat, radius, _through_release(channel))
-    rng = np.random.default_rng(11)
-    took_fast = 0
-    for trial in range(60):
-        m, d = int(rng.integers(1, 41)), int(rng.integers(1, 6))
-        x = rng.standard_normal((m, d))
-        x /= np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1.0)
-        y = rng.uniform(-1.0, 1.0, m)
-        if trial % 3 == 2:
-            y[0] = 1.0                       # a row near or on the boundary (the projection may fire)
-            x[0] /= np.linalg.norm(x[0])
-        g1, g2 = np.random.default_rng(trial), np.random.default_rng(trial)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ClippingWarning)
-            a, b = fast.privatize_clipped(x, y, g1), slow.privatize_clipped(x, y, g2)
-        np.testing.assert_array_equal(a, b)
-        assert np.array_equal(np.signbit(a), np.signbit(b))
-        assert g1.bit_generator.state == g2.bit_generator.state
-        took_fast += clearly_inside(np.asarray(stat(x, y)), radius, fast._ord)
-    assert 0 < took_fast < 60, "both paths must be exercised"
+        var = 0.7 ** 2
+    rand = LocalRandomizer(stat, 0.5, channel, feature_bound=1.0)
+    unit = np.asarray(stat(np.array([[0.6, 0.8]]), np.ones(1)), dtype=float)[0]
+    unit_size = np.abs(unit).sum() if kind == "laplace" else np.linalg.norm(unit)      # ~1, beyond the radius
+    for size in (0.4, 0.5, unit_size):                 # the statistic inside, at and beyond the radius 0.5
+        x, y = np.tile([0.6, 0.8], (n, 1)), np.full(n, size / unit_size)
+        target = unit * (size / unit_size)
+        if size > 0.5:
+            with pytest.warns(ClippingWarning, match="projected"):
+                out = rand(x, y, 5)
+            target = target * 0.5 / size
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error" if size < 0.5 else "ignore", ClippingWarning)   # at 0.5: rounding
+                out = rand(x, y, 5)
+        noise = (out - target).reshape(n, -1)
+        if kind == "symmetric":
+            np.testing.assert_array_equal(out, np.swapaxes(out, -1, -2))
+        np.testing.assert_array_less(np.abs(noise.mean(axis=0)), Z * math.sqrt(var / n))
+        # Var of a sample variance: (m4 - sigma^4) / n, m4 = 3 sigma^4 (Gaussian) or 6 b^4 = 1.5 var^2 (Laplace)
+        kurt = 5.0 if kind == "laplace" else 2.0
+        np.testing.assert_array_less(np.abs(noise.var(axis=0) - var), Z * math.sqrt(kurt / n) * var)
 
 
-def test_direct_noise_keeps_the_errors():
-    """The direct path refuses what release refuses: NaN statistics, asymmetric matrices for SymPriv."""
+def test_the_randomizer_refuses_nan_statistics_and_asymmetric_matrices():
+    """A statistic that returns NaN on clipped rows, or an asymmetric matrix for SymPriv, is refused."""
     gauss = LocalRandomizer(lambda f, r: f * np.nan, 1.0, GaussianMechanism(sensitivity=2.0, sigma=1.0))
     with pytest.raises(ValueError, match="NaN or inf"):
         gauss(np.ones((1, 2)) * 0.1, np.zeros(1), 0)
@@ -392,25 +402,23 @@ def test_symmetry_gap_check_is_the_scaled_tolerance():
                 mech.release(m, rng=0)
 
 
-def test_the_noise_in_place_is_the_formula_it_replaces():
-    """GaussianMechanism and SymPriv's ``_add_noise`` (and ``noise``) give what the expressions they replace
-    give, bit for bit, with the same draws: values + sigma z; 0.5 (M + M^T) + triu(z) + triu(z, 1)^T."""
+def test_release_adds_to_the_input_the_noise_its_generator_draws():
+    """release(values, rng) = values + noise drawn from rng: Gaussian values + sigma z, SymPriv
+    0.5 (M + M^T) + noise(shape) with the same seed (up to rounding), leaving the generator where the draw does."""
     rng = np.random.default_rng(3)
     gauss, sym = GaussianMechanism(2.0, 1.7), SymmetricGaussianMechanism(2.0, 1.3)
     for shape in [(5,), (3, 4), (1, 6, 6), (4, 4), (2, 3, 3, 3), (0, 2, 2)]:
         values = rng.normal(size=shape)
         g1, g2 = np.random.default_rng(1), np.random.default_rng(1)
-        assert gauss._add_noise(values, g1).tobytes() == (values + 1.7 * g2.standard_normal(shape)).tobytes()
+        np.testing.assert_allclose(gauss.release(values, g1), values + 1.7 * g2.standard_normal(shape),
+                                   rtol=1e-15, atol=1e-15)
+        assert g1.bit_generator.state == g2.bit_generator.state
         if len(shape) >= 2 and shape[-1] == shape[-2]:
             m = values + np.swapaxes(values, -1, -2) * (1 + 1e-13)
-            m[..., 0, 0] = -0.0
-            noisy = sym._add_noise(m, g1)
-            z = 1.3 * g2.standard_normal(shape)
-            old = 0.5 * (m + np.swapaxes(m, -1, -2)) + (np.triu(z) + np.swapaxes(np.triu(z, 1), -1, -2))
-            assert noisy.tobytes() == old.tobytes()
-        assert g1.bit_generator.state == g2.bit_generator.state
-    with pytest.raises(ValueError):
-        sym.noise((2, 3), 0)
+            g1, g2 = np.random.default_rng(1), np.random.default_rng(1)
+            expect = 0.5 * (m + np.swapaxes(m, -1, -2)) + sym.noise(shape, g2)
+            np.testing.assert_allclose(sym.release(m, g1), expect, rtol=1e-14, atol=1e-14)
+            assert g1.bit_generator.state == g2.bit_generator.state
 
 
 def test_the_symmetry_gap_is_the_max_of_the_difference():

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from privbandit.infomatrix import psd_sqrt
+from privbandit.linalg import psd_sqrt
 from privbandit.privacy import (
     GaussianMechanism,
     L2BallChannel,

@@ -58,7 +58,7 @@ class Draws:
                 return _orig(mech, values, rng)
 
             monkeypatch.setattr(cls, "release", release)
-        randomize = LocalRandomizer._privatize      # every local draw: __call__ and privatize_clipped
+        randomize = LocalRandomizer._privatize      # every local draw (from __call__)
 
         def call(randomizer, *args, **kwargs):
             self._local += 1

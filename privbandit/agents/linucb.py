@@ -31,7 +31,8 @@ and, for a fixed phi, <phi, theta - theta*> = phi^T G^{-1} (X^T eta + h) - phi^T
 regularised Gram matrix, M = lambda I or the noise plus shift, h the noise of the X^T y block):
 sd = sqrt(R^2 + sd(h)^2 / lambda_min(G)) bounds the standard deviation of the first term in units of
 ||phi||_{G^{-1}}, and bias = S min(sqrt(rho_max), rho_max / sqrt(lambda_min(G))) the second (LinUCB: sd = R,
-bias = sqrt(lambda) S); ``scripts/bench_regression.py --agents`` measures its coverage of fresh arms. The
+bias = sqrt(lambda) S); the agents guide (``docs/guide/agents.md``, "Private LinUCB baselines") says how its
+coverage of fresh arms was measured. The
 privacy mechanisms and the estimate are the same for both radii.
 
 Privacy, stated exactly.
@@ -422,7 +423,7 @@ class LDPUCBAgent(_NoisyGramUCB):
 
     def _absorb_rows(self, x: np.ndarray, y: np.ndarray) -> None:
         x, y = self._bounded(x, y)
-        outputs = self.randomizer.privatize_clipped(x, y, self._fit_rng)      # raw rows stop here
+        outputs = self.randomizer(x, y, self._fit_rng)      # raw rows stop here
         self.ledger.record(self.t, self.t + x.shape[0], self.randomizer.ledger_entry(), kind="local",
                            label="ldp-ucb v v^T")
         self._absorb(outputs)

@@ -9,7 +9,7 @@ oracle released (research note "jdp-cost", section 3):
   them regress instead of 50%;
 - **pooled statistics.** Each epoch's released (W_j, psi~_j, Psi~_j) is mapped back to original coordinates:
   A_j, the noisy weighted Gram, is the symmetric matrix closest to solving W_j A = Psi~_j
-  (:func:`~privbandit.infomatrix.symmetric_solution`), projected onto the PSD cone in the W_j metric, and
+  (:func:`~privbandit.linalg.symmetric_solution`), projected onto the PSD cone in the W_j metric, and
   b_j = W_j^{-1} psi~_j is the noisy weighted X^T y; all epochs are summed with weights n_j (their regression
   users) and solved once with one regulariser:
 
@@ -61,7 +61,7 @@ from .._validation import (
     ParameterConstraints,
     check_parameters,
 )
-from ..infomatrix import psd_project, psd_sqrt, symmetric_solution, symmetrize
+from ..linalg import psd_project, psd_sqrt, symmetric_part, symmetric_solution
 from ..oracles.base import Estimate, Oracle
 from ..oracles.iw_jdp import IWRegressionDP, IWRelease
 from ..oracles.iw_ldp import IWRegressionLDP, LDPRelease
@@ -150,18 +150,18 @@ class PooledStatistics:
     def add(self, release: IWRelease | LDPRelease, norm_bound: float) -> None:
         """Add one epoch's release (nothing when it had no regression users).
 
-        A_j = argmin over symmetric A of ||W A - Psi~||_F (:func:`~privbandit.infomatrix.symmetric_solution`;
+        A_j = argmin over symmetric A of ||W A - Psi~||_F (:func:`~privbandit.linalg.symmetric_solution`;
         the true weighted Gram is symmetric, and this keeps each entry's noise at most that of W^{-1} Psi~),
         then projected onto the PSD cone in the W metric, W^{-1/2} P(W^{1/2} A_j W^{1/2}) W^{-1/2}: the true
         weighted Gram is PSD, so this only moves the noisy one closer (post-processing).
         """
         if release.n == 0 or release.psi is None or release.psi_mat is None:
             return
-        vals, vecs = np.linalg.eigh(symmetrize(release_weighting(release)))
+        vals, vecs = np.linalg.eigh(symmetric_part(release_weighting(release)))
         w_inv = (vecs / vals) @ vecs.T
         w_half, w_inv_half = (vecs * np.sqrt(vals)) @ vecs.T, (vecs / np.sqrt(vals)) @ vecs.T
         raw = symmetric_solution(release_weighting(release), release.psi_mat)
-        a = symmetrize(w_inv_half @ psd_project(w_half @ raw @ w_half) @ w_inv_half)
+        a = symmetric_part(w_inv_half @ psd_project(w_half @ raw @ w_half) @ w_inv_half)
         n = release.n
         self.gram += n * a
         self.shift += n * (a - raw)
@@ -270,8 +270,8 @@ class PooledJDPAgent(PooledEliminationAgent):
     kappa, rho : float
         Factors of the plug-in bias kappa^2 v v^T and of the worst-case bias (rho S)^2 R^2 (1.5, 0.25). Tuned for
         regret, the defaults' widths cover less than 95% of fresh features in some settings; ``rho=1`` bounds the
-        regulariser's bias at its worst case (``scripts/bench_pooled.py`` measures coverage and regret; the agents
-        guide shows both).
+        regulariser's bias at its worst case (the agents guide, ``docs/guide/agents.md``, "Pooled elimination and
+        its widths", shows the measured coverage and regret of both).
     plan_window : int or None
         How many of the latest releases the elimination test and the UCB score use (2; None: every release,
         as the elimination agent does). Each pooled estimate summarises every earlier epoch, so an old
@@ -454,7 +454,7 @@ def pooled_estimate(stats: PooledStatistics, link: Any, *, reg_scale: float, z: 
         return Estimate(np.zeros(d), link, np.eye(d), 1.0 / link.mu, info=dict(info, fallback="no regression rows"),
                         release=release)
     reg = reg_scale * stats.reg
-    h = symmetrize(stats.gram + reg)
+    h = symmetric_part(stats.gram + reg)
     h_inv = np.linalg.inv(h)
     theta = h_inv @ stats.xty
     cov = stats.sampling + stats.noise

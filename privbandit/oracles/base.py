@@ -336,7 +336,7 @@ class LocalEpochFit(EpochFit):
 
     def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
         randomizer = self._randomizer(stage)
-        outputs = randomizer.privatize_clipped(x, y, self.rng)     # the fit's rows are checked and clipped
+        outputs = randomizer(x, y, self.rng)
         cached = self._entry_cache              # the stage's ledger entry and label, built once per stage
         if cached is None or cached[0] != stage or cached[1] is not randomizer:
             cached = self._entry_cache = (stage, randomizer, randomizer.ledger_entry(),

@@ -43,7 +43,7 @@ import numpy as np
 from scipy import optimize
 
 from .._validation import check_int
-from ..infomatrix import psd_power, psd_sqrt, symmetrize
+from ..linalg import psd_power, psd_sqrt, symmetric_part
 from ..links import Link
 from ..privacy import GaussianMechanism, SymmetricGaussianMechanism
 from .base import EpochFit, Estimate, register_oracle, stage_sizes_split
@@ -132,9 +132,9 @@ def solve_iw_erm(u: np.ndarray, weights: np.ndarray, y: np.ndarray, link: Link, 
     n = check_int("n", n, low=max(1, y.shape[0]))
     mu, lip = link.mu, link.lipschitz
     r_mat = a_mat - s_emp
-    m_mat = symmetrize(mu * a_mat + (lip - mu) * s_emp)
+    m_mat = symmetric_part(mu * a_mat + (lip - mu) * s_emp)
     w_inv = psd_power(w_mat, -1.0, floor=0.0)
-    m_theta = symmetrize(w_inv @ m_mat @ w_inv)
+    m_theta = symmetric_part(w_inv @ m_mat @ w_inv)
     evals, q = np.linalg.eigh(m_theta)
     evals = np.maximum(evals, 1e-300)
     target = mu * tol ** 2 / 8.0
@@ -147,7 +147,7 @@ def solve_iw_erm(u: np.ndarray, weights: np.ndarray, y: np.ndarray, link: Link, 
     g = grad(w)
     gap = float(g @ w + np.linalg.norm(w_inv @ g))
     if max_iter is None:
-        kappa = float(np.linalg.eigvalsh(symmetrize(m_mat))[-1] / (mu * np.linalg.eigvalsh(a_mat)[0]))
+        kappa = float(np.linalg.eigvalsh(symmetric_part(m_mat))[-1] / (mu * np.linalg.eigvalsh(a_mat)[0]))
         max_iter = int(min(max(math.ceil(kappa * math.log(max(gap / target, 1.0))) + 2, 2), 100_000))
     it = 0
     while gap > target and it < max_iter:
@@ -213,7 +213,7 @@ class IWGLMDPFit(SpectralStagesFit):
         u = x @ self.w
         wts = iw_weights(u, gamma)
         half = x @ w_half
-        h = symmetrize((half * wts[:, None]).T @ half / n) + lam * np.eye(d)
+        h = symmetric_part((half * wts[:, None]).T @ half / n) + lam * np.eye(d)
         sens_h = 2.0 * self.bound / (gamma * n)
         mech_h = SymmetricGaussianMechanism(sensitivity=sens_h, sigma=mult * sens_h)
         h_noisy = self._release(mech_h, h, start, stop, "H check")
@@ -223,12 +223,12 @@ class IWGLMDPFit(SpectralStagesFit):
         # (multiplier(2)) whatever the check decides, so the ledger, and the guarantee it proves, are the same
         # on every branch (check failed, ERM refused, output drawn below). Hence no _release for w.
         self.ledger.record(start, stop, mech_w.ledger_entry(), label=f"{self.oracle.name} output w")
-        a_mat = symmetrize(w_half @ h_noisy @ w_half)
+        a_mat = symmetric_part(w_half @ h_noisy @ w_half)
         a_min = float(np.linalg.eigvalsh(a_mat)[0])
         if a_min < 0.25:  # H~ >= W^{-1}/4 fails: output theta_hat = 0 (no data-dependent release)
             self._diag = dict(h_check=False, a_min=a_min)
             return
-        s_emp = symmetrize((u * wts[:, None]).T @ u / n)
+        s_emp = symmetric_part((u * wts[:, None]).T @ u / n)
         res = solve_iw_erm(u, wts, y, self.link, a_mat, s_emp, self.w, min(sens_w / 4.0, ERM_TOL), n=n)
         if not res.certified:
             raise RuntimeError("the IW-GLM ERM did not reach its certified accuracy; the output's sensitivity "

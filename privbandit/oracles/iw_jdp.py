@@ -65,17 +65,18 @@ from .._validation import (
     check_int,
     check_weights,
 )
-from ..infomatrix import f_dp, psd_project, psd_sqrt, spectral_update, symmetrize, w_star
+from ..infomatrix import f_dp, spectral_update, w_star
+from ..linalg import psd_project, psd_sqrt, solve_regularized, symmetric_part
 from ..privacy import GaussianMechanism, PrivacySpec, SymmetricGaussianMechanism
 from ..privacy.calibration import CALIBRATION_METHODS, analytic_noise_multiplier, gaussian_sigma
 from .base import CONSTANTS, EpochFit, Estimate, Oracle, freeze_arrays, read_only, register_oracle, stage_sizes_split
 
 # Defaults of the absolute constants, per regime. "theory" follows the source (see iw_parameters);
-# "practical" was calibrated with scripts/bench_regression.py (coverage >= 95% in every cell).
+# "practical" was calibrated on coverage (>= 95% in every cell; docs/guide/oracles.md, "Measuring them").
 THEORY = dict(c_lambda=8.0, c_gamma=8.0, c_width=10.0)
 PRACTICAL = dict(c_lambda=1.0, c_gamma=2.0, c_width=2.0, n_stages=3)
 # IW-Regression-DP's own practical c_lambda and c_width (the rest as PRACTICAL; spectral-dp and iw-glm-dp keep
-# PRACTICAL), calibrated with scripts/bench_regression.py at d = 10 (every cell covered >= 96%, with a margin).
+# PRACTICAL), calibrated at d = 10 (every cell covered >= 96%, with a margin; docs/guide/oracles.md).
 REGRESSION_PRACTICAL = dict(c_lambda=0.7, c_width=1.5)
 #: The dimension of that calibration. gamma is set from the operator norm of the stage noise (~ sqrt(d) times its
 #: per-entry sd), so the noise along one direction, relative to lambda, grows like 1 / sqrt(d) as d falls: below
@@ -155,8 +156,9 @@ def iw_parameters(n_rounds: int, dim: int, bound: float, multiplier: float, *, c
     with B' = B (linear) or B + 1/mu (GLM, ``sens_scale``). The source leaves C "a large absolute constant";
     c_gamma = 8 is privbandit's reading.
 
-    ``constants="practical"`` (calibrated with scripts/bench_regression.py on the four benchmark families,
-    d = 10, epsilon in {0.1, 1}): K = 3, lambda = c_lambda sqrt(d/T) / mu with c_lambda = 1, and
+    ``constants="practical"`` (calibrated on the four benchmark families, d = 10, epsilon in {0.1, 1}, as the
+    oracles guide's "Measuring them" describes, ``docs/guide/oracles.md``): K = 3,
+    lambda = c_lambda sqrt(d/T) / mu with c_lambda = 1, and
     gamma = c_gamma * multiplier * B' * sqrt(d) / (lambda N) with N = w_fraction T / K the stage size and
     c_gamma = 2, so the SymPriv noise of a stage has operator norm about 2 sqrt(d) * multiplier * 2B/(gamma N)
     = 2 lambda / c_gamma = lambda (H~ is then projected onto the PSD cone, so F_k >= lambda W_k); width
@@ -193,7 +195,7 @@ def iw_parameters(n_rounds: int, dim: int, bound: float, multiplier: float, *, c
 
 
 def _op_norm(a: np.ndarray) -> float:
-    return float(np.max(np.abs(np.linalg.eigvalsh(symmetrize(a)))))
+    return float(np.max(np.abs(np.linalg.eigvalsh(symmetric_part(a)))))
 
 
 def iw_weights(wx: np.ndarray, gamma: float) -> np.ndarray:
@@ -286,11 +288,11 @@ class SpectralStagesFit(EpochFit):
         lam, gamma = self.params.lam, self.params.gamma
         sens = 2.0 * self.bound / (gamma * n)
         mech = SymmetricGaussianMechanism(sensitivity=sens, sigma=self._mult_h * sens)
-        h_noisy = self._release(mech, symmetrize(self._h_sum / n), start, stop, f"H stage {stage}")
+        h_noisy = self._release(mech, symmetric_part(self._h_sum / n), start, stop, f"H stage {stage}")
         # H is PSD, so projecting H~ onto the PSD cone (post-processing) only moves it closer; it keeps
         # F_k >= lambda W_k > 0, so a noisy stage can never blow W up through a near-zero eigenvalue.
         h_noisy = psd_project(h_noisy)
-        f = symmetrize(self._w_half @ h_noisy @ self._w_half + lam * self.w)
+        f = symmetric_part(self._w_half @ h_noisy @ self._w_half + lam * self.w)
         vals = np.linalg.eigvalsh(f)
         self.trace.append(dict(stage=stage, f_min=float(vals[0]), f_max=float(vals[-1]), noise_sd=mech.sigma))
         self.w = spectral_update(self.w, f)
@@ -420,18 +422,6 @@ class IWRegressionDPFit(SpectralStagesFit):
         return Estimate(theta, self.link, self.w, p.c_width * p.lam / self.link.mu, info=info, release=release)
 
 
-def solve_regularized(mat: np.ndarray, vec: np.ndarray, lam: float) -> np.ndarray:
-    """(mat + lam I)^{-1} vec; least squares if the noisy system is singular (never NaN)."""
-    a = mat + lam * np.eye(mat.shape[0])
-    try:
-        out = np.linalg.solve(a, vec)
-    except np.linalg.LinAlgError:
-        out = np.linalg.lstsq(a, vec, rcond=None)[0]
-    if not np.all(np.isfinite(out)):
-        out = np.linalg.lstsq(a, vec, rcond=None)[0]
-    return out
-
-
 def check_initial_w(initial_w: Any, dim: int, name: str = "initial_w") -> np.ndarray:
     """A warm start W as a read-only float array (d, d), or a ValueError naming the argument ``name``.
 
@@ -441,10 +431,10 @@ def check_initial_w(initial_w: Any, dim: int, name: str = "initial_w") -> np.nda
     w = check_array(name, initial_w, shape=(dim, dim))
     if not np.allclose(w, w.T, rtol=1e-10, atol=1e-12 * float(np.max(np.abs(w), initial=1.0))):
         raise ValueError(f"{name} must be a symmetric positive definite (d, d) matrix; it is not symmetric")
-    if not float(np.linalg.eigvalsh(symmetrize(w))[0]) > 0:
+    if not float(np.linalg.eigvalsh(symmetric_part(w))[0]) > 0:
         raise ValueError(f"{name} must be a symmetric positive definite (d, d) matrix; its smallest eigenvalue "
                          "is <= 0")
-    return read_only(symmetrize(w))
+    return read_only(symmetric_part(w))
 
 
 @dataclass(frozen=True)

@@ -60,7 +60,8 @@ from .._validation import (
     check_positive,
     check_weights,
 )
-from ..infomatrix import psd_project, psd_sqrt, spectral_update, symmetrize, u_star
+from ..infomatrix import spectral_update, u_star
+from ..linalg import psd_project, psd_sqrt, symmetric_part
 from ..privacy import (
     GaussianMechanism,
     L2BallChannel,
@@ -278,7 +279,7 @@ class SpectralLDPFit(LocalEpochFit):
         if self._h_count > 0:
             h = psd_project(self._h_sum / self._h_count)
             f = self._u_half @ h @ self._u_half + lam_k * self.u
-            vals = np.linalg.eigvalsh(symmetrize(f))
+            vals = np.linalg.eigvalsh(symmetric_part(f))
             self.u = spectral_update(self.u, f)
             vals_u, vecs_u = np.linalg.eigh(self.u)
             self._u_half = (vecs_u * np.sqrt(np.maximum(vals_u, 0.0))) @ vecs_u.T

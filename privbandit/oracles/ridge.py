@@ -13,7 +13,8 @@ beta ||phi||_{V^{-1}} with one of two radii (``constants``, the convention of th
   phi, <phi, theta_hat - theta*> = phi^T V^{-1} X^T eta - lambda phi^T V^{-1} theta* has a noise part of
   standard deviation <= sigma_noise ||phi||_{V^{-1}} (rewards in [-1, 1]: variance <= 1) and a bias
   <= sqrt(lambda) S ||phi||_{V^{-1}}; c_width = 2 (about the two-sided 95% Gaussian quantile) was
-  calibrated with scripts/bench_regression.py (coverage of fresh phi >= 95% in every cell).
+  calibrated on the coverage of fresh phi (>= 95% in every cell; the oracles guide, ``docs/guide/oracles.md``,
+  "Measuring them").
 
 Streams in O(d^2) memory: only X^T X and X^T y are kept.
 
@@ -31,7 +32,7 @@ from typing import ClassVar
 import numpy as np
 
 from .._validation import POSITIVE, UNIT_OPEN, Options, ParameterConstraints
-from ..infomatrix import psd_inv_sqrt
+from ..linalg import psd_inv_sqrt
 from .base import CONSTANTS, EpochFit, Estimate, Oracle, register_oracle
 
 PRACTICAL_WIDTH = 2.0

@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._validation import POSITIVE, UNIT_OPEN, Options, ParameterConstraints
-from ..infomatrix import symmetrize
+from ..linalg import symmetric_part
 from ..links import Link
 from ..privacy import PrivacySpec, SymmetricGaussianMechanism
 from ..privacy.calibration import CALIBRATION_METHODS
@@ -93,7 +93,7 @@ def ssp_estimate(aug_noisy: np.ndarray, noise_sd: float, *, link: Link, lam: flo
     beta = sigma sqrt(2 log(3/conf) + log det(V / (nu + lambda)))
     + (noise_sd (sqrt(d) + sqrt(2 log(3/conf))) + (rho + nu) S) / sqrt(nu + lambda).
     """
-    aug = symmetrize(np.asarray(aug_noisy, dtype=float))
+    aug = symmetric_part(np.asarray(aug_noisy, dtype=float))
     d = aug.shape[0] - 1
     conf3 = confidence / 3.0
     nu = noise_operator_bound(noise_sd, d, conf3) if noise_sd > 0 else 0.0
@@ -131,7 +131,7 @@ class SSPFit(EpochFit):
         sens = math.sqrt(2.0) * (self.bound ** 2 + 1.0)
         mult = release_multiplier(self.oracle.privacy.epsilon, self.oracle.privacy.delta, self.oracle.calibration)
         mech = SymmetricGaussianMechanism(sensitivity=sens, sigma=mult * sens)
-        self._aug = self._release(mech, symmetrize(self._aug), start, stop, "[X y]^T [X y]")
+        self._aug = self._release(mech, symmetric_part(self._aug), start, stop, "[X y]^T [X y]")
         self._noise_sd = mech.sigma
 
     def _estimate(self) -> Estimate:

@@ -28,7 +28,7 @@ from typing import ClassVar
 import numpy as np
 
 from .._validation import POSITIVE, UNIT_OPEN, Boolean, ParameterConstraints
-from ..infomatrix import psd_project, symmetrize
+from ..linalg import psd_project, symmetric_part
 from ..privacy import GaussianMechanism, LocalRandomizer
 from .base import Estimate, Oracle, SummingLocalFit, register_oracle
 from .iw_ldp import ball_least_squares, noise_multiplier, padded
@@ -62,7 +62,7 @@ class SSPLocalFit(SummingLocalFit):
     def _estimate(self) -> Estimate:
         cfg, d = self.oracle, self.dim
         aug = np.zeros((d + 1, d + 1))
-        aug[:d, :d] = symmetrize(self._sum[d:].reshape(d, d))
+        aug[:d, :d] = symmetric_part(self._sum[d:].reshape(d, d))
         aug[:d, d] = aug[d, :d] = self._sum[:d]
         noise_sd = self._randomizer_.channel.sigma * math.sqrt(max(self._count, 1))
         if not cfg.shift:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
@@ -104,15 +103,6 @@ class GaussianMechanism:
         return MechanismEntry("gaussian", self.noise_multiplier, "gaussian")
 
 
-@lru_cache(maxsize=64)
-def _below_mask(n: int, m: int) -> np.ndarray:
-    """``np.tri(n, m, -1)`` as a read-only boolean (built once per shape): the entries strictly below the
-    diagonal, which SymPriv's noise takes from the transpose."""
-    mask = np.tri(n, m, -1, dtype=bool)
-    mask.setflags(write=False)
-    return mask
-
-
 @dataclass(frozen=True)
 class SymmetricGaussianMechanism(GaussianMechanism):
     """SymPriv: add a symmetric Gaussian matrix Z (Z_ij = Z_ji ~ N(0, sigma^2) i.i.d. for i <= j).
@@ -138,13 +128,12 @@ class SymmetricGaussianMechanism(GaussianMechanism):
         return self._noise(shape, as_generator(rng))
 
     def _noise(self, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
-        """:meth:`noise` for a Generator: triu(z) + triu(z, 1)^T for z = sigma N(0, 1) of ``shape``, computed as
-        where(i > j, z_ji, z_ij) + 0 (the + 0 turns -0 into +0, as the sum does)."""
+        """:meth:`noise` for a Generator: z = sigma N(0, 1) of ``shape`` on and above the diagonal, mirrored
+        below it (z_ij for i <= j, z_ji for i > j)."""
         z = rng.standard_normal(shape)
         z *= self.sigma
-        sym = np.where(_below_mask(shape[-2], shape[-1]), z.swapaxes(-1, -2), z)   # (non-square: ValueError)
-        sym += 0.0
-        return sym
+        below = np.tri(shape[-2], shape[-1], -1, dtype=bool)
+        return np.where(below, z.swapaxes(-1, -2), z)       # (non-square: ValueError)
 
     def release(self, matrices: np.ndarray, rng=None) -> np.ndarray:
         """Return symmetric ``matrices`` (..., d, d) plus symmetric Gaussian noise.

@@ -129,8 +129,8 @@ class LocalRandomizer:
 
     Notes
     -----
-    ``__call__`` (any rows) and :meth:`privatize_clipped` (an epoch fit's checked and clipped rows) both end
-    in ``_privatize``: a subclass that changes how records are privatized overrides that one method.
+    ``__call__`` checks and clips the rows and ends in ``_privatize``: a subclass that changes how records are
+    privatized overrides that one method.
 
     References
     ----------
@@ -172,22 +172,18 @@ class LocalRandomizer:
         return cls(statistic, radius, channel, feature_bound)
 
     def __call__(self, features: np.ndarray, rewards: np.ndarray, rng=None) -> np.ndarray:
-        """Privatize each row; returns the noisy statistics (m, ...). Raw rows never leave this call."""
-        x, y = check_rows(features, rewards)
-        return self._privatize(clip_features(x, self.feature_bound), clip_rewards(y), rng)
+        """Privatize each row; returns the noisy statistics (m, ...). Raw rows never leave this call.
 
-    def privatize_clipped(self, features: np.ndarray, rewards: np.ndarray, rng=None) -> np.ndarray:
-        """``self(features, rewards, rng)`` for rows already checked and clipped, as an epoch fit holds them.
-
-        ``features`` float64 (m, d), finite, ``rewards`` float64 (m,) in [-1, 1] (e.g. clipped by
-        :class:`~privbandit.oracles.EpochFit`). The row checks and the reward clip, which would return
-        these rows unchanged, are skipped; features are still clipped to ``feature_bound`` unless every
-        squared norm is at most its square (the test with which ``clip_features`` returns them
-        unchanged), so the statistic sees exactly the rows ``__call__`` gives it and the same noise is drawn.
+        Features are clipped to ``feature_bound`` and rewards to [-1, 1] (with a
+        :class:`~privbandit.privacy.ClippingWarning` when a row changes); rows already inside are passed to the
+        statistic as they are (it must not write to its inputs).
         """
-        if not within_ball(features, self.feature_bound):
-            features = clip_features(features, self.feature_bound)
-        return self._privatize(features, rewards, rng)
+        x, y = check_rows(features, rewards)
+        if not within_ball(x, self.feature_bound):
+            x = clip_features(x, self.feature_bound)
+        if np.count_nonzero(np.abs(y) <= 1.0) != y.size:
+            y = clip_rewards(y)
+        return self._privatize(x, y, rng)
 
     def _privatize(self, x: np.ndarray, y: np.ndarray, rng) -> np.ndarray:
         """The statistic, its checks and projection, and the channel's release, on clipped rows.

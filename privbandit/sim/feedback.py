@@ -40,7 +40,7 @@ import pandas as pd
 
 from .._validation import as_generator, check_array, check_bool, check_int, check_positive
 from ..agents.base import Agent
-from ..oracles.iw_jdp import solve_regularized
+from ..linalg import solve_regularized
 from .runner import made_env, policy_chunks, start_run
 
 

@@ -3,8 +3,10 @@
 - :class:`PaperRate`, :data:`PAPER_RATES`: each agent's `tab:comp` row, its exponent in T and in 1/epsilon;
 - :func:`fit_exponent`: the log-log slope of a mean curve over seeds, with a percentile-bootstrap interval.
 
-Shared by ``scripts/bench_rates.py`` (exponents in T and 1/epsilon) and the price-of-privacy demo
-(:mod:`privbandit.sim.demos`), so both put a measured slope beside the same paper row.
+Shared by ``scripts/bench_rates.py`` (exponents in T and 1/epsilon), the price-of-privacy demo
+(``scripts/demo_price_of_privacy.py``) and its notebook (``docs/notebooks/price_of_privacy.ipynb``), so all
+put a measured slope beside the same paper row. Benchmark code, not the library's: it is not part of the
+installed package.
 
 References
 ----------

@@ -1,8 +1,10 @@
 """The measurements behind the teaching demos, and the conclusions computed from them.
 
-Shared by ``scripts/demo_*.py`` and the notebook ``docs/notebooks/price_of_privacy.ipynb``: each study
-returns a tidy table, and each ``*_conclusion(s)`` function turns measured numbers into sentences, so a
-short run says what it measured, never what a long run would.
+Shared by ``scripts/demo_*.py`` (``from demo_studies import ...``, this folder being the running script's) and
+the notebook ``docs/notebooks/price_of_privacy.ipynb`` (``from scripts.demo_studies import ...``, with the
+repository root on the path): each study returns a tidy table, and each ``*_conclusion(s)`` function turns
+measured numbers into sentences, so a short run says what it measured, never what a long run would. Teaching
+code, not the library's: it is not part of the installed package.
 
 - :func:`regret_by_seed`, :func:`ratio_of_means`, :func:`price_conclusions`, :func:`rate_conclusion`: the price
   of privacy, joint DP against local DP, as epsilon varies (regret ratios with intervals over seeds, and the
@@ -21,14 +23,18 @@ Source paper, `tab:comp`, `eq:PoP`, `ssec:OLS`, `lem:1d-LDP`, `prop:OLS-fail-loc
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from .. import infomatrix
-from ..envs import make_family
-from ..oracles import make_oracle
-from .rates import PaperRate
+from privbandit import infomatrix
+from privbandit.envs import make_family
+from privbandit.linalg import psd_sqrt
+from privbandit.oracles import make_oracle
+
+if TYPE_CHECKING:   # only the annotation: the notebook imports this module as scripts.demo_studies
+    from paper_rates import PaperRate
 
 __all__ = ["axis_ratio", "epsilon_slope", "first_epsilon_from_which", "information_conclusions",
            "information_matrices", "ols_conclusion", "ols_sample", "ols_study", "price_conclusions", "rate_conclusion",
@@ -232,7 +238,7 @@ def rate_conclusion(agent: str, slope: tuple[float, float, float], rate: PaperRa
     agent : str
         The agent whose regret was fitted.
     slope : (slope, low, high)
-        From :func:`privbandit.sim.rates.fit_exponent` with x = epsilon.
+        From ``paper_rates.fit_exponent`` with x = epsilon.
     rate : PaperRate
         The agent's `tab:comp` row (a private one: ``eps_range`` not None).
     where : str
@@ -289,7 +295,7 @@ def slope_conclusion(what: str, slope: float, *, low: float = float("nan"), high
     what : str
         What the slope is of, e.g. "local-DP regression error".
     slope : float
-        From :func:`epsilon_slope` or :func:`privbandit.sim.rates.fit_exponent`.
+        From :func:`epsilon_slope` or ``paper_rates.fit_exponent``.
     low, high : float
         Its 95% interval (NaN: none, the point slope is classified).
     tol : float
@@ -388,7 +394,7 @@ def information_matrices(x: np.ndarray, w: np.ndarray | None, gamma: float, lam:
     sigma = infomatrix.second_moment(x, w)
     u = infomatrix.u_star(x, w, lam=lam).matrix
     wm = infomatrix.w_star(x, w, gamma=gamma, lam=lam).matrix
-    return {"Sigma^1/2": infomatrix.psd_sqrt(sigma), "U*^-1": np.linalg.inv(u),
+    return {"Sigma^1/2": psd_sqrt(sigma), "U*^-1": np.linalg.inv(u),
             f"W*^-1 (gamma={gamma:g})": np.linalg.inv(wm)}
 
 
