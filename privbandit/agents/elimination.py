@@ -213,7 +213,7 @@ class EliminationAgent(EpochAgent):
             return
         # pooled: the epoch's own fit would never be released, so only the pool learns (update has checked
         # and clipped the rows to the pool's bound); the epoch bookkeeping is the same
-        self._pool._add_clipped(x, y)
+        self._pool.add_clipped(x, y)
         self._after_rows(x.shape[0])
 
     def _release(self) -> Estimate:
