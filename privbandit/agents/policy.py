@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._validation import ParameterConstraints
-from ..oracles.base import Estimate, Oracle
+from ..oracles.base import Estimate, Oracle, oracle_class
 from ._oracle_arg import ORACLE_ARGUMENT_CONSTRAINTS, resolve_oracle
 from .base import EpochAgent, uniform_choice
 
@@ -44,12 +44,21 @@ _SUM_TOLERANCE = 1e-9
 """How far from 1 a row of ``policy``'s probabilities may sum (rounding of a user's arithmetic)."""
 
 
+def _default_privacy_model(oracle_name: str) -> str | None:
+    """The first privacy model of the oracle registered as ``oracle_name`` (None if it cannot be found yet)."""
+    try:
+        return oracle_class(oracle_name).privacy_models[0]
+    except ValueError:            # a plugin oracle not importable yet: the registration must say
+        return None
+
+
 class PolicyAgent(EpochAgent):
     """An epoch agent written as one method: the law of each round's action given the estimate it plays on.
 
     Subclasses implement :meth:`policy` and may override :meth:`combine`; they declare hyperparameters in
     ``parameter_constraints`` (merged with the base's) with their defaults as class attributes, and the
-    default oracle in ``default_oracle``.
+    default oracle in ``default_oracle``, whose first privacy model is the class's ``privacy_model`` (what
+    ``register_agent`` and a plugin's loader read) unless the class declares one.
 
     Parameters
     ----------
@@ -85,6 +94,7 @@ class PolicyAgent(EpochAgent):
     """
 
     default_oracle: ClassVar[str] = "ridge"
+    privacy_model: ClassVar[str | None] = "none"
     uniforms_per_round: ClassVar[int] = 1
     parameter_constraints: ClassVar[ParameterConstraints] = {**EpochAgent.parameter_constraints,
                                                             **ORACLE_ARGUMENT_CONSTRAINTS}
@@ -94,6 +104,8 @@ class PolicyAgent(EpochAgent):
         super().__init_subclass__(**kwargs)
         own = cls.__dict__.get("parameter_constraints", {})
         cls.parameter_constraints = {**cls.__mro__[1].parameter_constraints, **own}
+        if "privacy_model" not in cls.__dict__:
+            cls.privacy_model = _default_privacy_model(cls.default_oracle)
 
     def __init__(self, oracle: Oracle | str | None = None, *, epsilon: float | None = None,
                  delta: float | None = None, model: str | None = None, oracle_kwargs: dict[str, Any] | None = None,
