@@ -82,6 +82,8 @@ suppress_warnings = ["myst.header"]   # docstring env cards start at level-2 hea
 PUBLIC_MODULES = [
     ("privbandit.envs", "Environments and context families"),
     ("privbandit.agents", "Agents"),
+    ("privbandit.protocols", "Interfaces: what the runner needs of an agent"),
+    ("privbandit.constraints", "Constraint types of hyperparameters"),
     ("privbandit.oracles", "Regression oracles"),
     ("privbandit.privacy", "Privacy: specs, mechanisms, ledger, audits"),
     ("privbandit.infomatrix", "Information matrices"),

@@ -342,7 +342,7 @@ def test_theory_mode_elimination_has_the_proofs_per_epoch_confidence():
 
 @pytest.mark.parametrize("name", ["elim-ldp", "elim-ldp-ssp", "elim-jdp"])
 def test_bad_rows_are_caught_at_the_agent_boundary_and_the_fit_sees_the_clipped_row(name, monkeypatch):
-    """The epoch fits skip the row checks (_add_clipped), so update must still refuse
+    """The epoch fits skip the row checks (add_clipped), so update must still refuse
     NaN and wrong shapes, clip a row above B and a reward outside [-1, 1] with one ClippingWarning each, and
     hand a local statistic exactly the clipped row."""
     import warnings

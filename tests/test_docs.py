@@ -155,7 +155,7 @@ def test_the_catalogue_lists_every_agent_and_oracle_with_its_hyperparameters(tmp
         assert ("- privacy budget: required" in section) == (oracle_class(name).privacy_models[0] != "none")
     elim = agents.split("### `elim-jdp-ucb`", 1)[1].split("\n### ", 1)[0]
     assert "- class: {py:class}`~privbandit.agents.EliminationAgent`" in elim
-    assert "| `play` | `'ucb'` | one of 'spanner', 'ucb', 'greedy' |" in elim
+    assert "| `play` | `'ucb'` | a PlayRule or one of 'spanner', 'ucb', 'greedy' |" in elim
     assert "| `first_epoch` | `256` | int in [1, inf) |" in elim
     assert "| `epsilon` | required (the privacy budget) |" in elim and "| `oracle` | `'iw-regression-dp'` |" in elim
     ridge = oracles.split("### `ridge`", 1)[1].split("\n### ", 1)[0]
@@ -299,3 +299,16 @@ def test_long_code_lines_finds_only_code():
 def test_no_code_block_on_the_env_pages_scrolls():
     for page in sorted((DOCS / "guide" / "environments").glob("*.md")):
         assert long_code_lines(page.read_text()) == [], page.name
+
+
+USER_FACING = [DOCS / "tutorials" / "own_agent.md", ROOT / "README.md",
+               *sorted((ROOT / "examples" / "my_agent").rglob("*.py"))]
+
+
+@pytest.mark.parametrize("path", USER_FACING, ids=lambda p: str(p.relative_to(ROOT)))
+def test_user_facing_code_imports_only_public_names(path):
+    """What a user copies (the tutorial, the README, the example plugin) names no private module or name of
+    privbandit: ``privbandit._validation``, ``privbandit.agents._oracle_arg`` and the like."""
+    private = re.findall(r"privbandit(?:\.\w+)*\._\w+|from privbandit(?:\.\w+)* import [^\n]*(?<!as )\b_\w+",
+                         path.read_text())
+    assert not private, f"{path.name} uses private names of privbandit: {private}"

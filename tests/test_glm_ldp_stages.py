@@ -55,7 +55,7 @@ def test_sgd_stages_equal_the_per_stage_code_bit_for_bit(link, constants, epsilo
         fits = [cls(oracle, n, d, 1.0, link, np.random.default_rng(7)) for cls in (IWGLMLDPFit, _PerStageFit)]
         for fit in fits:
             for i in range(0, n, block):
-                fit._add_clipped(x[i:i + block], y[i:i + block])
+                fit.add_clipped(x[i:i + block], y[i:i + block])
         new, ref = (fit.result() for fit in fits)
         assert fits[0]._step == fits[1]._step > 1
         for a, b in zip(fits[0]._iterates, fits[1]._iterates, strict=True):

@@ -7,7 +7,7 @@ import pytest
 
 from privbandit.agents import BanditSpec, make_agent
 from privbandit.agents.elimination import EliminationAgent
-from privbandit.agents.planner import _eliminate_all, can_eliminate, surviving_actions, uniform_over
+from privbandit.agents.planner import can_eliminate, eliminate_all, surviving_actions, uniform_over
 from privbandit.agents.squarecb import SquareCBAgent, inverse_gap_weighting, iw_l2_rate, l2_rate
 from privbandit.infomatrix import w_star
 from privbandit.links import identity_link, logistic_link
@@ -262,7 +262,7 @@ def _eliminate_in_order(mean, width, tolerance):
 
 
 def test_the_vectorised_tests_are_the_tests_in_order_conflicts_included():
-    """_eliminate_all (all epochs' tests in one pass, conflicting contexts replayed) == the tests in order."""
+    """eliminate_all (all epochs' tests in one pass, conflicting contexts replayed) == the tests in order."""
     rng = np.random.default_rng(11)
     conflicts = 0
     for trial in range(3000):
@@ -272,7 +272,7 @@ def test_the_vectorised_tests_are_the_tests_in_order_conflicts_included():
         if trial % 3 == 0:
             mean[:, 0] = mean[:, -1]                     # exact ties
         upper = mean + width
-        batched = _eliminate_all(np.ones((1, k), dtype=bool), mean[:, None], width[:, None], upper[:, None],
+        batched = eliminate_all(np.ones((1, k), dtype=bool), mean[:, None], width[:, None], upper[:, None],
                                  1e-12)[0]
         conflicts += not (upper >= (mean - width).max(axis=1, keepdims=True) - 1e-12).all(axis=0).any()
         np.testing.assert_array_equal(_eliminate_in_order(mean, width, 1e-12), batched)

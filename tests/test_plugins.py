@@ -15,7 +15,7 @@ from privbandit.envs import contexts, make_family
 from privbandit.oracles import base as oracles_base
 from privbandit.oracles import make_oracle, oracle_names
 from privbandit.registry import PluginError
-from privbandit.sim import AgentEntry, EnvEntry, Grid, sweep
+from privbandit.sim import AgentEntry, EnvEntry, Grid, run, sweep
 
 ENV = EnvEntry("rd", "PrivLinCB-v0", dict(family="rare-direction", dim=3, n_arms=3))
 
@@ -183,14 +183,10 @@ def test_a_factory_workers_cannot_import_fails_before_any_cell(tmp_path, monkeyp
     assert not list((tmp_path / "out" / "cells").glob("*.csv"))
 
 
-def test_the_example_package_runs_by_entry_point(tmp_path, monkeypatch):
-    """examples/my_agent, found as an installed package would be (its entry point in a dist-info), runs a tiny
-    challenger run beside the quick suite's baselines and passes the audit."""
+def install_example(tmp_path, monkeypatch):
+    """Make examples/my_agent findable as an installed package would be: its entry point in a dist-info."""
     tomllib = pytest.importorskip("tomllib", reason="reading pyproject.toml needs Python 3.11")
     from pathlib import Path
-
-    from privbandit.sim import challenge
-    from privbandit.sim.audit import audit_agent
 
     example = Path(__file__).resolve().parents[1] / "examples" / "my_agent"
     eps = tomllib.loads((example / "pyproject.toml").read_text())["project"]["entry-points"]["privbandit.agents"]
@@ -200,6 +196,31 @@ def test_the_example_package_runs_by_entry_point(tmp_path, monkeypatch):
     (info / "entry_points.txt").write_text("[privbandit.agents]\n" + "".join(f"{k} = {v}\n" for k, v in eps.items()))
     monkeypatch.syspath_prepend(str(example))
     monkeypatch.syspath_prepend(str(tmp_path))
+
+
+def test_the_example_plugin_is_rebuilt_from_its_parameters(tmp_path, monkeypatch):
+    """make_agent("my-agent", **agent.get_params()) and clone(agent) play the same table: get_params gives the
+    class's arguments (an oracle instance), the plugin's factory takes a budget, and make_agent passes the
+    instance's budget on."""
+    from privbandit.agents import AGENT_REGISTRY, clone
+
+    install_example(tmp_path, monkeypatch)
+    agent = make_agent("my-agent", epsilon=0.5)
+    assert AGENT_REGISTRY.get("my-agent").info["privacy"] == "jdp"       # declared by the factory
+    again, copy = make_agent("my-agent", **agent.get_params()), clone(agent)
+    assert repr(again) == repr(copy) == repr(agent) and again.name == copy.name == "my-agent"
+    tables = [run(a, "PrivLinCB-v0", 64, seed=2, env_kwargs=ENV.kwargs) for a in (agent, again, copy)]
+    pd.testing.assert_frame_equal(tables[0], tables[1], check_exact=True)
+    pd.testing.assert_frame_equal(tables[0], tables[2], check_exact=True)
+
+
+def test_the_example_package_runs_by_entry_point(tmp_path, monkeypatch):
+    """examples/my_agent, found as an installed package would be (its entry point in a dist-info), runs a tiny
+    challenger run beside the quick suite's baselines and passes the audit."""
+    from privbandit.sim import challenge
+    from privbandit.sim.audit import audit_agent
+
+    install_example(tmp_path, monkeypatch)
     assert "my-agent" in agent_names()
     res = challenge("quick", "my-agent", tmp_path / "out", reference="elim-jdp-ucb", seeds=2, horizon=16)
     assert {"my-agent", "elim-jdp-ucb", "uniform"} <= set(res.table["agent"])

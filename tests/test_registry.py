@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from conftest import BUDGET, build_agent
 
-from privbandit.agents import AGENT_REGISTRY, agent_names, make_agent
+from privbandit.agents import AGENT_REGISTRY, agent_names, clone, make_agent, register_agent
 from privbandit.envs import FAMILIES, FAMILY_REGISTRY, Isotropic, family_names, make_family, register_family
 from privbandit.oracles import ORACLE_REGISTRY, Ridge, make_oracle, oracle_names, register_oracle
 from privbandit.privacy import MODELS
@@ -160,6 +160,53 @@ def test_get_params_rebuilds_an_agent_that_plays_the_same(name):
     pd.testing.assert_frame_equal(first, second, check_exact=True)
     rebuilt = type(agent)(**params)
     assert rebuilt.get_params().keys() == params.keys()
+
+
+@pytest.mark.parametrize("name", agent_names())
+def test_clone_and_set_params_rebuild_an_agent_that_plays_the_same(name):
+    agent = build_agent(name)
+    params = agent.get_params()
+    copy = clone(agent)
+    assert type(copy) is type(agent) and copy is not agent and repr(copy) == repr(agent) and copy.name == agent.name
+    first = run(agent, "PrivLinCB-v0", 64, seed=3, env_kwargs=ENV)
+    pd.testing.assert_frame_equal(first, run(copy, "PrivLinCB-v0", 64, seed=3, env_kwargs=ENV), check_exact=True)
+    # set_params with the same values rebuilds the same agent, in place; an unknown name is refused
+    assert agent.set_params(**params) is agent and repr(agent) == repr(copy) and agent.name == copy.name
+    pd.testing.assert_frame_equal(first, run(agent, "PrivLinCB-v0", 64, seed=3, env_kwargs=ENV), check_exact=True)
+    with pytest.raises(ValueError, match=r"has no parameter\(s\) \['no_such_parameter'\]"):
+        agent.set_params(no_such_parameter=1)
+
+
+def test_set_params_changes_a_parameter_and_checks_it():
+    agent = make_agent("elim-jdp", epsilon=0.5)
+    assert agent.set_params(play="ucb").play == "ucb" and agent.privacy.epsilon == 0.5
+    assert agent.name == "elim-jdp" and clone(agent, width_cap=1.0).width_cap == 1.0
+    with pytest.raises(ValueError, match="play must be one of"):
+        agent.set_params(play="best")
+    assert agent.play == "ucb"                                # a refused change leaves the agent as it was
+
+
+def test_privacy_is_declared_at_registration_or_on_the_factory():
+    def factory(**kwargs):
+        """A factory of **kwargs, whose signature says nothing of privacy."""
+        return make_agent("elim-jdp", **kwargs)
+
+    try:
+        register_agent("test-declared", factory, privacy="jdp")
+        assert AGENT_REGISTRY.get("test-declared").info["private"] is True
+        assert AGENT_REGISTRY.get("test-declared").info["privacy"] == "jdp"
+        with pytest.raises(ValueError, match="test-declared is private: choose a budget"):
+            make_agent("test-declared")
+        factory.privacy_model = "jdp"
+        register_agent("test-attribute", factory)
+        assert AGENT_REGISTRY.get("test-attribute").info["private"] is True
+        with pytest.raises(ValueError, match="privacy must be one of"):
+            register_agent("test-bad", factory, privacy="central")
+        with pytest.raises(ValueError, match="private=False contradicts privacy='jdp'"):
+            register_agent("test-both", factory, privacy="jdp", private=False)
+    finally:
+        for name in ("test-declared", "test-attribute", "test-bad", "test-both"):
+            AGENT_REGISTRY.unregister(name)
 
 
 def test_repr_shows_the_arguments_off_their_defaults():

@@ -1,5 +1,6 @@
 """Epoch-batched bandit agents and the baselines, behind one interface (:mod:`.base`).
 
+A new epoch agent subclasses :class:`PolicyAgent` and writes one method (:mod:`.policy`).
 ``make_agent(name, ...)`` builds a registered agent (a private one needs ``epsilon=``); ``agent_names()``
 lists them and ``agent_is_private(name)`` says which take a budget. ``check_agent(agent)`` runs the
 interface contract on any agent (:mod:`.checks`).
@@ -13,6 +14,7 @@ from .base import (
     agent_descriptions,
     agent_is_private,
     agent_names,
+    clone,
     doubling_schedule,
     epoch_schedule,
     make_agent,
@@ -22,6 +24,7 @@ from .base import (
 from .checks import AGENT_CHECKS, check_agent
 from .elimination import EliminationAgent, surviving_actions
 from .linucb import LDPUCBAgent, LinUCBAgent, SSLinUCBAgent
+from .policy import PolicyAgent
 from .pooled import PooledJDPAgent
 from .simple import EpsilonGreedyAgent, UniformAgent
 from .spanner import barycentric_spanner
@@ -29,9 +32,9 @@ from .squarecb import SquareCBAgent, inverse_gap_weighting
 
 __all__ = [
     "AGENT_REGISTRY", "Agent", "BanditSpec", "EliminationAgent", "EpochAgent", "EpsilonGreedyAgent", "LDPUCBAgent",
-    "LinUCBAgent", "PooledJDPAgent",
+    "LinUCBAgent", "PolicyAgent", "PooledJDPAgent",
     "SSLinUCBAgent", "SquareCBAgent", "UniformAgent", "agent_descriptions", "agent_is_private", "agent_names",
-    "barycentric_spanner", "doubling_schedule", "epoch_schedule", "inverse_gap_weighting", "make_agent",
+    "barycentric_spanner", "clone", "doubling_schedule", "epoch_schedule", "inverse_gap_weighting", "make_agent",
     "register_agent", "surviving_actions", "uniform_choice",
     # the contract as a public checker
     "AGENT_CHECKS", "check_agent",

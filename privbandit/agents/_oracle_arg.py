@@ -29,8 +29,8 @@ def resolve_oracle(oracle: Oracle | str, *, epsilon: float | None = None, delta:
     oracle : Oracle or str
         An oracle configuration, or the registered name of one (see ``privbandit.oracles.oracle_names()``).
     epsilon, delta : float, optional
-        The per-user privacy budget (only with a name; a private oracle needs ``epsilon``, ``delta`` defaults
-        to 1e-5).
+        The per-user privacy budget (with a name: a private oracle needs ``epsilon``, ``delta`` defaults
+        to 1e-5; with an instance they may only repeat its own budget, as ``make_agent`` passes it on).
     model : {"jdp", "ldp", "none"}, optional
         The privacy model (only with a name; the oracle's first supported model when omitted).
     oracle_kwargs : dict, optional
@@ -45,9 +45,12 @@ def resolve_oracle(oracle: Oracle | str, *, epsilon: float | None = None, delta:
     check_parameters(resolve_oracle, dict(oracle=oracle, epsilon=epsilon, delta=delta, model=model,
                                           oracle_kwargs=oracle_kwargs), ORACLE_ARGUMENT_CONSTRAINTS)
     if isinstance(oracle, Oracle):
-        if epsilon is not None or delta is not None or model is not None or oracle_kwargs:
-            raise ValueError("epsilon, delta, model and oracle_kwargs apply only when oracle is given by name; "
-                             "configure the Oracle instance instead")
+        own = oracle.privacy          # a budget given with an instance may only repeat the instance's own
+        if ((epsilon is not None and (not own.is_private or epsilon != own.epsilon))
+                or (delta is not None and (not own.is_private or delta != own.delta))
+                or (model is not None and model != own.model) or oracle_kwargs):
+            raise ValueError("epsilon, delta, model and oracle_kwargs apply only when oracle is given by name "
+                             "(with an Oracle instance, only its own budget); configure the Oracle instance instead")
         return oracle
     kwargs = dict(oracle_kwargs or {})
     if epsilon is not None:
@@ -83,4 +86,4 @@ def register_variant(cls: type[Agent], agent_name: str, oracle_name: str | None,
     fixed = ([f"oracle {oracle_name!r}"] if oracle_name else []) + [f"{k}={v!r}" for k, v in defaults.items()]
     make.__doc__ = (f"{description}\n\nKeyword arguments go to :class:`{cls.__name__}`"
                     + (f" ({', '.join(fixed)})." if fixed else "."))
-    register_agent(agent_name, make, description=description, private=model != "none", counterpart=counterpart)
+    register_agent(agent_name, make, description=description, privacy=model, counterpart=counterpart)

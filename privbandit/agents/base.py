@@ -47,7 +47,7 @@ from .._validation import (
 )
 from ..bandit_spec import BanditSpec
 from ..oracles.base import EpochFit, Estimate, Oracle
-from ..privacy import PrivacyLedger, PrivacySpec
+from ..privacy import MODELS, PrivacyLedger, PrivacySpec
 from ..privacy.clipping import clip_features, clip_rewards, within_ball
 from ..registry import Entry, PluginError, Registry, first_doc_line, paper_labels
 
@@ -224,6 +224,39 @@ class Agent(abc.ABC):
         return {name: stored[name] if name in stored else getattr(self, name)
                 for name in self._constructor_parameters() if name in stored or name in vars(self)}
 
+    def set_params(self, **params: Any) -> Agent:
+        """Change constructor arguments (scikit-learn's convention); returns self.
+
+        The agent is built again from ``{**get_params(), **params}`` by its constructor, so every argument
+        is checked as at construction; its registered ``name`` is kept. Like a refit in scikit-learn, the
+        change starts afresh: call ``reset(spec, rng)`` before the next run.
+
+        Parameters
+        ----------
+        **params
+            Constructor arguments, among those of :meth:`get_params`.
+
+        Raises
+        ------
+        ValueError
+            For a name that is not a constructor argument (naming the allowed ones), or what the
+            constructor refuses.
+        """
+        current = self.get_params()
+        unknown = sorted(set(params) - set(self._constructor_parameters()))
+        if unknown:
+            raise ValueError(f"{type(self).__name__} has no parameter(s) {unknown}; its parameters are "
+                             f"{sorted(current)}")
+        rebuilt = clone(self, **params)
+        self.__dict__.clear()
+        self.__dict__.update(vars(rebuilt))
+        return self
+
+    @property
+    def action_rng_state(self) -> dict:
+        """The state of the generator of the action uniforms (two runs drew the same uniforms iff equal)."""
+        return self._act_rng.bit_generator.state
+
     def __repr__(self) -> str:
         """``Class(arg=value, ...)`` with the arguments that differ from the constructor's defaults."""
         defaults = {n: p.default for n, p in self._constructor_parameters().items()}
@@ -345,6 +378,35 @@ class Agent(abc.ABC):
         return dict(agent=self.name, privacy_model=p.model, epsilon=p.epsilon, delta=p.delta)
 
 
+def clone(agent: Agent, **params: Any) -> Agent:
+    """A new agent with ``agent``'s constructor arguments (and ``params`` changed), not reset.
+
+    ``type(agent)(**{**agent.get_params(), **params})``, keeping the name a registered factory gave the
+    agent: played on the same env and seed, the clone gives the same table.
+
+    Parameters
+    ----------
+    agent : Agent
+        The agent to copy (its run state is not copied).
+    **params
+        Constructor arguments to change.
+
+    Examples
+    --------
+    >>> from privbandit.agents import clone, make_agent
+    >>> agent = make_agent("elim-jdp", epsilon=0.5)
+    >>> copy = clone(agent, play="ucb")
+    >>> copy.name, copy.play, copy.privacy.epsilon
+    ('elim-jdp', 'ucb', 0.5)
+    """
+    if not isinstance(agent, Agent):
+        raise TypeError(f"agent must be a privbandit Agent, got {type(agent).__name__}")
+    new = type(agent)(**{**agent.get_params(), **params})
+    if "name" in vars(agent):              # a registered factory's name for the agent
+        new.name = agent.name
+    return new
+
+
 def uniform_choice(probs: np.ndarray, u: np.ndarray) -> np.ndarray:
     """Sample one index per row of ``probs`` (m, K) by inverse CDF with uniforms ``u`` (m,).
 
@@ -444,7 +506,7 @@ class EpochAgent(EpochScheduled):
         return self._run_oracle
 
     def _observe(self, x: np.ndarray, y: np.ndarray) -> None:
-        self.fit._add_clipped(x, y)            # update has checked and clipped the rows to the fit's bounds
+        self.fit.add_clipped(x, y)            # update has checked and clipped the rows to the fit's bounds
         self._after_rows(x.shape[0])
 
     def _after_rows(self, m: int) -> None:
@@ -471,8 +533,15 @@ class EpochAgent(EpochScheduled):
 
 
 def factory_is_private(factory: Callable[..., Any]) -> bool | None:
-    """Whether an agent factory takes a privacy budget: its ``private`` attribute, else whether its
-    signature has an ``epsilon`` parameter (None when it only takes ``**kwargs``)."""
+    """Whether an agent factory takes a privacy budget, as the factory declares it: its ``privacy_model``
+    attribute (``"none"``, ``"jdp"`` or ``"ldp"``), else its ``private`` attribute (a bool).
+
+    For factories written before privacy was declared, a factory that declares neither is private when its
+    signature has an ``epsilon`` parameter, unknown (None) when it only takes ``**kwargs``.
+    """
+    model = declared_privacy_model(factory)
+    if model is not None:
+        return model != "none"
     private = getattr(factory, "private", None)
     if isinstance(private, bool):
         return private
@@ -487,16 +556,40 @@ def factory_is_private(factory: Callable[..., Any]) -> bool | None:
     return False
 
 
+def declared_privacy_model(factory: Any) -> str | None:
+    """The privacy model a factory (a function or an agent class) declares in its ``privacy_model``
+    attribute, or None when it declares none."""
+    model = getattr(factory, "privacy_model", None)
+    if model is None:
+        return None
+    if model not in MODELS:
+        raise ValueError(f"privacy_model must be one of {MODELS}, got {model!r}")
+    return model
+
+
 def _check_registration(name: str, factory: Any, info: dict) -> dict:
     if not callable(factory):
         raise TypeError(f"agent {name!r} must be a factory, factory(**kwargs) -> Agent; got {type(factory).__name__}")
-    private = info.get("private")
-    if private is not None and not isinstance(private, bool):
-        raise TypeError(f"private must be a bool or None, got {type(private).__name__}")
-    unknown = sorted(set(info) - {"description", "private", "counterpart"})
+    unknown = sorted(set(info) - {"description", "private", "privacy", "counterpart"})
     if unknown:
         raise TypeError(f"register_agent got unknown keyword(s) {unknown}")
-    return dict(description=info.get("description") or "", private=private, counterpart=info.get("counterpart"))
+    private, privacy = info.get("private"), info.get("privacy")
+    if private is not None and not isinstance(private, bool):
+        raise TypeError(f"private must be a bool or None, got {type(private).__name__}")
+    if privacy is not None:
+        if privacy not in MODELS:
+            raise ValueError(f"privacy must be one of {MODELS} (or None: not declared), got {privacy!r}")
+        if private is not None and private != (privacy != "none"):
+            raise ValueError(f"private={private} contradicts privacy={privacy!r}: give privacy only")
+        private = privacy != "none"
+    return dict(description=info.get("description") or "", private=private, privacy=privacy,
+                counterpart=info.get("counterpart"))
+
+
+def _plugin_facts(factory: Any) -> dict:
+    """What a factory loaded from an import path or an entry point declares (:meth:`Registry.register`'s facts)."""
+    return dict(description=first_doc_line(factory), private=factory_is_private(factory),
+                privacy=declared_privacy_model(factory))
 
 
 def _describe_agent(entry: Entry) -> dict:
@@ -527,13 +620,13 @@ def _describe_agent(entry: Entry) -> dict:
 
 
 AGENT_REGISTRY = Registry("agent", "privbandit.agents", _check_registration,
-                  facts=lambda factory: dict(description=first_doc_line(factory), private=factory_is_private(factory)),
+                  facts=_plugin_facts,
                   describe=_describe_agent)
 """The agent registry: name -> factory, with its description, privacy flag and private counterpart."""
 
 
-def register_agent(name: str, factory: Callable[..., Agent], *, description: str = "", private: bool | None = None,
-                   counterpart: str | None = None) -> None:
+def register_agent(name: str, factory: Callable[..., Agent], *, description: str = "", privacy: str | None = None,
+                   private: bool | None = None, counterpart: str | None = None) -> None:
     """Register ``factory(**kwargs) -> Agent`` under ``name`` (for ``make_agent``).
 
     Parameters
@@ -541,22 +634,30 @@ def register_agent(name: str, factory: Callable[..., Agent], *, description: str
     name : str
         The registered name.
     factory : callable
-        ``factory(**kwargs)`` builds the agent.
+        ``factory(**kwargs)`` builds the agent (an agent class is a factory).
     description : str
         One line for ``agent_descriptions()``.
+    privacy : {"jdp", "ldp", "none"}, optional
+        The privacy model of the agents the factory builds by default. A private model makes
+        ``make_agent`` require a budget (``epsilon=``, or an ``oracle`` instance that carries one);
+        ``"none"`` makes it refuse ``epsilon`` and ``delta``. Without it (and without ``private``) the
+        factory's ``privacy_model`` attribute is read; a factory that declares nothing is passed the
+        budget keywords unchecked.
     private : bool, optional
-        Whether the factory takes a privacy budget (``epsilon=``, ``delta=``): ``make_agent`` then
-        requires ``epsilon`` for a private name and refuses it for a non-private one. None (unknown)
-        passes the keywords through unchecked.
+        The older form of ``privacy``: whether the factory takes a budget, without naming the model.
     counterpart : str, optional
         For a non-private agent, the name of its private counterpart (named in the error message).
 
     Raises
     ------
     ValueError
-        If another factory (or the same one with other facts) is registered under ``name``.
+        If another factory (or the same one with other facts) is registered under ``name``, or ``privacy``
+        and ``private`` disagree.
     """
-    AGENT_REGISTRY.register(name, factory, description=description, private=private, counterpart=counterpart)
+    if privacy is None and private is None:
+        privacy = declared_privacy_model(factory)
+    AGENT_REGISTRY.register(name, factory, description=description, private=private, privacy=privacy,
+                            counterpart=counterpart)
 
 
 def make_agent(name: str, **kwargs: Any) -> Agent:
@@ -564,7 +665,9 @@ def make_agent(name: str, **kwargs: Any) -> Agent:
 
     A private agent needs its budget, ``make_agent("elim-jdp", epsilon=1.0, delta=1e-5)`` (``delta``
     defaults to the factory's, 1e-5; ``delta=None`` asks for that default), unless an ``oracle`` instance
-    carries it; a non-private agent takes no ``epsilon`` or ``delta``. A name that is not registered may be an
+    carries it (the factory is then given the instance's ``epsilon`` and ``delta`` too, so
+    ``make_agent(name, **agent.get_params())`` rebuilds the agent whatever its factory's signature); a
+    non-private agent takes no ``epsilon`` or ``delta``. A name that is not registered may be an
     import path ``"pkg.module:factory"`` or a ``privbandit.agents`` entry point (:mod:`privbandit.registry`).
 
     Parameters
@@ -605,6 +708,10 @@ def make_agent(name: str, **kwargs: Any) -> Agent:
         raise ValueError(f"{name} is private: choose a budget, e.g. make_agent({name!r}, epsilon=1.0, delta=1e-5)")
     if "delta" in kwargs and kwargs["delta"] is None:     # the factory's default, for every factory alike
         kwargs = {k: v for k, v in kwargs.items() if k != "delta"}
+    oracle = kwargs.get("oracle")
+    if private and kwargs.get("epsilon") is None and isinstance(oracle, Oracle) and oracle.privacy.is_private:
+        # the budget an oracle instance carries, for a factory that takes one (get_params gives the oracle)
+        kwargs = {**kwargs, "epsilon": oracle.privacy.epsilon, "delta": oracle.privacy.delta}
     return entry.obj(**kwargs)
 
 

@@ -256,7 +256,7 @@ def check_step_loop_equals_batch_path(agent: AgentLike, *, n_arms: int = 4, dim:
                         f"(same seed, same rows so far), and no change of the features below {STEP_BATCH_RTOL:g} "
                         "relative makes it a tie: draw exactly the same uniforms per round and use one rule "
                         "whether acting one by one or in a batch")
-            if step._act_rng.bit_generator.state != batch._act_rng.bit_generator.state:
+            if step.action_rng_state != batch.action_rng_state:
                 raise ContractError("check_step_loop_equals_batch_path",
                                     f"after round {t + m - 1} the step loop had drawn other uniforms than the {path}: "
                                     "draw exactly uniforms_per_round uniforms per round on both paths")

@@ -21,6 +21,7 @@ Source paper, `alg:batch-cb-meta`, `alg:plan`, `alg:batch-cb-JDP`, `appdx:regret
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import functools
 import numbers
@@ -32,6 +33,7 @@ import numpy as np
 from .._validation import (
     POSITIVE,
     Boolean,
+    InstanceOf,
     Interval,
     IsCallable,
     Options,
@@ -43,21 +45,22 @@ from ..oracles.ridge import Ridge, RidgeFit
 from ._oracle_arg import ORACLE_ARGUMENT_CONSTRAINTS, register_variant, resolve_oracle
 from .base import BanditSpec, EpochAgent
 from .planner import (
-    _ELIMINATION_TOLERANCE,
-    _best,
-    _bounds,
-    _eliminate_all,
-    _Stack,
-    _stack,
-    _survivors,
+    ELIMINATION_TOLERANCE,
+    EstimateStack,
+    best_arms,
     can_eliminate,
+    eliminate_all,
     epoch_bounds,
+    stack_estimates,
+    stacked_bounds,
+    stacked_survivors,
     surviving_actions,
     uniform_over,
 )
-from .spanner import _spanner
+from .spanner import masked_spanner
 
-__all__ = ["PLAY_RULES", "POOLING", "EliminationAgent", "can_eliminate", "cube_root_exploration", "epoch_bounds",
+__all__ = ["PLAY_RULES", "PLAY_RULE_CLASSES", "POOLING", "EliminationAgent", "GreedyPlay", "PlayRule", "SpannerPlay",
+           "UCBPlay", "can_eliminate", "cube_root_exploration", "epoch_bounds",
            "surviving_actions", "theory_confidence", "uniform_over"]
 
 _PLAN_CHUNK = 4096
@@ -104,6 +107,138 @@ def theory_confidence(horizon: int) -> float:
     return 1.0 / max(check_int("horizon", horizon, low=1), 2)
 
 
+class PlayRule(abc.ABC):
+    """How an elimination agent picks among the arms that survive elimination: one small object per rule.
+
+    A rule gives the arms of a batch of rounds from one uniform per round (:meth:`choose`) and the exact law
+    those arms are drawn from (:meth:`probabilities`); both live in the rule's class, side by side. They may
+    read only what keeps the oracle's guarantee: the agent's released ``estimates``, the rounds' features,
+    the uniforms and public values (the agent's hyperparameters, ``spec``, the round index ``t``); the agent's
+    public helpers compute from those (:meth:`EliminationAgent.survivors`, :meth:`EliminationAgent.spanner_of`,
+    :meth:`EliminationAgent.play_set`, :meth:`EliminationAgent.exploration_rates`). The agent calls a rule
+    only once something was released (the first epoch plays uniformly on a spanner of all arms).
+
+    A rule is given to the agent as ``play=MyRule()``; the built-in ones also by name (:data:`PLAY_RULES`).
+    """
+
+    reads_every_estimate: ClassVar[bool] = False
+    """Whether a pass of the rule stacks every released estimate (not only the informative ones): the agent
+    sizes its passes over the contexts by it."""
+
+    @abc.abstractmethod
+    def choose(self, agent: EliminationAgent, features: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
+        """Arms (m,) for features (m, K, d), each round's from its uniform in ``uniforms`` (m,)."""
+
+    @abc.abstractmethod
+    def probabilities(self, agent: EliminationAgent, features: np.ndarray) -> np.ndarray:
+        """The law (m, K) that :meth:`choose` draws each round's arm from."""
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and vars(other) == vars(self)
+
+    def __hash__(self) -> int:
+        return hash(type(self))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class SpannerPlay(PlayRule):
+    """Uniform play on the survivors' spanner (on all survivors with ``spanner=False``): `alg:plan`."""
+
+    def choose(self, agent: EliminationAgent, features: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
+        return uniform_over(agent.play_set(features), uniforms)
+
+    def probabilities(self, agent: EliminationAgent, features: np.ndarray) -> np.ndarray:
+        play = agent.play_set(features)
+        return play / play.sum(axis=1, keepdims=True)
+
+
+class _ExploitingPlay(PlayRule):
+    """A rule that exploits the best survivors of a score, over passes of the agent's planner."""
+
+    @abc.abstractmethod
+    def survivors_and_best(self, agent: EliminationAgent, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The survivors (m, K) and, among them, the arms the rule exploits (the best score, ties)."""
+
+    def choose(self, agent: EliminationAgent, features: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
+        x = np.asarray(features, dtype=float)
+        out = np.empty(x.shape[0], dtype=np.int64)
+        step = agent.play_chunk(x.shape)
+        for lo in range(0, x.shape[0], step):
+            out[lo:lo + step] = self._choose_pass(agent, x[lo:lo + step], uniforms[lo:lo + step], lo)
+        return out
+
+    def probabilities(self, agent: EliminationAgent, features: np.ndarray) -> np.ndarray:
+        x = np.asarray(features, dtype=float)
+        out = np.empty(x.shape[:2])
+        step = agent.play_chunk(x.shape)
+        for lo in range(0, x.shape[0], step):
+            out[lo:lo + step] = self._probabilities_pass(agent, x[lo:lo + step], lo)
+        return out
+
+    def _choose_pass(self, agent: EliminationAgent, x: np.ndarray, u: np.ndarray, offset: int) -> np.ndarray:
+        return uniform_over(self.survivors_and_best(agent, x)[1], u)
+
+    def _probabilities_pass(self, agent: EliminationAgent, x: np.ndarray, offset: int) -> np.ndarray:
+        best = self.survivors_and_best(agent, x)[1]
+        return best / best.sum(axis=1, keepdims=True)
+
+
+class UCBPlay(_ExploitingPlay):
+    """The survivor with the largest upper bound min_tau (f_tau + b_tau) over every release, ties uniform."""
+
+    reads_every_estimate: ClassVar[bool] = True
+
+    def survivors_and_best(self, agent: EliminationAgent, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # one pass gives every needed estimate's bounds; elimination uses the informative ones (as
+        # surviving_actions does), the score is the top of each arm's intersected interval over all of them
+        stack, _, index = agent._stacked()
+        if not agent._informative:
+            index = None
+        mean, width = stacked_bounds(stack, features, agent.width_cap)
+        upper = mean + width
+        alive = np.ones(features.shape[:2], dtype=bool)
+        if index is not None:
+            alive = eliminate_all(alive, mean, width, upper, ELIMINATION_TOLERANCE, index)
+        return alive, best_arms(alive, np.min(upper, axis=0))
+
+
+class GreedyPlay(_ExploitingPlay):
+    """The survivor with the best mean of the latest release, ties uniform; with probability eps_t (the agent's
+    ``exploration`` rate of round t) uniformly on the survivors' spanner instead.
+
+    One uniform u per round: u < eps_t explores with u / eps_t, else exploits with (u - eps_t) / (1 - eps_t).
+    """
+
+    def survivors_and_best(self, agent: EliminationAgent, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        alive = agent.survivors(features)
+        return alive, best_arms(alive, agent.estimates[-1].mean(features))
+
+    def _choose_pass(self, agent: EliminationAgent, x: np.ndarray, u: np.ndarray, offset: int) -> np.ndarray:
+        alive, best = self.survivors_and_best(agent, x)
+        eps = agent.exploration_rates(offset, x.shape[0])
+        explore = u < eps                    # explore with u / eps_t, exploit with (u - eps_t) / (1 - eps_t)
+        arms = np.empty(x.shape[0], dtype=np.int64)
+        if explore.any():                    # the spanner only for the rounds that explore
+            span = agent.spanner_of(x[explore], alive[explore])
+            arms[explore] = uniform_over(span, u[explore] / eps[explore])
+        keep = ~explore
+        arms[keep] = uniform_over(best[keep], (u[keep] - eps[keep]) / (1.0 - eps[keep]))
+        return arms
+
+    def _probabilities_pass(self, agent: EliminationAgent, x: np.ndarray, offset: int) -> np.ndarray:
+        alive, best = self.survivors_and_best(agent, x)
+        p = best / best.sum(axis=1, keepdims=True)
+        span = agent.spanner_of(x, alive)
+        eps = agent.exploration_rates(offset, x.shape[0])[:, None]
+        return eps * span / span.sum(axis=1, keepdims=True) + (1.0 - eps) * p
+
+
+PLAY_RULE_CLASSES: dict[str, type[PlayRule]] = {"spanner": SpannerPlay, "ucb": UCBPlay, "greedy": GreedyPlay}
+"""The built-in play rules by name (``play="ucb"`` is ``play=UCBPlay()``)."""
+
+
 class EliminationAgent(EpochAgent):
     """Action elimination over past epochs' confidence intervals, playing uniformly on a spanner.
 
@@ -121,8 +256,9 @@ class EliminationAgent(EpochAgent):
         C > 1 of the approximate barycentric spanner (2 in the source).
     width_cap : float
         Cap on the confidence radius (2 in `alg:batch-cb-JDP`).
-    play : {"spanner", "ucb", "greedy"}
-        How to pick among the survivors (elimination always runs first):
+    play : {"spanner", "ucb", "greedy"} or PlayRule
+        How to pick among the survivors (elimination always runs first): a :class:`PlayRule` (a user's own
+        too), or the name of a built-in one:
 
         - ``"spanner"`` (default): uniformly on the spanner, the paper's `alg:plan` (unchanged);
         - ``"ucb"``: the survivor with the largest upper confidence bound min_tau (f_tau + b_tau) over
@@ -169,20 +305,21 @@ class EliminationAgent(EpochAgent):
     parameter_constraints: ClassVar[ParameterConstraints] = {
         **EpochAgent.parameter_constraints, **ORACLE_ARGUMENT_CONSTRAINTS, "spanner": [Boolean()],
         "spanner_constant": [Interval(numbers.Real, 1.0, None, closed="right")], "width_cap": [POSITIVE],
-        "play": [Options(PLAY_RULES)],
+        "play": [InstanceOf(PlayRule, "a PlayRule", example=UCBPlay), Options(PLAY_RULES)],
         "exploration": [None, IsCallable("exploration(t: int array) -> rates in [0, 1]")],
         "pooling": [Options(POOLING)]}
 
     def __init__(self, oracle: Oracle | str = "ridge", *, epsilon: float | None = None, delta: float | None = None,
                  model: str | None = None, oracle_kwargs: dict[str, Any] | None = None, spanner: bool = True,
-                 spanner_constant: float = 2.0, width_cap: float = 2.0, play: str = "spanner",
+                 spanner_constant: float = 2.0, width_cap: float = 2.0, play: str | PlayRule = "spanner",
                  exploration: Callable[[np.ndarray], np.ndarray] | None = None, pooling: str = "none",
                  first_epoch: int = 1, growth: float = 2.0) -> None:
         super().__init__(resolve_oracle(oracle, epsilon=epsilon, delta=delta, model=model,
                                         oracle_kwargs=oracle_kwargs), first_epoch=first_epoch, growth=growth)
         self._store_parameters(spanner=spanner, spanner_constant=spanner_constant, width_cap=width_cap, play=play,
                                exploration=exploration, pooling=pooling)
-        if exploration is not None and play != "greedy":
+        self.play_rule = PLAY_RULE_CLASSES[play]() if isinstance(play, str) else play
+        if exploration is not None and not isinstance(self.play_rule, GreedyPlay):
             raise ValueError(f"exploration is greedy play's rate: it needs play='greedy', got play={play!r}")
         if pooling == "ridge":
             if self.oracle.privacy.is_private:
@@ -201,7 +338,7 @@ class EliminationAgent(EpochAgent):
     def _reset(self) -> None:
         super()._reset()
         self._informative: list[Estimate] = []
-        self._stacks: tuple[_Stack, _Stack | None, np.ndarray | slice] | None = None   # see _stacked
+        self._stacks: tuple[EstimateStack, EstimateStack | None, np.ndarray | slice] | None = None   # see _stacked
         self._pool: EpochFit | None = None
         if self.pooling == "ridge":     # one ridge fit over the whole run, read (never finished) at epoch ends
             spec = self._require_spec()
@@ -213,7 +350,7 @@ class EliminationAgent(EpochAgent):
             return
         # pooled: the epoch's own fit would never be released, so only the pool learns (update has checked
         # and clipped the rows to the pool's bound); the epoch bookkeeping is the same
-        self._pool._add_clipped(x, y)
+        self._pool.add_clipped(x, y)
         self._after_rows(x.shape[0])
 
     def _release(self) -> Estimate:
@@ -227,7 +364,7 @@ class EliminationAgent(EpochAgent):
             self._informative.append(estimate)
         self._stacks = None
 
-    def _stacked(self) -> tuple[_Stack, _Stack | None, np.ndarray | slice]:
+    def _stacked(self) -> tuple[EstimateStack, EstimateStack | None, np.ndarray | slice]:
         """All released estimates stacked, the informative ones stacked (None if none) and their indices
         among all (a slice when they are consecutive); rebuilt once per epoch (the releases are fixed within
         one)."""
@@ -236,7 +373,8 @@ class EliminationAgent(EpochAgent):
             index = np.array([j for j, e in enumerate(self.estimates) if id(e) in informative], dtype=np.int64)
             if index.size and index[-1] - index[0] + 1 == index.size:      # a run of epochs: a view, no copies
                 index = np.s_[int(index[0]):int(index[-1]) + 1]
-            self._stacks = (_stack(self.estimates), _stack(self._informative) if self._informative else None, index)
+            informative_stack = stack_estimates(self._informative) if self._informative else None
+            self._stacks = (stack_estimates(self.estimates), informative_stack, index)
         return self._stacks
 
     def play_set(self, features: np.ndarray) -> np.ndarray:
@@ -245,100 +383,80 @@ class EliminationAgent(EpochAgent):
         out = np.empty(x.shape[:2], dtype=bool)
         for lo in range(0, x.shape[0], _PLAN_CHUNK):
             part = x[lo:lo + _PLAN_CHUNK]
-            out[lo:lo + _PLAN_CHUNK] = self._spanner_of(part, self._survivors(part))
+            out[lo:lo + _PLAN_CHUNK] = self.spanner_of(part, self.survivors(part))
         return out
 
     def _choose(self, features: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-        if self.play == "spanner" or not self.estimates:
-            return uniform_over(self.play_set(features), uniforms[:, 0])
-        x = np.asarray(features, dtype=float)
-        u = uniforms[:, 0]
-        out = np.empty(x.shape[0], dtype=np.int64)
-        step = self._play_chunk(x.shape)
-        for lo in range(0, x.shape[0], step):
-            part, v = x[lo:lo + step], u[lo:lo + step]
-            alive, best = self._survivors_and_best(part)
-            if self.play == "ucb":
-                out[lo:lo + step] = uniform_over(best, v)
-                continue
-            eps = self._exploration_rates(lo, part.shape[0])
-            explore = v < eps                    # explore with u / eps_t, exploit with (u - eps_t) / (1 - eps_t)
-            arms = np.empty(part.shape[0], dtype=np.int64)
-            if explore.any():                    # the spanner only for the rounds that explore
-                span = self._spanner_of(part[explore], alive[explore])
-                arms[explore] = uniform_over(span, v[explore] / eps[explore])
-            keep = ~explore
-            arms[keep] = uniform_over(best[keep], (v[keep] - eps[keep]) / (1.0 - eps[keep]))
-            out[lo:lo + step] = arms
-        return out
+        rule = self.play_rule if self.estimates else _FIRST_EPOCH_PLAY
+        return rule.choose(self, features, uniforms[:, 0])
 
     def _probabilities(self, features: np.ndarray) -> np.ndarray:
-        if self.play == "spanner" or not self.estimates:
-            play = self.play_set(features)
-            return play / play.sum(axis=1, keepdims=True)
-        x = np.asarray(features, dtype=float)
-        out = np.empty(x.shape[:2])
-        step = self._play_chunk(x.shape)
-        for lo in range(0, x.shape[0], step):
-            part = x[lo:lo + step]
-            alive, best = self._survivors_and_best(part)
-            p = best / best.sum(axis=1, keepdims=True)
-            if self.play == "greedy":
-                span = self._spanner_of(part, alive)
-                eps = self._exploration_rates(lo, part.shape[0])[:, None]
-                p = eps * span / span.sum(axis=1, keepdims=True) + (1.0 - eps) * p
-            out[lo:lo + step] = p
-        return out
+        rule = self.play_rule if self.estimates else _FIRST_EPOCH_PLAY
+        return rule.probabilities(self, features)
 
-    def _play_chunk(self, shape: tuple[int, ...]) -> int:
-        """Contexts per pass of the planner: the pass's product fits in :data:`_PLAY_BUDGET` (UCB's covers
-        every released estimate, elimination's only the informative ones)."""
+    def play_chunk(self, shape: tuple[int, ...]) -> int:
+        """Contexts per pass of the planner: the pass's product fits in :data:`_PLAY_BUDGET` (a rule that reads
+        every released estimate, as UCB does, stacks them all; elimination only the informative ones).
+
+        Parameters
+        ----------
+        shape : tuple of int
+            The features' shape (m, K, d).
+        """
         _, k, d = shape
-        stacked = len(self.estimates) if self.play == "ucb" else len(self._informative)
+        stacked = len(self.estimates) if self.play_rule.reads_every_estimate else len(self._informative)
         return max(16, _PLAY_BUDGET // (k * (d + 1) * max(stacked, 1)))
 
-    def _spanner_of(self, features: np.ndarray, alive: np.ndarray) -> np.ndarray:
+    def spanner_of(self, features: np.ndarray, alive: np.ndarray) -> np.ndarray:
         """The survivors' spanner (all survivors with ``spanner=False``): where spanner play plays and greedy
-        play explores."""
+        play explores.
+
+        Parameters
+        ----------
+        features : ndarray (m, K, d)
+            The rounds' features.
+        alive : ndarray of bool (m, K)
+            The survivors of each round.
+        """
         if not self.spanner:
             return alive
-        return _spanner(features, alive, self.spanner_constant)
+        return masked_spanner(features, alive, self.spanner_constant)
 
-    def _survivors(self, features: np.ndarray) -> np.ndarray:
+    def survivors(self, features: np.ndarray) -> np.ndarray:
         """:func:`surviving_actions` of the informative released estimates (stacked once per epoch), computed
-        in passes of :meth:`_play_chunk` contexts."""
+        in passes of :meth:`play_chunk` contexts: (m, K) booleans.
+
+        Parameters
+        ----------
+        features : ndarray (m, K, d)
+            The rounds' features.
+        """
         m = features.shape[0]
         if not self._informative or m == 0:
             return np.ones(features.shape[:2], dtype=bool)
-        stack, step = self._stacked()[1], self._play_chunk(features.shape)
-        return np.concatenate([_survivors(stack, features[lo:lo + step], self.width_cap, _ELIMINATION_TOLERANCE)
+        stack, step = self._stacked()[1], self.play_chunk(features.shape)
+        return np.concatenate([stacked_survivors(stack, features[lo:lo + step], self.width_cap, ELIMINATION_TOLERANCE)
                                for lo in range(0, m, step)])
 
-    def _survivors_and_best(self, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The survivors (m, K) and, among them, the arms the UCB or greedy rule would exploit (ties)."""
-        if self.play == "greedy":
-            alive = self._survivors(features)
-            return alive, _best(alive, self.estimates[-1].mean(features))
-        # UCB: one pass gives every needed estimate's bounds; elimination uses the informative ones (as
-        # surviving_actions does), the score is the top of each arm's intersected interval over all of them
-        stack, _, index = self._stacked()
-        if not self._informative:
-            index = None
-        mean, width = _bounds(stack, features, self.width_cap)
-        upper = mean + width
-        alive = np.ones(features.shape[:2], dtype=bool)
-        if index is not None:
-            alive = _eliminate_all(alive, mean, width, upper, _ELIMINATION_TOLERANCE, index)
-        return alive, _best(alive, np.min(upper, axis=0))
+    def exploration_rates(self, offset: int, m: int) -> np.ndarray:
+        """eps_t of the rounds t = self.t + offset + 1, ..., self.t + offset + m (public: t and d only).
 
-    def _exploration_rates(self, offset: int, m: int) -> np.ndarray:
-        """eps_t of the rounds t = self.t + offset + 1, ..., self.t + offset + m (public: t and d only)."""
+        Parameters
+        ----------
+        offset : int
+            The first round's position in the batch being played.
+        m : int
+            How many rounds.
+        """
         rounds = np.arange(self.t + offset + 1, self.t + offset + m + 1, dtype=np.int64)
         rate = self.exploration or cube_root_exploration(self._require_spec().dim)
         eps = np.asarray(rate(rounds), dtype=float)
         if eps.shape != (m,) or not np.all((eps >= 0.0) & (eps <= 1.0)):
             raise ValueError("exploration(t) must return one rate in [0, 1] per round of the int array t")
         return eps
+
+
+_FIRST_EPOCH_PLAY = SpannerPlay()
 
 
 _factory = functools.partial(register_variant, EliminationAgent)   # (name, oracle name, model, description, ...)

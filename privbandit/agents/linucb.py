@@ -442,8 +442,8 @@ class LDPUCBAgent(_NoisyGramUCB):
 
 
 register_agent("linucb", LinUCBAgent, description="non-private LinUCB / OFUL (Abbasi-Yadkori et al. 2011)",
-               private=False, counterpart="linucb-jdp")
-register_agent("linucb-jdp", SSLinUCBAgent, private=True,
+               privacy="none", counterpart="linucb-jdp")
+register_agent("linucb-jdp", SSLinUCBAgent, privacy="jdp",
                description="joint-DP LinUCB with tree-based aggregation (Shariff & Sheffet 2018)")
-register_agent("ldp-ucb", LDPUCBAgent, private=True,
+register_agent("ldp-ucb", LDPUCBAgent, privacy="ldp",
                description="local-DP LinUCB, users privatise (phi phi^T, phi y) (Zheng et al. 2020)")

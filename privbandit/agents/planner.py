@@ -5,7 +5,7 @@ A_0 = A and
 
     A_tau = {a in A_{tau-1} : f_tau(x, a) + b_tau(x, a) >= max_{a' in A} (f_tau(x, a') - b_tau(x, a'))}.
 
-The estimates are stacked once per epoch (:class:`_Stack`: one (mK, d) x (d, J (d + 1)) product gives
+The estimates are stacked once per epoch (:class:`EstimateStack`: one (mK, d) x (d, J (d + 1)) product gives
 every epoch's mean and radius), all epochs' tests run in one vectorised pass (contexts whose tests conflict
 are replayed epoch by epoch), and estimates whose test provably keeps every arm (:func:`can_eliminate`)
 may be skipped. The agents of :mod:`.elimination` play on the survivors.
@@ -24,15 +24,16 @@ import numpy as np
 
 from ..oracles.base import Estimate
 
-__all__ = ["can_eliminate", "epoch_bounds", "surviving_actions", "uniform_over"]
+__all__ = ["ELIMINATION_TOLERANCE", "EstimateStack", "best_arms", "can_eliminate", "eliminate_all", "epoch_bounds",
+           "stack_estimates", "stacked_bounds", "stacked_survivors", "surviving_actions", "uniform_over"]
 
 _FEW = 256            # arrays this small take numpy's reductions (one call) instead of one pass per arm
 _TIE = 1e-12          # scores this close to the best are ties (broken by the agent's uniform)
-_ELIMINATION_TOLERANCE = 1e-12   # slack of the elimination test (surviving_actions' default)
+ELIMINATION_TOLERANCE = 1e-12   # slack of the elimination test (surviving_actions' default)
 
 
 @dataclasses.dataclass(frozen=True)
-class _Stack:
+class EstimateStack:
     """Released estimates stacked for the batch planner (built once per epoch: they are fixed within one).
 
     ``basis`` is [theta_1 ... theta_J | M_1^T ... M_J^T] (d, J (d + 1)), so one (mK, d) x (d, J (d + 1))
@@ -45,15 +46,15 @@ class _Stack:
     identity: bool          # every link is the identity (the predictor is the mean)
 
 
-def _stack(estimates: Sequence[Estimate]) -> _Stack:
+def stack_estimates(estimates: Sequence[Estimate]) -> EstimateStack:
     """Stack released estimates (at least one) for :func:`_bounds`."""
     ests = tuple(estimates)
     basis = np.concatenate([np.stack([e.theta for e in ests], axis=1)] + [e.width_matrix.T for e in ests], axis=1)
     scale = np.array([e.link.lipschitz * e.width_scale for e in ests])[:, None]
-    return _Stack(ests, basis, scale, all(e.link.is_identity for e in ests))
+    return EstimateStack(ests, basis, scale, all(e.link.is_identity for e in ests))
 
 
-def _bounds(stack: _Stack, x: np.ndarray, width_cap: float) -> tuple[np.ndarray, np.ndarray]:
+def stacked_bounds(stack: EstimateStack, x: np.ndarray, width_cap: float) -> tuple[np.ndarray, np.ndarray]:
     """Every stacked epoch's mean and capped radius, (J, m, K) each, for features ``x`` (m, K, d)."""
     m, k, d = x.shape
     n, n_est = m * k, len(stack.estimates)
@@ -94,7 +95,7 @@ def _row_any(mask: np.ndarray) -> np.ndarray:
     return out
 
 
-def _eliminate_all(alive: np.ndarray, mean: np.ndarray, width: np.ndarray, upper: np.ndarray, tolerance: float,
+def eliminate_all(alive: np.ndarray, mean: np.ndarray, width: np.ndarray, upper: np.ndarray, tolerance: float,
                    index: np.ndarray | slice | None = None) -> np.ndarray:
     """The tests `eq:eliminate` of J epochs in order on the survivors ``alive`` (m, K), vectorised over epochs.
 
@@ -126,7 +127,7 @@ def _eliminate_all(alive: np.ndarray, mean: np.ndarray, width: np.ndarray, upper
 
 
 def surviving_actions(estimates: Sequence[Estimate], features: np.ndarray, *, width_cap: float = 2.0,
-                      tolerance: float = _ELIMINATION_TOLERANCE) -> np.ndarray:
+                      tolerance: float = ELIMINATION_TOLERANCE) -> np.ndarray:
     """The planner's elimination (`alg:plan`, eq. `eq:eliminate`) for a batch of contexts.
 
     Parameters
@@ -155,13 +156,13 @@ def surviving_actions(estimates: Sequence[Estimate], features: np.ndarray, *, wi
     x = np.asarray(features, dtype=float)
     if len(estimates) == 0 or x.shape[0] == 0:
         return np.ones(x.shape[:2], dtype=bool)
-    return _survivors(_stack(estimates), x, width_cap, tolerance)
+    return stacked_survivors(stack_estimates(estimates), x, width_cap, tolerance)
 
 
-def _survivors(stack: _Stack, x: np.ndarray, width_cap: float, tolerance: float) -> np.ndarray:
+def stacked_survivors(stack: EstimateStack, x: np.ndarray, width_cap: float, tolerance: float) -> np.ndarray:
     """:func:`surviving_actions` from stacked estimates (at least one)."""
-    mean, width = _bounds(stack, x, width_cap)
-    return _eliminate_all(np.ones(x.shape[:2], dtype=bool), mean, width, mean + width, tolerance)
+    mean, width = stacked_bounds(stack, x, width_cap)
+    return eliminate_all(np.ones(x.shape[:2], dtype=bool), mean, width, mean + width, tolerance)
 
 
 def epoch_bounds(estimates: Sequence[Estimate], features: np.ndarray, *, width_cap: float = 2.0
@@ -186,10 +187,10 @@ def epoch_bounds(estimates: Sequence[Estimate], features: np.ndarray, *, width_c
     ----------
     Source paper, `alg:plan` (the pairs (f_tau, b_tau)), `alg:batch-cb-JDP`.
     """
-    return _bounds(_stack(estimates), np.asarray(features, dtype=float), width_cap)
+    return stacked_bounds(stack_estimates(estimates), np.asarray(features, dtype=float), width_cap)
 
 
-def _best(mask: np.ndarray, score: np.ndarray) -> np.ndarray:
+def best_arms(mask: np.ndarray, score: np.ndarray) -> np.ndarray:
     """The arms of ``mask`` (m, K) whose score is within the tie tolerance of the row's best."""
     score = np.where(mask, score, -np.inf)
     return mask & (score >= (_row_max(score) - _TIE)[:, None])

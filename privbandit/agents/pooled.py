@@ -67,7 +67,7 @@ from ..oracles.iw_jdp import IWRegressionDP, IWRelease
 from ..oracles.iw_ldp import IWRegressionLDP, LDPRelease
 from ._oracle_arg import register_variant
 from .elimination import JDP_UCB_FIRST_EPOCH, EliminationAgent
-from .planner import _stack
+from .planner import stack_estimates
 
 NON_NEGATIVE = Interval(numbers.Real, 0.0, None, closed="left")
 
@@ -242,7 +242,8 @@ class PooledEliminationAgent(EliminationAgent):
         recent = self.estimates[-self.plan_window:]
         informative = {id(e) for e in self._informative}
         index = np.array([j for j, e in enumerate(recent) if id(e) in informative], dtype=np.int64)
-        self._stacks = (_stack(recent), _stack(self._informative) if self._informative else None, index)
+        informative_stack = stack_estimates(self._informative) if self._informative else None
+        self._stacks = (stack_estimates(recent), informative_stack, index)
         return self._stacks
 
 

@@ -29,7 +29,7 @@ class UniformAgent(Agent):
         return np.full((m, k), 1.0 / k)
 
 
-register_agent("uniform", UniformAgent, description="uniform random arm every round (no learning)", private=False)
+register_agent("uniform", UniformAgent, description="uniform random arm every round (no learning)", privacy="none")
 
 
 class EpsilonGreedyAgent(EpochScheduled):
@@ -112,5 +112,5 @@ class EpsilonGreedyAgent(EpochScheduled):
         return np.where(uniforms[:, 0] < self.explore_, random_arm, greedy)
 
 
-register_agent("epsilon-greedy", EpsilonGreedyAgent, private=False,
+register_agent("epsilon-greedy", EpsilonGreedyAgent, privacy="none",
                description="epsilon-greedy on a ridge fit of all past data, eps_j ~ (d/T_j)^{1/3} (non-private)")

@@ -101,10 +101,10 @@ def barycentric_spanner(features: np.ndarray, mask: np.ndarray | None = None, *,
             raise ValueError(f"mask must be a boolean array of shape ({m}, {k}), got {mask.dtype} {mask.shape}")
         if m and not np.all(mask.any(axis=1)):
             raise ValueError("mask must keep at least one action in every context")
-    return _spanner(phi, mask, constant, max_swaps)
+    return masked_spanner(phi, mask, constant, max_swaps)
 
 
-def _spanner(phi: np.ndarray, mask: np.ndarray, constant: float, max_swaps: int | None = None) -> np.ndarray:
+def masked_spanner(phi: np.ndarray, mask: np.ndarray, constant: float, max_swaps: int | None = None) -> np.ndarray:
     """:func:`barycentric_spanner` for checked input: finite float features (m, K, d), a boolean mask (m, K)
     with a candidate in every row, C > 1 (the agents' planner calls it on contexts it has checked)."""
     m, k, d = phi.shape
@@ -119,7 +119,7 @@ def _spanner(phi: np.ndarray, mask: np.ndarray, constant: float, max_swaps: int 
         out = mask.copy()
         rest = np.nonzero(~single)[0]
         if rest.size:
-            out[rest] = _spanner(phi[rest], mask[rest], constant, max_swaps)
+            out[rest] = masked_spanner(phi[rest], mask[rest], constant, max_swaps)
         return out
     out = np.zeros((m, k), dtype=bool)
     for lo in range(0, m, _CHUNK):

@@ -307,8 +307,13 @@ class SquareCBAgent(EpochAgent):
         return calibrated_error(p.model, n, dim=spec.dim, epsilon=p.epsilon, delta=p.delta)   # model "none": no budget
 
     def _probabilities(self, features: np.ndarray) -> np.ndarray:
-        # the predictions of the latest estimate (0 before the first), on features the agent has checked
-        f = self.estimates[-1]._mean_checked(features) if self.estimates else np.zeros(features.shape[:2])
+        # the predictions nu(<phi, theta>) of the latest estimate (0 before the first), on features the agent
+        # has checked (Estimate.mean would check them again)
+        if self.estimates:
+            latest = self.estimates[-1]
+            f = latest.link(features @ latest.theta)
+        else:
+            f = np.zeros(features.shape[:2])
         return _igw(f, self._checked_gamma())
 
     def _checked_gamma(self) -> float:

@@ -142,10 +142,6 @@ class Estimate:
         """Predicted mean reward nu(<phi, theta>), shape features.shape[:-1]."""
         return self.link(self.predictor(features))
 
-    def _mean_checked(self, features: np.ndarray) -> np.ndarray:
-        """:meth:`mean` for features the caller has checked: finite float64 (..., d) (an agent's)."""
-        return self.link(features @ self.theta)
-
     def width(self, features: np.ndarray) -> np.ndarray:
         """Confidence radius of the mean reward, L_nu * c * ||M phi||, shape features.shape[:-1].
 
@@ -245,7 +241,7 @@ class EpochFit(abc.ABC):
         self._check_room(x.shape[0])
         if x.shape[0] == 0:
             return
-        self._add_clipped(clip_features(x, self.bound), clip_rewards(y))
+        self.add_clipped(clip_features(x, self.bound), clip_rewards(y))
 
     def _check_open(self) -> None:
         if self._result is not None:
@@ -256,11 +252,18 @@ class EpochFit(abc.ABC):
             raise ValueError(f"this fit was started for n_rounds={self.n_rounds} rows; adding {m} more to "
                              f"{self.n_seen} would exceed it")
 
-    def _add_clipped(self, x: np.ndarray, y: np.ndarray) -> None:
+    def add_clipped(self, x: np.ndarray, y: np.ndarray) -> None:
         """``add`` for rows already checked and clipped: float64 features (m, d) with ||phi|| <= ``bound``
         and rewards (m,) in [-1, 1], m >= 1 (e.g. rows that passed ``Agent.update``, whose bound B is the
         fit's). Skips the row checks and the clipping, which would return these rows unchanged; still
         refuses a finished fit or rows beyond ``n_rounds``.
+
+        Parameters
+        ----------
+        x : ndarray (m, d)
+            Checked, clipped feature rows.
+        y : ndarray (m,)
+            Checked, clipped rewards.
         """
         self._check_open()
         m = x.shape[0]

@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_choice, check_int
-from ..agents.base import Agent
+from ..protocols import AgentProtocol
 
 COLUMNS: tuple[str, ...] = (
     "agent", "env", "family", "privacy_model", "epsilon", "delta", "seed", "n_arms", "dim", "horizon",
@@ -134,7 +134,7 @@ def _spec_for(env: Any, horizon: int | None):
     return dataclasses.replace(spec, horizon=horizon)
 
 
-def start_run(agent: Agent, env: Any, horizon: int | None, seed: Any) -> tuple[Any, np.ndarray]:
+def start_run(agent: AgentProtocol, env: Any, horizon: int | None, seed: Any) -> tuple[Any, np.ndarray]:
     """Reset ``env`` and ``agent`` for a run of ``horizon`` rounds from one ``seed`` (see the module docstring).
 
     Returns
@@ -188,7 +188,7 @@ def _env_labels(env: Any) -> tuple[str, str]:
     return str(env_id), "" if name is None else str(name)
 
 
-def _epoch(agent: Agent) -> int:
+def _epoch(agent: AgentProtocol) -> int:
     return int(getattr(agent, "epoch", 0))
 
 
@@ -245,7 +245,7 @@ class PolicyChunk(NamedTuple):
     epoch: int
 
 
-def policy_chunks(agent: Agent, env: Any, horizon: int, max_chunk: int = 1 << 14) -> Iterator[PolicyChunk]:
+def policy_chunks(agent: AgentProtocol, env: Any, horizon: int, max_chunk: int = 1 << 14) -> Iterator[PolicyChunk]:
     """Play the batch path, yielding each chunk of rounds served by one fixed policy before the agent learns it.
 
     The agent (already reset) chooses a chunk's arms with one ``act_batch``; the chunk is yielded, and the
@@ -255,7 +255,7 @@ def policy_chunks(agent: Agent, env: Any, horizon: int, max_chunk: int = 1 << 14
 
     Parameters
     ----------
-    agent : Agent
+    agent : AgentProtocol
         A privbandit agent, reset for this env.
     env : gymnasium.Env
         A privbandit bandit env, reset; ``env.unwrapped.sample_batch`` draws the rounds.
@@ -290,7 +290,7 @@ def _env_blocks(env: Any, horizon: int, max_chunk: int
         t += n
 
 
-def _block_chunks(agent: Agent, start: int, features: np.ndarray, rewards: np.ndarray, expected: np.ndarray
+def _block_chunks(agent: AgentProtocol, start: int, features: np.ndarray, rewards: np.ndarray, expected: np.ndarray
                   ) -> Iterator[PolicyChunk]:
     """One block's policy chunks for ``agent`` (see :func:`policy_chunks`), starting at round ``start``."""
     n = features.shape[0]
@@ -315,7 +315,7 @@ def _log_chunk(log: _RegretLog, chunk: PolicyChunk) -> None:
     log.add(expected.max(axis=1) - chosen, chunk.epoch)
 
 
-def _play_loop(agent: Agent, env: Any, obs: np.ndarray, horizon: int, log: _RegretLog) -> None:
+def _play_loop(agent: AgentProtocol, env: Any, obs: np.ndarray, horizon: int, log: _RegretLog) -> None:
     for _t in range(horizon):
         epoch = _epoch(agent)
         arm = agent.act(obs)
@@ -326,14 +326,14 @@ def _play_loop(agent: Agent, env: Any, obs: np.ndarray, horizon: int, log: _Regr
         agent.update(chosen, reward)
 
 
-def run(agent: Agent, env: Any, horizon: int | None = None, seed: Any = 0, *, mode: str = "batch",
+def run(agent: AgentProtocol, env: Any, horizon: int | None = None, seed: Any = 0, *, mode: str = "batch",
         log: str = "geometric", points_per_octave: int = 8, max_chunk: int = 1 << 14,
         labels: dict[str, Any] | None = None, env_kwargs: dict[str, Any] | None = None) -> pd.DataFrame:
     """Play ``agent`` on ``env`` for ``horizon`` rounds and return the tidy table of its regret.
 
     Parameters
     ----------
-    agent : Agent
+    agent : AgentProtocol
         Any privbandit agent; it is reset here with the env's :class:`BanditSpec` and the seed's agent rng.
     env : gymnasium.Env or str
         A privbandit bandit env (``gym.make("PrivLinCB-v0", ...)``), reset here, or its Gymnasium id
@@ -386,8 +386,9 @@ def run(agent: Agent, env: Any, horizon: int | None = None, seed: Any = 0, *, mo
     >>> int(table["t"].iloc[-1]), round(float(table["epsilon_spent"].iloc[-1]), 6)
     (256, 1.0)
     """
-    if not isinstance(agent, Agent):
-        raise TypeError(f"agent must be a privbandit Agent, got {type(agent).__name__}")
+    if not isinstance(agent, AgentProtocol):
+        raise TypeError(f"agent must be a privbandit Agent (or have the methods of privbandit.protocols."
+                        f"AgentProtocol), got {type(agent).__name__}")
     check_choice("mode", mode, MODES)
     max_chunk = _check_logging(log, max_chunk)
     with made_env(env, horizon, env_kwargs) as env:
@@ -401,7 +402,7 @@ def run(agent: Agent, env: Any, horizon: int | None = None, seed: Any = 0, *, mo
         return _table(agent, env, spec, seed, logged, labels)
 
 
-def run_many(agents: Sequence[Agent], env: Any, horizon: int | None = None, seed: Any = 0, *,
+def run_many(agents: Sequence[AgentProtocol], env: Any, horizon: int | None = None, seed: Any = 0, *,
              log: str = "geometric", points_per_octave: int = 8, max_chunk: int = 1 << 14,
              labels: Sequence[dict[str, Any] | None] | None = None,
              env_kwargs: dict[str, Any] | None = None) -> list[pd.DataFrame]:
@@ -451,9 +452,9 @@ def run_many(agents: Sequence[Agent], env: Any, horizon: int | None = None, seed
     >>> tables[0].equals(run(make_agent("elim-jdp", epsilon=1.0), "PrivLinCB-v0", **kw))
     True
     """
-    agents = list(agents) if not isinstance(agents, Agent) else [agents]
-    if not agents or not all(isinstance(a, Agent) for a in agents):
-        bad = next((type(a).__name__ for a in agents if not isinstance(a, Agent)), "an empty sequence")
+    agents = list(agents) if not isinstance(agents, AgentProtocol) else [agents]
+    if not agents or not all(isinstance(a, AgentProtocol) for a in agents):
+        bad = next((type(a).__name__ for a in agents if not isinstance(a, AgentProtocol)), "an empty sequence")
         raise TypeError(f"agents must be a non-empty sequence of privbandit Agents, got {bad}")
     if len({id(a) for a in agents}) != len(agents):
         raise ValueError("agents must be distinct objects: one agent cannot play two runs at once")
@@ -506,7 +507,7 @@ def _logged_rounds(horizon: int, log: str, points_per_octave: int) -> np.ndarray
     return np.arange(1, horizon + 1) if log == "all" else geometric_grid(horizon, points_per_octave)
 
 
-def _table(agent: Agent, env: Any, spec: Any, seed: Any, logged: _RegretLog,
+def _table(agent: AgentProtocol, env: Any, spec: Any, seed: Any, logged: _RegretLog,
            labels: dict[str, Any] | None) -> pd.DataFrame:
     """A finished run's table (:data:`COLUMNS`), after checking the agent's ledger against its spec."""
     spent = float(agent.ledger.check(agent.privacy))

@@ -17,3 +17,6 @@ def make_agent(*, epsilon: float, delta: float = 1e-5, **kwargs) -> Agent:
     agent = _make("elim-jdp-ucb", epsilon=epsilon, delta=delta, **kwargs)
     agent.name = "my-agent"
     return agent
+
+
+make_agent.privacy_model = "jdp"   # declared for privbandit's registry: make_agent("my-agent") needs a budget
