@@ -20,8 +20,9 @@ commands), the figures ``DIR/figures/*.png``, ``DIR/report.md`` and ``DIR/report
 title, provenance notes, references and slope window, which ``plot`` reuses). With ``--agent``, ``bench``
 is a challenger run: the agent (a name, an entry point or an import path, :mod:`privbandit.registry`) joins
 every block of the suite its privacy model fits, and the report adds its paired comparison with each
-baseline and a leaderboard (:mod:`privbandit.sim.compare`). Its label is its own name (the ``name``
-attribute of its factory or agent) with its ``--agent-kwargs``, or ``--label``. The baselines come from the
+baseline and a leaderboard (:mod:`privbandit.sim.compare`). Its label is its own name (its registered
+name, else the ``name`` attribute of its factory or agent: :func:`privbandit.sim.labels.agent_name`) with
+its ``--agent-kwargs``, or ``--label``. The baselines come from the
 suite's stored reference results when they match this install (:mod:`privbandit.sim.reference`;
 ``--baselines``): then only the challenger's cells run. Every label a report prints can be given to
 ``--agent`` again (``linucb-practical``, ``elim-jdp(first_epoch=4)``: :mod:`privbandit.sim.labels`).
@@ -147,7 +148,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--reference", default=None, help="the baseline the challenger is compared with first")
     b.add_argument("--agent-kwargs", default=None, help='keyword arguments of the challenger as JSON, e.g. '
                    '\'{"radius": "practical"}\'')
-    b.add_argument("--label", default=None, help="the challenger's label in the tables (default: its name attribute)")
+    b.add_argument("--label", default=None,
+                   help="the challenger's label in the tables (default: its registered name or its name attribute)")
     b.add_argument("--baselines", choices=("auto", "stored", "rerun"), default="auto",
                    help="a challenger's baselines: the stored reference results of the suite when they match this "
                    "version and these round streams (auto, stored: else said, and run), or run again (rerun)")

@@ -186,20 +186,14 @@ def test_a_factory_workers_cannot_import_fails_before_any_cell(tmp_path, monkeyp
 def test_the_example_package_runs_by_entry_point(tmp_path, monkeypatch):
     """examples/my_agent, found as an installed package would be (its entry point in a dist-info), runs a tiny
     challenger run beside the quick suite's baselines and passes the audit."""
-    tomllib = pytest.importorskip("tomllib", reason="reading pyproject.toml needs Python 3.11")
-    from pathlib import Path
+    pytest.importorskip("tomllib", reason="reading pyproject.toml needs Python 3.11")
+    from conftest import install_example_plugin
 
     from privbandit.sim import challenge
     from privbandit.sim.audit import audit_agent
 
-    example = Path(__file__).resolve().parents[1] / "examples" / "my_agent"
-    eps = tomllib.loads((example / "pyproject.toml").read_text())["project"]["entry-points"]["privbandit.agents"]
-    info = tmp_path / "my_agent-0.1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: my-agent\nVersion: 0.1.0\n")
-    (info / "entry_points.txt").write_text("[privbandit.agents]\n" + "".join(f"{k} = {v}\n" for k, v in eps.items()))
-    monkeypatch.syspath_prepend(str(example))
-    monkeypatch.syspath_prepend(str(tmp_path))
+    for folder in reversed(install_example_plugin(tmp_path / "site")):
+        monkeypatch.syspath_prepend(folder)
     assert "my-agent" in agent_names()
     res = challenge("quick", "my-agent", tmp_path / "out", reference="elim-jdp-ucb", seeds=2, horizon=16)
     assert {"my-agent", "elim-jdp-ucb", "uniform"} <= set(res.table["agent"])
