@@ -20,8 +20,9 @@ commands), the figures ``DIR/figures/*.png``, ``DIR/report.md`` and ``DIR/report
 title, provenance notes, references and slope window, which ``plot`` reuses). With ``--agent``, ``bench``
 is a challenger run: the agent (a name, an entry point or an import path, :mod:`privbandit.registry`) joins
 every block of the suite its privacy model fits, and the report adds its paired comparison with each
-baseline and a leaderboard (:mod:`privbandit.sim.compare`). Its label is its own name (the ``name``
-attribute of its factory or agent) with its ``--agent-kwargs``, or ``--label``. The baselines come from the
+baseline and a leaderboard (:mod:`privbandit.sim.compare`). Its label is its own name (its registered
+name, else the ``name`` attribute of its factory or agent: :func:`privbandit.sim.labels.agent_name`) with
+its ``--agent-kwargs``, or ``--label``. The baselines come from the
 suite's stored reference results when they match this install (:mod:`privbandit.sim.reference`;
 ``--baselines``): then only the challenger's cells run. Every label a report prints can be given to
 ``--agent`` again (``linucb-practical``, ``elim-jdp(first_epoch=4)``: :mod:`privbandit.sim.labels`).
@@ -154,7 +155,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--reference", default=None, help="the baseline the challenger is compared with first")
     b.add_argument("--agent-kwargs", default=None, help='keyword arguments of the challenger as JSON, e.g. '
                    '\'{"radius": "practical"}\'')
-    b.add_argument("--label", default=None, help="the challenger's label in the tables (default: its name attribute)")
+    b.add_argument("--label", default=None,
+                   help="the challenger's label in the tables (default: its registered name or its name attribute)")
     b.add_argument("--baselines", choices=("auto", "stored", "rerun"), default="auto",
                    help="a challenger's baselines: the stored reference results of the suite when they match this "
                    "version and these round streams (auto, stored: else said, and run), or run again (rerun)")
@@ -341,11 +343,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if any(v is not None for v in (args.private, args.reference, args.agent_kwargs, args.label)):
             raise UsageError("--private, --reference, --agent-kwargs and --label describe a challenger: give it "
                              "with --agent")
-        grids = suite.available_grids()
-        if any(v is not None for v in (args.seeds, args.horizon, args.delta)):
-            grids = [replace(g, seeds=args.seeds or g.seeds, horizon=args.horizon or g.horizon,
-                             delta=args.delta or g.delta) for g in grids]
-        suite = replace(suite, grids=tuple(grids))
+        suite = replace(suite, grids=_overridden(suite.available_grids(), args))
     else:
         suite, challenger = _challenger_suite(suite, args)
     cells = suite.cells()
@@ -356,11 +354,25 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return _bench(args, suite, cells, out, challenger)
 
 
+def _overridden(grids, args: argparse.Namespace) -> tuple:
+    """The grids with ``--seeds``, ``--horizon`` and ``--delta`` where given."""
+    from dataclasses import replace
+
+    return tuple(replace(g, seeds=args.seeds or g.seeds, horizon=args.horizon or g.horizon, delta=args.delta or g.delta)
+                 for g in grids)
+
+
 def _bench(args: argparse.Namespace, suite, cells, out: Path, challenger: str | None) -> int:
+    from dataclasses import replace
+
     from .sim.suites import get_suite
 
     start = time.perf_counter()
     args.sweep_state = (out, cells)
+    full = get_suite(args.suite)
+    left_out = replace(full, grids=_overridden(full.grids, args)).left_out()
+    if left_out:  # said before the progress bar
+        print(f"{args.subparser.prog}: {left_out}", file=sys.stderr)
     stored = _stored_baselines(args, cells, out, challenger) if challenger is not None else None
     res = _run_sweep(args, cells, out, jobs=args.jobs, backend=args.backend, address=args.address,
                      progress=not args.no_progress)
@@ -369,11 +381,8 @@ def _bench(args: argparse.Namespace, suite, cells, out: Path, challenger: str | 
              f"suite `{suite.name}`: {suite.description}",
              f"{len(cells)} cells ({len(res.ran)} run now, {len(res.skipped)} found finished); "
              f"sweep wall time {wall:.1f} s with --jobs {args.jobs} --backend {args.backend}"]
-    missing = get_suite(args.suite).missing()
-    if missing:
-        notes.append("agents or envs of the suite not available in this install (left out; the real-data envs "
-                     "need `pip install \"privbandit[data]\"`): " + ", ".join(missing))
-        print(notes[-1].replace("`", ""), file=sys.stderr)
+    if left_out:
+        notes.append(left_out)
     if challenger is not None:
         notes.append(f"challenger `{challenger}` ({args.agent}) beside the baselines of every block its privacy "
                      "model fits" + (f"; reference `{args.reference}`" if args.reference else ""))

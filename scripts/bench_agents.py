@@ -65,10 +65,12 @@ Source paper, `tab:comp`, `alg:batch-cb-JDP`, `appdx:regret-upper-LDP`, `appdx:p
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import signal
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Iterator
@@ -272,6 +274,15 @@ def run_group(group: list[dict], horizon: int, delta: float, ucb_batch: int) -> 
     return out
 
 
+def run_group_in_worker(group: list[dict], horizon: int, delta: float,
+                        ucb_batch: int) -> list[tuple[dict, pd.DataFrame]]:
+    """:func:`run_group` in a loky worker, which ignores Ctrl-C from then on: the terminal sends SIGINT to the
+    whole process group, and the main process alone answers it (it saves the finished cells, joblib kills the
+    workers), so no worker prints a traceback of its own beside the one line on stderr."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return run_group(group, horizon, delta, ucb_batch)
+
+
 def run_cell(c: dict, horizon: int, delta: float, ucb_batch: int) -> tuple[dict, pd.DataFrame]:
     """One cell of the grid alone (:func:`run_group` of one cell)."""
     return run_group([c], horizon, delta, ucb_batch)[0]
@@ -309,8 +320,9 @@ def schedule(todo: list[dict]) -> list[list[dict]]:
 
 
 def finished_cells(path: Path, horizon: int) -> set[tuple]:
-    """The keys (:func:`cell_key`) of the cells in ``runs.csv`` that reached ``horizon``."""
-    if not path.exists():
+    """The keys (:func:`cell_key`) of the cells in ``runs.csv`` that reached ``horizon`` (none in an empty
+    file: a run killed between creating the file and writing to it)."""
+    if not path.exists() or path.stat().st_size == 0:
         return set()
     old = read_runs(path)
     old = old[old["horizon"] == horizon]
@@ -318,18 +330,34 @@ def finished_cells(path: Path, horizon: int) -> set[tuple]:
     return {tuple(key) for key, t in last.items() if t == horizon}
 
 
-def append_cell(path: Path, df: pd.DataFrame) -> None:
-    """Append one finished cell's rows to ``runs.csv`` in one write, Ctrl-C (SIGINT) held back meanwhile:
-    an interrupted grid keeps whole cells only."""
-    text = df.to_csv(index=False, header=not path.exists())
-    block = getattr(signal, "pthread_sigmask", None)  # POSIX
-    old = block(signal.SIG_BLOCK, {signal.SIGINT}) if block else None
+@contextlib.contextmanager
+def sigint_held() -> Iterator[None]:
+    """Ctrl-C (SIGINT) held back while the block runs and raised after it, as the handler it found would.
+
+    A Python handler records the signal: blocking it with ``pthread_sigmask`` would not do, since the kernel
+    then hands it to another thread of the process (loky's, with ``--jobs`` > 1) and the interpreter still
+    runs the handler in the main thread, in the middle of the block. Outside the main thread (where no
+    handler can be set) the block runs as it is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    old = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
     try:
-        with open(path, "a") as fh:
-            fh.write(text)
+        yield
     finally:
-        if block:
-            block(signal.SIG_SETMASK, old)
+        signal.signal(signal.SIGINT, old)
+        if caught:
+            signal.raise_signal(signal.SIGINT)
+
+
+def append_cell(path: Path, df: pd.DataFrame) -> None:
+    """Append one finished cell's rows to ``runs.csv`` in one write, Ctrl-C held back meanwhile
+    (:func:`sigint_held`): an interrupted grid keeps whole cells only."""
+    text = df.to_csv(index=False, header=not path.exists())
+    with sigint_held(), open(path, "a") as fh:
+        fh.write(text)
 
 
 def grid_order(path: Path, grid: list[dict], horizon: int) -> None:
@@ -369,7 +397,7 @@ def finish(todo: list[dict], args, horizon: int) -> Iterator[tuple[dict, pd.Data
         warnings.filterwarnings("ignore", message=r"\d+ tasks (have been successfully executed|which were still)",
                                 category=UserWarning)
         for done in Parallel(return_as="generator_unordered")(
-                delayed(run_group)(group, horizon, args.delta, args.ucb_batch) for group in order):
+                delayed(run_group_in_worker)(group, horizon, args.delta, args.ucb_batch) for group in order):
             yield from done
 
 

@@ -5,7 +5,7 @@ Measured per context family:
 
 - ``batch``: ``reset(seed)`` + ``sample_batch(rounds)`` on the unwrapped env (rounds / seconds);
 - ``step_bare``: a loop of ``env.unwrapped.step(a)``;
-- ``step_make``: the same loop through ``gym.make``'s wrappers (TimeLimit, OrderEnforcing, checker);
+- ``step_make``: the same loop through ``gym.make``'s wrappers (OrderEnforcing, checker);
 - ``vector``: ``gym.make_vec(..., vectorization_mode="vector_entry_point")`` with ``--num-envs`` sub-envs,
   in sub-env steps per second.
 

@@ -112,3 +112,21 @@ def load_script(name: str) -> ModuleType:
         os.environ.clear()
         os.environ.update(environ)
     return module
+
+
+EXAMPLE_PLUGIN = Path(__file__).resolve().parents[1] / "examples" / "my_agent"
+"""The example plugin package (its agent ``my-agent`` through the entry point of its pyproject.toml)."""
+
+
+def install_example_plugin(site: Path) -> list[str]:
+    """examples/my_agent as ``pip install`` would leave it, without installing: a dist-info in ``site`` holding
+    its entry points. The folders to put on the import path (``site`` and the package's), in that order."""
+    import tomllib
+
+    eps = tomllib.loads((EXAMPLE_PLUGIN / "pyproject.toml").read_text())["project"]["entry-points"]
+    info = site / "my_agent-0.1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: my-agent\nVersion: 0.1.0\n")
+    (info / "entry_points.txt").write_text("".join(f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in points.items())
+                                                   for group, points in eps.items()))
+    return [str(site), str(EXAMPLE_PLUGIN)]

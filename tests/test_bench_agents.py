@@ -60,6 +60,15 @@ def _keys_in_file(out: Path) -> list[tuple]:
     return list(dict.fromkeys(keys))
 
 
+def _finished_in_file(out: Path) -> int:
+    """How many cells ``runs.csv`` holds whole now, while a run may be appending to it (0 for a file not
+    written yet or caught mid-write)."""
+    try:
+        return len(bench.finished_cells(out / "runs.csv", 2 ** 11))
+    except (ValueError, KeyError, OSError):  # pandas' parser errors are ValueErrors
+        return 0
+
+
 def _grid_keys() -> list[tuple]:
     return [bench.cell_key(c) for c in bench.cells(bench.parse_args(GRID))]
 
@@ -156,9 +165,11 @@ def test_ctrl_c_keeps_the_finished_cells_in_one_line_and_the_rerun_finishes(refe
     cmd = [sys.executable, str(SCRIPT), *GRID, "--jobs", "2", "--out", str(tmp_path)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
                             start_new_session=True, preexec_fn=_default_sigint)
-    deadline = time.monotonic() + 120
-    while not (tmp_path / "runs.csv").exists() and proc.poll() is None and time.monotonic() < deadline:
+    deadline = time.monotonic() + 300  # generous: a loaded machine runs the first group slowly
+    while not _finished_in_file(tmp_path) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
+    assert proc.poll() is None, "the grid ended before a Ctrl-C could interrupt it"
+    assert _finished_in_file(tmp_path), "no cell finished before the deadline"
     os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: SIGINT to the whole process group
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
@@ -169,6 +180,40 @@ def test_ctrl_c_keeps_the_finished_cells_in_one_line_and_the_rerun_finishes(refe
     assert 1 <= int(match.group(1)) == saved < N_CELLS
     assert f"{N_CELLS - saved} runs to do ({saved} already in" in _bench_here("--jobs", 1, out=tmp_path, capsys=capsys)
     assert _runs(tmp_path) == _runs(reference[0])
+
+
+def test_a_ctrl_c_during_a_cells_write_lands_after_it_with_other_threads_running(tmp_path, monkeypatch):
+    """SIGINT sent while append_cell writes, in a process with another thread (loky's, in a run with --jobs 2),
+    which the kernel may hand the signal to: the cell's rows are written whole, then KeyboardInterrupt."""
+    import threading
+
+    rows = bench.pd.DataFrame({"block": ["jdp"], "t": [1], "cum_regret": [0.5]})
+    path = tmp_path / "runs.csv"
+
+    class InterruptedFile(io.StringIO):
+        def write(self, text):
+            os.kill(os.getpid(), signal.SIGINT)   # Ctrl-C as the write starts
+            time.sleep(0.05)                      # the other thread takes it meanwhile
+            with open(path, "a") as fh:           # noqa: SIM117 (the real write, after the signal)
+                return fh.write(text)
+
+    monkeypatch.setattr(bench, "open", lambda *a, **k: InterruptedFile(), raising=False)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, daemon=True)
+    other.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            bench.append_cell(path, rows)
+    finally:
+        stop.set()
+        other.join()
+    assert path.read_text() == rows.to_csv(index=False)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler restored
+
+
+def test_finished_cells_of_an_empty_file_are_none(tmp_path):
+    (tmp_path / "runs.csv").write_text("")  # a run killed between creating the file and writing it
+    assert bench.finished_cells(tmp_path / "runs.csv", 2 ** 11) == set()
 
 
 @pytest.mark.parametrize("jobs", ["0", "-2", "two", "1.5", ""])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import pandas as pd
@@ -159,3 +160,80 @@ def test_bench_agent_adds_the_comparison_and_leaderboard(tmp_path, capsys, jdp_c
             cli.main(["bench", "--seeds", "1", "--horizon", "8", "--no-progress", "--out", str(out), *args])
         err = capsys.readouterr().err.strip().splitlines()
         assert exc.value.code == 2 and len(err) == 1 and message in err[0], err
+
+
+README_FACTORY = '''
+from privbandit.agents import make_agent
+
+def make(*, epsilon, delta=1e-5):  # the README's challenger: a factory around a registered agent
+    return make_agent("elim-jdp-ucb", epsilon=epsilon, delta=delta, first_epoch=1)
+'''
+
+
+@pytest.fixture
+def plugin_site(tmp_path, monkeypatch):
+    """The example plugin installed as pip would leave it (entry point ``my-agent``), and a module
+    ``readme_agent`` holding the README's factory, on the import path (their registrations undone afterwards)."""
+    pytest.importorskip("tomllib", reason="reading pyproject.toml needs Python 3.11")
+    from conftest import install_example_plugin
+
+    folders = install_example_plugin(tmp_path / "site")
+    (tmp_path / "site" / "readme_agent.py").write_text(README_FACTORY)
+    for folder in reversed(folders):
+        monkeypatch.syspath_prepend(folder)
+    yield folders
+    for name in ("my-agent", "my_agent:make_agent", "readme_agent:make"):
+        agents_base.AGENT_REGISTRY.unregister(name)
+
+
+def _challenger_block(page) -> str:
+    """The Python block of ``page`` that registers the challenger ``my-agent`` and runs :func:`challenge`."""
+    from test_readme import fenced_blocks
+
+    blocks = [body for _, tag, body in fenced_blocks(page.read_text(encoding="utf-8"))
+              if tag == "python" and 'register_agent("my-agent"' in body and "challenge(" in body]
+    assert len(blocks) == 1, f"{page.name}: the challenger example went missing"
+    return blocks[0]
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/guide/cli.md"])
+def test_the_challenger_examples_keep_their_registered_label_beside_an_installed_plugin(page, plugin_site,
+                                                                                         monkeypatch, tmp_path):
+    """The README's and the CLI guide's examples register ``my-agent`` (a factory around ``elim-jdp-ucb``) and
+    run it beside the baselines, which all run again (``challenge`` stores none): on a machine where the
+    example plugin's entry point ``my-agent`` is installed too, the label is still the registered one."""
+    from test_readme import ROOT, run_block
+
+    code = _challenger_block(ROOT / page) + ('\nagents = set(result.table["agent"])\n'
+                                             'assert {"my-agent", "elim-jdp-ucb"} <= agents, agents\n')
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(plugin_site))
+    proc = run_block(code, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_a_factory_around_a_registered_agent_is_not_labelled_with_its_name(plugin_site):
+    """The README's factory by import path takes the path's attribute, not ``elim-jdp-ucb``; the example
+    plugin is ``my-agent`` by import path (its agent's name) and by entry point; a registered name is itself."""
+    from privbandit.sim.labels import agent_name
+
+    names = {a: agent_name(a) for a in ("readme_agent:make", "my_agent:make_agent", "my-agent", "elim-jdp-ucb")}
+    assert names == {"readme_agent:make": "make", "my_agent:make_agent": "my-agent", "my-agent": "my-agent",
+                     "elim-jdp-ucb": "elim-jdp-ucb"}
+    assert agent_name("readme_agent:make", {"first_epoch": 2}) == "make"
+    assert challenger_entry("readme_agent:make", label="mine").label == "mine"
+
+
+def test_bench_labels_a_challenger_with_the_name_it_is_given_when_the_baselines_run_again(plugin_site, tmp_path):
+    """A factory around a registered agent (the README's, by import path) is not labelled with that agent's
+    name, whether the baselines run again or the stored ones are tried: by default the import path's
+    attribute, else ``--label``."""
+    import pandas as pd
+
+    out = tmp_path / "bench"
+    for extra, label in ((["--baselines", "rerun"], "make"), (["--label", "mine"], "mine")):
+        code = cli.main(["bench", "--suite", "quick", "--agent", "readme_agent:make", "--private", "jdp", "--reference",
+                         "elim-jdp-ucb", "--seeds", "2", "--horizon", "16", "--no-progress", "--out", str(out), *extra])
+        assert code == 0
+        agents = pd.read_csv(out / "results.csv", usecols=["agent"])["agent"]
+        assert (agents == label).any() and (agents == "elim-jdp-ucb").any()
+        assert f"challenger {label}" in (out / "report.md").read_text()

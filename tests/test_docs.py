@@ -312,3 +312,108 @@ def test_user_facing_code_imports_only_public_names(path):
     private = re.findall(r"privbandit(?:\.\w+)*\._\w+|from privbandit(?:\.\w+)* import [^\n]*(?<!as )\b_\w+",
                          path.read_text())
     assert not private, f"{path.name} uses private names of privbandit: {private}"
+
+
+# --- the docs extra alone builds the docs -------------------------------------------------------------------------
+
+BLOCK_IMPORTS = """
+import importlib, importlib.abc, sys
+blocked = set(sys.argv[1].split(",")) - {""}
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in blocked:
+            raise ImportError(f"{name} is blocked")
+sys.meta_path.insert(0, Block())
+for module in sys.argv[2].split(","):
+    importlib.import_module(module)
+print(",".join(sorted({m.partition(".")[0] for m in sys.modules})))
+"""
+"""Import the modules ``argv[2]`` with the top-level modules ``argv[1]`` made unimportable; print the
+top-level modules then loaded."""
+
+
+def _requirement_names(requirements: list[str]) -> set[str]:
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    return {canonicalize_name(Requirement(r).name) for r in requirements}
+
+
+def _distributions(modules: set[str]) -> dict[str, set[str]]:
+    """Distribution (canonical name) -> the given top-level modules it provides: by the installed
+    distributions' records, else by the module's name (``myst_nb`` is ``myst-nb``)."""
+    from importlib.metadata import packages_distributions
+
+    from packaging.utils import canonicalize_name
+
+    installed = packages_distributions()
+    out: dict[str, set[str]] = {}
+    for module in modules:
+        for dist in installed.get(module, [module]):
+            out.setdefault(canonicalize_name(dist), set()).add(module)
+    return out
+
+
+def _code_imports(code: str) -> set[str]:
+    """The top-level modules the ``import`` and ``from ... import`` statements of ``code`` name (not relative
+    ones; IPython's magic lines left out)."""
+    import ast
+
+    code = "\n".join(line for line in code.splitlines() if not line.lstrip().startswith(("%", "!")))  # magics
+    names = set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Import):
+            names |= {a.name.partition(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module.partition(".")[0])
+    return names
+
+
+def docs_build_code() -> list[str]:
+    """The code a docs build runs beside the package: conf.py, the scripts it runs, the executed tutorials'
+    code cells and the notebooks' code cells."""
+    conf = (DOCS / "conf.py").read_text(encoding="utf-8")
+    scripts = sorted(set(re.findall(r'"scripts" / "(\w+\.py)"', conf)))
+    assert {"make_docs_catalogue.py", "make_docs_tables.py"} <= set(scripts), scripts
+    code = [conf] + [(SCRIPTS / s).read_text(encoding="utf-8") for s in scripts]
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        code += [body for _, tag, body in fenced_blocks(text) if tag.startswith("{code-cell}")]
+    for notebook in DOCS.rglob("*.ipynb"):
+        if "_build" not in notebook.parts and "jupyter_execute" not in notebook.parts:
+            cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+            code += ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    return code
+
+
+def test_the_docs_extra_holds_every_optional_package_the_docs_import():
+    """``pip install -e ".[docs]"`` alone builds the docs: every optional package (in an extra, not a
+    dependency) that the API reference's modules need to import, or that the build's code imports, is in the
+    ``docs`` extra; the real-data env of the quick suite the results page runs needs the ``data`` extra."""
+    tomllib = pytest.importorskip("tomllib", reason="reading pyproject.toml needs Python 3.11")
+    pytest.importorskip("coba", reason="the API reference's modules import only with the test extra")
+    import ast
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    extras = {k: _requirement_names(v) for k, v in project["optional-dependencies"].items()}
+    optional = set().union(*extras.values()) - _requirement_names(project["dependencies"])
+    conf = {node.targets[0].id: node.value for node in ast.parse((DOCS / "conf.py").read_text(encoding="utf-8")).body
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)}
+    modules = ",".join(m for m, _ in ast.literal_eval(conf["PUBLIC_MODULES"]))
+    assert "privbandit.integrations.coba" in modules
+    loaded = subprocess.run([sys.executable, "-c", BLOCK_IMPORTS, "", modules], capture_output=True, text=True,
+                            check=True, cwd=ROOT).stdout.strip().split(",")
+    needed = set()
+    for dist, tops in _distributions(set(loaded)).items():
+        if dist in optional:  # loaded: needed if the import fails without it
+            blocked = subprocess.run([sys.executable, "-c", BLOCK_IMPORTS, ",".join(tops), modules],
+                                     capture_output=True, text=True, check=False, cwd=ROOT)
+            needed |= {dist} if blocked.returncode != 0 else set()
+    built = set().union(*(_code_imports(code) for code in docs_build_code()))
+    sphinx = {e.partition(".")[0] for e in ast.literal_eval(conf["extensions"])}
+    sphinx.add(ast.literal_eval(conf["html_theme"]))
+    needed |= set(_distributions(built | sphinx)) & optional
+    assert {"myst-nb", "furo"} <= needed  # the extensions and the theme are found
+    assert "coba" in needed  # the API reference imports privbandit.integrations.coba
+    missing = (needed | extras["data"]) - extras["docs"]
+    assert not missing, f"the docs import {sorted(missing)}: add them to the docs extra of pyproject.toml"

@@ -3,6 +3,7 @@ clipping rule, both reward models, user arrays, the optional scikit-learn extra,
 
 from __future__ import annotations
 
+import re
 import sys
 import warnings
 
@@ -52,7 +53,7 @@ def test_digits_passes_check_env_with_the_card_defaults():
         check_env(env.unwrapped)
     u = env.unwrapped
     assert (u.n_arms, u.dim, u.bound, u.horizon, u.reward_model) == (10, 640, 1.0, 2 ** 16, "label")
-    assert gym.spec("PrivCBify-v0").max_episode_steps == 2 ** 16
+    assert gym.spec("PrivCBify-v0").max_episode_steps is None  # the episode length is the horizon
     assert u.data.family.n_rows == 1797 and u.data.n_clipped == 0
 
 
@@ -237,6 +238,12 @@ def test_feature_second_moment_is_exact_and_u_star_w_star_run_on_digits():
     assert np.allclose(shared.feature_second_moment(), sigma, atol=1e-15)
 
 
+def _without_scikit_learn(monkeypatch) -> None:
+    """Make this process an install without the `data` extra (scikit-learn unimportable, no cached dataset)."""
+    monkeypatch.setitem(sys.modules, "sklearn", None)
+    monkeypatch.setattr(data_module, "_load", data_module._load.__wrapped__)
+
+
 def test_the_quick_suite_leaves_the_real_data_cell_out_without_scikit_learn(monkeypatch):
     """The README's first command needs only `pip install -e .`: without the `data` extra the suite drops the
     digits grid and names it, instead of failing inside a worker."""
@@ -244,9 +251,51 @@ def test_the_quick_suite_leaves_the_real_data_cell_out_without_scikit_learn(monk
 
     quick = get_suite("quick")
     assert "cbify-digits-pca4" in {e.label for g in quick.available_grids() for e in g.envs}
-    monkeypatch.setitem(sys.modules, "sklearn", None)
-    monkeypatch.setattr(data_module, "_load", data_module._load.__wrapped__)
+    _without_scikit_learn(monkeypatch)
     labels = {e.label for g in quick.available_grids() for e in g.envs}
     assert "cbify-digits-pca4" not in labels and "rare-direction-d5k5" in labels
     assert "cbify-digits-pca4" in quick.missing()
     assert all(c.env.label != "cbify-digits-pca4" for c in quick.cells())
+
+
+def test_the_readme_says_how_many_cells_a_default_install_runs(monkeypatch):
+    """The quick start's numbers: the suite's cells with the `data` extra, and without it (a default install)."""
+    from pathlib import Path
+
+    from privbandit.sim.suites import get_suite
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    said = re.search(r"default install runs (\d+) of the suite's (\d+) cells: the\s+other (\d+) are", readme)
+    assert said, "the quick start's sentence on a default install's cells went missing"
+    default, total, other = map(int, said.groups())
+    assert len(get_suite("quick").cells()) == total and f"`privbandit bench --suite quick --out DIR`, {total} cells" \
+        in readme
+    _without_scikit_learn(monkeypatch)
+    quick = get_suite("quick")
+    assert (len(quick.cells()), total - default) == (default, other)
+    assert quick.left_out().startswith(f"{other} of the suite's {total} cells left out: the real-data env "
+                                       "cbify-digits-pca4 needs the data extra")
+
+
+def test_bench_says_what_it_leaves_out_before_it_runs(monkeypatch, capsys, tmp_path):
+    """Without the `data` extra, bench names the cells it leaves out, and why, on stderr before the sweep
+    (and its progress bar) starts, and in the report's notes."""
+    from privbandit import cli
+
+    _without_scikit_learn(monkeypatch)
+    run_sweep = cli._run_sweep
+    before = []
+
+    def watched(*args, **kwargs):
+        before.append(capsys.readouterr().err)
+        return run_sweep(*args, **kwargs)
+
+    monkeypatch.setattr(cli, "_run_sweep", watched)
+    out = tmp_path / "out"
+    assert cli.main(["bench", "--suite", "quick", "--seeds", "1", "--horizon", "64", "--out", str(out)]) == 0
+    said = re.search(r"(\d+) of the suite's (\d+) cells left out: the real-data env cbify-digits-pca4 needs the "
+                     r"data extra \(pip install -e \"\.\[data\]\"", before[0] if len(before) == 1 else "")
+    assert said, before
+    left, total = map(int, said.groups())
+    assert left > 0 and f"\n{total - left} cells ({total - left} run, 0 already finished)" in capsys.readouterr().out
+    assert said[0] in (out / "report.md").read_text()

@@ -18,6 +18,7 @@ from privbandit import infomatrix
 from privbandit.agents import BanditSpec
 from privbandit.envs import (
     BLOCK_SIZE,
+    ENV_IDS,
     Isotropic,
     PrivGLMCBEnv,
     PrivLinCBEnv,
@@ -44,14 +45,42 @@ SMALL = dict(n_arms=2, dim=6, horizon=50)
 
 
 # -- registration --------------------------------------------------------------------------------
-def test_ids_registered_with_vector_entry_point_and_time_limit():
-    for env_id in ("PrivLinCB-v0", "PrivGLMCB-v0"):
+def test_ids_registered_with_vector_entry_point_and_no_time_limit():
+    for env_id in ENV_IDS:
         spec = gym.spec(env_id)
         assert spec.vector_entry_point is not None
-        assert spec.max_episode_steps == 2 ** 16
+        assert spec.max_episode_steps is None  # the env truncates at its horizon
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         register_envs()  # idempotent: no "overriding" warning
+
+
+LONG_KWARGS = {"PrivLinCB-v0": dict(n_arms=2, dim=2), "PrivGLMCB-v0": dict(n_arms=2, dim=2),
+               "PrivCBify-v0": dict(X=np.eye(4), y=np.arange(4) % 2)}
+"""Small instances of every registered env (the CBify one on a dataset given as arrays, no extra needed)."""
+
+
+@pytest.mark.parametrize("env_id", sorted(ENV_IDS))
+def test_gym_make_plays_a_horizon_beyond_the_default_to_its_end(env_id):
+    """horizon = 2^17 through gym.make: the episode ends at round 2^17 exactly, no registered TimeLimit cuts it
+    at the default 2^16; make_vec's sub-envs have the same horizon."""
+    assert set(LONG_KWARGS) == set(ENV_IDS)
+    horizon = 2 ** 17
+    env = gym.make(env_id, horizon=horizon, **LONG_KWARGS[env_id])
+    env.reset(seed=0)
+    steps, truncated = 0, False
+    while not truncated:
+        _, _, terminated, truncated, _ = env.step(0)
+        steps += 1
+        assert not terminated and steps <= horizon
+    assert steps == horizon and env.unwrapped.bandit_spec().horizon == horizon
+    vec = gym.make_vec(env_id, num_envs=2, vectorization_mode="vector_entry_point", horizon=horizon,
+                       **LONG_KWARGS[env_id])
+    assert vec.unwrapped.horizon == horizon
+    vec.close()
+    short = gym.make(env_id, horizon=horizon, max_episode_steps=3, **LONG_KWARGS[env_id])  # a limit given: kept
+    short.reset(seed=0)
+    assert [short.step(0)[3] for _ in range(3)] == [False, False, True]
 
 
 def test_make_with_module_prefix_needs_no_prior_import():

@@ -110,3 +110,22 @@ def _documented() -> list:
 def test_entry_points_have_an_examples_section_that_runs(obj):
     doc = obj.__doc__ or ""
     assert "\n    Examples\n    --------\n" in doc and "    >>> " in doc, f"{obj.__name__} has no Examples section"
+
+
+def test_the_license_is_an_spdx_expression_with_its_file_and_a_setuptools_that_reads_it():
+    """PEP 639: ``license`` a SPDX expression and ``license-files`` the files, which setuptools reads from
+    version 77 on (older ones warn that a license table is deprecated, or refuse the string)."""
+    tomllib = pytest.importorskip("tomllib", reason="reading pyproject.toml needs Python 3.11")
+    licenses = pytest.importorskip("packaging.licenses", reason="SPDX expressions need packaging >= 24.2")
+    from packaging.requirements import Requirement
+
+    root = PACKAGE.parent
+    toml = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    license_ = toml["project"]["license"]
+    assert isinstance(license_, str) and licenses.canonicalize_license_expression(license_) == license_ == "MIT"
+    files = toml["project"]["license-files"]
+    assert files and all((root / f).is_file() for f in files)
+    assert "MIT License" in (root / files[0]).read_text(encoding="utf-8").splitlines()[0]
+    build = {Requirement(r).name: Requirement(r).specifier for r in toml["build-system"]["requires"]}
+    assert "setuptools" in build and not build["setuptools"].contains("76.1") and build["setuptools"].contains("77")
+    assert not any(c.startswith("License ::") for c in toml["project"].get("classifiers", ()))  # PEP 639 forbids

@@ -183,19 +183,13 @@ def test_a_factory_workers_cannot_import_fails_before_any_cell(tmp_path, monkeyp
     assert not list((tmp_path / "out" / "cells").glob("*.csv"))
 
 
-def install_example(tmp_path, monkeypatch):
-    """Make examples/my_agent findable as an installed package would be: its entry point in a dist-info."""
-    tomllib = pytest.importorskip("tomllib", reason="reading pyproject.toml needs Python 3.11")
-    from pathlib import Path
+def install_example(tmp_path, monkeypatch) -> None:
+    """Make examples/my_agent findable as an installed package would be (its entry point in a dist-info)."""
+    pytest.importorskip("tomllib", reason="reading pyproject.toml needs Python 3.11")
+    from conftest import install_example_plugin
 
-    example = Path(__file__).resolve().parents[1] / "examples" / "my_agent"
-    eps = tomllib.loads((example / "pyproject.toml").read_text())["project"]["entry-points"]["privbandit.agents"]
-    info = tmp_path / "my_agent-0.1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: my-agent\nVersion: 0.1.0\n")
-    (info / "entry_points.txt").write_text("[privbandit.agents]\n" + "".join(f"{k} = {v}\n" for k, v in eps.items()))
-    monkeypatch.syspath_prepend(str(example))
-    monkeypatch.syspath_prepend(str(tmp_path))
+    for folder in reversed(install_example_plugin(tmp_path / "site")):
+        monkeypatch.syspath_prepend(folder)
 
 
 def test_the_example_plugin_is_rebuilt_from_its_parameters(tmp_path, monkeypatch):

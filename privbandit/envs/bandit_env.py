@@ -25,7 +25,7 @@ from .render import RENDER_FPS, RENDER_MODES, RegretTrace, RoundView, render_ans
 __all__ = ["DEFAULT_HORIZON", "PrivBanditEnv", "PrivCBifyEnv", "PrivGLMCBEnv", "PrivLinCBEnv", "check_render_mode"]
 
 DEFAULT_HORIZON = 2 ** 16
-"""Default horizon T (also the registered ``max_episode_steps``)."""
+"""Default horizon T."""
 
 
 def check_render_mode(render_mode: Any, modes: Any) -> str | None:
@@ -272,8 +272,8 @@ class PrivLinCBEnv(PrivBanditEnv):
     :meth:`sample_batch` see identical rounds for a seed.
 
     ## Episode End
-    No termination; truncation after ``horizon`` rounds (the registered ``max_episode_steps`` is
-    2^16: for a larger horizon pass ``max_episode_steps=horizon`` to ``gym.make`` as well).
+    No termination; truncation after ``horizon`` rounds, the episode length whatever its value (the id is
+    registered without ``max_episode_steps``, so ``gym.make`` adds no ``TimeLimit`` unless given one).
 
     ## Arguments
     - ``n_arms`` (K, default 10), ``dim`` (d, default 10), ``horizon`` (T, default 2^16).
@@ -366,7 +366,7 @@ class PrivGLMCBEnv(PrivBanditEnv):
     ``reset(seed=...)`` seeds ``np_random``; the observation is the first round's features.
 
     ## Episode End
-    Truncation after ``horizon`` rounds (registered ``max_episode_steps`` = 2^16).
+    Truncation after ``horizon`` rounds, as in :class:`PrivLinCBEnv`.
 
     ## Arguments
     All arguments of :class:`PrivLinCBEnv`, plus
@@ -454,7 +454,7 @@ class PrivCBifyEnv(PrivBanditEnv):
     rewards, in blocks of 1024 rounds): ``step`` and :meth:`sample_batch` see identical rounds for a seed.
 
     ## Episode End
-    No termination; truncation after ``horizon`` rounds (registered ``max_episode_steps`` = 2^16).
+    No termination; truncation after ``horizon`` rounds, as in :class:`PrivLinCBEnv`.
 
     ## Arguments
     - ``dataset``: ``"digits"`` (the default: 1797 rows, p = 64 pixels, K = 10), ``"wine"`` (178, 13, 3),

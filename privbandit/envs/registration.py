@@ -2,13 +2,16 @@
 
 ``gym.make("privbandit:PrivLinCB-v0")`` imports ``privbandit`` first, so it works with no prior import.
 Re-importing never re-registers (no "overriding" warning).
+
+The ids are registered without ``max_episode_steps``: an env truncates its episode itself at its ``horizon``,
+so ``gym.make(..., horizon=2**20)`` plays 2^20 rounds (a registered limit would add a ``TimeLimit`` wrapper
+that cuts every longer horizon). ``max_episode_steps=n`` given to ``gym.make`` or ``gym.make_vec`` still
+truncates at min(horizon, n).
 """
 
 from __future__ import annotations
 
 import gymnasium as gym
-
-from .bandit_env import DEFAULT_HORIZON
 
 __all__ = ["ENV_IDS", "register_envs"]
 
@@ -21,8 +24,7 @@ ENV_IDS = {
 
 
 def register_envs() -> None:
-    """Register the envs (idempotent), with ``max_episode_steps`` = the default horizon 2^16."""
+    """Register the envs (idempotent), without ``max_episode_steps``: the episode length is ``horizon``."""
     for env_id, (entry, vector_entry) in ENV_IDS.items():
         if env_id not in gym.registry:
-            gym.register(id=env_id, entry_point=entry, vector_entry_point=vector_entry,
-                         max_episode_steps=DEFAULT_HORIZON)
+            gym.register(id=env_id, entry_point=entry, vector_entry_point=vector_entry)

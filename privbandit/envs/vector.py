@@ -43,8 +43,9 @@ class PrivBanditVectorEnv(VectorEnv):
     num_envs : int
         Number of sub-envs.
     max_episode_steps : int, optional
-        Truncation after min(horizon, max_episode_steps) rounds (``gym.make_vec`` passes the registered
-        value, as the TimeLimit wrapper does in the single env).
+        Truncation after min(horizon, max_episode_steps) rounds (``gym.make_vec`` passes the value given
+        to it, as ``gym.make`` adds a TimeLimit wrapper to the single env; none is registered, so by default
+        the episode length is ``horizon``).
     **kwargs
         The single env's arguments (see :class:`~privbandit.envs.PrivLinCBEnv`).
     """

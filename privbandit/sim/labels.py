@@ -9,8 +9,10 @@ A report's ``agent`` column holds labels. Every label it prints resolves back to
 - ``name(key=value, ...)``, the label :func:`kwargs_label` gives an agent with keyword arguments that no
   variant has, is ``name`` with those kwargs (values read as JSON, else as strings).
 
-A challenger's label is its own name (:func:`agent_name`): the ``name`` attribute of its factory, else of the
-agent it builds (an instance or a class attribute), else the registered name.
+A challenger's label is its own name (:func:`agent_name`): the name it is registered under (with
+``register_agent`` or as an entry point); for an import path, the ``name`` attribute of its factory, else of
+the agent it builds (an instance or a class attribute) unless that is another registered agent's name (a
+factory around ``make_agent("elim-jdp-ucb", ...)`` is not ``elim-jdp-ucb``), else the path's attribute.
 """
 
 from __future__ import annotations
@@ -102,26 +104,48 @@ def kwargs_label(name: str, kwargs: Mapping[str, Any]) -> str:
 
 
 def agent_name(agent: str, kwargs: Mapping[str, Any] | None = None) -> str:
-    """A challenger's own name. A registered name is itself; for an entry point or an import path, the
+    """A challenger's own name.
+
+    A registered name or an entry point's name is itself: the name the user chose. For an import path, the
     ``name`` attribute of its factory, else of the agent it builds (at epsilon = 1 when it is private; an
-    instance or a class attribute), else the entry point's name or the import path's attribute."""
-    from ..agents.base import AGENT_REGISTRY
+    instance or a class attribute) unless that name is another registered agent's (inherited from the agent
+    the factory wraps), else the import path's attribute.
+    """
     from ..registry import is_import_path
 
-    if not AGENT_REGISTRY.is_plugin(agent):
+    if not is_import_path(agent):
         return agent
-    fallback = agent.partition(":")[2].split(".")[-1] if is_import_path(agent) else agent
+    own = _own_name(agent, kwargs)
+    return own if own is not None and not _names_another(own, agent) else agent.partition(":")[2].split(".")[-1]
+
+
+def _names_another(name: str, agent: str) -> bool:
+    """Whether ``name`` is registered (or an entry point) for a factory other than ``agent``'s."""
+    from ..agents import agent_names
+    from ..agents.base import AGENT_REGISTRY
+
+    if name == agent or name not in agent_names():
+        return False
+    try:
+        return AGENT_REGISTRY.get(name).obj is not AGENT_REGISTRY.get(agent).obj
+    except ValueError:  # a plugin of that name that does not load: still not this agent's name to take
+        return True
+
+
+def _own_name(agent: str, kwargs: Mapping[str, Any] | None) -> str | None:
+    """The ``name`` attribute of a plugin's factory, else of the agent it builds; None without one."""
+    from ..agents import agent_is_private, make_agent
+    from ..agents.base import AGENT_REGISTRY
+
     own = getattr(AGENT_REGISTRY.get(agent).obj, "name", None)
     if isinstance(own, str) and own:
         return own
-    from ..agents import agent_is_private, make_agent
-
     kw = dict(kwargs or {})
     if agent_is_private(agent) is not False:
         kw.setdefault("epsilon", 1.0)
     try:
         built = make_agent(agent, **kw)
     except (TypeError, ValueError):
-        return fallback
+        return None
     own = getattr(built, "name", None)
-    return own if isinstance(own, str) and own else fallback
+    return own if isinstance(own, str) and own else None

@@ -153,6 +153,23 @@ class Suite:
         labels |= {e.label for g in self.grids for e in g.envs if not env_available(e)}
         return sorted(labels)
 
+    def left_out(self) -> str | None:
+        """One line on what this install leaves out of the suite: how many cells, the envs that need an
+        optional extra and the agents it cannot build (None when it leaves out nothing)."""
+        envs = sorted({e.label for g in self.grids for e in g.envs if not env_available(e)})
+        agents = sorted({a.label for g in self.grids for a in g.agents if not agent_available(a)})
+        if not envs and not agents:
+            return None
+        why = [f"the real-data env {label} needs the data extra" for label in envs]
+        why += [f"agent {label} cannot be built in this install" for label in agents]
+        if envs:
+            why[len(envs) - 1] += ' (pip install -e ".[data]", or pip install "privbandit[data]")'
+        countable = [replace(g, agents=tuple(a for a in g.agents if a.private is not None or a.label not in agents))
+                     for g in self.grids]  # an agent that cannot be built may not say whether it is private
+        everything = {c.key for g in countable for c in g.cells()}
+        return f"{len(everything) - len(self.cells())} of the suite's {len(everything)} cells left out: " + \
+            "; ".join(why)
+
     def cells(self, entropy: int = DEFAULT_ENTROPY) -> list[Cell]:
         """The cells of the available grids, duplicates (same key) kept once."""
         seen, out = set(), []
