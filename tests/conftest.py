@@ -17,8 +17,10 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
+import pytest
 
 from privbandit.agents import agent_is_private, make_agent
+from privbandit.agents.base import AGENT_REGISTRY
 from privbandit.oracles import make_oracle, oracle_class
 from privbandit.oracles.iw_jdp import IWRegressionDP, IWRegressionDPFit
 from privbandit.privacy import GaussianMechanism
@@ -31,6 +33,16 @@ PUBLIC_FIELDS = ("features", "public_features")
 
 BUDGET = {"epsilon": 1.0, "delta": 1e-5}
 """The privacy level a test gives a private oracle or agent unless it says otherwise."""
+
+
+@pytest.fixture(autouse=True)
+def registrations_leave_with_their_test():
+    """An agent a test registers (by ``register_agent`` or by loading an import path) is forgotten after it, so a
+    later test that lists the registered agents (the API's, the catalogue's) sees the library's only."""
+    before = set(AGENT_REGISTRY.view())
+    yield
+    for name in set(AGENT_REGISTRY.view()) - before:
+        AGENT_REGISTRY.unregister(name)
 
 
 def oracle_dim(name: str, dim: int) -> int:

@@ -23,18 +23,6 @@ from privbandit.agents import EpochAgent
 from privbandit.oracles import make_oracle
 from privbandit.sim.audit import CONTRACT_NOT_PRIVACY, audit_agent, contract_targets, plan_designs
 
-
-@pytest.fixture(autouse=True, scope="module")
-def forget_the_planted_agents():
-    """The CLI registers an import path it loads; the planted agents leave the registry with this module, so the
-    tests that list every registered agent (the catalogue's) see only the library's."""
-    from privbandit.agents.base import AGENT_REGISTRY
-
-    before = set(AGENT_REGISTRY.names())
-    yield
-    for name in set(AGENT_REGISTRY.names()) - before:
-        AGENT_REGISTRY.unregister(name)
-
 SMALL = ["--horizon", "32", "--draws", "100", "--pilot-draws", "16"]
 """Audit sizes that keep a planted agent's audit to seconds (the contract stage runs in full)."""
 
