@@ -33,21 +33,22 @@ def check_real(name: str, value: Any, *, low: float | None = None, high: float |
                low_open: bool = False, high_open: bool = False) -> float:
     """Return ``value`` as a finite float in the interval from ``low`` to ``high`` (None: unbounded; the ends
     excluded where ``low_open``, ``high_open``), or raise ValueError naming ``name``."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+    # a Python float is a real number: no ABC look-up on the common path
+    if type(value) is not float and (isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real)):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
     v = float(value)
+    bad_low = low is not None and (v < low or (low_open and v == low))
+    bad_high = high is not None and (v > high or (high_open and v == high))
+    if math.isfinite(v) and not (bad_low or bad_high):
+        return v                           # the message below is built only for a value it refuses
     lo = "(" if low_open else "["
     hi = ")" if high_open else "]"
     interval = f"{lo}{'-inf' if low is None else low}, {'inf' if high is None else high}{hi}"
     if math.isnan(v):
         raise ValueError(f"{name} must be a number in {interval}, got nan")
-    bad_low = low is not None and (v < low or (low_open and v == low))
-    bad_high = high is not None and (v > high or (high_open and v == high))
     if bad_low or bad_high or (math.isinf(v) and not (low is None or high is None)):
         raise ValueError(f"{name} must be in {interval}, got {value!r}")
-    if math.isinf(v):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return v
+    raise ValueError(f"{name} must be finite, got {value!r}")
 
 
 def check_positive(name: str, value: Any) -> float:

@@ -2,8 +2,10 @@
 
 For several agents (non-private, joint-DP and local-DP, deterministic and randomized policies):
 
-- the Gymnasium step loop and the batch path (with small and large chunks) give byte-identical CSV
-  tables, and so do two runs of the same agent object (reset must forget everything);
+- one path and one seed give byte-identical CSV tables (the batch path with small and large chunks, the
+  step loop twice), and so do two runs of the same agent object (reset must forget everything); the step
+  loop and the batch path choose the same arms but at decisions within rounding of a tie (margin-aware,
+  as :func:`~privbandit.agents.check_agent` checks; their fits sum rows in another order);
 - a serial sweep and a parallel sweep (loky, 2 workers) write byte-identical ``results.csv``, and each
   cell equals a direct ``run`` with the cell's seed;
 - a fresh Python process (another PYTHONHASHSEED, BLAS limited to one thread) prints the same bytes.
@@ -27,6 +29,7 @@ from conftest import build_agent
 
 import privbandit  # noqa: F401  (registers the envs)
 from privbandit.agents import agent_names
+from privbandit.agents.checks import check_step_loop_equals_batch_path
 from privbandit.sim.runner import run
 from privbandit.sim.sweep import AgentEntry, EnvEntry, Grid, cell_path, read_cell, sweep
 
@@ -34,6 +37,7 @@ AGENTS = ["uniform", "epsilon-greedy", "elim-jdp", "elim-ldp", "linucb-jdp", "ld
           "elim-glm-jdp"]
 HORIZON = 48
 ENV_KW = {"dim": 3, "n_arms": 4, "family": "heavy-tailed"}
+ENV_KW_SHAPE = {"dim": 3, "n_arms": 4}
 
 
 def make_env(name: str):
@@ -47,11 +51,20 @@ def table_bytes(name: str, seed: int, **kw) -> bytes:
 
 
 @pytest.mark.parametrize("name", AGENTS)
-def test_step_loop_and_batch_path_give_identical_bytes(name):
+def test_one_path_and_seed_give_identical_bytes(name):
     batch = table_bytes(name, 5, mode="batch")
-    assert table_bytes(name, 5, mode="loop") == batch
+    assert table_bytes(name, 5, mode="batch") == batch
     assert table_bytes(name, 5, mode="batch", max_chunk=3) == batch
+    loop = table_bytes(name, 5, mode="loop")
+    assert table_bytes(name, 5, mode="loop") == loop
     assert table_bytes(name, 6, mode="batch") != batch  # the seed matters (the check has teeth)
+
+
+@pytest.mark.parametrize("name", AGENTS)
+def test_step_loop_and_batch_path_choose_alike_but_at_rounding_ties(name):
+    """The contract between the paths (README, Reproducibility): the same uniforms, the same arms except at
+    decisions within rounding of a tie, the same releases; checked margin-aware on check_agent's stream."""
+    check_step_loop_equals_batch_path(lambda: build_agent(name), horizon=HORIZON, rng=5, **ENV_KW_SHAPE)
 
 
 @pytest.mark.parametrize("name", AGENTS)
@@ -109,8 +122,8 @@ def test_another_process_prints_the_same_bytes():
                          timeout=300).stdout.decode()
     tables = out.split(SEP)
     assert len(tables) == len(names)
-    for name, table in zip(names, tables):
-        assert table.encode() == table_bytes(name, 3), name
+    for i, (name, table) in enumerate(zip(names, tables)):     # each against the same path in this process
+        assert table.encode() == table_bytes(name, 3, mode="loop" if i % 2 else "batch"), name
 
 
 def _stream(name: str, horizon: int, seed: int = 3):

@@ -1,7 +1,7 @@
 """The step loop (one ``act`` + one ``update`` at a time, as a Gymnasium user drives an agent).
 
 ``act`` is ``act_batch`` of one context and ``update`` of one row the block update with one row. What it
-must keep: the rows the input fast path lets through are exactly what the full checks return; bad rows
+must keep: a row inside the ball reaches the fit as an unchanged copy of itself; bad rows
 raise or warn (NaN/inf and wrong shapes raise ValueError, rows above B and rewards outside [-1, 1] give a
 ClippingWarning); it draws the batch path's uniforms and chooses its arms; LinUCB's rank-m update is the
 inverse it stands for; fits fed one row at a time agree with fits fed the block to rounding.
@@ -12,22 +12,13 @@ import warnings
 import numpy as np
 import pytest
 
-from privbandit._validation import check_array, check_rows
+from privbandit._validation import check_array
 from privbandit.agents import BanditSpec, UniformAgent, agent_is_private, make_agent
-from privbandit.agents.base import _fast_rows
 from privbandit.agents.checks import play_batch, play_loop
 from privbandit.privacy import ClippingWarning
-from privbandit.privacy.clipping import clip_features, clip_rewards, within_ball
+from privbandit.privacy.clipping import clip_features, within_ball
 
 PER_ROUND = ("linucb", "squarecb-nonprivate", "epsilon-greedy", "uniform")
-
-
-def _full_checks(row, reward, dim, bound):
-    """What ``Agent.update`` does without its fast path."""
-    x, y = check_rows(row, reward, dim)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ClippingWarning)
-        return clip_features(x, bound), clip_rewards(y)
 
 
 def _rows_near_the_bound(rng, n, d, bound):
@@ -40,34 +31,48 @@ def _rows_near_the_bound(rng, n, d, bound):
     return u * scale[:, None]
 
 
+class _Keep(UniformAgent):
+    def _observe(self, x, y):
+        self.kept = (x, y)
+
+
 @pytest.mark.parametrize("bound", [1.0, 0.3, 7.0])
 @pytest.mark.parametrize("d", [1, 3, 10, 40])
-def test_a_row_passes_the_gate_only_when_the_full_checks_return_it_unchanged(d, bound):
+def test_a_row_reaches_the_fit_unchanged_exactly_when_it_is_inside_the_ball(d, bound):
+    """Rows within a few ulps of B on both sides: one ``update`` hands the fit the row itself when its squared
+    norm is <= B^2 (the test with which clip_features keeps rows, no warning) and clip_features' row otherwise."""
     rng = np.random.default_rng(d)
     rows = _rows_near_the_bound(rng, 400, d, bound)
-    passed = 0
+    agent = _Keep().reset(BanditSpec(n_arms=2, dim=d, horizon=len(rows), bound=bound), rng=0)
+    inside = 0
     for row in rows:
-        fast = _fast_rows(row, 0.25, d, bound)
-        if fast is None:
-            continue
-        passed += 1
-        x, y = _full_checks(row, 0.25, d, bound)
-        assert np.array_equal(fast[0], x) and np.array_equal(fast[1], y)
-        # the gate is conservative: clip_features' own test (einsum, <= B^2) passes too
-        assert np.einsum("...i,...i->...", row[None], row[None])[0] <= bound * bound
-    assert 0 < passed < len(rows)
+        keep = bool(np.einsum("i,i->", row, row) <= bound * bound)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error" if keep else "ignore", ClippingWarning)
+            agent.update(row, 0.25)
+        x, y = agent.kept
+        assert y.tolist() == [0.25] and x.shape == (1, d)
+        if keep:
+            inside += 1
+            assert np.array_equal(x[0], row) and x.base is not row
+        else:                                               # the projection (a no-op for some rounding cases)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ClippingWarning)
+                assert np.array_equal(x[0], clip_features(row[None], bound)[0])
+            assert np.linalg.norm(x[0]) <= bound * (1 + 1e-12)
+    assert 0 < inside < len(rows)
     contexts = rows[: (len(rows) // 10) * 10].reshape(-1, 10, d)
     for ctx in contexts:                                    # the test with which clip_features keeps rows
         assert within_ball(ctx, bound) == bool(np.all(np.einsum("...i,...i->...", ctx, ctx) <= bound * bound))
 
 
-def test_the_gate_refuses_nan_inf_and_overflow():
+def test_the_ball_test_refuses_nan_inf_and_overflow():
     row = np.full(4, 0.1)
     assert within_ball(row, 1.0) and within_ball(np.stack([row] * 3), 1.0)
     for bad in (np.nan, np.inf, -np.inf, 1e200):
         one = row.copy()
         one[2] = bad
-        assert not within_ball(one, 1.0) and _fast_rows(one, 0.25, 4, 1.0) is None
+        assert not within_ball(one, 1.0)
         ctx = np.stack([row] * 3)
         ctx[1, 2] = bad
         assert not within_ball(ctx, 1.0)

@@ -48,7 +48,7 @@ from .._validation import (
 from ..bandit_spec import BanditSpec
 from ..oracles.base import EpochFit, Estimate, Oracle
 from ..privacy import MODELS, PrivacyLedger, PrivacySpec
-from ..privacy.clipping import clip_features, clip_rewards, within_ball
+from ..privacy.clipping import clip_features, clip_rewards
 from ..registry import Entry, PluginError, Registry, first_doc_line, paper_labels
 
 
@@ -106,36 +106,6 @@ def epoch_schedule(horizon: int, *, first_epoch: int = 1, growth: float = 2.0) -
         ends.append(end)
         target = min(target * growth, float(horizon))     # first_epoch * growth^j (exact for doubling)
         n = max(n + 1, round(target))
-
-
-def _fast_rows(features: Any, rewards: Any, dim: int, bound: float) -> tuple[np.ndarray, np.ndarray] | None:
-    """Copies of already-valid rows, or None when the full checks are needed.
-
-    Valid means: float64 features (d,) or (m, d), float64 rewards (scalar, (), (m,)) with one per row,
-    every feature row finite with norm <= bound and every reward finite in [-1, 1]. For such input
-    ``check_rows`` followed by ``clip_features``/``clip_rewards`` returns exactly these copies (nothing
-    to clip, no warning); anything else (other types, NaN, inf, wrong shapes, data to clip) returns None.
-    """
-    if not (type(features) is np.ndarray and features.dtype == np.float64 and features.shape[-1:] == (dim,)):
-        return None
-    if type(rewards) is float or type(rewards) is np.float64:
-        if not -1.0 <= rewards <= 1.0:       # False for NaN too
-            return None
-        y = np.array([rewards])
-    elif type(rewards) is np.ndarray and rewards.dtype == np.float64 and rewards.ndim <= 1:
-        y = rewards.reshape(-1).copy()
-    else:
-        return None
-    if features.ndim == 1:
-        x = features[None, :].copy()
-    elif features.ndim == 2:
-        x = features.copy()
-    else:
-        return None
-    if (y.shape[0] != x.shape[0] or not within_ball(x, bound)
-            or np.count_nonzero(np.abs(y) <= 1.0) != y.size):
-        return None
-    return x, y
 
 
 _NO_DEFAULT = inspect.Parameter.empty
@@ -291,9 +261,6 @@ class Agent(abc.ABC):
     def _check_features(self, features: Any, batched: bool) -> np.ndarray:
         spec = self._require_spec()
         shape = (None, spec.n_arms, spec.dim) if batched else (spec.n_arms, spec.dim)
-        if (type(features) is np.ndarray and features.dtype == np.float64 and features.ndim == len(shape)
-                and features.shape[-2:] == shape[-2:] and within_ball(features, spec.bound)):
-            return features.copy()             # fast path: what the checks below return for such input
         # ||phi|| <= B is the model (BanditSpec); rows above it are projected with a ClippingWarning so a
         # huge row can never overflow the planners (no silent inf/NaN scores)
         return clip_features(check_array("features", features, shape=shape), spec.bound)
@@ -340,14 +307,10 @@ class Agent(abc.ABC):
         changes data); NaN, inf and wrong shapes raise ValueError.
         """
         spec = self._require_spec()
-        fast = _fast_rows(chosen_features, rewards, spec.dim, spec.bound)
-        if fast is not None:
-            x, y = fast
-        else:
-            x, y = check_rows(chosen_features, rewards, spec.dim)
-            # every agent (private or not) learns from bounded rows: features clipped to ||phi|| <= B and
-            # rewards to [-1, 1], with a ClippingWarning when that changes data (no overflow, no silent NaN)
-            x, y = clip_features(x, spec.bound), clip_rewards(y)
+        x, y = check_rows(chosen_features, rewards, spec.dim)
+        # every agent (private or not) learns from bounded rows: features clipped to ||phi|| <= B and
+        # rewards to [-1, 1], with a ClippingWarning when that changes data (no overflow, no silent NaN)
+        x, y = clip_features(x, spec.bound), clip_rewards(y)
         if self.t + x.shape[0] > spec.horizon:
             raise ValueError(f"update got {x.shape[0]} rows at round {self.t} but the horizon is T={spec.horizon} "
                              f"({spec.horizon - self.t} rounds left); call reset(spec, rng) to start a new run")

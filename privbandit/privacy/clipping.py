@@ -100,9 +100,9 @@ def clip_rewards(rewards: np.ndarray, bound: float = 1.0) -> np.ndarray:
         The clipping bound > 0.
     """
     bound = check_positive("bound", bound)
-    over = np.abs(rewards) > bound
-    if np.any(over):
-        warnings.warn(f"{int(over.sum())} reward(s) outside [-{bound:g}, {bound:g}] were clipped before a "
+    over = np.count_nonzero(np.abs(rewards) > bound)
+    if over:
+        warnings.warn(f"{over} reward(s) outside [-{bound:g}, {bound:g}] were clipped before a "
                       f"privacy mechanism", ClippingWarning, stacklevel=2)
         return np.clip(rewards, -bound, bound)
     return np.array(rewards, dtype=float, copy=True)
