@@ -34,7 +34,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._validation import ParameterConstraints
-from ..oracles.base import Estimate, Oracle, oracle_class
+from ..oracles.base import Estimate, Oracle
+from ..oracles.registry import oracle_class
 from ._oracle_arg import ORACLE_ARGUMENT_CONSTRAINTS, resolve_oracle
 from .base import EpochAgent, uniform_choice
 

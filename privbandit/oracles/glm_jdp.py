@@ -46,8 +46,9 @@ from .._validation import check_int
 from ..linalg import psd_power, psd_sqrt, symmetric_part
 from ..links import Link
 from ..privacy import GaussianMechanism, SymmetricGaussianMechanism
-from .base import EpochFit, Estimate, register_oracle, stage_sizes_split
+from .base import EpochFit, Estimate, stage_sizes_split
 from .iw_jdp import SpectralStagesFit, TwoPhaseIWConfig, iw_weights
+from .registry import register_oracle
 
 GLM_THEORY_WIDTH = 8.0
 """c in the width c L_nu lambda ||W phi|| of `appdx:proof-JDP-gen-linear`."""

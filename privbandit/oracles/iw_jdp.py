@@ -69,7 +69,8 @@ from ..infomatrix import f_dp, spectral_update, w_star
 from ..linalg import psd_project, psd_sqrt, solve_regularized, symmetric_part
 from ..privacy import GaussianMechanism, PrivacySpec, SymmetricGaussianMechanism
 from ..privacy.calibration import CALIBRATION_METHODS, analytic_noise_multiplier, gaussian_sigma
-from .base import CONSTANTS, EpochFit, Estimate, Oracle, freeze_arrays, read_only, register_oracle, stage_sizes_split
+from .base import CONSTANTS, EpochFit, Estimate, Oracle, freeze_arrays, read_only, stage_sizes_split
+from .registry import register_oracle
 
 # Defaults of the absolute constants, per regime. "theory" follows the source (see iw_parameters);
 # "practical" was calibrated on coverage (>= 95% in every cell; docs/guide/oracles.md, "Measuring them").
