@@ -114,7 +114,7 @@ class PolicyAgent(EpochAgent):
         resolved = resolve_oracle(self.default_oracle if oracle is None else oracle, epsilon=epsilon, delta=delta,
                                   model=model, oracle_kwargs=oracle_kwargs)
         super().__init__(resolved, first_epoch=first_epoch, growth=growth)
-        declared = self._constructor_parameters()
+        declared = self.constructor_parameters()
         unknown = sorted(set(hyperparameters) - set(declared))
         if unknown:
             raise TypeError(f"{type(self).__name__} got unknown keyword argument(s) {unknown}; its hyperparameters "
@@ -132,9 +132,9 @@ class PolicyAgent(EpochAgent):
         return tuple(n for n in cls.parameter_constraints if n not in PolicyAgent.parameter_constraints)
 
     @classmethod
-    def _constructor_parameters(cls) -> dict[str, inspect.Parameter]:
+    def constructor_parameters(cls) -> dict[str, inspect.Parameter]:
         """The base's keyword arguments, then each declared hyperparameter with its class attribute as default."""
-        out = super()._constructor_parameters()
+        out = super().constructor_parameters()
         for name in cls._hyperparameter_names():
             out[name] = inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
                                           default=getattr(cls, name, inspect.Parameter.empty))
