@@ -132,15 +132,10 @@ _epsilon = _argument(float, lambda v: v > 0 and math.isfinite(v), "a finite numb
 _delta = _argument(float, lambda v: 0 < v < 1, "a number in (0, 1)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``privbandit``."""
+def _add_bench_parser(sub) -> argparse.ArgumentParser:
+    """The ``bench`` subcommand's parser, added to ``sub``."""
     from .sim.backends import BACKENDS
     from .sim.suites import SUITES
-
-    p = argparse.ArgumentParser(prog="privbandit", description="Differentially private contextual bandits: "
-                                "benchmarks, runs, plots.", epilog=EXIT_CODES)
-    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{bench,run,plot,audit,leaderboard,list}")
 
     b = sub.add_parser("bench", help="run a benchmark suite: results, figures and report.md", epilog=EXIT_CODES)
     b.add_argument("--suite", choices=sorted(SUITES), default="quick", help="the suite (default: quick)")
@@ -165,7 +160,11 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--delta", type=_delta, default=None,
                    help="override the suite's privacy delta of the private agents (the paper suite's is 1e-6)")
     b.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return b
 
+
+def _add_run_parser(sub) -> argparse.ArgumentParser:
+    """The ``run`` subcommand's parser, added to ``sub``."""
     r = sub.add_parser("run", help="one agent on one env for several seeds", epilog=EXIT_CODES)
     r.add_argument("--env", required=True, help="a registered env id, e.g. PrivLinCB-v0 (see: privbandit list envs)")
     r.add_argument("--agent", required=True, help="an agent name (see: privbandit list agents), a label of a report "
@@ -184,10 +183,18 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", type=Path, default=None, help="results folder (cells, results.csv, figures, report.md)")
     r.add_argument("--jobs", type=_jobs, default=1, help="parallel workers (default 1)")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return r
 
+
+def _add_plot_parser(sub) -> argparse.ArgumentParser:
+    """The ``plot`` subcommand's parser, added to ``sub``."""
     pl = sub.add_parser("plot", help="redraw the figures and report.md of a results folder", epilog=EXIT_CODES)
     pl.add_argument("dir", type=Path, help="a folder with results.csv (from bench or run --out)")
+    return pl
 
+
+def _add_audit_parser(sub) -> argparse.ArgumentParser:
+    """The ``audit`` subcommand's parser, added to ``sub``."""
     au = sub.add_parser("audit", help="privacy audit of a private agent: the contract's privacy checks, then an "
                         "empirical lower bound on its epsilon",
                         epilog=EXIT_CODES)
@@ -205,6 +212,12 @@ def build_parser() -> argparse.ArgumentParser:
                     ">= 16 (default 64; the selection pilots run 4 times as many per stream; a deterministic agent "
                     "needs no more than 16)")
     au.add_argument("--seed", type=int, default=0, help="seed of the audit (default 0)")
+    return au
+
+
+def _add_leaderboard_parser(sub) -> argparse.ArgumentParser:
+    """The ``leaderboard`` subcommand's parser, added to ``sub``."""
+    from .sim.suites import SUITES
 
     lb = sub.add_parser("leaderboard", help="agents ranked by regret per env, privacy model and epsilon, across "
                         "results folders and stored reference results", epilog=EXIT_CODES)
@@ -213,10 +226,25 @@ def build_parser() -> argparse.ArgumentParser:
                     help="add the stored reference results of a suite (repeatable)")
     lb.add_argument("--reference", default=None,
                     help="the agent each board is paired against (default: its best non-private agent)")
+    return lb
 
+
+def _add_list_parser(sub) -> argparse.ArgumentParser:
+    """The ``list`` subcommand's parser, added to ``sub``."""
     ls = sub.add_parser("list", help="list what is registered")
     ls.add_argument("what", choices=("envs", "agents", "oracles", "families"))
-    for parser in (b, r, pl, au, lb, ls):  # errors found after parsing are reported as "privbandit COMMAND: error: ..."
+    return ls
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``privbandit``."""
+    p = argparse.ArgumentParser(prog="privbandit", description="Differentially private contextual bandits: "
+                                "benchmarks, runs, plots.", epilog=EXIT_CODES)
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{bench,run,plot,audit,leaderboard,list}")
+    parsers = (_add_bench_parser(sub), _add_run_parser(sub), _add_plot_parser(sub), _add_audit_parser(sub),
+               _add_leaderboard_parser(sub), _add_list_parser(sub))
+    for parser in parsers:  # errors found after parsing are reported as "privbandit COMMAND: error: ..."
         parser.set_defaults(subparser=parser)
     return p
 

@@ -28,9 +28,9 @@ import numpy as np
 def registry_facts(kind: str) -> list[dict]:
     """``Registry.describe`` of every registered agent (``kind="agent"``) or oracle (``kind="oracle"``), by name."""
     if kind == "agent":
-        from privbandit.agents.base import AGENT_REGISTRY as registry
+        from privbandit.agents.registry import AGENT_REGISTRY as registry
     elif kind == "oracle":
-        from privbandit.oracles.base import ORACLE_REGISTRY as registry
+        from privbandit.oracles.registry import ORACLE_REGISTRY as registry
     else:
         raise ValueError(f"kind must be 'agent' or 'oracle', got {kind!r}")
     return [registry.describe(name) for name in sorted(registry.names())]

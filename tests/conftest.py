@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from privbandit.agents import agent_is_private, make_agent
-from privbandit.agents.base import AGENT_REGISTRY
+from privbandit.agents.registry import AGENT_REGISTRY
 from privbandit.oracles import make_oracle, oracle_class
 from privbandit.oracles.iw_jdp import IWRegressionDP, IWRegressionDPFit
 from privbandit.privacy import GaussianMechanism

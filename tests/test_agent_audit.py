@@ -12,8 +12,7 @@ from conftest import QuarterNoiseIW
 
 import privbandit.oracles.iw_jdp as iw_jdp_module
 from privbandit import cli
-from privbandit.agents import UniformAgent, agent_is_private, agent_names, register_agent
-from privbandit.agents import base as agents_base
+from privbandit.agents import AGENT_REGISTRY, UniformAgent, agent_is_private, agent_names, register_agent
 from privbandit.agents.elimination import JDP_UCB_FIRST_EPOCH, EliminationAgent
 from privbandit.privacy import GaussianMechanism, PrivacySpec
 from privbandit.sim.audit import (
@@ -92,7 +91,7 @@ def planted():
         register_agent(name, factory, private=True)
     yield names
     for name in names:
-        agents_base.AGENT_REGISTRY.unregister(name)
+        AGENT_REGISTRY.unregister(name)
 
 
 def test_neighbouring_streams_differ_in_the_target_only():

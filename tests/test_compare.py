@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from privbandit import cli
-from privbandit.agents import base as agents_base
+from privbandit.agents import AGENT_REGISTRY
 from privbandit.sim import AgentEntry, EnvEntry, Grid
 from privbandit.sim.compare import (
     BETTER,
@@ -115,7 +115,7 @@ def jdp_copy():
 
     register_agent("jdp-copy", make, private=True)
     yield "jdp-copy"
-    agents_base.AGENT_REGISTRY.unregister("jdp-copy")
+    AGENT_REGISTRY.unregister("jdp-copy")
 
 
 def test_challenge_joins_the_blocks_its_model_fits_and_resumes(tmp_path, jdp_copy):
@@ -183,7 +183,7 @@ def plugin_site(tmp_path, monkeypatch):
         monkeypatch.syspath_prepend(folder)
     yield folders
     for name in ("my-agent", "my_agent:make_agent", "readme_agent:make"):
-        agents_base.AGENT_REGISTRY.unregister(name)
+        AGENT_REGISTRY.unregister(name)
 
 
 def _challenger_block(page) -> str:

@@ -16,8 +16,7 @@ import pandas as pd
 import pytest
 
 from privbandit import cli
-from privbandit.agents import base as agents_base
-from privbandit.agents import make_agent, register_agent
+from privbandit.agents import AGENT_REGISTRY, make_agent, register_agent
 from privbandit.sim import report as report_mod
 from privbandit.sim.sweep import (
     FOOTER,
@@ -243,7 +242,7 @@ def killer(tmp_path):
 
     register_agent("killer", make_killer, private=False)
     yield Path(marker)
-    agents_base.AGENT_REGISTRY.unregister("killer")
+    AGENT_REGISTRY.unregister("killer")
 
 
 def test_a_worker_killed_in_a_loky_sweep_names_the_lost_cells_exits_3_and_the_rerun_completes(killer, tmp_path,

@@ -69,6 +69,68 @@ def test_no_function_in_privbandit_is_longer_than_80_lines_of_code():
     assert found == [], f"split these into named steps: {found}"
 
 
+def long_spans(source: str, limit: int = MAX_FUNCTION_LINES) -> list[tuple[str, int]]:
+    """(name, lines) of every function in ``source`` whose ``def`` to last line (docstring, comments and blank
+    lines included) spans more than ``limit`` lines."""
+    return [(node.name, n) for node in ast.walk(ast.parse(source))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and (n := node.end_lineno - node.lineno + 1) > limit]
+
+
+def test_the_span_counter_counts_docstrings_comments_and_blank_lines():
+    assert long_spans(_function(40, docstring=20, comments=10, blanks=10)) == []
+    assert long_spans(_function(40, docstring=21, comments=10, blanks=10)) == [("f", 81)]
+
+
+def test_no_function_in_privbandit_spans_more_than_80_lines():
+    found = [f"{path.relative_to(PACKAGE.parent)}: {name} ({n} lines)"
+             for path in sorted(PACKAGE.rglob("*.py")) for name, n in long_spans(path.read_text())]
+    assert found == [], f"split these into named steps: {found}"
+
+
+INTERNAL = "privbandit._validation"
+"""The package's internal module: its private names may be imported by any module of the library."""
+
+
+def module_name(path: Path) -> str:
+    """The dotted name of a module file of the package (``privbandit/sim/__init__.py`` -> ``privbandit.sim``)."""
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def private_imports(source: str, module: str, is_package: bool = False) -> list[tuple[str, str]]:
+    """(module, name) of every ``from X import _name`` in ``source`` (the module ``module``) where X is another
+    privbandit module than :data:`INTERNAL`; relative imports are resolved against ``module``."""
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        base = package[:len(package) - node.level + 1] if node.level else []
+        origin = ".".join(base + ([node.module] if node.module else [])) if node.level else node.module or ""
+        if origin.split(".")[0] != "privbandit" or origin in (module, INTERNAL):
+            continue
+        found += [(origin, a.name) for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+    return found
+
+
+def test_the_private_import_scan_resolves_relative_imports():
+    src = ("from .runner import _spec, run\nfrom ..agents.base import _x as y\nfrom privbandit.envs import _e\n"
+           "from .._validation import _check\nfrom . import _sibling\nimport numpy as _np\nfrom os import _exit\n")
+    assert private_imports(src, "privbandit.sim.grid") == [("privbandit.sim.runner", "_spec"),
+                                                          ("privbandit.agents.base", "_x"),
+                                                          ("privbandit.envs", "_e"), ("privbandit.sim", "_sibling")]
+    # a package's own __init__ importing from itself is not another module
+    assert private_imports("from . import _sibling\n", "privbandit.sim", is_package=True) == []
+
+
+def test_no_module_imports_another_modules_private_names():
+    found = [f"{path.relative_to(PACKAGE.parent)}: from {origin} import {name}"
+             for path in sorted(PACKAGE.rglob("*.py"))
+             for origin, name in private_imports(path.read_text(), module_name(path), path.name == "__init__.py")]
+    assert found == [], f"make these public (a name, a docstring, __all__) or move them: {found}"
+
+
 def all_after_imports(source: str) -> bool | None:
     """Whether a module's ``__all__`` comes before its first function or class (None: it has none)."""
     first_def = None

@@ -9,11 +9,9 @@ import gymnasium as gym
 import pandas as pd
 import pytest
 
-from privbandit.agents import agent_is_private, agent_names, make_agent, register_agent
-from privbandit.agents import base as agents_base
+from privbandit.agents import AGENT_REGISTRY, agent_is_private, agent_names, make_agent, register_agent
 from privbandit.envs import contexts, make_family
-from privbandit.oracles import base as oracles_base
-from privbandit.oracles import make_oracle, oracle_names
+from privbandit.oracles import ORACLE_REGISTRY, make_oracle, oracle_names
 from privbandit.registry import PluginError
 from privbandit.sim import AgentEntry, EnvEntry, Grid, run, sweep
 
@@ -56,7 +54,7 @@ if {register}:
 @pytest.fixture(autouse=True)
 def _clean_registries():
     """Plugins register into the process-wide registries: restore them after each test."""
-    registries = (agents_base.AGENT_REGISTRY, oracles_base.ORACLE_REGISTRY, contexts.FAMILY_REGISTRY)
+    registries = (AGENT_REGISTRY, ORACLE_REGISTRY, contexts.FAMILY_REGISTRY)
     saved = [set(r.view()) for r in registries]
     yield
     for registry, names in zip(registries, saved):

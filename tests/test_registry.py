@@ -99,7 +99,7 @@ def test_every_agent_describes_itself_for_the_catalogue(name):
     module, _, qualname = facts["agent_class"].partition(":")
     assert (module, qualname) == (type(agent).__module__, type(agent).__qualname__)
     # every argument make_agent passes on, in the constructor's order; a non-private name takes no budget
-    arguments = [a for a in type(agent)._constructor_parameters()
+    arguments = [a for a in type(agent).constructor_parameters()
                  if facts["private"] or a not in ("epsilon", "delta")]
     assert list(facts["hyperparameters"]) == arguments and set(agent.get_params()) <= set(arguments)
     assert facts["required"] == (("epsilon",) if facts["private"] else ())

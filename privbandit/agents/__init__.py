@@ -1,4 +1,5 @@
-"""Epoch-batched bandit agents and the baselines, behind one interface (:mod:`.base`).
+"""Epoch-batched bandit agents and the baselines, behind one interface (:mod:`.base`), by name through
+:mod:`.registry`.
 
 A new epoch agent subclasses :class:`PolicyAgent` and writes one method (:mod:`.policy`).
 ``make_agent(name, ...)`` builds a registered agent (a private one needs ``epsilon=``); ``agent_names()``
@@ -6,26 +7,13 @@ lists them and ``agent_is_private(name)`` says which take a budget. ``check_agen
 interface contract on any agent (:mod:`.checks`).
 """
 
-from .base import (
-    AGENT_REGISTRY,
-    Agent,
-    BanditSpec,
-    EpochAgent,
-    agent_descriptions,
-    agent_is_private,
-    agent_names,
-    clone,
-    doubling_schedule,
-    epoch_schedule,
-    make_agent,
-    register_agent,
-    uniform_choice,
-)
+from .base import Agent, BanditSpec, EpochAgent, clone, doubling_schedule, epoch_schedule, uniform_choice
 from .checks import AGENT_CHECKS, check_agent
 from .elimination import EliminationAgent, surviving_actions
 from .linucb import LDPUCBAgent, LinUCBAgent, SSLinUCBAgent
 from .policy import PolicyAgent
 from .pooled import PooledJDPAgent
+from .registry import AGENT_REGISTRY, agent_descriptions, agent_is_private, agent_names, make_agent, register_agent
 from .simple import EpsilonGreedyAgent, UniformAgent
 from .spanner import barycentric_spanner
 from .squarecb import SquareCBAgent, inverse_gap_weighting

@@ -6,9 +6,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._validation import POSITIVE, UNIT_OPEN, InstanceOf, Options, ParameterConstraints, check_parameters
-from ..oracles.base import Oracle, make_oracle
+from ..oracles.base import Oracle
+from ..oracles.registry import make_oracle
 from ..privacy import MODELS
-from .base import Agent, register_agent
+from .base import Agent
+from .registry import register_agent
 
 ORACLE_ARGUMENT_CONSTRAINTS: ParameterConstraints = {
     "oracle": [InstanceOf((Oracle, str), "an Oracle or a registered oracle name", example=lambda: "ridge")],

@@ -27,7 +27,6 @@ import abc
 import dataclasses
 import inspect
 import numbers
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -43,13 +42,11 @@ from .._validation import (
     check_parameters,
     check_real,
     check_rows,
-    describe_parameters,
 )
 from ..bandit_spec import BanditSpec
 from ..oracles.base import EpochFit, Estimate, Oracle
-from ..privacy import MODELS, PrivacyLedger, PrivacySpec
+from ..privacy import PrivacyLedger, PrivacySpec
 from ..privacy.clipping import clip_features, clip_rewards
-from ..registry import Entry, PluginError, Registry, first_doc_line, paper_labels
 
 
 def doubling_schedule(horizon: int) -> np.ndarray:
@@ -169,7 +166,7 @@ class Agent(abc.ABC):
             setattr(self, name, value)
 
     @classmethod
-    def _constructor_parameters(cls) -> dict[str, inspect.Parameter]:
+    def constructor_parameters(cls) -> dict[str, inspect.Parameter]:
         """The keyword arguments of the constructors along the MRO (a ``**kwargs`` passes on to the next)."""
         out: dict[str, inspect.Parameter] = {}
         for klass in cls.__mro__:
@@ -192,7 +189,7 @@ class Agent(abc.ABC):
         """
         stored = getattr(self, "_params", {})
         return {name: stored[name] if name in stored else getattr(self, name)
-                for name in self._constructor_parameters() if name in stored or name in vars(self)}
+                for name in self.constructor_parameters() if name in stored or name in vars(self)}
 
     def set_params(self, **params: Any) -> Agent:
         """Change constructor arguments (scikit-learn's convention); returns self.
@@ -213,7 +210,7 @@ class Agent(abc.ABC):
             constructor refuses.
         """
         current = self.get_params()
-        unknown = sorted(set(params) - set(self._constructor_parameters()))
+        unknown = sorted(set(params) - set(self.constructor_parameters()))
         if unknown:
             raise ValueError(f"{type(self).__name__} has no parameter(s) {unknown}; its parameters are "
                              f"{sorted(current)}")
@@ -229,7 +226,7 @@ class Agent(abc.ABC):
 
     def __repr__(self) -> str:
         """``Class(arg=value, ...)`` with the arguments that differ from the constructor's defaults."""
-        defaults = {n: p.default for n, p in self._constructor_parameters().items()}
+        defaults = {n: p.default for n, p in self.constructor_parameters().items()}
         shown = [f"{k}={_short_repr(v)}" for k, v in self.get_params().items()
                  if not _is_default(v, defaults.get(k, _NO_DEFAULT))]
         return f"{type(self).__name__}({', '.join(shown)})"
@@ -493,214 +490,3 @@ class EpochAgent(EpochScheduled):
     def describe(self) -> dict:
         """Agent, privacy and oracle names."""
         return dict(super().describe(), oracle=self.oracle.name)
-
-
-def factory_is_private(factory: Callable[..., Any]) -> bool | None:
-    """Whether an agent factory takes a privacy budget, as the factory declares it: its ``privacy_model``
-    attribute (``"none"``, ``"jdp"`` or ``"ldp"``), else its ``private`` attribute (a bool).
-
-    For factories written before privacy was declared, a factory that declares neither is private when its
-    signature has an ``epsilon`` parameter, unknown (None) when it only takes ``**kwargs``.
-    """
-    model = declared_privacy_model(factory)
-    if model is not None:
-        return model != "none"
-    private = getattr(factory, "private", None)
-    if isinstance(private, bool):
-        return private
-    try:
-        params = inspect.signature(factory).parameters
-    except (TypeError, ValueError):
-        return None
-    if "epsilon" in params:
-        return True
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return None
-    return False
-
-
-def declared_privacy_model(factory: Any) -> str | None:
-    """The privacy model a factory (a function or an agent class) declares in its ``privacy_model``
-    attribute, or None when it declares none."""
-    model = getattr(factory, "privacy_model", None)
-    if model is None:
-        return None
-    if model not in MODELS:
-        raise ValueError(f"privacy_model must be one of {MODELS}, got {model!r}")
-    return model
-
-
-def _check_registration(name: str, factory: Any, info: dict) -> dict:
-    if not callable(factory):
-        raise TypeError(f"agent {name!r} must be a factory, factory(**kwargs) -> Agent; got {type(factory).__name__}")
-    unknown = sorted(set(info) - {"description", "private", "privacy", "counterpart"})
-    if unknown:
-        raise TypeError(f"register_agent got unknown keyword(s) {unknown}")
-    private, privacy = info.get("private"), info.get("privacy")
-    if private is not None and not isinstance(private, bool):
-        raise TypeError(f"private must be a bool or None, got {type(private).__name__}")
-    if privacy is not None:
-        if privacy not in MODELS:
-            raise ValueError(f"privacy must be one of {MODELS} (or None: not declared), got {privacy!r}")
-        if private is not None and private != (privacy != "none"):
-            raise ValueError(f"private={private} contradicts privacy={privacy!r}: give privacy only")
-        private = privacy != "none"
-    return dict(description=info.get("description") or "", private=private, privacy=privacy,
-                counterpart=info.get("counterpart"))
-
-
-def _plugin_facts(factory: Any) -> dict:
-    """What a factory loaded from an import path or an entry point declares (:meth:`Registry.register`'s facts)."""
-    return dict(description=first_doc_line(factory), private=factory_is_private(factory),
-                privacy=declared_privacy_model(factory))
-
-
-def _describe_agent(entry: Entry) -> dict:
-    """What a default-built agent says of itself: privacy model, class, paper labels of the class docstring
-    (when the description names none), the arguments ``make_agent`` must be given (``required``) and every
-    constructor argument ``make_agent`` passes on, with its default and declared constraints.
-
-    Defaults are values ``make_agent`` accepts: an Oracle built by default is given by its registered name,
-    a required argument has the default None. A non-private name takes no ``epsilon`` or ``delta``.
-    """
-    private = entry.info["private"]
-    try:
-        agent = entry.obj(**({"epsilon": 1.0} if private else {}))
-    except Exception as exc:  # a plugin factory may need arguments: say so, do not fail the catalogue
-        return dict(private=private, error=f"{type(exc).__name__}: {exc}")
-    cls, oracle = type(agent), getattr(agent, "oracle", None)
-    required = ("epsilon",) if private else ()
-    values, defaults = agent.get_params(), {}
-    for arg, param in cls._constructor_parameters().items():
-        if private is False and arg in ("epsilon", "delta"):
-            continue
-        value = values.get(arg, None if param.default is _NO_DEFAULT else param.default)
-        defaults[arg] = None if arg in required else value.name if isinstance(value, Oracle) else value
-    return dict(private=private, privacy_model=agent.privacy.model, agent_class=f"{cls.__module__}:{cls.__qualname__}",
-                oracle=getattr(oracle, "name", None), counterpart=entry.info["counterpart"],
-                paper_labels=paper_labels(cls.__doc__ or ""), required=required,
-                hyperparameters=describe_parameters(defaults, cls.parameter_constraints))
-
-
-AGENT_REGISTRY = Registry("agent", "privbandit.agents", _check_registration,
-                  facts=_plugin_facts,
-                  describe=_describe_agent)
-"""The agent registry: name -> factory, with its description, privacy flag and private counterpart."""
-
-
-def register_agent(name: str, factory: Callable[..., Agent], *, description: str = "", privacy: str | None = None,
-                   private: bool | None = None, counterpart: str | None = None) -> None:
-    """Register ``factory(**kwargs) -> Agent`` under ``name`` (for ``make_agent``).
-
-    Parameters
-    ----------
-    name : str
-        The registered name.
-    factory : callable
-        ``factory(**kwargs)`` builds the agent (an agent class is a factory).
-    description : str
-        One line for ``agent_descriptions()``.
-    privacy : {"jdp", "ldp", "none"}, optional
-        The privacy model of the agents the factory builds by default. A private model makes
-        ``make_agent`` require a budget (``epsilon=``, or an ``oracle`` instance that carries one);
-        ``"none"`` makes it refuse ``epsilon`` and ``delta``. Without it (and without ``private``) the
-        factory's ``privacy_model`` attribute is read; a factory that declares nothing is passed the
-        budget keywords unchecked.
-    private : bool, optional
-        The older form of ``privacy``: whether the factory takes a budget, without naming the model.
-    counterpart : str, optional
-        For a non-private agent, the name of its private counterpart (named in the error message).
-
-    Raises
-    ------
-    ValueError
-        If another factory (or the same one with other facts) is registered under ``name``, or ``privacy``
-        and ``private`` disagree.
-    """
-    if privacy is None and private is None:
-        privacy = declared_privacy_model(factory)
-    AGENT_REGISTRY.register(name, factory, description=description, private=private, privacy=privacy,
-                            counterpart=counterpart)
-
-
-def make_agent(name: str, **kwargs: Any) -> Agent:
-    """Build a registered agent by name; keyword arguments go to its factory.
-
-    A private agent needs its budget, ``make_agent("elim-jdp", epsilon=1.0, delta=1e-5)`` (``delta``
-    defaults to the factory's, 1e-5; ``delta=None`` asks for that default), unless an ``oracle`` instance
-    carries it (the factory is then given the instance's ``epsilon`` and ``delta`` too, so
-    ``make_agent(name, **agent.get_params())`` rebuilds the agent whatever its factory's signature); a
-    non-private agent takes no ``epsilon`` or ``delta``. A name that is not registered may be an
-    import path ``"pkg.module:factory"`` or a ``privbandit.agents`` entry point (:mod:`privbandit.registry`).
-
-    Parameters
-    ----------
-    name : str
-        A registered agent (``privbandit list`` shows them), an import path ``"pkg.module:factory"`` or an
-        entry point's name.
-    **kwargs
-        Keyword arguments of the agent's factory: for a private agent its budget ``epsilon`` (> 0) and
-        ``delta`` (in (0, 1), default 1e-5), and the agent's own options (``oracle``, ``lam``, ...; see its
-        page in the agents guide).
-
-    Raises
-    ------
-    ValueError
-        For an unknown name, a private name without ``epsilon`` or a non-private name with ``epsilon``
-        or ``delta``.
-
-    Examples
-    --------
-    >>> from privbandit.agents import make_agent
-    >>> make_agent("elim-jdp", epsilon=1.0, delta=1e-5).privacy.label()
-    'jdp(eps=1, delta=1e-05)'
-    >>> make_agent("linucb").privacy.label()
-    'non-private'
-    >>> make_agent("linucb", epsilon=1.0)
-    Traceback (most recent call last):
-    ...
-    ValueError: linucb is non-private: it takes no epsilon/delta, got epsilon (its private counterpart is linucb-jdp)
-    """
-    entry = AGENT_REGISTRY.get(name)
-    private, counterpart = entry.info["private"], entry.info["counterpart"]
-    budget = sorted(k for k in ("epsilon", "delta") if k in kwargs)
-    if private is False and budget:
-        also = f" (its private counterpart is {counterpart})" if counterpart else ""
-        raise ValueError(f"{name} is non-private: it takes no epsilon/delta, got {'/'.join(budget)}{also}")
-    if private and kwargs.get("epsilon") is None and kwargs.get("oracle") is None:
-        raise ValueError(f"{name} is private: choose a budget, e.g. make_agent({name!r}, epsilon=1.0, delta=1e-5)")
-    if "delta" in kwargs and kwargs["delta"] is None:     # the factory's default, for every factory alike
-        kwargs = {k: v for k, v in kwargs.items() if k != "delta"}
-    oracle = kwargs.get("oracle")
-    if private and kwargs.get("epsilon") is None and isinstance(oracle, Oracle) and oracle.privacy.is_private:
-        # the budget an oracle instance carries, for a factory that takes one (get_params gives the oracle)
-        kwargs = {**kwargs, "epsilon": oracle.privacy.epsilon, "delta": oracle.privacy.delta}
-    return entry.obj(**kwargs)
-
-
-def agent_is_private(name: str) -> bool | None:
-    """Whether the registered agent ``name`` takes a privacy budget (None if its registration does not say).
-
-    Parameters
-    ----------
-    name : str
-        A registered agent.
-    """
-    return AGENT_REGISTRY.get(name).info["private"]
-
-
-def agent_names() -> tuple[str, ...]:
-    """Names of the registered agents and of the installed ``privbandit.agents`` entry points, sorted."""
-    return tuple(sorted(AGENT_REGISTRY.names()))
-
-
-def agent_descriptions() -> dict[str, str]:
-    """Name -> one-line description of every agent of :func:`agent_names` (an entry point that fails to
-    load says why)."""
-    out = {}
-    for name in agent_names():
-        try:
-            out[name] = AGENT_REGISTRY.get(name).info["description"]
-        except PluginError as exc:
-            out[name] = f"(plugin failed to load: {exc})"
-    return out

@@ -74,7 +74,8 @@ from ..privacy import LocalRandomizer, PrivacySpec, SymmetricGaussianMechanism, 
 from ..privacy.calibration import analytic_noise_multiplier
 from ..privacy.clipping import clip_features, clip_rewards, within_ball
 from ..privacy.randomizers import padded
-from .base import Agent, register_agent
+from .base import Agent
+from .registry import register_agent
 
 __all__ = ["LDPUCBAgent", "LinUCBAgent", "SSLinUCBAgent"]
 

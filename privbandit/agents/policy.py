@@ -34,7 +34,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._validation import ParameterConstraints
-from ..oracles.base import Estimate, Oracle, oracle_class
+from ..oracles.base import Estimate, Oracle
+from ..oracles.registry import oracle_class
 from ._oracle_arg import ORACLE_ARGUMENT_CONSTRAINTS, resolve_oracle
 from .base import EpochAgent, uniform_choice
 
@@ -113,7 +114,7 @@ class PolicyAgent(EpochAgent):
         resolved = resolve_oracle(self.default_oracle if oracle is None else oracle, epsilon=epsilon, delta=delta,
                                   model=model, oracle_kwargs=oracle_kwargs)
         super().__init__(resolved, first_epoch=first_epoch, growth=growth)
-        declared = self._constructor_parameters()
+        declared = self.constructor_parameters()
         unknown = sorted(set(hyperparameters) - set(declared))
         if unknown:
             raise TypeError(f"{type(self).__name__} got unknown keyword argument(s) {unknown}; its hyperparameters "
@@ -131,9 +132,9 @@ class PolicyAgent(EpochAgent):
         return tuple(n for n in cls.parameter_constraints if n not in PolicyAgent.parameter_constraints)
 
     @classmethod
-    def _constructor_parameters(cls) -> dict[str, inspect.Parameter]:
+    def constructor_parameters(cls) -> dict[str, inspect.Parameter]:
         """The base's keyword arguments, then each declared hyperparameter with its class attribute as default."""
-        out = super()._constructor_parameters()
+        out = super().constructor_parameters()
         for name in cls._hyperparameter_names():
             out[name] = inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
                                           default=getattr(cls, name, inspect.Parameter.empty))

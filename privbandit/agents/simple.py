@@ -7,7 +7,8 @@ from typing import ClassVar
 import numpy as np
 
 from .._validation import POSITIVE, Options, ParameterConstraints, check_real
-from .base import Agent, EpochScheduled, doubling_schedule, register_agent
+from .base import Agent, EpochScheduled, doubling_schedule
+from .registry import register_agent
 
 
 class UniformAgent(Agent):

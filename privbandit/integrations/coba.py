@@ -60,7 +60,7 @@ except ImportError as exc:                   # pragma: no cover - exercised only
 from .._validation import check_choice, check_int, check_positive
 from ..agents.base import Agent, BanditSpec
 from ..links import Link, identity_link
-from ..sim.runner import _env_labels, _spec_for, split_seed
+from ..sim.runner import env_labels, run_spec, split_seed
 
 __all__ = ["FEATURE_MAPS", "CobaEnvironment", "CobaLearner", "pseudo_regret"]
 
@@ -114,7 +114,7 @@ class CobaEnvironment(coba.Environment):
         elif env_kwargs is not None:
             raise ValueError("env_kwargs applies only when env is given by id; configure the env instance instead")
         self.env = env
-        self.spec = _spec_for(env, horizon)
+        self.spec = run_spec(env, horizon)
         self.seed = check_int("seed", seed, low=0)
         self.max_chunk = check_int("max_chunk", max_chunk, low=1)
 
@@ -126,7 +126,7 @@ class CobaEnvironment(coba.Environment):
     @property
     def params(self) -> dict[str, Any]:
         """coba's environment columns: the env id, its context family, K, d, horizon and seed."""
-        env_id, family = _env_labels(self.env)
+        env_id, family = env_labels(self.env)
         return {"env": env_id, "family": family, "n_arms": self.spec.n_arms, "dim": self.spec.dim,
                 "horizon": self.spec.horizon, "seed": self.seed}
 

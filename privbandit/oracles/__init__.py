@@ -1,23 +1,12 @@
-"""Private regression oracles behind one epoch-batched interface (:mod:`.base`).
+"""Private regression oracles behind one epoch-batched interface (:mod:`.base`), by name
+through :mod:`.registry`.
 
 Importing this package registers every oracle; ``make_oracle(name, ...)`` builds one and
 ``oracle_names()`` lists them. ``check_oracle(oracle)`` runs the interface contract on any oracle
 (:mod:`.checks`).
 """
 
-from .base import (
-    ORACLE_REGISTRY,
-    EpochFit,
-    Estimate,
-    LocalEpochFit,
-    Oracle,
-    SummingLocalFit,
-    make_oracle,
-    oracle_class,
-    oracle_names,
-    register_oracle,
-    stage_sizes_split,
-)
+from .base import EpochFit, Estimate, LocalEpochFit, Oracle, SummingLocalFit, stage_sizes_split
 
 # --- the contract as a public checker ---
 from .checks import ORACLE_CHECKS, ContractError, check_oracle
@@ -31,6 +20,7 @@ from .glm_ldp import IWGLMLDP
 from .iw_jdp import IWFixedPDP, IWRegressionDP, SpectralDP
 from .iw_ldp import IWFixedPLDP, IWRegressionLDP, learn_u_ldp
 from .ldp_sgd import LDPClippedSGD
+from .registry import ORACLE_REGISTRY, make_oracle, oracle_class, oracle_names, register_oracle
 from .ridge import Ridge
 from .simple_ldp import SimpleLDP
 from .ssp import SSP

@@ -46,8 +46,9 @@ from .._validation import check_int
 from ..linalg import psd_power, psd_sqrt, symmetric_part
 from ..links import Link
 from ..privacy import GaussianMechanism, SymmetricGaussianMechanism
-from .base import EpochFit, Estimate, register_oracle, stage_sizes_split
-from .iw_jdp import SpectralStagesFit, _TwoPhaseIWConfig, iw_weights
+from .base import EpochFit, Estimate, stage_sizes_split
+from .iw_jdp import SpectralStagesFit, TwoPhaseIWConfig, iw_weights
+from .registry import register_oracle
 
 GLM_THEORY_WIDTH = 8.0
 """c in the width c L_nu lambda ||W phi|| of `appdx:proof-JDP-gen-linear`."""
@@ -250,7 +251,7 @@ class IWGLMDPFit(SpectralStagesFit):
 
 @register_oracle
 @dataclass(frozen=True)
-class IWGLMDP(_TwoPhaseIWConfig):
+class IWGLMDP(TwoPhaseIWConfig):
     """IW-GLM-DP (`alg:JDP-L1-regression` with `alg:JDP-SGD`): private W, H check, certified ERM, output noise.
 
     The width is c * L_nu * lambda * ||W phi|| (``Estimate.width`` applies L_nu), c = 8 in theory

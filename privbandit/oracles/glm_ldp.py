@@ -42,7 +42,7 @@ from scipy import optimize
 from .._validation import POSITIVE_INT, ParameterConstraints
 from ..links import Link
 from ..privacy import GaussianMechanism, LocalRandomizer
-from .base import Estimate, register_oracle, stage_sizes_split, two_sided_quantile
+from .base import Estimate, stage_sizes_split, two_sided_quantile
 from .iw_ldp import (
     SpectralLDPConfig,
     SpectralLDPFit,
@@ -50,6 +50,7 @@ from .iw_ldp import (
     unit_directions,
     vector_norm,
 )
+from .registry import register_oracle
 
 PRACTICAL_SGD_STEPS = 256
 

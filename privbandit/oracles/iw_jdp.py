@@ -69,7 +69,8 @@ from ..infomatrix import f_dp, spectral_update, w_star
 from ..linalg import psd_project, psd_sqrt, solve_regularized, symmetric_part
 from ..privacy import GaussianMechanism, PrivacySpec, SymmetricGaussianMechanism
 from ..privacy.calibration import CALIBRATION_METHODS, analytic_noise_multiplier, gaussian_sigma
-from .base import CONSTANTS, EpochFit, Estimate, Oracle, freeze_arrays, read_only, register_oracle, stage_sizes_split
+from .base import CONSTANTS, EpochFit, Estimate, Oracle, freeze_arrays, read_only, stage_sizes_split
+from .registry import register_oracle
 
 # Defaults of the absolute constants, per regime. "theory" follows the source (see iw_parameters);
 # "practical" was calibrated on coverage (>= 95% in every cell; docs/guide/oracles.md, "Measuring them").
@@ -487,8 +488,9 @@ class IWRelease:
 
 
 @dataclass(frozen=True)
-class _TwoPhaseIWConfig(_IWConfig):
-    """An IW oracle whose first ``w_fraction`` of users learn W and the rest give the regression statistics."""
+class TwoPhaseIWConfig(_IWConfig):
+    """The base of the two-phase IW oracles (:class:`IWRegressionDP`, :class:`~privbandit.oracles.glm_jdp.IWGLMDP`):
+    the first ``w_fraction`` of an epoch's users learn W and the rest give the regression statistics."""
 
     w_fraction: float = 0.5
 
@@ -498,7 +500,7 @@ class _TwoPhaseIWConfig(_IWConfig):
 
 @register_oracle
 @dataclass(frozen=True)
-class IWRegressionDP(_TwoPhaseIWConfig):
+class IWRegressionDP(TwoPhaseIWConfig):
     """IW-Regression-DP: private W on half the users, private (psi, Psi) on the other half.
 
     theta_hat = (Psi~ + lambda I)^{-1} psi~, width c * lambda * ||W phi|| (divided by mu_nu for a GLM link,
@@ -565,7 +567,7 @@ class IWRegressionDP(_TwoPhaseIWConfig):
 
     name: ClassVar[str] = "iw-regression-dp"
     fit_class: ClassVar[type[EpochFit]] = IWRegressionDPFit
-    parameter_constraints: ClassVar[ParameterConstraints] = {**_TwoPhaseIWConfig.parameter_constraints,
+    parameter_constraints: ClassVar[ParameterConstraints] = {**TwoPhaseIWConfig.parameter_constraints,
                                                              "initial_w": [None, Array(ndim=2)]}
 
 

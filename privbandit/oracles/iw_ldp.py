@@ -79,11 +79,11 @@ from .base import (
     LocalEpochFit,
     Oracle,
     freeze_arrays,
-    register_oracle,
     stage_sizes_split,
     two_sided_quantile,
 )
 from .iw_jdp import check_initial_w
+from .registry import register_oracle
 
 __all__ = [
     "CONSTANTS", "SPECTRAL_LDP_CONSTRAINTS", "IWFixedPLDP", "IWRegressionLDP", "LDPRelease", "SpectralLDPFit",

@@ -36,8 +36,9 @@ import numpy as np
 
 from .._validation import POSITIVE, POSITIVE_INT, UNIT_OPEN, Options, ParameterConstraints
 from ..privacy import GaussianMechanism, LocalRandomizer
-from .base import CONSTANTS, Constants, Estimate, Oracle, SummingLocalFit, register_oracle, stage_sizes_split
+from .base import CONSTANTS, Constants, Estimate, Oracle, SummingLocalFit, stage_sizes_split
 from .iw_ldp import noise_multiplier, padded
+from .registry import register_oracle
 
 
 @dataclass(frozen=True)

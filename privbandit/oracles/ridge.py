@@ -33,7 +33,8 @@ import numpy as np
 
 from .._validation import POSITIVE, UNIT_OPEN, Options, ParameterConstraints
 from ..linalg import psd_inv_sqrt
-from .base import CONSTANTS, EpochFit, Estimate, Oracle, register_oracle
+from .base import CONSTANTS, EpochFit, Estimate, Oracle
+from .registry import register_oracle
 
 PRACTICAL_WIDTH = 2.0
 """Default c_width of the practical radius c_width sigma_noise + sqrt(lambda) S (calibrated, see module)."""

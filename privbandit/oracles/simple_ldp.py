@@ -38,7 +38,8 @@ import numpy as np
 
 from .._validation import POSITIVE, UNIT_OPEN, Options, ParameterConstraints, check_array
 from ..privacy import LaplacePair, LocalRandomizer
-from .base import CONSTANTS, Constants, Estimate, Oracle, SummingLocalFit, register_oracle, two_sided_quantile
+from .base import CONSTANTS, Constants, Estimate, Oracle, SummingLocalFit, two_sided_quantile
+from .registry import register_oracle
 
 #: The public centre subtracted from |x| / B, so that the pair lies in the L1 ball of radius 3/2.
 PSI_CENTRE = 0.5

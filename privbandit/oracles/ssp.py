@@ -35,8 +35,9 @@ from ..linalg import symmetric_part
 from ..links import Link
 from ..privacy import PrivacySpec, SymmetricGaussianMechanism
 from ..privacy.calibration import CALIBRATION_METHODS
-from .base import EpochFit, Estimate, Oracle, register_oracle
+from .base import EpochFit, Estimate, Oracle
 from .iw_jdp import release_multiplier
+from .registry import register_oracle
 
 __all__ = ["SSP", "augmented_second_moment", "noise_operator_bound", "ssp_estimate"]
 

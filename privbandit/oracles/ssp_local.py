@@ -30,8 +30,9 @@ import numpy as np
 from .._validation import POSITIVE, UNIT_OPEN, Boolean, ParameterConstraints
 from ..linalg import psd_project, symmetric_part
 from ..privacy import GaussianMechanism, LocalRandomizer
-from .base import Estimate, Oracle, SummingLocalFit, register_oracle
+from .base import Estimate, Oracle, SummingLocalFit
 from .iw_ldp import ball_least_squares, noise_multiplier, padded
+from .registry import register_oracle
 from .ssp import ssp_estimate
 
 

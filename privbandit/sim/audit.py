@@ -656,46 +656,68 @@ def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs
     if model == "none":
         raise ValueError(f"agent {agent!r} built with epsilon={epsilon:g} is non-private: nothing to audit")
     stage = _contract_stage(build, max(max_horizon, 8), seed)
-    (feats, rewards), _ = neighbouring_streams(max_horizon)
-    designs = plan_designs(policy_starts(probe, feats, rewards, seed), max_horizon, watch,
-                           np.random.SeedSequence([seed, 4]))
-    if targets is not None:
-        designs = [d for d in designs if d.target in set(targets)]
+    designs = _planned_designs(probe, max_horizon, watch, seed, targets)
     alpha = (1 - CONFIDENCE) / N_TESTS
     detectable = detectable_epsilon(n_draws, delta, alpha)
     if not designs:  # the probe's ledger: the releases of one whole run (at the stream's end, too)
         ledger = probe.ledger.guarantee(delta) if probe.ledger.releases else None
         return AgentAudit(agent, model, epsilon, delta, 0.0, -math.inf, ledger, n_draws, max_horizon, (), (),
                           detectable, *stage)
+    designs, tests, lower, delta_lower, ledger = _empirical_stage(build, designs, epsilon, delta, n_draws,
+                                                                  pilot_draws, alpha, seed)
+    return AgentAudit(agent, model, epsilon, delta, lower, delta_lower, ledger, n_draws,
+                      max(d.horizon for d in designs), tuple(designs), tests, detectable, *stage)
+
+
+def _planned_designs(probe: Any, max_horizon: int, watch: int, seed: int,
+                     targets: tuple[int, ...] | None) -> list[Design]:
+    """The candidate tests of :func:`audit_agent` (:func:`plan_designs` on the schedule ``probe`` plays on the
+    neighbouring streams, from the seed key (seed, 4)), only those of ``targets`` when given."""
+    (feats, rewards), _ = neighbouring_streams(max_horizon)
+    designs = plan_designs(policy_starts(probe, feats, rewards, seed), max_horizon, watch,
+                           np.random.SeedSequence([seed, 4]))
+    if targets is not None:
+        designs = [d for d in designs if d.target in set(targets)]
+    return designs
+
+
+def _stream_runs(build: Callable[[], Any], design: Design, n: int, seeds: np.random.SeedSequence,
+                 spent: list[float | None]) -> list[np.ndarray]:
+    """The statistics (n, n_windows) of ``n`` runs on D and on D'; each run's spent epsilon is appended to
+    ``spent``."""
+    outs = []
+    for j, (f, r) in enumerate(neighbouring_streams(design.horizon, design.target, offset=design.offset)):
+        a = build()
+        played = [play_stream(a, f, r, np.random.default_rng(s)) for s in seeds.spawn(2)[j].spawn(n)]
+        outs.append(design.statistics(np.array([x[0] for x in played])))
+        spent.extend(x[1] for x in played)
+    return outs
+
+
+def _empirical_stage(build: Callable[[], Any], designs: list[Design], epsilon: float, delta: float, n_draws: int,
+                     pilot_draws: int, alpha: float, seed: int
+                     ) -> tuple[list[Design], tuple[ChosenTest, ...], float, float, float | None]:
+    """The empirical stage of :func:`audit_agent`: the designs with their pilot offsets, the chosen tests, the
+    lower bounds on epsilon and on delta at the claimed epsilon, and the worst ledger of the runs (None when
+    a run had no ledger)."""
     spent: list[float | None] = []
-
-    def runs(design: Design, n: int, seeds: np.random.SeedSequence) -> list[np.ndarray]:
-        """The statistics (n, n_windows) of ``n`` runs on D and on D'."""
-        outs = []
-        for j, (f, r) in enumerate(neighbouring_streams(design.horizon, design.target, offset=design.offset)):
-            a = build()
-            played = [play_stream(a, f, r, np.random.default_rng(s)) for s in seeds.spawn(2)[j].spawn(n)]
-            outs.append(design.statistics(np.array([x[0] for x in played])))
-            spent.extend(x[1] for x in played)
-        return outs
-
     # the pilots draw from the seed keys (seed, 1, i) and (seed, 2, i), the final runs from (seed, 0, 0, i):
     # independent streams, so the choice of the test spends none of its confidence
     designs = [_with_offset(d, build, pilot_draws, np.random.SeedSequence([seed, 1, i]))
                for i, d in enumerate(designs)]
-    pilots = [runs(d, SELECT_FACTOR * pilot_draws, np.random.SeedSequence([seed, 2, i]))
+    pilots = [_stream_runs(build, d, SELECT_FACTOR * pilot_draws, np.random.SeedSequence([seed, 2, i]), spent)
               for i, d in enumerate(designs)]
     tests = select_tests(designs, pilots, n_draws, epsilon, alpha)
     grid = np.array(EPS_GRID + (epsilon,))
     lower, delta_lower = 0.0, -math.inf
     for i, test in enumerate(tests):
-        p, q = test.counts(*runs(test.design, n_draws, np.random.SeedSequence([seed, 0, 0, i])))
+        p, q = test.counts(*_stream_runs(build, test.design, n_draws, np.random.SeedSequence([seed, 0, 0, i]),
+                                         spent))
         bounds = set_lower_bounds(p, q, n_draws, grid, alpha)
         lower = max(lower, float(grid[:-1][bounds[:-1] > delta].max(initial=0.0)))
         delta_lower = max(delta_lower, float(bounds[-1]))
     ledger = None if any(s is None for s in spent) else float(max(spent))
-    return AgentAudit(agent, model, epsilon, delta, lower, delta_lower, ledger, n_draws,
-                      max(d.horizon for d in designs), tuple(designs), tests, detectable, *stage)
+    return designs, tests, lower, delta_lower, ledger
 
 
 def _contract_stage(build: Callable[[], Any], horizon: int,

@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from .._validation import check_choice
-from ..agents.base import AGENT_REGISTRY, agent_is_private, factory_is_private, register_agent
+from ..agents.registry import AGENT_REGISTRY, agent_is_private, factory_is_private, register_agent
 from ..envs.contexts import FAMILY_REGISTRY, family_class
-from ..oracles.base import ORACLE_REGISTRY, oracle_class
+from ..oracles.registry import ORACLE_REGISTRY, oracle_class
 from ..registry import PluginError, first_doc_line, is_import_path, load_import_path
 from .grid import Cell
 

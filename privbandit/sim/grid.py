@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_delta, check_epsilon, check_int
-from ..agents.base import agent_is_private, make_agent
+from ..agents.registry import agent_is_private, make_agent
 
 __all__ = ["DEFAULT_ENTROPY", "AgentEntry", "Cell", "EnvEntry", "Grid", "canonical", "stable_hash"]
 

@@ -122,7 +122,7 @@ def agent_name(agent: str, kwargs: Mapping[str, Any] | None = None) -> str:
 def _names_another(name: str, agent: str) -> bool:
     """Whether ``name`` is registered (or an entry point) for a factory other than ``agent``'s."""
     from ..agents import agent_names
-    from ..agents.base import AGENT_REGISTRY
+    from ..agents.registry import AGENT_REGISTRY
 
     if name == agent or name not in agent_names():
         return False
@@ -135,7 +135,7 @@ def _names_another(name: str, agent: str) -> bool:
 def _own_name(agent: str, kwargs: Mapping[str, Any] | None) -> str | None:
     """The ``name`` attribute of a plugin's factory, else of the agent it builds; None without one."""
     from ..agents import agent_is_private, make_agent
-    from ..agents.base import AGENT_REGISTRY
+    from ..agents.registry import AGENT_REGISTRY
 
     own = getattr(AGENT_REGISTRY.get(agent).obj, "name", None)
     if isinstance(own, str) and own:

@@ -90,11 +90,11 @@ def baseline_cells(suite) -> list:
 
 def suite_version(suite) -> str:
     """``NAME-HASH``: a hash of the suite's ``results_version`` and of every cell's identity."""
-    from .grid import canonical as _canonical
+    from .grid import canonical
 
     h = hashlib.sha256(f"results_version={suite.results_version}".encode())
     for cell in sorted(baseline_cells(suite), key=lambda c: c.key):
-        h.update(_canonical(cell.identity()).encode())
+        h.update(canonical(cell.identity()).encode())
     return f"{suite.name}-{h.hexdigest()[:16]}"
 
 
@@ -215,7 +215,7 @@ def store_reference(suite, folder: str | Path, command: str, dest: Path | None =
     ValueError
         If a cell of the suite is missing from ``folder`` or fails the check.
     """
-    from .cells import _version, cell_path, load_cell
+    from .cells import cell_path, library_version, load_cell
 
     cells = baseline_cells(suite)
     archive, manifest = reference_path(suite.name, dest)
@@ -233,7 +233,7 @@ def store_reference(suite, folder: str | Path, command: str, dest: Path | None =
             tar.addfile(info, io.BytesIO(data))
     archive.write_bytes(buf.getvalue())
     meta = dict(suite=suite.name, suite_version=suite_version(suite), results_version=suite.results_version,
-                privbandit=_version(), command=command, cells=len(cells), stream_rounds=STREAM_ROUNDS,
+                privbandit=library_version(), command=command, cells=len(cells), stream_rounds=STREAM_ROUNDS,
                 stream_tolerance=STREAM_TOLERANCE, streams=stream_summaries(cells), made_on=machine())
     manifest.write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
     return archive, manifest
@@ -276,7 +276,7 @@ class StoredMatch:
 
 def _archive_problems(suite, meta: dict[str, Any] | None, archive: Path) -> list[str]:
     """What keeps every stored cell of ``suite`` from standing in (the archive, the versions)."""
-    from .cells import _version
+    from .cells import library_version
 
     if meta is None or not archive.exists():
         return [f"no stored results for suite {suite.name!r} in this install"]
@@ -288,8 +288,8 @@ def _archive_problems(suite, meta: dict[str, Any] | None, archive: Path) -> list
     elif meta.get("suite_version") != suite_version(suite):
         problems.append(f"suite version {meta.get('suite_version')} stored, {suite_version(suite)} here (a cell's "
                         "definition or the suite's results_version changed)")
-    if meta.get("privbandit") != _version():
-        problems.append(f"stored by privbandit {meta.get('privbandit')}, this is {_version()}")
+    if meta.get("privbandit") != library_version():
+        problems.append(f"stored by privbandit {meta.get('privbandit')}, this is {library_version()}")
     if "streams" not in meta:
         problems.append("stored without round-stream summaries (before streams were compared to a tolerance): "
                         "store them again")

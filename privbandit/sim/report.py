@@ -433,6 +433,75 @@ def final_regret_tables(final: pd.DataFrame) -> list[str]:
     return parts
 
 
+def _summary_lines(final: pd.DataFrame) -> list[str]:
+    """The report's summary section (when a private agent ran) and its count of incomplete groups."""
+    parts = []
+    summary = summary_table(final)
+    if not summary.empty:
+        parts += ["", "## Summary", "", "Best private agent per block (lowest mean final regret) and its ratio to the "
+                  "best non-private agent of the same env and horizon.", "", markdown_table(summary)]
+    missing = incomplete_groups(final)
+    if missing:
+        parts += [f"- **{missing} groups incomplete** (fewer seeds found than planned, flagged below): rerun the "
+                  "command to finish"]
+    return parts
+
+
+def _final_regret_lines(final: pd.DataFrame) -> list[str]:
+    """The report's final-regret section: how it is computed, then one table per horizon."""
+    return ["", "## Final regret", "",
+            "Cumulative pseudo-regret at the horizon: mean over seeds and 95% confidence interval of the mean, "
+            "taken on the log scale (Student-t, delta method: mean divided and multiplied by one factor), so it "
+            "never reaches below 0; the figures' bands use the same rule. `n_seeds` seeds found of `n_planned` "
+            "planned; `incomplete` "
+            f"flags rows with missing seeds, `{FEW_SEEDS}` rows of fewer than {MIN_SEEDS} seeds, "
+            "whose interval says little (one seed has none). One table per horizon, rows by env, then by regret.", "",
+            *final_regret_tables(final)]
+
+
+def _slope_lines(slopes: pd.DataFrame, slope_window: tuple[int | None, int | None]) -> list[str]:
+    """The report's log-log slopes section over ``slope_window``."""
+    window = "[T/64, T]" if slope_window == (None, None) else f"[{slope_window[0]}, {slope_window[1]}]"
+    return ["## Log-log slopes", "",
+            f"Slope of log cumulative regret against log t over t in {window}, per seed, then mean and 95% CI "
+            "(1/2 is sqrt(T) regret, 1 is linear).", "",
+            markdown_table(slopes.rename(columns={"mean": "slope"}).assign(flag=_flags(slopes)),
+                           ["env", "agent", "privacy_model", "epsilon", "horizon", "n_seeds", "n_planned", "slope",
+                            "ci_low", "ci_high", "flag"]), ""]
+
+
+def _price_lines(final: pd.DataFrame, references: Mapping[str, str]) -> list[str]:
+    """The report's price-of-privacy section."""
+    pop = price_of_privacy(final, references)
+    none = "No private agent with a non-private reference in this run."
+    return ["## Price of privacy", "",
+            "Final regret of each private agent over that of its non-private counterpart (same env, same T). "
+            "`note` is computed from the final-regret table: it flags a ratio below 1 (a private agent with lower "
+            "regret than its non-private counterpart: noise, or a private algorithm that explores better), and an "
+            f"agent or counterpart no better than uniform play (`{UNIFORM}`; mean regret within or above its 95% "
+            "interval: it did not learn, so its ratio is no price of privacy).", "",
+            markdown_table(pop) if not pop.empty else none, ""]
+
+
+def _ledger_lines(df: pd.DataFrame) -> list[str]:
+    """The report's privacy-ledger section."""
+    return ["## Privacy ledgers", "",
+            "Worst user's composed epsilon (at the spec's delta) over all runs, from each agent's per-record ledger; "
+            "every run also checked it against the spec when it ended.", "",
+            markdown_table(ledger_guarantees(df)), ""]
+
+
+def _figure_lines(figures: Sequence[str | os.PathLike], out: Path) -> list[str]:
+    """The report's figures section (none without figures), paths relative to ``out``."""
+    if not figures:
+        return []
+    parts = ["## Figures", ""]
+    for f in figures:
+        rel = os.path.relpath(Path(f), out)
+        parts += [f"![{Path(f).stem}]({rel})", ""]
+    return parts
+
+
 def write_report(df: pd.DataFrame, out: str | os.PathLike, *, title: str = "privbandit benchmark",
                  references: Mapping[str, str] | None = None, figures: Sequence[str | os.PathLike] = (),
                  notes: Sequence[str] = (), slope_window: tuple[int | None, int | None] = (None, None),
@@ -468,49 +537,11 @@ def write_report(df: pd.DataFrame, out: str | os.PathLike, *, title: str = "priv
     out.mkdir(parents=True, exist_ok=True)
     final = final_regret(df, planned=planned)
     slopes = loglog_slopes(df, *slope_window, planned=planned)
-    missing = incomplete_groups(final)
-    window = "[T/64, T]" if slope_window == (None, None) else f"[{slope_window[0]}, {slope_window[1]}]"
-    parts = [f"# {title}", ""]
-    parts += [f"- {n}" for n in notes]
-    summary = summary_table(final)
-    if not summary.empty:
-        parts += ["", "## Summary", "", "Best private agent per block (lowest mean final regret) and its ratio to the "
-                  "best non-private agent of the same env and horizon.", "", markdown_table(summary)]
-    if missing:
-        parts += [f"- **{missing} groups incomplete** (fewer seeds found than planned, flagged below): rerun the "
-                  "command to finish"]
-    parts += ["", "## Final regret", "",
-              "Cumulative pseudo-regret at the horizon: mean over seeds and 95% confidence interval of the mean, "
-              "taken on the log scale (Student-t, delta method: mean divided and multiplied by one factor), so it "
-              "never reaches below 0; the figures' bands use the same rule. `n_seeds` seeds found of `n_planned` "
-              "planned; `incomplete` "
-              f"flags rows with missing seeds, `{FEW_SEEDS}` rows of fewer than {MIN_SEEDS} seeds, "
-              "whose interval says little (one seed has none). One table per horizon, rows by env, then by regret.", "",
-              *final_regret_tables(final), *sections,
-              "## Log-log slopes", "",
-              f"Slope of log cumulative regret against log t over t in {window}, per seed, then mean and 95% CI "
-              "(1/2 is sqrt(T) regret, 1 is linear).", "",
-              markdown_table(slopes.rename(columns={"mean": "slope"}).assign(flag=_flags(slopes)),
-                             ["env", "agent", "privacy_model", "epsilon", "horizon", "n_seeds", "n_planned", "slope",
-                              "ci_low", "ci_high", "flag"]), ""]
-    pop = price_of_privacy(final, references or {})
-    parts += ["## Price of privacy", "",
-              "Final regret of each private agent over that of its non-private counterpart (same env, same T). "
-              "`note` is computed from the final-regret table: it flags a ratio below 1 (a private agent with lower "
-              "regret than its non-private counterpart: noise, or a private algorithm that explores better), and an "
-              f"agent or counterpart no better than uniform play (`{UNIFORM}`; mean regret within or above its 95% "
-              "interval: it did not learn, so its ratio is no price of privacy).", ""]
-    none = "No private agent with a non-private reference in this run."
-    parts += [markdown_table(pop) if not pop.empty else none, ""]
-    parts += ["## Privacy ledgers", "",
-              "Worst user's composed epsilon (at the spec's delta) over all runs, from each agent's per-record ledger; "
-              "every run also checked it against the spec when it ended.", "",
-              markdown_table(ledger_guarantees(df)), ""]
-    if figures:
-        parts += ["## Figures", ""]
-        for f in figures:
-            rel = os.path.relpath(Path(f), out)
-            parts += [f"![{Path(f).stem}]({rel})", ""]
+    parts = [f"# {title}", "", *[f"- {n}" for n in notes]]
+    parts += _summary_lines(final)
+    parts += _final_regret_lines(final)
+    parts += [*sections, *_slope_lines(slopes, slope_window), *_price_lines(final, references or {}),
+              *_ledger_lines(df), *_figure_lines(figures, out)]
     from .cells import atomic_write
 
     return atomic_write(out / "report.md", "\n".join(parts))

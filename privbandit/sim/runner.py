@@ -119,7 +119,16 @@ def geometric_grid(horizon: int, points_per_octave: int = 8) -> np.ndarray:
     return np.union1d(np.union1d(grid, dense), [horizon])
 
 
-def _spec_for(env: Any, horizon: int | None):
+def run_spec(env: Any, horizon: int | None) -> Any:
+    """The :class:`BanditSpec` of a run of ``horizon`` rounds on ``env`` (the env's own horizon when None).
+
+    Raises
+    ------
+    TypeError
+        If ``env`` is not a privbandit bandit env (``env.unwrapped`` needs ``bandit_spec`` and ``sample_batch``).
+    ValueError
+        If ``horizon`` is not an integer in [1, the env's episode length].
+    """
     unwrapped = env.unwrapped
     if not hasattr(unwrapped, "bandit_spec") or not hasattr(unwrapped, "sample_batch"):
         raise TypeError("env must be a privbandit bandit env (env.unwrapped needs bandit_spec() and sample_batch()), "
@@ -144,7 +153,7 @@ def start_run(agent: AgentProtocol, env: Any, horizon: int | None, seed: Any) ->
     obs : ndarray (K, d)
         The first round's features, from ``env.reset``.
     """
-    spec = _spec_for(env, horizon)
+    spec = run_spec(env, horizon)
     env_seed, agent_rng = split_seed(seed)
     obs, _info = env.reset(seed=env_seed)
     agent.reset(spec, rng=agent_rng)
@@ -178,7 +187,9 @@ def made_env(env_id: Any, horizon: int | None, env_kwargs: dict[str, Any] | None
         made.close()
 
 
-def _env_labels(env: Any) -> tuple[str, str]:
+def env_labels(env: Any) -> tuple[str, str]:
+    """The ``env`` and ``family`` columns of a run on ``env``: its Gymnasium id (its class name when made
+    without ``gym.make``) and its context family's name ("" when it has none)."""
     env_id = env.spec.id if getattr(env, "spec", None) is not None else type(env.unwrapped).__name__
     u = env.unwrapped
     family = getattr(u, "family", None)
@@ -452,6 +463,27 @@ def run_many(agents: Sequence[AgentProtocol], env: Any, horizon: int | None = No
     >>> tables[0].equals(run(make_agent("elim-jdp", epsilon=1.0), "PrivLinCB-v0", **kw))
     True
     """
+    agents, labels = _checked_agents(agents, labels)
+    max_chunk = _check_logging(log, max_chunk)
+    with made_env(env, horizon, env_kwargs) as env:
+        spec = run_spec(env, horizon)
+        env_seed, agent_ss = _split(seed)
+        env.reset(seed=env_seed)
+        clock = _reset_agents(agents, spec, agent_ss)
+        rounds = _logged_rounds(spec.horizon, log, points_per_octave)
+        logs = [_RegretLog(rounds) for _ in agents]
+        env_seconds = _play_blocks(agents, logs, _env_blocks(env, spec.horizon, max_chunk), clock)
+        tables = []
+        for i, (agent, logged, lab) in enumerate(zip(agents, logs, labels)):
+            tic = time.perf_counter()
+            table = _table(agent, env, spec, seed, logged, lab)
+            table.attrs.update(agent_seconds=clock[i] + time.perf_counter() - tic, env_seconds=env_seconds)
+            tables.append(table)
+        return tables
+
+
+def _checked_agents(agents: Any, labels: Any) -> tuple[list[AgentProtocol], list[dict[str, Any] | None]]:
+    """:func:`run_many`'s ``agents`` and ``labels`` as lists, checked (distinct agents, one label each)."""
     agents = list(agents) if not isinstance(agents, AgentProtocol) else [agents]
     if not agents or not all(isinstance(a, AgentProtocol) for a in agents):
         bad = next((type(a).__name__ for a in agents if not isinstance(a, AgentProtocol)), "an empty sequence")
@@ -461,39 +493,37 @@ def run_many(agents: Sequence[AgentProtocol], env: Any, horizon: int | None = No
     labels = [None] * len(agents) if labels is None else list(labels)
     if len(labels) != len(agents):
         raise ValueError(f"labels must have one entry per agent ({len(agents)}), got {len(labels)}")
-    max_chunk = _check_logging(log, max_chunk)
-    with made_env(env, horizon, env_kwargs) as env:
-        spec = _spec_for(env, horizon)
-        env_seed, agent_ss = _split(seed)
-        env.reset(seed=env_seed)
-        clock = [0.0] * len(agents)
-        for i, agent in enumerate(agents):
+    return agents, labels
+
+
+def _reset_agents(agents: list[AgentProtocol], spec: Any, agent_ss: np.random.SeedSequence) -> list[float]:
+    """Reset each agent with ``spec`` and its own fresh Generator from ``agent_ss``; the seconds each took."""
+    clock = [0.0] * len(agents)
+    for i, agent in enumerate(agents):
+        tic = time.perf_counter()
+        agent.reset(spec, rng=np.random.default_rng(_copy(agent_ss)))
+        clock[i] += time.perf_counter() - tic
+    return clock
+
+
+def _play_blocks(agents: list[AgentProtocol], logs: list[_RegretLog], blocks: Iterator[tuple], clock: list[float]
+                 ) -> float:
+    """Play every agent on each shared read-only block of ``blocks``, logging its regret; add each agent's
+    seconds to ``clock``. The seconds spent drawing the blocks."""
+    env_seconds = 0.0
+    while True:
+        tic = time.perf_counter()
+        block = next(blocks, None)
+        env_seconds += time.perf_counter() - tic
+        if block is None:
+            return env_seconds
+        for array in block[1:]:
+            array.setflags(write=False)
+        for i, (agent, logged) in enumerate(zip(agents, logs)):
             tic = time.perf_counter()
-            agent.reset(spec, rng=np.random.default_rng(_copy(agent_ss)))
+            for chunk in _block_chunks(agent, *block):
+                _log_chunk(logged, chunk)
             clock[i] += time.perf_counter() - tic
-        rounds = _logged_rounds(spec.horizon, log, points_per_octave)
-        logs = [_RegretLog(rounds) for _ in agents]
-        env_seconds, blocks = 0.0, _env_blocks(env, spec.horizon, max_chunk)
-        while True:
-            tic = time.perf_counter()
-            block = next(blocks, None)
-            env_seconds += time.perf_counter() - tic
-            if block is None:
-                break
-            for array in block[1:]:
-                array.setflags(write=False)
-            for i, (agent, logged) in enumerate(zip(agents, logs)):
-                tic = time.perf_counter()
-                for chunk in _block_chunks(agent, *block):
-                    _log_chunk(logged, chunk)
-                clock[i] += time.perf_counter() - tic
-        tables = []
-        for i, (agent, logged, lab) in enumerate(zip(agents, logs, labels)):
-            tic = time.perf_counter()
-            table = _table(agent, env, spec, seed, logged, lab)
-            table.attrs.update(agent_seconds=clock[i] + time.perf_counter() - tic, env_seconds=env_seconds)
-            tables.append(table)
-        return tables
 
 
 def _check_logging(log: str, max_chunk: Any) -> int:
@@ -511,7 +541,7 @@ def _table(agent: AgentProtocol, env: Any, spec: Any, seed: Any, logged: _Regret
            labels: dict[str, Any] | None) -> pd.DataFrame:
     """A finished run's table (:data:`COLUMNS`), after checking the agent's ledger against its spec."""
     spent = float(agent.ledger.check(agent.privacy))
-    env_id, family = _env_labels(env)
+    env_id, family = env_labels(env)
     privacy = agent.privacy
     meta = dict(agent=agent.name or type(agent).__name__, env=env_id, family=family, privacy_model=privacy.model,
                 epsilon=float(privacy.epsilon), delta=float(privacy.delta),

@@ -1,0 +1,232 @@
+"""The agent registry: ``register_agent``, ``make_agent(name, ...)``, ``agent_names()``, ``agent_is_private(name)``
+and ``agent_descriptions()``, on the generic :class:`privbandit.registry.Registry`.
+
+A name that is not registered may be an import path ``"pkg.module:factory"`` or a ``privbandit.agents`` entry
+point (:mod:`privbandit.registry`).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from .._validation import describe_parameters
+from ..oracles.base import Oracle
+from ..privacy import MODELS
+from ..registry import Entry, PluginError, Registry, first_doc_line, paper_labels
+from .base import Agent
+
+__all__ = ["AGENT_REGISTRY", "agent_descriptions", "agent_is_private", "agent_names", "declared_privacy_model",
+           "factory_is_private", "make_agent", "register_agent"]
+
+
+def factory_is_private(factory: Callable[..., Any]) -> bool | None:
+    """Whether an agent factory takes a privacy budget, as the factory declares it: its ``privacy_model``
+    attribute (``"none"``, ``"jdp"`` or ``"ldp"``), else its ``private`` attribute (a bool).
+
+    For factories written before privacy was declared, a factory that declares neither is private when its
+    signature has an ``epsilon`` parameter, unknown (None) when it only takes ``**kwargs``.
+    """
+    model = declared_privacy_model(factory)
+    if model is not None:
+        return model != "none"
+    private = getattr(factory, "private", None)
+    if isinstance(private, bool):
+        return private
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return None
+    if "epsilon" in params:
+        return True
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return None
+    return False
+
+
+def declared_privacy_model(factory: Any) -> str | None:
+    """The privacy model a factory (a function or an agent class) declares in its ``privacy_model``
+    attribute, or None when it declares none."""
+    model = getattr(factory, "privacy_model", None)
+    if model is None:
+        return None
+    if model not in MODELS:
+        raise ValueError(f"privacy_model must be one of {MODELS}, got {model!r}")
+    return model
+
+
+def _check_registration(name: str, factory: Any, info: dict) -> dict:
+    if not callable(factory):
+        raise TypeError(f"agent {name!r} must be a factory, factory(**kwargs) -> Agent; got {type(factory).__name__}")
+    unknown = sorted(set(info) - {"description", "private", "privacy", "counterpart"})
+    if unknown:
+        raise TypeError(f"register_agent got unknown keyword(s) {unknown}")
+    private, privacy = info.get("private"), info.get("privacy")
+    if private is not None and not isinstance(private, bool):
+        raise TypeError(f"private must be a bool or None, got {type(private).__name__}")
+    if privacy is not None:
+        if privacy not in MODELS:
+            raise ValueError(f"privacy must be one of {MODELS} (or None: not declared), got {privacy!r}")
+        if private is not None and private != (privacy != "none"):
+            raise ValueError(f"private={private} contradicts privacy={privacy!r}: give privacy only")
+        private = privacy != "none"
+    return dict(description=info.get("description") or "", private=private, privacy=privacy,
+                counterpart=info.get("counterpart"))
+
+
+def _plugin_facts(factory: Any) -> dict:
+    """What a factory loaded from an import path or an entry point declares (:meth:`Registry.register`'s facts)."""
+    return dict(description=first_doc_line(factory), private=factory_is_private(factory),
+                privacy=declared_privacy_model(factory))
+
+
+def _describe_agent(entry: Entry) -> dict:
+    """What a default-built agent says of itself: privacy model, class, paper labels of the class docstring
+    (when the description names none), the arguments ``make_agent`` must be given (``required``) and every
+    constructor argument ``make_agent`` passes on, with its default and declared constraints.
+
+    Defaults are values ``make_agent`` accepts: an Oracle built by default is given by its registered name,
+    a required argument has the default None. A non-private name takes no ``epsilon`` or ``delta``.
+    """
+    private = entry.info["private"]
+    try:
+        agent = entry.obj(**({"epsilon": 1.0} if private else {}))
+    except Exception as exc:  # a plugin factory may need arguments: say so, do not fail the catalogue
+        return dict(private=private, error=f"{type(exc).__name__}: {exc}")
+    cls, oracle = type(agent), getattr(agent, "oracle", None)
+    required = ("epsilon",) if private else ()
+    values, defaults = agent.get_params(), {}
+    for arg, param in cls.constructor_parameters().items():
+        if private is False and arg in ("epsilon", "delta"):
+            continue
+        value = values.get(arg, None if param.default is inspect.Parameter.empty else param.default)
+        defaults[arg] = None if arg in required else value.name if isinstance(value, Oracle) else value
+    return dict(private=private, privacy_model=agent.privacy.model, agent_class=f"{cls.__module__}:{cls.__qualname__}",
+                oracle=getattr(oracle, "name", None), counterpart=entry.info["counterpart"],
+                paper_labels=paper_labels(cls.__doc__ or ""), required=required,
+                hyperparameters=describe_parameters(defaults, cls.parameter_constraints))
+
+
+AGENT_REGISTRY = Registry("agent", "privbandit.agents", _check_registration,
+                  facts=_plugin_facts,
+                  describe=_describe_agent)
+"""The agent registry: name -> factory, with its description, privacy flag and private counterpart."""
+
+
+def register_agent(name: str, factory: Callable[..., Agent], *, description: str = "", privacy: str | None = None,
+                   private: bool | None = None, counterpart: str | None = None) -> None:
+    """Register ``factory(**kwargs) -> Agent`` under ``name`` (for ``make_agent``).
+
+    Parameters
+    ----------
+    name : str
+        The registered name.
+    factory : callable
+        ``factory(**kwargs)`` builds the agent (an agent class is a factory).
+    description : str
+        One line for ``agent_descriptions()``.
+    privacy : {"jdp", "ldp", "none"}, optional
+        The privacy model of the agents the factory builds by default. A private model makes
+        ``make_agent`` require a budget (``epsilon=``, or an ``oracle`` instance that carries one);
+        ``"none"`` makes it refuse ``epsilon`` and ``delta``. Without it (and without ``private``) the
+        factory's ``privacy_model`` attribute is read; a factory that declares nothing is passed the
+        budget keywords unchecked.
+    private : bool, optional
+        The older form of ``privacy``: whether the factory takes a budget, without naming the model.
+    counterpart : str, optional
+        For a non-private agent, the name of its private counterpart (named in the error message).
+
+    Raises
+    ------
+    ValueError
+        If another factory (or the same one with other facts) is registered under ``name``, or ``privacy``
+        and ``private`` disagree.
+    """
+    if privacy is None and private is None:
+        privacy = declared_privacy_model(factory)
+    AGENT_REGISTRY.register(name, factory, description=description, private=private, privacy=privacy,
+                            counterpart=counterpart)
+
+
+def make_agent(name: str, **kwargs: Any) -> Agent:
+    """Build a registered agent by name; keyword arguments go to its factory.
+
+    A private agent needs its budget, ``make_agent("elim-jdp", epsilon=1.0, delta=1e-5)`` (``delta``
+    defaults to the factory's, 1e-5; ``delta=None`` asks for that default), unless an ``oracle`` instance
+    carries it (the factory is then given the instance's ``epsilon`` and ``delta`` too, so
+    ``make_agent(name, **agent.get_params())`` rebuilds the agent whatever its factory's signature); a
+    non-private agent takes no ``epsilon`` or ``delta``. A name that is not registered may be an
+    import path ``"pkg.module:factory"`` or a ``privbandit.agents`` entry point (:mod:`privbandit.registry`).
+
+    Parameters
+    ----------
+    name : str
+        A registered agent (``privbandit list`` shows them), an import path ``"pkg.module:factory"`` or an
+        entry point's name.
+    **kwargs
+        Keyword arguments of the agent's factory: for a private agent its budget ``epsilon`` (> 0) and
+        ``delta`` (in (0, 1), default 1e-5), and the agent's own options (``oracle``, ``lam``, ...; see its
+        page in the agents guide).
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, a private name without ``epsilon`` or a non-private name with ``epsilon``
+        or ``delta``.
+
+    Examples
+    --------
+    >>> from privbandit.agents import make_agent
+    >>> make_agent("elim-jdp", epsilon=1.0, delta=1e-5).privacy.label()
+    'jdp(eps=1, delta=1e-05)'
+    >>> make_agent("linucb").privacy.label()
+    'non-private'
+    >>> make_agent("linucb", epsilon=1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: linucb is non-private: it takes no epsilon/delta, got epsilon (its private counterpart is linucb-jdp)
+    """
+    entry = AGENT_REGISTRY.get(name)
+    private, counterpart = entry.info["private"], entry.info["counterpart"]
+    budget = sorted(k for k in ("epsilon", "delta") if k in kwargs)
+    if private is False and budget:
+        also = f" (its private counterpart is {counterpart})" if counterpart else ""
+        raise ValueError(f"{name} is non-private: it takes no epsilon/delta, got {'/'.join(budget)}{also}")
+    if private and kwargs.get("epsilon") is None and kwargs.get("oracle") is None:
+        raise ValueError(f"{name} is private: choose a budget, e.g. make_agent({name!r}, epsilon=1.0, delta=1e-5)")
+    if "delta" in kwargs and kwargs["delta"] is None:     # the factory's default, for every factory alike
+        kwargs = {k: v for k, v in kwargs.items() if k != "delta"}
+    oracle = kwargs.get("oracle")
+    if private and kwargs.get("epsilon") is None and isinstance(oracle, Oracle) and oracle.privacy.is_private:
+        # the budget an oracle instance carries, for a factory that takes one (get_params gives the oracle)
+        kwargs = {**kwargs, "epsilon": oracle.privacy.epsilon, "delta": oracle.privacy.delta}
+    return entry.obj(**kwargs)
+
+
+def agent_is_private(name: str) -> bool | None:
+    """Whether the registered agent ``name`` takes a privacy budget (None if its registration does not say).
+
+    Parameters
+    ----------
+    name : str
+        A registered agent.
+    """
+    return AGENT_REGISTRY.get(name).info["private"]
+
+
+def agent_names() -> tuple[str, ...]:
+    """Names of the registered agents and of the installed ``privbandit.agents`` entry points, sorted."""
+    return tuple(sorted(AGENT_REGISTRY.names()))
+
+
+def agent_descriptions() -> dict[str, str]:
+    """Name -> one-line description of every agent of :func:`agent_names` (an entry point that fails to
+    load says why)."""
+    out = {}
+    for name in agent_names():
+        try:
+            out[name] = AGENT_REGISTRY.get(name).info["description"]
+        except PluginError as exc:
+            out[name] = f"(plugin failed to load: {exc})"
+    return out
