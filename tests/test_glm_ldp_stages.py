@@ -16,11 +16,16 @@ from privbandit.privacy import LocalRandomizer
 class _PerStageFit(IWGLMLDPFit):
     """The SGD stages as they were written before the once-per-fit pieces (the reference)."""
 
-    def _later_randomizer(self, stage):
+    def _randomizer(self, stage):
+        if stage < self.n_spectral_stages:
+            return super()._randomizer(stage)
         return LocalRandomizer(GLMGradientStatistic(self.u.copy(), self.w.copy(), self.link), self._grad_radius,
                                self._grad_channel, self.bound)
 
-    def _later_close(self, stage):
+    def _close_stage(self, stage):
+        if stage < self.n_spectral_stages:
+            super()._close_stage(stage)
+            return
         if self._count == 0:
             return
         mu = self.link.mu

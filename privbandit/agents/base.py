@@ -405,7 +405,7 @@ class EpochAgent(EpochScheduled):
 
     At each epoch end the fit's :class:`Estimate` is appended to ``estimates`` and its ledger merged
     into the agent's at the epoch's first round. Subclasses implement ``_choose`` / ``_probabilities``
-    from ``self.estimates``, and may override ``_schedule`` and ``_on_epoch_end``.
+    from ``self.estimates``, and may override ``_schedule``, ``_fit_oracle`` and ``_on_epoch_end``.
 
     Parameters
     ----------
@@ -435,13 +435,8 @@ class EpochAgent(EpochScheduled):
         """Cumulative epoch ends (:func:`epoch_schedule` with ``first_epoch`` and ``growth``; doubling by default)."""
         return epoch_schedule(horizon, first_epoch=self.first_epoch, growth=self.growth)
 
-    def _epoch_oracle(self, spec: BanditSpec) -> Oracle:
-        """The oracle every epoch of a run on ``spec`` starts its fit with (``self.oracle`` by default)."""
-        return self.oracle
-
     def _reset(self) -> None:
         spec = self._require_spec()
-        self._run_oracle = self._epoch_oracle(spec)
         self.epoch_ends = self._schedule(spec.horizon)
         if self.epoch_ends[-1] != spec.horizon or np.any(np.diff(self.epoch_ends) <= 0) or self.epoch_ends[0] <= 0:
             raise ValueError("an epoch schedule must be strictly increasing, start above 0 and end at the horizon")
@@ -461,9 +456,12 @@ class EpochAgent(EpochScheduled):
                                                  rng=self._fit_rng.spawn(1)[0])
 
     def _fit_oracle(self) -> Oracle:
-        """The oracle the next epoch's fit starts with (``_run_oracle``; a subclass may configure it from
-        earlier releases and public parameters only, e.g. a warm start)."""
-        return self._run_oracle
+        """The oracle the next epoch's fit starts with (``self.oracle`` by default).
+
+        A subclass may configure it from the run's public spec (``self.spec``), earlier releases and
+        public parameters only, e.g. a per-run confidence or a warm start.
+        """
+        return self.oracle
 
     def _observe(self, x: np.ndarray, y: np.ndarray) -> None:
         self.fit.add_clipped(x, y)            # update has checked and clipped the rows to the fit's bounds

@@ -43,7 +43,7 @@ from .._validation import (
 from ..oracles.base import EpochFit, Estimate, Oracle
 from ..oracles.ridge import Ridge, RidgeFit
 from ._oracle_arg import ORACLE_ARGUMENT_CONSTRAINTS, register_variant, resolve_oracle
-from .base import BanditSpec, EpochAgent
+from .base import EpochAgent
 from .planner import (
     ELIMINATION_TOLERANCE,
     EstimateStack,
@@ -329,10 +329,11 @@ class EliminationAgent(EpochAgent):
             if not isinstance(self.oracle, Ridge):
                 raise ValueError(f"pooling='ridge' needs the 'ridge' oracle, got {self.oracle.name!r}")
 
-    def _epoch_oracle(self, spec: BanditSpec) -> Oracle:
-        """The oracle with the proofs' per-epoch confidence in theory mode, else ``self.oracle``."""
+    def _fit_oracle(self) -> Oracle:
+        """The oracle with the proofs' per-epoch confidence for the run's horizon in theory mode, else
+        ``self.oracle``."""
         if getattr(self.oracle, "constants", None) == "theory" and hasattr(self.oracle, "confidence"):
-            return dataclasses.replace(self.oracle, confidence=theory_confidence(spec.horizon))
+            return dataclasses.replace(self.oracle, confidence=theory_confidence(self._require_spec().horizon))
         return self.oracle
 
     def _reset(self) -> None:
@@ -342,7 +343,7 @@ class EliminationAgent(EpochAgent):
         self._pool: EpochFit | None = None
         if self.pooling == "ridge":     # one ridge fit over the whole run, read (never finished) at epoch ends
             spec = self._require_spec()
-            self._pool = self._run_oracle.start(spec.horizon, dim=spec.dim, bound=spec.bound, link=spec.link, rng=0)
+            self._pool = self._fit_oracle().start(spec.horizon, dim=spec.dim, bound=spec.bound, link=spec.link, rng=0)
 
     def _observe(self, x: np.ndarray, y: np.ndarray) -> None:
         if self._pool is None:

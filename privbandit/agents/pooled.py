@@ -214,9 +214,10 @@ class PooledEliminationAgent(EliminationAgent):
 
     def _fit_oracle(self) -> Oracle:
         """The run's oracle, warm-started from the last released W (from the second epoch on)."""
+        oracle = super()._fit_oracle()
         if self._warm is None:
-            return self._run_oracle
-        return dataclasses.replace(self._run_oracle, **{self.warm_field: self._warm})
+            return oracle
+        return dataclasses.replace(oracle, **{self.warm_field: self._warm})
 
     def _release(self) -> Estimate:
         """The epoch's fit releases; the agent publishes the pooled estimate over every epoch so far."""

@@ -324,7 +324,8 @@ class LocalEpochFit(EpochFit):
     """A local-DP fit: each row is randomized in ``add``; aggregation sees only randomized outputs.
 
     Subclasses implement ``_randomizer(stage)`` (built from public parameters and earlier releases
-    only) and ``_absorb(stage, outputs)``; they must not override ``_add_rows``.
+    only; called once per stage, when its first rows arrive) and ``_absorb(stage, outputs)``, and may
+    implement ``_close_stage``; they must not override ``_add_rows``.
 
     References
     ----------
@@ -336,18 +337,19 @@ class LocalEpochFit(EpochFit):
         self._entry_cache: tuple[int, LocalRandomizer, MechanismEntry, str] | None = None   # one per stage
 
     def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
-        randomizer = self._randomizer(stage)
-        outputs = randomizer(x, y, self.rng)
-        cached = self._entry_cache              # the stage's ledger entry and label, built once per stage
-        if cached is None or cached[0] != stage or cached[1] is not randomizer:
+        cached = self._entry_cache      # the stage's randomizer, ledger entry and label, built at its first rows
+        if cached is None or cached[0] != stage:
+            randomizer = self._randomizer(stage)
             cached = self._entry_cache = (stage, randomizer, randomizer.ledger_entry(),
                                           f"{self.oracle.name} stage {stage}")
+        outputs = cached[1](x, y, self.rng)
         self.ledger.record(start, start + outputs.shape[0], cached[2], kind="local", label=cached[3])
         self._absorb(stage, outputs)
 
     @abc.abstractmethod
     def _randomizer(self, stage: int) -> LocalRandomizer:
-        """The channel of ``stage``, fixed from public parameters and earlier stages' releases."""
+        """The channel of ``stage``, fixed from public parameters and earlier stages' releases (called once
+        per stage, when its first rows arrive: every earlier stage is closed by then)."""
 
     @abc.abstractmethod
     def _absorb(self, stage: int, outputs: np.ndarray) -> None:

@@ -140,11 +140,16 @@ class IWGLMLDPFit(SpectralLDPFit):
             self._sgd_u = (u, np.maximum(vals, 0.0), vecs)
         return self._sgd_u
 
-    def _later_randomizer(self, stage: int) -> LocalRandomizer:
+    def _randomizer(self, stage: int) -> LocalRandomizer:
+        if stage < self.n_spectral_stages:
+            return super()._randomizer(stage)
         return LocalRandomizer(GLMGradientStatistic(self._fixed_u()[0], self.w.copy(), self.link), self._grad_radius,
                                self._grad_channel, self.bound)
 
-    def _later_close(self, stage: int) -> None:
+    def _close_stage(self, stage: int) -> None:
+        if stage < self.n_spectral_stages:
+            super()._close_stage(stage)
+            return
         if self._count == 0:
             return
         mu = self.link.mu

@@ -250,9 +250,9 @@ class _IWConfig(Oracle):
 class SpectralStagesFit(EpochFit):
     """A fit whose first ``n_stages`` stages run the private spectral iteration of `alg:W-JDP`.
 
-    Subclasses call :meth:`_init_spectral` in ``__init__``; the stages after the W stages go to
-    ``_add_regression_rows`` and ``_close_regression``. Per stage k the fit keeps W_k, W_k^{1/2} and the running
-    sum of H_k: O(d^2) memory.
+    Subclasses call :meth:`_init_spectral` in ``__init__``; a subclass with stages after the W stages
+    overrides ``_add_rows`` and ``_close_stage`` for them and hands the W stages (``stage < n_w_stages``) to
+    ``super()``. Per stage k the fit keeps W_k, W_k^{1/2} and the running sum of H_k: O(d^2) memory.
     """
 
     def _init_spectral(self, params: IWParameters, n_w_stages: int, multiplier: float,
@@ -270,9 +270,6 @@ class SpectralStagesFit(EpochFit):
         self.trace: list[dict[str, float]] = []
 
     def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
-        if stage >= self.n_w_stages:
-            self._add_regression_rows(x, y)
-            return
         wx = x.dot(self.w)
         half = x.dot(self._w_half)
         weights = iw_weights(wx, self.params.gamma)
@@ -280,9 +277,6 @@ class SpectralStagesFit(EpochFit):
 
     def _close_stage(self, stage: int) -> None:
         start, stop = self.stage_range(stage)
-        if stage >= self.n_w_stages:
-            self._close_regression(start, stop)
-            return
         n = stop - start
         if n == 0:  # an empty stage releases nothing and leaves W unchanged
             return
@@ -299,12 +293,6 @@ class SpectralStagesFit(EpochFit):
         self.w = spectral_update(self.w, f)
         self._w_half = psd_sqrt(self.w)
         self._h_sum = np.zeros((self.dim, self.dim))
-
-    def _add_regression_rows(self, x: np.ndarray, y: np.ndarray) -> None:  # pragma: no cover - overridden
-        raise NotImplementedError
-
-    def _close_regression(self, start: int, stop: int) -> None:  # pragma: no cover - overridden
-        raise NotImplementedError
 
 
 # --------------------------------------------------------------------------------------------------
@@ -382,13 +370,20 @@ class IWRegressionDPFit(SpectralStagesFit):
         self._psi_mat = np.zeros((self.dim, self.dim))
         self._released: tuple[np.ndarray, np.ndarray] | None = None
 
-    def _add_regression_rows(self, x: np.ndarray, y: np.ndarray) -> None:
+    def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
+        if stage < self.n_w_stages:
+            super()._add_rows(stage, start, x, y)
+            return
         wx = x.dot(self.w)
         u = wx * iw_weights(wx, self.params.gamma)[:, None]
         self._psi += u.T.dot(y)
         self._psi_mat += u.T.dot(x)
 
-    def _close_regression(self, start: int, stop: int) -> None:
+    def _close_stage(self, stage: int) -> None:
+        if stage < self.n_w_stages:
+            super()._close_stage(stage)
+            return
+        start, stop = self.stage_range(stage)
         n = stop - start
         if n == 0:
             return

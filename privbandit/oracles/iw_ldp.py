@@ -219,9 +219,11 @@ class WeightedLabelStatistic:
 class SpectralLDPFit(LocalEpochFit):
     """A local fit whose first ``n_spectral_stages`` stages run Spectral-Iteration-LDP (`alg:U-LDP`).
 
-    Subclasses call :meth:`_init_spectral` in ``__init__`` (after setting ``stage_sizes``) and handle
-    the later stages in ``_later_randomizer`` and ``_later_close``; the later stages' randomized outputs are
-    summed into ``_sum`` (which a subclass creates, zero, in the outputs' shape) and counted in ``_count``.
+    Subclasses call :meth:`_init_spectral` in ``__init__`` (after setting ``stage_sizes``) and override
+    ``_randomizer`` (and, to release something when one closes, ``_close_stage``) for the later stages
+    (``stage >= n_spectral_stages``), handing the spectral stages to ``super()``; the later stages' randomized
+    outputs are summed into ``_sum`` (which a subclass creates, zero, in the outputs' shape) and counted in
+    ``_count``.
 
     Attributes
     ----------
@@ -251,29 +253,26 @@ class SpectralLDPFit(LocalEpochFit):
         self._sym_channel = SymmetricGaussianMechanism(sensitivity=sens, sigma=z * sens)
         self._h_sum = np.zeros((self.dim, self.dim))
         self._h_count = 0
-        self._randomizers: dict[int, Any] = {}
         self.trace: list[dict] = []
 
-    def _randomizer(self, stage: int):
-        if stage not in self._randomizers:
-            if stage < self.n_spectral_stages:
-                self._randomizers[stage] = LocalRandomizer(SpectralStatistic(self.u.copy(), self._u_half.copy()),
-                                                           self._sym_radius, self._sym_channel, self.bound)
-            else:
-                self._randomizers[stage] = self._later_randomizer(stage)
-        return self._randomizers[stage]
+    def _randomizer(self, stage: int) -> LocalRandomizer:
+        """SymPriv on U_k^{1/2} phi phi^T U_k^{1/2} in the spectral stages (a subclass handles the later ones)."""
+        if stage >= self.n_spectral_stages:  # pragma: no cover - overridden
+            raise NotImplementedError(f"{type(self).__name__} has no randomizer for the stages after the spectral ones")
+        return LocalRandomizer(SpectralStatistic(self.u.copy(), self._u_half.copy()), self._sym_radius,
+                               self._sym_channel, self.bound)
 
     def _absorb(self, stage: int, outputs: np.ndarray) -> None:
         if stage < self.n_spectral_stages:
             self._h_sum += outputs.sum(axis=0)
             self._h_count += outputs.shape[0]
         else:
-            self._later_absorb(stage, outputs)
+            self._sum += outputs.sum(axis=0)
+            self._count += outputs.shape[0]
 
     def _close_stage(self, stage: int) -> None:
-        self._randomizers.pop(stage, None)
+        """The spectral update U_k -> U_{k+1} when a spectral stage closes (a later stage releases nothing here)."""
         if stage >= self.n_spectral_stages:
-            self._later_close(stage)
             return
         lam_k = self.lams[stage]
         if self._h_count > 0:
@@ -304,16 +303,6 @@ class SpectralLDPFit(LocalEpochFit):
         lam = cfg.lam if cfg.lam is not None else spectral_lambda(max(n_u // k, 1), self.dim, z * 2.0 * self.bound,
                                                                   k, cfg.constants, cfg.confidence)
         return n_u, z, k, lam, stage_sizes_split(n_u, [1.0 / k] * k)
-
-    def _later_randomizer(self, stage: int):  # pragma: no cover - overridden
-        raise NotImplementedError
-
-    def _later_absorb(self, stage: int, outputs: np.ndarray) -> None:
-        self._sum += outputs.sum(axis=0)
-        self._count += outputs.shape[0]
-
-    def _later_close(self, stage: int) -> None:  # noqa: B027 - optional hook
-        """Called once when a non-spectral stage is full."""
 
 
 def learn_u_ldp(features: np.ndarray, *, epsilon: float, delta: float, bound: float = 1.0,
@@ -379,7 +368,9 @@ class IWRegressionLDPFit(SpectralLDPFit):
         self._sum = np.zeros(self.dim + self.dim * self.dim)      # the randomized (psi, Psi / sqrt(B)), summed
         self._count = 0
 
-    def _later_randomizer(self, stage: int) -> LocalRandomizer:
+    def _randomizer(self, stage: int) -> LocalRandomizer:
+        if stage < self.n_spectral_stages:
+            return super()._randomizer(stage)
         return LocalRandomizer(IWRegressionStatistic(self.u.copy(), self.scale), self._reg_radius,
                                self._reg_channel, self.bound)
 
@@ -615,7 +606,9 @@ class IWFixedPLDPFit(SpectralLDPFit):
         self._sum = np.zeros(self.dim)      # the randomized U phi y / ||U phi||, summed
         self._count = 0
 
-    def _later_randomizer(self, stage: int) -> LocalRandomizer:
+    def _randomizer(self, stage: int) -> LocalRandomizer:
+        if stage < self.n_spectral_stages:
+            return super()._randomizer(stage)
         return LocalRandomizer(WeightedLabelStatistic(self.u.copy()), padded(1.0), self._ball, self.bound)
 
     def _estimate(self) -> Estimate:

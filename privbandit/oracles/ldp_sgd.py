@@ -90,16 +90,13 @@ class LDPSGDFit(SummingLocalFit):
         self._radius = padded(self.bound * (cfg.clip + 1.0))
         z = noise_multiplier(cfg.privacy.epsilon, cfg.privacy.delta)
         self._channel = GaussianMechanism(sensitivity=2.0 * self._radius, sigma=z * 2.0 * self._radius)
-        self._current: tuple[int, LocalRandomizer] | None = None
         self._sum = np.zeros(self.dim)
         self._count = 0
         self.steps = 0
 
     def _randomizer(self, stage: int) -> LocalRandomizer:
-        if self._current is None or self._current[0] != stage:
-            stat = ClippedGradientStatistic(self.theta.copy(), self.oracle.clip)
-            self._current = (stage, LocalRandomizer(stat, self._radius, self._channel, self.bound))
-        return self._current[1]
+        stat = ClippedGradientStatistic(self.theta.copy(), self.oracle.clip)
+        return LocalRandomizer(stat, self._radius, self._channel, self.bound)
 
     def _close_stage(self, stage: int) -> None:
         if self._count > 0:
@@ -107,7 +104,6 @@ class LDPSGDFit(SummingLocalFit):
             self.steps += 1
         self._sum = np.zeros(self.dim)
         self._count = 0
-        self._current = None
 
     def _estimate(self) -> Estimate:
         return Estimate(self.theta, self.link, np.eye(self.dim), float(np.linalg.norm(self.theta)) + 1.0,
