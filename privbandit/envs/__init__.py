@@ -27,9 +27,9 @@ from .contexts import (
     make_family,
     register_family,
 )
-from .core import BLOCK_SIZE, BanditInstance, InstanceOptions, RoundBatch, build_instance
 from .data import DATASETS, DataContexts, LabelContexts, cbify_source, load_dataset
 from .features import FEATURE_MAPS, DisjointFeatures, FeatureMap, SharedFeatures, make_feature_map
+from .instance import BLOCK_SIZE, BanditInstance, InstanceOptions, RoundBatch, build_instance
 from .noise import NOISES, ClippedGaussianNoise, RademacherNoise, RewardNoise, make_noise
 from .registration import ENV_IDS, register_envs
 from .vector import PrivBanditVectorEnv, PrivCBifyVectorEnv, PrivGLMCBVectorEnv, PrivLinCBVectorEnv

@@ -18,8 +18,8 @@ from gymnasium.error import ResetNeeded, UnsupportedMode
 from .. import infomatrix
 from .._validation import as_generator, check_int
 from ..bandit_spec import BanditSpec
-from .core import BanditInstance, InstanceOptions, RoundBatch, RoundStream, build_instance, check_action
 from .data import CBifySource, cbify_source
+from .instance import BanditInstance, InstanceOptions, RoundBatch, RoundStream, build_instance, check_action
 from .render import RENDER_FPS, RENDER_MODES, RegretTrace, RoundView, render_ansi, render_rgb
 
 __all__ = ["DEFAULT_HORIZON", "PrivBanditEnv", "PrivCBifyEnv", "PrivGLMCBEnv", "PrivLinCBEnv", "check_render_mode",

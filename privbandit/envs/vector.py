@@ -2,7 +2,7 @@
 
 Sub-env i behaves exactly as a single env reset with seed ``seed + i`` (Gymnasium's convention), so
 ``vectorization_mode="vector_entry_point"`` and ``"sync"`` give identical observations, rewards and
-infos. Each sub-env has its own generator and its own blocks of rounds (:func:`.core.draw_block`);
+infos. Each sub-env has its own generator and its own blocks of rounds (:func:`.instance.draw_block`);
 the blocks are stacked so a step gathers all sub-envs' rounds with one indexing operation.
 Autoreset follows ``AutoresetMode.NEXT_STEP``: the step after a truncation resets that sub-env
 (reward 0, no regret info) and ignores its action.
@@ -28,8 +28,8 @@ from gymnasium.vector.utils import batch_space
 from .._validation import check_int
 from ..bandit_spec import BanditSpec
 from .bandit_env import DEFAULT_HORIZON, check_render_mode, refuse_link
-from .core import BLOCK_SIZE, BanditInstance, InstanceOptions, build_instance, draw_block
 from .data import CBifySource, cbify_source
+from .instance import BLOCK_SIZE, BanditInstance, InstanceOptions, build_instance, draw_block
 from .render import RENDER_FPS, RENDER_MODES, RegretTrace, RoundView, render_ansi, render_rgb
 
 __all__ = ["PrivBanditVectorEnv", "PrivCBifyVectorEnv", "PrivGLMCBVectorEnv", "PrivLinCBVectorEnv"]

@@ -1,4 +1,4 @@
-"""Plain functions and data shared by the Env and its vector twin: the instance, blocks of rounds, regret.
+"""The bandit instance (its options, how it is built) and its stream of rounds, shared by the Env and its vector twin.
 
 One round: contexts x ~ p (a context family), features Phi = phi(x, .) (K, d), expected rewards
 m_a = nu(<phi(x, a), theta*>), drawn rewards r_a in [-1, 1] with E r_a = m_a for ALL arms (common
