@@ -31,7 +31,7 @@ import gymnasium as gym
 import numpy as np
 
 import privbandit  # noqa: F401  (registers the envs)
-from privbandit.envs.core import BLOCK_SIZE
+from privbandit.envs.instance import BLOCK_SIZE
 
 ROOT = Path(__file__).resolve().parents[1]
 OBP_DATA = ROOT / "docs" / "data" / "obp_offpolicy.json"

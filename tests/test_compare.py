@@ -20,9 +20,9 @@ from privbandit.sim.compare import (
     challenge,
     challenger_entry,
     challenger_summary,
-    leaderboard,
     paired_comparison,
 )
+from privbandit.sim.leaderboard import leaderboard
 from privbandit.sim.suites import Suite
 
 NONE = ("none", math.inf, 0.0)

@@ -19,10 +19,13 @@ from privbandit.agents import BanditSpec
 from privbandit.envs import (
     BLOCK_SIZE,
     ENV_IDS,
+    InstanceOptions,
     Isotropic,
     PrivGLMCBEnv,
     PrivLinCBEnv,
+    PrivLinCBVectorEnv,
     RoundBatch,
+    build_instance,
     family_names,
     make_family,
     register_envs,
@@ -481,3 +484,27 @@ def test_vector_env_errors_and_limits():
     assert np.array_equal(vec.reset(seed=np.int64(7))[0][1], obs)  # int seed s: sub-env i gets s + i
     vec.reset(seed=[4, 8])
     assert np.array_equal(vec.step(np.array([0, 5]))[1][1], single.step(5)[1])
+
+
+def test_instance_options_check_the_scalars_and_name_the_callers_keywords():
+    with pytest.raises(ValueError, match="^n_arms must be"):
+        InstanceOptions(n_arms=0)
+    with pytest.raises(ValueError, match="^noise_scale must be"):
+        InstanceOptions(noise_scale=-1.0)
+    with pytest.raises(TypeError, match="^link_kwargs must be a dict or None"):
+        InstanceOptions(link_kwargs=[("scale", 2.0)])
+    with pytest.raises(TypeError, match=r"^PrivGLMCBEnv got unexpected keyword argument\(s\) 'colour'"):
+        PrivGLMCBEnv(colour="red")
+    with pytest.raises(TypeError, match="PrivLinCBVectorEnv has the identity link and takes no link_kwargs"):
+        PrivLinCBVectorEnv(link_kwargs={"scale": 2.0})
+
+
+def test_an_env_builds_the_instance_its_keywords_name_as_instance_options_do():
+    options = InstanceOptions(n_arms=3, dim=4, family="spiky", conditioning=5.0, instance_seed=7, noise="gaussian")
+    built = build_instance(options)
+    env = PrivLinCBEnv(n_arms=3, dim=4, family="spiky", conditioning=5.0, instance_seed=7, noise="gaussian")
+    np.testing.assert_array_equal(built.theta, env.theta)
+    assert built.noise == env.instance.noise and built.family.condition == env.instance.family.condition == 5.0
+    np.testing.assert_array_equal(build_instance(n_arms=3, dim=4, family="spiky", instance_seed=7).theta, env.theta)
+    with pytest.raises(TypeError, match="not both"):
+        build_instance(options, dim=5)

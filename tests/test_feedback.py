@@ -12,7 +12,7 @@ import pytest
 from privbandit.agents import make_agent
 from privbandit.agents.base import BanditSpec
 from privbandit.agents.simple import UniformAgent
-from privbandit.envs.core import RoundBatch
+from privbandit.envs.instance import RoundBatch
 from privbandit.sim import BanditFeedback, collect_feedback, run
 
 

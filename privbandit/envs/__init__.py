@@ -27,9 +27,9 @@ from .contexts import (
     make_family,
     register_family,
 )
-from .core import BLOCK_SIZE, BanditInstance, RoundBatch, build_instance
 from .data import DATASETS, DataContexts, LabelContexts, cbify_source, load_dataset
 from .features import FEATURE_MAPS, DisjointFeatures, FeatureMap, SharedFeatures, make_feature_map
+from .instance import BLOCK_SIZE, BanditInstance, InstanceOptions, RoundBatch, build_instance
 from .noise import NOISES, ClippedGaussianNoise, RademacherNoise, RewardNoise, make_noise
 from .registration import ENV_IDS, register_envs
 from .vector import PrivBanditVectorEnv, PrivCBifyVectorEnv, PrivGLMCBVectorEnv, PrivLinCBVectorEnv
@@ -38,11 +38,10 @@ register_envs()
 
 __all__ = [
     "BLOCK_SIZE", "DATASETS", "DEFAULT_HORIZON", "ENV_IDS", "FAMILIES", "FAMILY_REGISTRY", "FEATURE_MAPS", "NOISES",
-    "BanditInstance",
-    "ClippedGaussianNoise", "ContextFamily", "DataContexts", "DisjointFeatures", "FeatureMap", "HeavyTailed",
-    "HeavyTailedDirection", "Isotropic", "LabelContexts", "LowRank", "PrivBanditEnv", "PrivBanditVectorEnv",
-    "PrivCBifyEnv", "PrivCBifyVectorEnv", "PrivGLMCBEnv", "PrivGLMCBVectorEnv", "PrivLinCBEnv", "PrivLinCBVectorEnv",
-    "RademacherNoise", "RareDirection", "RewardNoise", "RoundBatch", "SharedFeatures", "Spiky", "build_instance",
-    "cbify_source", "family_class", "family_names", "load_dataset", "make_family",
+    "BanditInstance", "ClippedGaussianNoise", "ContextFamily", "DataContexts", "DisjointFeatures", "FeatureMap",
+    "HeavyTailed", "HeavyTailedDirection", "InstanceOptions", "Isotropic", "LabelContexts", "LowRank", "PrivBanditEnv",
+    "PrivBanditVectorEnv", "PrivCBifyEnv", "PrivCBifyVectorEnv", "PrivGLMCBEnv", "PrivGLMCBVectorEnv", "PrivLinCBEnv",
+    "PrivLinCBVectorEnv", "RademacherNoise", "RareDirection", "RewardNoise", "RoundBatch", "SharedFeatures", "Spiky",
+    "build_instance", "cbify_source", "family_class", "family_names", "load_dataset", "make_family",
     "make_feature_map", "make_noise", "register_envs", "register_family",
 ]

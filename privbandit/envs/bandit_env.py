@@ -18,14 +18,23 @@ from gymnasium.error import ResetNeeded, UnsupportedMode
 from .. import infomatrix
 from .._validation import as_generator, check_int
 from ..bandit_spec import BanditSpec
-from .core import BanditInstance, RoundBatch, RoundStream, build_instance, check_action
 from .data import CBifySource, cbify_source
+from .instance import BanditInstance, InstanceOptions, RoundBatch, RoundStream, build_instance, check_action
 from .render import RENDER_FPS, RENDER_MODES, RegretTrace, RoundView, render_ansi, render_rgb
 
-__all__ = ["DEFAULT_HORIZON", "PrivBanditEnv", "PrivCBifyEnv", "PrivGLMCBEnv", "PrivLinCBEnv", "check_render_mode"]
+__all__ = ["DEFAULT_HORIZON", "PrivBanditEnv", "PrivCBifyEnv", "PrivGLMCBEnv", "PrivLinCBEnv", "check_render_mode",
+           "refuse_link"]
 
 DEFAULT_HORIZON = 2 ** 16
 """Default horizon T."""
+
+
+def refuse_link(owner: str, options: dict[str, Any]) -> None:
+    """A TypeError if ``options`` set the link of a linear env (whose link is the identity)."""
+    given = sorted({"link", "link_kwargs"} & set(options))
+    if given:
+        raise TypeError(f"{owner} has the identity link and takes no {' or '.join(given)}; "
+                        "use PrivGLMCB-v0 for another link")
 
 
 def check_render_mode(render_mode: Any, modes: Any) -> str | None:
@@ -37,22 +46,18 @@ def check_render_mode(render_mode: Any, modes: Any) -> str | None:
 
 
 class PrivBanditEnv(gym.Env[np.ndarray, np.int64]):
-    """Shared machinery of :class:`PrivLinCBEnv` and :class:`PrivGLMCBEnv` (read their env card)."""
+    """Shared machinery of :class:`PrivLinCBEnv` and :class:`PrivGLMCBEnv` (read their env card).
+
+    Arguments: ``horizon``, ``render_mode`` and the instance's keywords ``**options``, the fields of
+    :class:`~privbandit.envs.InstanceOptions` (an unknown keyword is a TypeError).
+    """
 
     metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "render_fps": RENDER_FPS}
 
-    def __init__(self, *, n_arms: int = 10, dim: int = 10, horizon: int = DEFAULT_HORIZON,
-                 family: Any = "heavy-tailed", conditioning: float | None = None,
-                 family_kwargs: dict | None = None, feature_map: Any = "shared", theta: Any = None,
-                 instance_seed: int | None = 0, bound: float = 1.0, link: Any = "identity",
-                 link_kwargs: dict | None = None, noise: Any = "rademacher", noise_scale: float = 0.5,
-                 render_mode: str | None = None) -> None:
+    def __init__(self, *, horizon: int = DEFAULT_HORIZON, render_mode: str | None = None, **options: Any) -> None:
         self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         self.horizon = check_int("horizon", horizon, low=1)
-        self.instance: BanditInstance = build_instance(
-            n_arms=n_arms, dim=dim, family=family, conditioning=conditioning, family_kwargs=family_kwargs,
-            feature_map=feature_map, theta=theta, instance_seed=instance_seed, bound=bound, link=link,
-            link_kwargs=link_kwargs, noise=noise, noise_scale=noise_scale)
+        self.instance: BanditInstance = build_instance(InstanceOptions.from_kwargs(type(self).__name__, options))
         k, d, b = self.instance.n_arms, self.instance.dim, self.instance.bound
         self.observation_space = spaces.Box(-b, b, shape=(k, d), dtype=np.float64)
         self.action_space = spaces.Discrete(k)
@@ -335,15 +340,9 @@ class PrivLinCBEnv(PrivBanditEnv):
     ((240, 320, 3), dtype('uint8'))
     """
 
-    def __init__(self, *, n_arms: int = 10, dim: int = 10, horizon: int = DEFAULT_HORIZON,
-                 family: Any = "heavy-tailed", conditioning: float | None = None,
-                 family_kwargs: dict | None = None, feature_map: Any = "shared", theta: Any = None,
-                 instance_seed: int | None = 0, bound: float = 1.0, noise: Any = "rademacher",
-                 noise_scale: float = 0.5, render_mode: str | None = None) -> None:
-        super().__init__(n_arms=n_arms, dim=dim, horizon=horizon, family=family, conditioning=conditioning,
-                         family_kwargs=family_kwargs, feature_map=feature_map, theta=theta,
-                         instance_seed=instance_seed, bound=bound, link="identity", noise=noise,
-                         noise_scale=noise_scale, render_mode=render_mode)
+    def __init__(self, *, horizon: int = DEFAULT_HORIZON, render_mode: str | None = None, **options: Any) -> None:
+        refuse_link("PrivLinCBEnv", options)
+        super().__init__(horizon=horizon, render_mode=render_mode, **options)
 
 
 class PrivGLMCBEnv(PrivBanditEnv):
@@ -400,16 +399,9 @@ class PrivGLMCBEnv(PrivBanditEnv):
     ((3,), True)
     """
 
-    def __init__(self, *, n_arms: int = 10, dim: int = 10, horizon: int = DEFAULT_HORIZON,
-                 family: Any = "heavy-tailed", conditioning: float | None = None,
-                 family_kwargs: dict | None = None, feature_map: Any = "shared", theta: Any = None,
-                 instance_seed: int | None = 0, bound: float = 1.0, link: Any = "logistic",
-                 link_kwargs: dict | None = None, noise: Any = "rademacher", noise_scale: float = 0.5,
-                 render_mode: str | None = None) -> None:
-        super().__init__(n_arms=n_arms, dim=dim, horizon=horizon, family=family, conditioning=conditioning,
-                         family_kwargs=family_kwargs, feature_map=feature_map, theta=theta,
-                         instance_seed=instance_seed, bound=bound, link=link, link_kwargs=link_kwargs,
-                         noise=noise, noise_scale=noise_scale, render_mode=render_mode)
+    def __init__(self, *, horizon: int = DEFAULT_HORIZON, link: Any = "logistic", render_mode: str | None = None,
+                 **options: Any) -> None:
+        super().__init__(horizon=horizon, link=link, render_mode=render_mode, **options)
 
 
 class PrivCBifyEnv(PrivBanditEnv):

@@ -2,7 +2,7 @@
 
 Sub-env i behaves exactly as a single env reset with seed ``seed + i`` (Gymnasium's convention), so
 ``vectorization_mode="vector_entry_point"`` and ``"sync"`` give identical observations, rewards and
-infos. Each sub-env has its own generator and its own blocks of rounds (:func:`.core.draw_block`);
+infos. Each sub-env has its own generator and its own blocks of rounds (:func:`.instance.draw_block`);
 the blocks are stacked so a step gathers all sub-envs' rounds with one indexing operation.
 Autoreset follows ``AutoresetMode.NEXT_STEP``: the step after a truncation resets that sub-env
 (reward 0, no regret info) and ignores its action.
@@ -27,9 +27,9 @@ from gymnasium.vector.utils import batch_space
 
 from .._validation import check_int
 from ..bandit_spec import BanditSpec
-from .bandit_env import DEFAULT_HORIZON, check_render_mode
-from .core import BLOCK_SIZE, BanditInstance, build_instance, draw_block
+from .bandit_env import DEFAULT_HORIZON, check_render_mode, refuse_link
 from .data import CBifySource, cbify_source
+from .instance import BLOCK_SIZE, BanditInstance, InstanceOptions, build_instance, draw_block
 from .render import RENDER_FPS, RENDER_MODES, RegretTrace, RoundView, render_ansi, render_rgb
 
 __all__ = ["PrivBanditVectorEnv", "PrivCBifyVectorEnv", "PrivGLMCBVectorEnv", "PrivLinCBVectorEnv"]
@@ -46,29 +46,23 @@ class PrivBanditVectorEnv(VectorEnv):
         Truncation after min(horizon, max_episode_steps) rounds (``gym.make_vec`` passes the value given
         to it, as ``gym.make`` adds a TimeLimit wrapper to the single env; none is registered, so by default
         the episode length is ``horizon``).
-    **kwargs
-        The single env's arguments (see :class:`~privbandit.envs.PrivLinCBEnv`).
+    horizon, render_mode, **options
+        The single env's arguments (see :class:`~privbandit.envs.PrivLinCBEnv`); ``options`` are the
+        fields of :class:`~privbandit.envs.InstanceOptions`.
     """
 
     metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "render_fps": RENDER_FPS,
                                 "autoreset_mode": AutoresetMode.NEXT_STEP}
 
-    def __init__(self, num_envs: int = 1, *, max_episode_steps: int | None = None, n_arms: int = 10,
-                 dim: int = 10, horizon: int = DEFAULT_HORIZON, family: Any = "heavy-tailed",
-                 conditioning: float | None = None, family_kwargs: dict | None = None, feature_map: Any = "shared",
-                 theta: Any = None, instance_seed: int | None = 0, bound: float = 1.0, link: Any = "identity",
-                 link_kwargs: dict | None = None, noise: Any = "rademacher", noise_scale: float = 0.5,
-                 render_mode: str | None = None) -> None:
+    def __init__(self, num_envs: int = 1, *, max_episode_steps: int | None = None, horizon: int = DEFAULT_HORIZON,
+                 render_mode: str | None = None, **options: Any) -> None:
         self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         self.num_envs = check_int("num_envs", num_envs, low=1)
         horizon = check_int("horizon", horizon, low=1)
         if max_episode_steps is not None:
             horizon = min(horizon, check_int("max_episode_steps", max_episode_steps, low=1))
         self.horizon = horizon
-        self.instance: BanditInstance = build_instance(
-            n_arms=n_arms, dim=dim, family=family, conditioning=conditioning, family_kwargs=family_kwargs,
-            feature_map=feature_map, theta=theta, instance_seed=instance_seed, bound=bound, link=link,
-            link_kwargs=link_kwargs, noise=noise, noise_scale=noise_scale)
+        self.instance: BanditInstance = build_instance(InstanceOptions.from_kwargs(type(self).__name__, options))
         k, d, b = self.instance.n_arms, self.instance.dim, self.instance.bound
         self.single_observation_space = spaces.Box(-b, b, shape=(k, d), dtype=np.float64)
         self.single_action_space = spaces.Discrete(k)
@@ -220,8 +214,7 @@ class PrivLinCBVectorEnv(PrivBanditVectorEnv):
     """Vector twin of :class:`~privbandit.envs.PrivLinCBEnv` (identity link)."""
 
     def __init__(self, num_envs: int = 1, **kwargs: Any) -> None:
-        if "link" in kwargs or "link_kwargs" in kwargs:
-            raise TypeError("PrivLinCB-v0 has the identity link; use PrivGLMCB-v0 for another link")
+        refuse_link("PrivLinCBVectorEnv", kwargs)
         super().__init__(num_envs, **kwargs)
 
 

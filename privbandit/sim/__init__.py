@@ -10,9 +10,10 @@ off-policy evaluation.
 
 from .backends import BackendUnavailable
 from .cells import combine
-from .compare import challenge, leaderboard, paired_comparison
+from .compare import challenge, paired_comparison
 from .feedback import BanditFeedback, collect_feedback
 from .grid import AgentEntry, Cell, EnvEntry, Grid
+from .leaderboard import leaderboard
 from .report import final_regret, ledger_guarantees, loglog_slopes, price_of_privacy, write_report
 from .runner import COLUMNS, geometric_grid, run, run_many, split_seed
 from .suites import SUITES, Suite, get_suite

@@ -92,6 +92,18 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_delta, check_epsilon, check_int
+from ..agents import agent_is_private, make_agent
+from ..agents.checks import (
+    AGENT_CHECKS,
+    PRIVACY_CHECKS,
+    check_ledger_within_budget,
+    play_batch,
+    synthetic_stream,
+)
+from ..bandit_spec import BanditSpec
+from ..oracles import ContractError
+from ..privacy.audit import clopper_pearson
+from ..privacy.replay import ReleaseTape
 
 __all__ = ["CONTRACT_NOT_PRIVACY", "LEDGER_MISSING", "NO_POWER", "AgentAudit", "ContractFinding", "Design",
            "audit_agent", "contract_findings", "contract_targets", "detectable_epsilon", "neighbouring_streams"]
@@ -153,8 +165,6 @@ def play_stream(agent, feats: np.ndarray, rewards: np.ndarray,
                 rng: np.random.Generator) -> tuple[np.ndarray, float | None]:
     """One run on a fixed stream through the batch interface (:func:`privbandit.agents.checks.play_batch`): the
     actions (T,) and the ledger's worst epsilon (None if it recorded nothing)."""
-    from ..agents.checks import play_batch
-
     actions = play_batch(agent, feats, rewards, rng).actions
     spent = agent.ledger.guarantee(agent.privacy.delta) if agent.ledger.releases else None
     return actions, spent
@@ -163,8 +173,6 @@ def play_stream(agent, feats: np.ndarray, rewards: np.ndarray,
 def policy_starts(agent, feats: np.ndarray, rewards: np.ndarray, rng: Any = 0) -> tuple[int, ...]:
     """The rounds at which the agent's policy may change in one run on a stream (0 first): where
     ``rounds_until_update`` ends a fixed policy, the releases it made reach the next users."""
-    from ..agents.base import BanditSpec
-
     horizon, k, d = feats.shape
     agent.reset(BanditSpec(n_arms=k, dim=d, horizon=horizon), rng=rng)
     starts, t = [], 0
@@ -258,10 +266,6 @@ def contract_findings(build: Callable[[], Any], users: tuple[int, ...], horizon:
     tuple of ContractFinding
         Empty when every check passes.
     """
-    from ..agents.checks import AGENT_CHECKS, PRIVACY_CHECKS, check_ledger_within_budget, play_batch, synthetic_stream
-    from ..oracles import ContractError
-    from ..privacy.replay import ReleaseTape
-
     k, d = CONTRACT_SHAPE
     with ReleaseTape() as tape:
         play_batch(build(), *synthetic_stream(k, d, horizon, seed), seed)
@@ -386,8 +390,6 @@ class ChosenTest:
 def set_lower_bounds(p_count: int, q_count: int, n: int, epsilons: np.ndarray, alpha: float) -> np.ndarray:
     """Lower confidence bounds (level 1 - alpha) on delta(epsilon) at each of ``epsilons`` from one set:
     CP_lower(P(S)) - e^epsilon CP_upper(Q(S)), each Clopper-Pearson bound at alpha / 2."""
-    from ..privacy.audit import clopper_pearson
-
     lo, _ = clopper_pearson(np.array(p_count), n, alpha / 2)
     _, up = clopper_pearson(np.array(q_count), n, alpha / 2)
     return float(lo) - np.exp(epsilons) * float(up)
@@ -636,8 +638,6 @@ def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs
     ValueError
         For a non-private agent (nothing to audit) or bad sizes.
     """
-    from ..agents import agent_is_private, make_agent
-
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     max_horizon = check_int("max_horizon", max_horizon, low=2)
     watch = check_int("watch", watch, low=1)
@@ -725,8 +725,6 @@ def _contract_stage(build: Callable[[], Any], horizon: int,
     """The contract stage of :func:`audit_agent` on a synthetic stream of ``horizon`` rounds: its findings
     (:func:`contract_findings`), the users it changed (:func:`contract_targets` of the agent's schedule there,
     the random one from the seed key (seed, 3)) and ``horizon``."""
-    from ..agents.checks import synthetic_stream
-
     feats, rewards = synthetic_stream(*CONTRACT_SHAPE, horizon, seed)
     users = contract_targets(policy_starts(build(), feats, rewards, seed), horizon, np.random.SeedSequence([seed, 3]))
     return contract_findings(build, tuple(u for u, _ in users), horizon, seed), users, horizon

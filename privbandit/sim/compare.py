@@ -1,8 +1,9 @@
-"""Benchmark your own agent: a challenger run beside a suite's baselines, paired comparisons, a leaderboard.
+"""Benchmark your own agent: a challenger run beside a suite's baselines, paired comparisons.
 
 :func:`challenge` adds one agent (a registered name, an entry point or an import path
 ``"pkg.module:factory"``) to every block of a suite that its privacy model fits, runs the sweep
-(resumable like every sweep) and compares it with each baseline.
+(resumable like every sweep) and compares it with each baseline; its report ranks it on the
+:func:`~privbandit.sim.leaderboard.leaderboard` (re-exported here).
 
 Paired comparisons
 ------------------
@@ -37,7 +38,8 @@ import numpy as np
 import pandas as pd
 
 from .grid import AgentEntry
-from .report import final_regret, final_rows, markdown_table, mean_ci
+from .leaderboard import BOARD_KEYS, leaderboard
+from .report import final_rows, markdown_table, mean_ci
 from .suites import Suite, agent_available, get_suite
 from .sweep import SweepResult, sweep
 
@@ -49,10 +51,6 @@ PRIVATE_MODELS: tuple[str, ...] = ("jdp", "ldp")
 
 BETTER, WORSE, NOT_SEPARABLE = "better", "worse", "not separable at these seeds"
 """The verdicts of :func:`paired_comparison`."""
-
-BOARD_KEYS: tuple[str, ...] = ("env", "horizon", "model", "epsilon", "delta")
-"""A leaderboard is per env, horizon, privacy model and level (the non-private agents join every board)."""
-
 
 def agent_model(entry: AgentEntry) -> str:
     """The privacy model of an agent entry: ``"none"``, ``"jdp"`` or ``"ldp"`` (built at epsilon = 1)."""
@@ -242,44 +240,6 @@ def comparison_lines(df: pd.DataFrame, challenger: str, reference: str | None = 
 def _diff(m: float, lo: float, hi: float) -> str:
     """A paired difference with its interval (none for one seed)."""
     return f"{m:.4g} [{lo:.4g}, {hi:.4g}]" if not math.isnan(lo) else f"{m:.4g}"
-
-
-def leaderboard(df: pd.DataFrame, at: int | None = None) -> pd.DataFrame:
-    """Every agent ranked by mean final regret per env, horizon, privacy model and privacy level.
-
-    The non-private agents (one run per env and seed) join every board of their env and horizon (model
-    ``"none"`` alone when the table has no private run there). Rank 1 is the lowest mean regret.
-
-    Parameters
-    ----------
-    df : DataFrame
-        The results table (:func:`~privbandit.sim.run` or a sweep).
-    at : int, optional
-        Rank by the regret at this logged round (default the horizon).
-
-    Returns
-    -------
-    DataFrame
-        env, horizon, model, epsilon, delta, rank, agent, privacy_model, n_seeds, mean, ci_low, ci_high.
-    """
-    final = final_regret(df, at)
-    private = final[final["privacy_model"] != "none"]
-    public = final[final["privacy_model"] == "none"]
-    boards = []
-    for (env, horizon), g in final.groupby(["env", "horizon"], sort=False):
-        levels = private[(private["env"] == env) & (private["horizon"] == horizon)]
-        levels = levels[["privacy_model", "epsilon", "delta"]].drop_duplicates().itertuples(index=False) \
-            if not levels.empty else [("none", math.inf, 0.0)]
-        pub = public[(public["env"] == env) & (public["horizon"] == horizon)]
-        for model, eps, delta in levels:
-            priv = g[(g["privacy_model"] == model) & (g["epsilon"] == eps) & (g["delta"] == delta)]
-            board = pd.concat([priv, pub]).sort_values("mean", kind="stable").assign(model=model, epsilon=eps,
-                                                                                    delta=delta)
-            board.insert(0, "rank", range(1, len(board) + 1))
-            boards.append(board)
-    cols = ["env", "horizon", "model", "epsilon", "delta", "rank", "agent", "privacy_model", "n_seeds", "mean",
-            "ci_low", "ci_high"]
-    return pd.concat(boards, ignore_index=True)[cols] if boards else pd.DataFrame(columns=cols)
 
 
 def challenger_figure(board: pd.DataFrame, challenger: str, path: str | os.PathLike, *, columns: int = 3) -> Path:

@@ -1,8 +1,9 @@
-"""Leaderboards across results folders: per env, privacy model and epsilon, agents ranked by regret.
+"""The leaderboard: agents ranked by regret per env, horizon, privacy model and epsilon, in one table or across folders.
 
+:func:`leaderboard` ranks the agents of one results table per env, horizon, privacy model and level;
 :func:`ranked_boards` stacks results tables (folders of ``privbandit bench`` or ``run --out``, and the stored
 reference results of a suite, :mod:`privbandit.sim.reference`), keeps each run once, and ranks every
-board of :func:`privbandit.sim.compare.leaderboard` by mean final regret, with each agent's paired
+board of :func:`leaderboard` by mean final regret, with each agent's paired
 difference to a reference agent of the board (per-seed differences of final regret, Student-t 95%
 interval: the seeds fix the round streams, so two agents on one seed saw the same rounds). The reference is
 the one asked for when the board has it, else the board's best non-private agent, else its first.
@@ -11,6 +12,7 @@ the one asked for when the board has it, else the board's best non-private agent
 
 from __future__ import annotations
 
+import math
 import tarfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,16 +20,56 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .compare import BOARD_KEYS, leaderboard
-from .report import RUN_KEYS, final_rows, format_interval, markdown_table, mean_ci
+from .cells import read_cell
+from .reference import reference_path
+from .report import RUN_KEYS, final_regret, final_rows, format_interval, markdown_table, mean_ci
 
-__all__ = ["ranked_boards", "leaderboard_markdown", "read_results", "stored_results"]
+__all__ = ["BOARD_KEYS", "leaderboard", "leaderboard_markdown", "ranked_boards", "read_results", "stored_results"]
+
+BOARD_KEYS: tuple[str, ...] = ("env", "horizon", "model", "epsilon", "delta")
+"""A leaderboard is per env, horizon, privacy model and level (the non-private agents join every board)."""
+
+
+def leaderboard(df: pd.DataFrame, at: int | None = None) -> pd.DataFrame:
+    """Every agent ranked by mean final regret per env, horizon, privacy model and privacy level.
+
+    The non-private agents (one run per env and seed) join every board of their env and horizon (model
+    ``"none"`` alone when the table has no private run there). Rank 1 is the lowest mean regret.
+
+    Parameters
+    ----------
+    df : DataFrame
+        The results table (:func:`~privbandit.sim.run` or a sweep).
+    at : int, optional
+        Rank by the regret at this logged round (default the horizon).
+
+    Returns
+    -------
+    DataFrame
+        env, horizon, model, epsilon, delta, rank, agent, privacy_model, n_seeds, mean, ci_low, ci_high.
+    """
+    final = final_regret(df, at)
+    private = final[final["privacy_model"] != "none"]
+    public = final[final["privacy_model"] == "none"]
+    boards = []
+    for (env, horizon), g in final.groupby(["env", "horizon"], sort=False):
+        levels = private[(private["env"] == env) & (private["horizon"] == horizon)]
+        levels = levels[["privacy_model", "epsilon", "delta"]].drop_duplicates().itertuples(index=False) \
+            if not levels.empty else [("none", math.inf, 0.0)]
+        pub = public[(public["env"] == env) & (public["horizon"] == horizon)]
+        for model, eps, delta in levels:
+            priv = g[(g["privacy_model"] == model) & (g["epsilon"] == eps) & (g["delta"] == delta)]
+            board = pd.concat([priv, pub]).sort_values("mean", kind="stable").assign(model=model, epsilon=eps,
+                                                                                    delta=delta)
+            board.insert(0, "rank", range(1, len(board) + 1))
+            boards.append(board)
+    cols = ["env", "horizon", "model", "epsilon", "delta", "rank", "agent", "privacy_model", "n_seeds", "mean",
+            "ci_low", "ci_high"]
+    return pd.concat(boards, ignore_index=True)[cols] if boards else pd.DataFrame(columns=cols)
 
 
 def read_results(folder: str | Path) -> pd.DataFrame:
     """The ``results.csv`` of a results folder."""
-    from .cells import read_cell
-
     path = Path(folder) / "results.csv"
     if not path.is_file():
         raise ValueError(f"{folder} has no results.csv (make one with privbandit bench or run --out)")
@@ -36,9 +78,6 @@ def read_results(folder: str | Path) -> pd.DataFrame:
 
 def stored_results(suite: str) -> pd.DataFrame:
     """The stored reference results of a suite as one table (empty if none are shipped)."""
-    from .cells import read_cell
-    from .reference import reference_path
-
     archive, _ = reference_path(suite)
     if not archive.exists():
         return pd.DataFrame()
@@ -56,7 +95,7 @@ def ranked_boards(tables: Sequence[pd.DataFrame], reference: str | None = None) 
     Returns
     -------
     DataFrame
-        The columns of :func:`~privbandit.sim.compare.leaderboard`, then ``reference`` (the board's reference
+        The columns of :func:`leaderboard`, then ``reference`` (the board's reference
         agent), ``n_paired``, ``diff``, ``diff_low``, ``diff_high`` (agent minus reference, per seed).
     """
     frames = [t for t in tables if len(t)]

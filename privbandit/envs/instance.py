@@ -1,4 +1,4 @@
-"""Plain functions and data shared by the Env and its vector twin: the instance, blocks of rounds, regret.
+"""The bandit instance (its options, how it is built) and its stream of rounds, shared by the Env and its vector twin.
 
 One round: contexts x ~ p (a context family), features Phi = phi(x, .) (K, d), expected rewards
 m_a = nu(<phi(x, a), theta*>), drawn rewards r_a in [-1, 1] with E r_a = m_a for ALL arms (common
@@ -19,7 +19,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -31,8 +31,8 @@ from .features import FeatureMap, make_feature_map
 from .noise import RewardNoise, make_noise
 
 __all__ = [
-    "BLOCK_SIZE", "BanditInstance", "Block", "RoundBatch", "RoundStream", "build_instance", "check_action",
-    "draw_block", "expected_rewards", "optimal_actions", "pseudo_regret",
+    "BLOCK_SIZE", "BanditInstance", "Block", "InstanceOptions", "RoundBatch", "RoundStream", "build_instance",
+    "check_action", "draw_block", "expected_rewards", "optimal_actions", "pseudo_regret",
 ]
 
 BLOCK_SIZE = 1024
@@ -279,10 +279,68 @@ def _check_link(link: Link, zmax: float) -> None:
                          f"[{link.mu:g}, {link.lipschitz:g}]")
 
 
-def build_instance(*, n_arms: int, dim: int, family: Any, conditioning: Any, family_kwargs: Any,
-                   feature_map: Any, theta: Any, instance_seed: Any, bound: Any, link: Any, link_kwargs: Any,
-                   noise: Any, noise_scale: Any) -> BanditInstance:
-    """Validate the env's constructor arguments and build the instance (see the env card for each one).
+@dataclass(frozen=True, eq=False)
+class InstanceOptions:
+    """The keyword arguments that fix a bandit instance, shared by every env constructor and
+    :func:`build_instance` (the env card of :class:`~privbandit.envs.PrivLinCBEnv` describes each one).
+
+    The scalars are checked here; the family, feature map, theta* and link are checked when
+    :func:`build_instance` builds them, since each check needs the others (e.g. the link's range needs theta*).
+    """
+
+    n_arms: int = 10
+    """K, the number of arms."""
+    dim: int = 10
+    """d, the dimension of theta* and of the feature vectors (d = K p for the disjoint map)."""
+    family: Any = "heavy-tailed"
+    """The context family: a registered name, an import path, or an object with ``sample(n, rng)``."""
+    conditioning: float | None = None
+    """The named family's dial (how hard the instance is); None keeps the family's default."""
+    family_kwargs: dict | None = None
+    """More keyword arguments of a named family."""
+    feature_map: Any = "shared"
+    """``"shared"`` or ``"disjoint"`` (or a FeatureMap)."""
+    theta: Any = None
+    """theta* (||theta|| <= 1); None draws it from ``instance_seed``."""
+    instance_seed: int | None = 0
+    """Seed of theta* and of the family's fixed parameters (None: fresh entropy)."""
+    bound: float = 1.0
+    """B, the bound of the features' norm."""
+    link: Any = "identity"
+    """The link nu of the mean reward: ``"identity"``, ``"logistic"`` or a privbandit Link."""
+    link_kwargs: dict | None = None
+    """Keyword arguments of a named link."""
+    noise: Any = "rademacher"
+    """The reward noise: ``"rademacher"``, ``"gaussian"`` or a RewardNoise."""
+    noise_scale: float = 0.5
+    """sigma of the Gaussian noise."""
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "n_arms", check_int("n_arms", self.n_arms, low=1))
+        set_(self, "dim", check_int("dim", self.dim, low=1))
+        set_(self, "bound", check_positive("bound", self.bound))
+        set_(self, "noise_scale", check_positive("noise_scale", self.noise_scale))
+        if self.theta is None and self.instance_seed is not None:
+            set_(self, "instance_seed", check_int("instance_seed", self.instance_seed, low=0))
+        for name in ("family_kwargs", "link_kwargs"):
+            value = getattr(self, name)
+            if not isinstance(value, (dict, type(None))):
+                raise TypeError(f"{name} must be a dict or None, got {type(value).__name__}")
+
+    @classmethod
+    def from_kwargs(cls, owner: str, kwargs: dict[str, Any]) -> InstanceOptions:
+        """The options of ``kwargs``, or a TypeError naming ``owner`` and the allowed keywords."""
+        allowed = [f.name for f in fields(cls)]
+        unknown = sorted(set(kwargs) - set(allowed))
+        if unknown:
+            raise TypeError(f"{owner} got unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "
+                            f"the instance's keywords are {', '.join(allowed)}")
+        return cls(**kwargs)
+
+
+def build_instance(options: InstanceOptions | None = None, /, **kwargs: Any) -> BanditInstance:
+    """Build the instance of ``options`` (an :class:`InstanceOptions`, or its fields as keywords).
 
     theta* is taken from ``theta`` (||theta|| <= 1) or drawn with ``numpy.random.default_rng(instance_seed)``
     in the family's suggested direction with norm min(1, 1/B). For the identity link theta* must satisfy
@@ -291,41 +349,22 @@ def build_instance(*, n_arms: int, dim: int, family: Any, conditioning: Any, fam
 
     Parameters
     ----------
-    n_arms, dim : int
-        K arms and the dimension d of theta* (and of the feature vectors, d = K p for the disjoint map).
-    family : str or ContextFamily
-        The context family (a registered name or an instance).
-    conditioning : float or None
-        The family's conditioning knob, where it has one.
-    family_kwargs : dict or None
-        More keyword arguments of the family.
-    feature_map : str or FeatureMap
-        ``"shared"`` or ``"disjoint"`` (or a FeatureMap).
-    theta : array or None
-        theta* (||theta|| <= 1); None draws it from ``instance_seed``.
-    instance_seed : int or None
-        Seed of theta* and of the family's fixed parameters.
-    bound : float or None
-        B, the bound of the features' norm (default the family's).
-    link : str or Link
-        The link of the mean reward (``"identity"`` for a linear bandit).
-    link_kwargs : dict or None
-        Keyword arguments of the link.
-    noise : str or RewardNoise
-        The reward noise (``"rademacher"`` or ``"gaussian"``).
-    noise_scale : float
-        sigma of the Gaussian noise.
+    options : InstanceOptions, optional
+        The instance's keyword arguments (see its fields); not together with ``kwargs``.
+    **kwargs
+        The fields of :class:`InstanceOptions`, when ``options`` is not given.
     """
-    n_arms = check_int("n_arms", n_arms, low=1)
-    dim = check_int("dim", dim, low=1)
-    bound = check_positive("bound", bound)
-    fmap = make_feature_map(feature_map, n_arms=n_arms, dim=dim)
-    fam = _context_family(family, conditioning, family_kwargs, fmap, bound)
-    th = _theta_star(theta, instance_seed, fam, fmap, dim, bound)
-    zmax = fmap.predictor_bound(th, bound)
-    lk = _reward_link(link, link_kwargs, zmax, bound)
-    nz = make_noise(noise, scale=check_positive("noise_scale", noise_scale))
-    return BanditInstance(fam, fmap, th, lk, nz, bound)
+    if options is None:
+        options = InstanceOptions.from_kwargs("build_instance", kwargs)
+    elif kwargs:
+        raise TypeError("build_instance takes an InstanceOptions or its fields as keywords, not both")
+    o = options
+    fmap = make_feature_map(o.feature_map, n_arms=o.n_arms, dim=o.dim)
+    fam = _context_family(o.family, o.conditioning, o.family_kwargs, fmap, o.bound)
+    th = _theta_star(o.theta, o.instance_seed, fam, fmap, o.dim, o.bound)
+    zmax = fmap.predictor_bound(th, o.bound)
+    lk = _reward_link(o.link, o.link_kwargs, zmax, o.bound)
+    return BanditInstance(fam, fmap, th, lk, make_noise(o.noise, scale=o.noise_scale), o.bound)
 
 
 def _context_family(family: Any, conditioning: Any, family_kwargs: Any, fmap: FeatureMap, bound: float) -> Any:
@@ -334,8 +373,6 @@ def _context_family(family: Any, conditioning: Any, family_kwargs: Any, fmap: Fe
     ctx_arms, ctx_dim = fmap.context_shape
     if isinstance(family, str):
         cls = family_class(family)                      # a registered name, an import path or an entry point
-        if not isinstance(family_kwargs, (dict, type(None))):
-            raise TypeError(f"family_kwargs must be a dict or None, got {type(family_kwargs).__name__}")
         params = {} if family_kwargs is None else dict(family_kwargs)
         names = {key: f"family_kwargs[{key!r}]" for key in params}
         if conditioning is not None:
@@ -387,10 +424,9 @@ def _theta_star(theta: Any, instance_seed: Any, fam: Any, fmap: FeatureMap, dim:
     """theta* of :func:`build_instance`: ``theta`` checked to lie in the unit ball, or drawn from
     ``instance_seed`` in the family's suggested direction (isotropic if it has none) with norm min(1, 1/B)."""
     if theta is None:
-        seed = check_int("instance_seed", instance_seed, low=0) if instance_seed is not None else None
         ctx_arms, ctx_dim = fmap.context_shape
         source = fam if callable(getattr(fam, "theta_direction", None)) else Isotropic(ctx_dim, ctx_arms, bound)
-        return fmap.draw_theta(source, np.random.default_rng(seed), min(1.0, 1.0 / bound))
+        return fmap.draw_theta(source, np.random.default_rng(instance_seed), min(1.0, 1.0 / bound))
     th = check_array("theta", theta, shape=(dim,))
     if float(np.linalg.norm(th)) > 1 + 1e-12:
         raise ValueError(f"theta must lie in the unit ball (||theta|| <= 1), got norm {np.linalg.norm(th):g}")
