@@ -50,10 +50,16 @@ import json
 import tarfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_info
+
+from .cells import atomic_write, cell_path, library_version, load_cell
+from .grid import canonical
+from .runner import split_seed
 
 __all__ = ["STREAM_ROUNDS", "STREAM_TOLERANCE", "StoredMatch", "check_reference", "install_reference", "machine",
            "match_reference", "reference_path", "store_reference", "stream_difference", "stream_key", "stream_summary",
@@ -90,8 +96,6 @@ def baseline_cells(suite) -> list:
 
 def suite_version(suite) -> str:
     """``NAME-HASH``: a hash of the suite's ``results_version`` and of every cell's identity."""
-    from .grid import canonical
-
     h = hashlib.sha256(f"results_version={suite.results_version}".encode())
     for cell in sorted(baseline_cells(suite), key=lambda c: c.key):
         h.update(canonical(cell.identity()).encode())
@@ -101,8 +105,6 @@ def suite_version(suite) -> str:
 def _stream_batch(cell, rounds: int):
     """The first ``rounds`` rounds of the cell's round stream (as the runner resets the env: its seed is
     :func:`privbandit.sim.runner.split_seed` of the cell's)."""
-    from .runner import split_seed
-
     env_seed, _ = split_seed(cell.seed_sequence())
     env = cell.env.make(cell.horizon)
     try:
@@ -170,8 +172,6 @@ def machine() -> dict[str, str]:
     """Where results are made: the versions of privbandit, numpy, scipy and scikit-learn (``absent`` without it),
     the BLAS numpy calls and the kernel it chose for this CPU, and the CPU features numpy dispatches to (the SIMD
     code of its exp, log and power differs between, say, AVX2 and AVX-512)."""
-    from importlib import metadata
-
     def version(name: str) -> str:
         try:
             return metadata.version(name)
@@ -191,8 +191,6 @@ def machine() -> dict[str, str]:
 def _blas() -> str:
     """``api version kernel`` of numpy's BLAS (threadpoolctl reads the kernel OpenBLAS chose for this CPU), or
     ``unknown``."""
-    from threadpoolctl import threadpool_info
-
     libs = [lib for lib in threadpool_info() if lib.get("user_api") == "blas"]
     libs.sort(key=lambda lib: "numpy" not in str(lib.get("filepath", "")))     # numpy's own first
     if not libs:
@@ -215,8 +213,6 @@ def store_reference(suite, folder: str | Path, command: str, dest: Path | None =
     ValueError
         If a cell of the suite is missing from ``folder`` or fails the check.
     """
-    from .cells import cell_path, library_version, load_cell
-
     cells = baseline_cells(suite)
     archive, manifest = reference_path(suite.name, dest)
     archive.parent.mkdir(parents=True, exist_ok=True)
@@ -276,8 +272,6 @@ class StoredMatch:
 
 def _archive_problems(suite, meta: dict[str, Any] | None, archive: Path) -> list[str]:
     """What keeps every stored cell of ``suite`` from standing in (the archive, the versions)."""
-    from .cells import library_version
-
     if meta is None or not archive.exists():
         return [f"no stored results for suite {suite.name!r} in this install"]
     problems = []
@@ -363,8 +357,6 @@ def install_reference(suite, folder: str | Path, keys: set[str] | None = None, b
     archive, _ = reference_path(suite.name, base)
     cells_dir = Path(folder) / "cells"
     cells_dir.mkdir(parents=True, exist_ok=True)
-    from .cells import atomic_write
-
     names = []
     with tarfile.open(archive, mode="r:xz") as tar:
         for member in tar.getmembers():
