@@ -3,8 +3,9 @@
 ``act`` is ``act_batch`` of one context and ``update`` of one row the block update with one row. What it
 must keep: a row inside the ball reaches the fit as an unchanged copy of itself; bad rows
 raise or warn (NaN/inf and wrong shapes raise ValueError, rows above B and rewards outside [-1, 1] give a
-ClippingWarning); it draws the batch path's uniforms and chooses its arms; LinUCB's rank-m update is the
-inverse it stands for; fits fed one row at a time agree with fits fed the block to rounding.
+ClippingWarning); it draws the batch path's uniforms and chooses its arms but at rounding ties (margin-aware);
+LinUCB's rank-m update is the inverse it stands for; fits fed one row at a time agree with fits fed the block to
+rounding.
 """
 
 import warnings
@@ -14,7 +15,7 @@ import pytest
 
 from privbandit._validation import check_array
 from privbandit.agents import BanditSpec, UniformAgent, agent_is_private, make_agent
-from privbandit.agents.checks import play_batch, play_loop
+from privbandit.agents.checks import check_step_loop_equals_batch_path, play_batch, play_loop
 from privbandit.privacy import ClippingWarning
 from privbandit.privacy.clipping import clip_features, within_ball
 
@@ -185,11 +186,11 @@ def test_per_round_path_chooses_and_draws_what_the_batch_path_does(name):
     x = _inside(rng, 140, 6, 4)
     r = rng.uniform(-1, 1, size=(140, 6))
     budget = dict(epsilon=1.0, delta=1e-5) if agent_is_private(name) else {}
-    one, many = make_agent(name, **budget), make_agent(name, **budget)
-    loop, arms = play_loop(one, x, r, rng=4).tolist(), play_batch(many, x, r, rng=4).actions.tolist()
-    assert one.spec == many.spec == spec
-    assert loop == arms and len(set(loop)) > 1
-    assert one._act_rng.random() == many._act_rng.random()   # the same number of uniforms was drawn
+    check_step_loop_equals_batch_path(lambda: make_agent(name, **budget), rng=4, stream=(x, r))
+    one = make_agent(name, **budget)
+    loop = play_loop(one, x, r, rng=4)
+    assert one.spec == spec and len(set(loop.tolist())) > 1     # the policy does choose (the check has teeth)
+    assert np.array_equal(play_loop(make_agent(name, **budget), x, r, rng=4), loop)   # one path, one seed
 
 
 def test_the_default_one_row_hook_hands_observe_a_copy_and_the_horizon_still_holds():
@@ -303,8 +304,8 @@ def test_elimination_step_loop_chooses_what_the_batch_path_does(name):
     r = np.clip(x @ theta + 0.1 * rng.standard_normal((600, 6)), -1, 1)
     budget = dict(epsilon=1.0, delta=1e-5) if agent_is_private(name) else {}
     kw = dict(first_epoch=32) if name == "elim-jdp-ucb" else {}
-    one, many = make_agent(name, **budget, **kw), make_agent(name, **budget, **kw)
-    loop, arms = play_loop(one, x, r, rng=4).tolist(), play_batch(many, x, r, rng=4).actions.tolist()
-    assert one.spec == many.spec == spec
-    assert loop == arms and len(set(loop)) > 1
-    assert one._act_rng.random() == many._act_rng.random()
+    check_step_loop_equals_batch_path(lambda: make_agent(name, **budget, **kw), rng=4, stream=(x, r))
+    many = make_agent(name, **budget, **kw)
+    arms = play_batch(many, x, r, rng=4).actions
+    assert many.spec == spec and len(set(arms.tolist())) > 1 and len(many.estimates) > 1   # several epochs
+    assert np.array_equal(play_batch(make_agent(name, **budget, **kw), x, r, rng=4).actions, arms)

@@ -83,9 +83,9 @@ def synthetic_stream(n_arms: int, dim: int, horizon: int, rng: Any = 0) -> tuple
     return x, rewards
 
 
-def _reset(agent: Agent, features: np.ndarray, rng: Any) -> int:
+def _reset(agent: Agent, features: np.ndarray, rng: Any, spec: BanditSpec | None = None) -> int:
     horizon, k, d = features.shape
-    agent.reset(BanditSpec(n_arms=k, dim=d, horizon=horizon), rng=rng)
+    agent.reset(BanditSpec(n_arms=k, dim=d, horizon=horizon) if spec is None else spec, rng=rng)
     return horizon
 
 
@@ -216,7 +216,8 @@ def check_act_and_update_shapes(agent: AgentLike, *, n_arms: int = 4, dim: int =
 
 
 def check_step_loop_equals_batch_path(agent: AgentLike, *, n_arms: int = 4, dim: int = 3, horizon: int = 256,
-                                      rng: int = 0) -> None:
+                                      rng: int = 0, stream: tuple[np.ndarray, np.ndarray] | None = None,
+                                      spec: BanditSpec | None = None) -> None:
     """For one seed the step loop and the batch path choose the same arms but at rounding ties, and record
     the same releases.
 
@@ -230,14 +231,19 @@ def check_step_loop_equals_batch_path(agent: AgentLike, *, n_arms: int = 4, dim:
     :data:`STEP_BATCH_TRIES` perturbations suffices). The two paths' estimates differ only by the order
     in which their fits sum the rows, so an honest agent's arms differ only where that tolerance covers
     it; an agent whose step loop draws other uniforms or picks other arms fails.
+
+    ``stream`` (features (T, K, d), rewards (T, K)) replaces the synthetic stream (``n_arms``, ``dim`` and
+    ``horizon`` are then the stream's), and ``spec`` the ``BanditSpec(K, d, T)`` both copies are reset with
+    (an environment's ``bandit_spec()``, with its bound and link; it must match the stream's shape).
     """
     build = _builder(agent)
-    x, r = _stream(n_arms, dim, horizon, rng)
+    x, r = _stream(n_arms, dim, horizon, rng) if stream is None else stream
+    horizon = x.shape[0]
     ledgers = {}
     for path, max_chunk in (("batch path", None), ("ragged batch path", 3)):
         step, batch = build(), build()
-        _reset(step, x, rng)
-        _reset(batch, x, rng)
+        _reset(step, x, rng, spec)
+        _reset(batch, x, rng, spec)
         t = 0
         while t < horizon:
             m = _policy_rounds(batch, t, horizon)
