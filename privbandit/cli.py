@@ -12,6 +12,7 @@
     privbandit audit --agent NAME|pkg.module:factory --epsilon E [--delta D] [--agent-kwargs JSON] [--draws N]
                      [--pilot-draws N]
     privbandit leaderboard [DIR...] [--stored SUITE] [--reference NAME]
+    privbandit store-reference --suite SUITE --out DIR [--jobs N] [--dest DIR]
     privbandit list envs|agents|oracles|families
 
 ``bench`` runs a named suite (:mod:`privbandit.sim.suites`) cell by cell into ``DIR/cells`` (a rerun
@@ -27,7 +28,9 @@ suite's stored reference results when they match this install (:mod:`privbandit.
 ``--baselines``): then only the challenger's cells run. Every label a report prints can be given to
 ``--agent`` again (``linucb-practical``, ``elim-jdp(first_epoch=4)``: :mod:`privbandit.sim.labels`).
 ``leaderboard`` ranks agents per board across results folders and stored results
-(:mod:`privbandit.sim.leaderboard`). ``run`` plays one agent on
+(:mod:`privbandit.sim.leaderboard`). ``store-reference`` regenerates a suite's stored reference results: it runs
+the suite's cells into ``DIR`` (resumable, as ``bench``) and packs its baseline cells with their manifest
+(:func:`privbandit.sim.reference.store_reference`) into the package data, or ``--dest``. ``run`` plays one agent on
 one env for S seeds. ``audit`` is a privacy audit of a private agent (:mod:`privbandit.sim.audit`): first the
 privacy checks of the agent contract on several target users (deterministic: a failure refutes the claim), then a
 95% lower bound on its epsilon from the one test that independent pilot runs find the most powerful, and the
@@ -229,6 +232,21 @@ def _add_leaderboard_parser(sub) -> argparse.ArgumentParser:
     return lb
 
 
+def _add_store_reference_parser(sub) -> argparse.ArgumentParser:
+    """The ``store-reference`` subcommand's parser."""
+    from .sim.suites import SUITES
+
+    sr = sub.add_parser("store-reference", help="run a suite's baseline cells and pack them as its stored reference "
+                        "results (privbandit/data/reference/SUITE.tar.xz and SUITE.json)", epilog=EXIT_CODES)
+    sr.add_argument("--suite", choices=sorted(SUITES), required=True, help="the suite")
+    sr.add_argument("--out", type=Path, required=True, help="results folder of the cells (a rerun resumes)")
+    sr.add_argument("--jobs", type=_jobs, default=-1, help="parallel workers (default -1: all cores)")
+    sr.add_argument("--dest", type=Path, default=None,
+                    help="folder of the archive and manifest (default: the package's data/reference)")
+    sr.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return sr
+
+
 def _add_list_parser(sub) -> argparse.ArgumentParser:
     """The ``list`` subcommand's parser, added to ``sub``."""
     ls = sub.add_parser("list", help="list what is registered")
@@ -241,9 +259,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="privbandit", description="Differentially private contextual bandits: "
                                 "benchmarks, runs, plots.", epilog=EXIT_CODES)
     p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{bench,run,plot,audit,leaderboard,list}")
+    sub = p.add_subparsers(dest="command", required=True,
+                           metavar="{bench,run,plot,audit,leaderboard,store-reference,list}")
     parsers = (_add_bench_parser(sub), _add_run_parser(sub), _add_plot_parser(sub), _add_audit_parser(sub),
-               _add_leaderboard_parser(sub), _add_list_parser(sub))
+               _add_leaderboard_parser(sub), _add_store_reference_parser(sub), _add_list_parser(sub))
     for parser in parsers:  # errors found after parsing are reported as "privbandit COMMAND: error: ..."
         parser.set_defaults(subparser=parser)
     return p
@@ -720,8 +739,32 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_store_reference(args: argparse.Namespace) -> int:
+    """``privbandit store-reference``: the suite's cells into ``--out`` (resumable), then its baseline cells
+    packed with their manifest (:func:`privbandit.sim.reference.store_reference`), whose ``command`` is this
+    command with ``--out DIR``."""
+    from .sim.reference import baseline_cells, store_reference
+    from .sim.suites import get_suite
+
+    suite = get_suite(args.suite)
+    cells = baseline_cells(suite)
+    out = _output_folder(args.out, "--out")
+    dest = None if args.dest is None else _output_folder(args.dest, "--dest")
+    start = time.perf_counter()
+    args.sweep_state = (out, cells)
+    res = _run_sweep(args, cells, out, jobs=args.jobs, progress=not args.no_progress)
+    print(f"{len(res.ran)} cells run, {len(res.skipped)} found finished in {time.perf_counter() - start:.1f} s")
+    command = f"privbandit store-reference --suite {shlex.quote(args.suite)} --out DIR --jobs {args.jobs}"
+    try:
+        archive, manifest = store_reference(suite, out, command, dest=dest)
+    except ValueError as exc:  # a cell missing (a dead worker) or failing the check
+        raise UsageError(f"{str(exc).splitlines()[0]} (run the same command again to finish)") from None
+    print(f"{archive} ({archive.stat().st_size / 1024:.0f} KiB)\n{manifest}")
+    return 0
+
+
 COMMANDS = {"bench": cmd_bench, "run": cmd_run, "plot": cmd_plot, "audit": cmd_audit, "leaderboard": cmd_leaderboard,
-            "list": cmd_list}
+            "store-reference": cmd_store_reference, "list": cmd_list}
 
 
 def _interrupted(args: argparse.Namespace | None) -> str:
