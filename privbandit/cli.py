@@ -2,8 +2,8 @@
 
 ::
 
-    privbandit bench --suite quick|paper [--out DIR] [--jobs N] [--backend loky|dask|ray]
-                     [--seeds S] [--horizon T] [--delta D]
+    privbandit bench --suite quick|paper|agents [--out DIR] [--jobs N] [--backend loky|dask|ray]
+                     [--seeds S] [--horizon T] [--delta D] [--agents A,B] [--envs E,F] [--epsilons E1,E2]
                      [--agent NAME|pkg.module:factory [--agent-kwargs JSON] [--label L] [--private jdp|ldp]
                       [--reference NAME] [--baselines auto|stored|rerun]]
     privbandit run --env ID --agent NAME|LABEL [--agent-kwargs JSON] [--label L] [--epsilon E] --horizon T
@@ -133,6 +133,10 @@ _positive_int = _argument(int, lambda v: v >= 1, "an integer >= 1")
 _jobs = _argument(int, lambda v: v == -1 or v >= 1, "-1 (all cores) or an integer >= 1")
 _epsilon = _argument(float, lambda v: v > 0 and math.isfinite(v), "a finite number > 0")
 _delta = _argument(float, lambda v: 0 < v < 1, "a number in (0, 1)")
+_labels = _argument(lambda text: tuple(t.strip() for t in text.split(",")), lambda v: all(v),
+                    "a comma list of labels")
+_epsilons = _argument(lambda text: tuple(float(t) for t in text.split(",")),
+                      lambda v: all(e > 0 and math.isfinite(e) for e in v), "a comma list of finite numbers > 0")
 
 
 def _add_bench_parser(sub) -> argparse.ArgumentParser:
@@ -162,6 +166,12 @@ def _add_bench_parser(sub) -> argparse.ArgumentParser:
     b.add_argument("--horizon", type=_positive_int, default=None, help="override the suite's horizon T")
     b.add_argument("--delta", type=_delta, default=None,
                    help="override the suite's privacy delta of the private agents (the paper suite's is 1e-6)")
+    b.add_argument("--agents", type=_labels, default=None,
+                   help="run only these agents of the suite (comma list of labels, e.g. elim-jdp,linucb-practical)")
+    b.add_argument("--envs", type=_labels, default=None,
+                   help="run only these envs of the suite (comma list of labels, e.g. heavy-tailed-d10k10)")
+    b.add_argument("--epsilons", type=_epsilons, default=None,
+                   help="override the suite's epsilons of the private agents (comma list, e.g. 0.3,1)")
     b.add_argument("--no-progress", action="store_true", help="no progress bar")
     return b
 
@@ -391,6 +401,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
             raise UsageError("--private, --reference, --agent-kwargs and --label describe a challenger: give it "
                              "with --agent")
         suite = replace(suite, grids=_overridden(suite.available_grids(), args))
+    elif any(v is not None for v in (args.agents, args.envs, args.epsilons)):
+        raise UsageError("--agents, --envs and --epsilons choose the suite's cells: a challenger (--agent) runs "
+                         "beside the whole suite")
     else:
         suite, challenger = _challenger_suite(suite, args)
     cells = suite.cells()
@@ -402,11 +415,27 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _overridden(grids, args: argparse.Namespace) -> tuple:
-    """The grids with ``--seeds``, ``--horizon`` and ``--delta`` where given."""
+    """The grids with ``--seeds``, ``--horizon``, ``--delta`` and ``--epsilons`` where given, and only the agents
+    of ``--agents`` and the envs of ``--envs`` (grids left empty are dropped)."""
     from dataclasses import replace
 
-    return tuple(replace(g, seeds=args.seeds or g.seeds, horizon=args.horizon or g.horizon, delta=args.delta or g.delta)
-                 for g in grids)
+    from .sim.suites import get_suite
+
+    agents, envs, whole = args.agents, args.envs, get_suite(args.suite).grids
+    for what, chosen, known in (("--agents", agents, {a.label for g in whole for a in g.agents}),
+                                ("--envs", envs, {e.label for g in whole for e in g.envs})):
+        unknown = sorted(set(chosen or ()) - known)
+        if unknown:
+            raise UsageError(f"{what}: {', '.join(unknown)} not in suite {args.suite!r}; choose from {sorted(known)}")
+    out = []
+    for g in grids:
+        kept_agents = tuple(a for a in g.agents if agents is None or a.label in agents)
+        kept_envs = tuple(e for e in g.envs if envs is None or e.label in envs)
+        if kept_agents and kept_envs:
+            out.append(replace(g, agents=kept_agents, envs=kept_envs, seeds=args.seeds or g.seeds,
+                               horizon=args.horizon or g.horizon, delta=args.delta or g.delta,
+                               epsilons=args.epsilons or g.epsilons))
+    return tuple(out)
 
 
 def _bench(args: argparse.Namespace, suite, cells, out: Path, challenger: str | None) -> int:
