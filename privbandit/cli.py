@@ -4,6 +4,7 @@
 
     privbandit bench --suite quick|paper|agents [--out DIR] [--jobs N] [--backend loky|dask|ray]
                      [--seeds S] [--horizon T] [--delta D] [--agents A,B] [--envs E,F] [--epsilons E1,E2]
+                     [--estimate]
                      [--agent NAME|pkg.module:factory [--agent-kwargs JSON] [--label L] [--private jdp|ldp]
                       [--reference NAME] [--baselines auto|stored|rerun]]
     privbandit run --env ID --agent NAME|LABEL [--agent-kwargs JSON] [--label L] [--epsilon E] --horizon T
@@ -172,6 +173,8 @@ def _add_bench_parser(sub) -> argparse.ArgumentParser:
                    help="run only these envs of the suite (comma list of labels, e.g. heavy-tailed-d10k10)")
     b.add_argument("--epsilons", type=_epsilons, default=None,
                    help="override the suite's epsilons of the private agents (comma list, e.g. 0.3,1)")
+    b.add_argument("--estimate", action="store_true",
+                   help="only estimate the wall time on --jobs workers (one timed run per agent, env and horizon)")
     b.add_argument("--no-progress", action="store_true", help="no progress bar")
     return b
 
@@ -409,6 +412,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     cells = suite.cells()
     if not cells:
         raise UsageError(f"suite {args.suite!r} has no agent available in this install")
+    if args.estimate:
+        from .sim.sweep import estimate
+
+        print(estimate(cells, args.jobs).line())
+        return 0
     out = _output_folder(args.out or Path("results") / args.suite, "--out")
     with folder_lock(out):
         return _bench(args, suite, cells, out, challenger)

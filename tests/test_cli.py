@@ -87,6 +87,10 @@ def test_bench_agents_suite_runs_only_the_chosen_agents_envs_and_epsilons(tmp_pa
     assert cells == {("heavy-tailed-d10k10", "uniform"), ("heavy-tailed-d10k10", "linucb-practical-batch64"),
                      ("glm-heavy-tailed-d10k10", "elim-glm-jdp-ucb")}
     assert set(table.loc[table["agent"] == "elim-glm-jdp-ucb", "epsilon"]) == {0.5}
+    code, text, _ = _main(["bench", "--suite", "agents", "--agents", agents, "--seeds", "2", "--horizon", "64",
+                           "--estimate", "--jobs", "2", "--out", tmp_path / "none"], capsys)
+    assert code == 0 and re.search(r"estimate: \d+ cells, \d+ combinations timed once .* on 2 idle workers", text)
+    assert not (tmp_path / "none").exists()
 
 
 BAD = [
