@@ -12,6 +12,10 @@ in the order of the cell list (so serial and parallel sweeps give identical tabl
 finished cell that an earlier sweep left in the folder (so the file always covers every cell of the
 folder); it is written atomically too. One sweep at a time writes a folder (:func:`folder_lock`).
 
+Cells start in list order, each on the worker that frees up first, so a list with its costliest cells first
+(as the named suites order their grids) ends on short cells; :func:`estimate` times one run per agent, env and
+horizon and gives the wall time of that schedule.
+
 This module also gives the names of the grid model, the cell store and the backends, as it always has.
 """
 
