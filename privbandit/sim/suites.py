@@ -32,8 +32,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..agents.elimination import JDP_UCB_FIRST_EPOCH
 from .grid import DEFAULT_ENTROPY, AgentEntry, Cell, EnvEntry, Grid
+
+
+def preset_entry(label: str, **kwargs) -> AgentEntry:
+    """The entry of a preset label of the agent registry (:func:`privbandit.agents.registry.preset`): its agent
+    with its keyword arguments, labelled ``label``; ``kwargs`` (``private``, ``reference``, ...) go to
+    :class:`~privbandit.sim.grid.AgentEntry`."""
+    from ..agents.registry import preset
+
+    name, preset_kwargs = preset(label)
+    return AgentEntry(name, preset_kwargs, label=label, **kwargs)
+
 
 JDP_AGENTS: tuple[AgentEntry, ...] = (
     AgentEntry("uniform", private=False),
@@ -45,9 +55,8 @@ JDP_AGENTS: tuple[AgentEntry, ...] = (
     AgentEntry("elim-jdp-ucb", private=True, reference="elim-ucb"),
     AgentEntry("elim-ssp", private=True, reference="elim-nonprivate"),
     AgentEntry("linucb-jdp", private=True, reference="linucb"),
-    AgentEntry("linucb", {"radius": "practical"}, label="linucb-practical", private=False),
-    AgentEntry("linucb-jdp", {"radius": "practical"}, label="linucb-jdp-practical", private=True,
-               reference="linucb-practical"),
+    preset_entry("linucb-practical", private=False),
+    preset_entry("linucb-jdp-practical", private=True, reference="linucb-practical"),
     AgentEntry("squarecb-nonprivate", private=False),
     AgentEntry("squarecb-dpsgd", private=True, reference="squarecb-nonprivate"),
     AgentEntry("squarecb-jdp-iw", private=True, reference="squarecb-nonprivate"),
@@ -56,7 +65,8 @@ JDP_AGENTS: tuple[AgentEntry, ...] = (
     AgentEntry("squarecb-jdp-iw-cal", private=True, reference="squarecb-nonprivate"),
 )
 """Agents of the joint-DP blocks (and the non-private references); extend by appending. The LinUCB baselines
-appear with both radii: the theorem's (their default) and ``radius="practical"`` (labels ``*-practical``)."""
+appear with both radii: the theorem's (their default) and ``radius="practical"`` (the registry's presets
+``*-practical``)."""
 
 LDP_AGENTS: tuple[AgentEntry, ...] = (
     AgentEntry("uniform", private=False),
@@ -65,8 +75,7 @@ LDP_AGENTS: tuple[AgentEntry, ...] = (
     AgentEntry("elim-ldp-greedy", private=True, reference="elim-nonprivate"),
     AgentEntry("elim-ldp-ssp", private=True, reference="elim-nonprivate"),
     AgentEntry("ldp-ucb", private=True, reference="linucb"),
-    AgentEntry("ldp-ucb", {"radius": "practical"}, label="ldp-ucb-practical", private=True,
-               reference="linucb-practical"),
+    preset_entry("ldp-ucb-practical", private=True, reference="linucb-practical"),
     AgentEntry("linucb", private=False),
     AgentEntry("squarecb-ldp-sgd", private=True, reference="squarecb-nonprivate"),
     AgentEntry("elim-ldp-pooled", private=True, reference="elim-nonprivate", version=2),  # 2: as elim-jdp-pooled's 3
@@ -263,10 +272,8 @@ PAPER = Suite(
 AGENTS_UCB_BATCH = 64
 """Policy update period of the per-round UCB baselines in the agents suite, as in the paper suite."""
 
-GLM_UCB = AgentEntry("elim-glm-jdp", {"play": "ucb", "first_epoch": JDP_UCB_FIRST_EPOCH}, label="elim-glm-jdp-ucb",
-                     private=True, reference="elim-ucb")
-"""GLM elimination with UCB play and ``elim-jdp-ucb``'s first epoch
-(:data:`~privbandit.agents.elimination.JDP_UCB_FIRST_EPOCH`)."""
+GLM_UCB = preset_entry("elim-glm-jdp-ucb", private=True, reference="elim-ucb")
+"""GLM elimination with UCB play and ``elim-jdp-ucb``'s first epoch (a preset of the agent registry)."""
 
 
 def entries(labels: tuple[str, ...], *pools: tuple[AgentEntry, ...]) -> tuple[AgentEntry, ...]:
