@@ -2,8 +2,9 @@
 
 ::
 
-    privbandit bench --suite quick|paper [--out DIR] [--jobs N] [--backend loky|dask|ray]
-                     [--seeds S] [--horizon T] [--delta D]
+    privbandit bench --suite quick|paper|agents [--out DIR] [--jobs N] [--backend loky|dask|ray]
+                     [--seeds S] [--horizon T] [--delta D] [--agents A,B] [--envs E,F] [--epsilons E1,E2]
+                     [--estimate]
                      [--agent NAME|pkg.module:factory [--agent-kwargs JSON] [--label L] [--private jdp|ldp]
                       [--reference NAME] [--baselines auto|stored|rerun]]
     privbandit run --env ID --agent NAME|LABEL [--agent-kwargs JSON] [--label L] [--epsilon E] --horizon T
@@ -12,6 +13,7 @@
     privbandit audit --agent NAME|pkg.module:factory --epsilon E [--delta D] [--agent-kwargs JSON] [--draws N]
                      [--pilot-draws N]
     privbandit leaderboard [DIR...] [--stored SUITE] [--reference NAME]
+    privbandit store-reference --suite SUITE --out DIR [--jobs N] [--dest DIR]
     privbandit list envs|agents|oracles|families
 
 ``bench`` runs a named suite (:mod:`privbandit.sim.suites`) cell by cell into ``DIR/cells`` (a rerun
@@ -27,7 +29,9 @@ suite's stored reference results when they match this install (:mod:`privbandit.
 ``--baselines``): then only the challenger's cells run. Every label a report prints can be given to
 ``--agent`` again (``linucb-practical``, ``elim-jdp(first_epoch=4)``: :mod:`privbandit.sim.labels`).
 ``leaderboard`` ranks agents per board across results folders and stored results
-(:mod:`privbandit.sim.leaderboard`). ``run`` plays one agent on
+(:mod:`privbandit.sim.leaderboard`). ``store-reference`` regenerates a suite's stored reference results: it runs
+the suite's cells into ``DIR`` (resumable, as ``bench``) and packs its baseline cells with their manifest
+(:func:`privbandit.sim.reference.store_reference`) into the package data, or ``--dest``. ``run`` plays one agent on
 one env for S seeds. ``audit`` is a privacy audit of a private agent (:mod:`privbandit.sim.audit`): first the
 privacy checks of the agent contract on several target users (deterministic: a failure refutes the claim), then a
 95% lower bound on its epsilon from the one test that independent pilot runs find the most powerful, and the
@@ -130,6 +134,10 @@ _positive_int = _argument(int, lambda v: v >= 1, "an integer >= 1")
 _jobs = _argument(int, lambda v: v == -1 or v >= 1, "-1 (all cores) or an integer >= 1")
 _epsilon = _argument(float, lambda v: v > 0 and math.isfinite(v), "a finite number > 0")
 _delta = _argument(float, lambda v: 0 < v < 1, "a number in (0, 1)")
+_labels = _argument(lambda text: tuple(t.strip() for t in text.split(",")), lambda v: all(v),
+                    "a comma list of labels")
+_epsilons = _argument(lambda text: tuple(float(t) for t in text.split(",")),
+                      lambda v: all(e > 0 and math.isfinite(e) for e in v), "a comma list of finite numbers > 0")
 
 
 def _add_bench_parser(sub) -> argparse.ArgumentParser:
@@ -159,6 +167,14 @@ def _add_bench_parser(sub) -> argparse.ArgumentParser:
     b.add_argument("--horizon", type=_positive_int, default=None, help="override the suite's horizon T")
     b.add_argument("--delta", type=_delta, default=None,
                    help="override the suite's privacy delta of the private agents (the paper suite's is 1e-6)")
+    b.add_argument("--agents", type=_labels, default=None,
+                   help="run only these agents of the suite (comma list of labels, e.g. elim-jdp,linucb-practical)")
+    b.add_argument("--envs", type=_labels, default=None,
+                   help="run only these envs of the suite (comma list of labels, e.g. heavy-tailed-d10k10)")
+    b.add_argument("--epsilons", type=_epsilons, default=None,
+                   help="override the suite's epsilons of the private agents (comma list, e.g. 0.3,1)")
+    b.add_argument("--estimate", action="store_true",
+                   help="only estimate the wall time on --jobs workers (one timed run per agent, env and horizon)")
     b.add_argument("--no-progress", action="store_true", help="no progress bar")
     return b
 
@@ -229,6 +245,21 @@ def _add_leaderboard_parser(sub) -> argparse.ArgumentParser:
     return lb
 
 
+def _add_store_reference_parser(sub) -> argparse.ArgumentParser:
+    """The ``store-reference`` subcommand's parser."""
+    from .sim.suites import SUITES
+
+    sr = sub.add_parser("store-reference", help="run a suite's baseline cells and pack them as its stored reference "
+                        "results (privbandit/data/reference/SUITE.tar.xz and SUITE.json)", epilog=EXIT_CODES)
+    sr.add_argument("--suite", choices=sorted(SUITES), required=True, help="the suite")
+    sr.add_argument("--out", type=Path, required=True, help="results folder of the cells (a rerun resumes)")
+    sr.add_argument("--jobs", type=_jobs, default=-1, help="parallel workers (default -1: all cores)")
+    sr.add_argument("--dest", type=Path, default=None,
+                    help="folder of the archive and manifest (default: the package's data/reference)")
+    sr.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return sr
+
+
 def _add_list_parser(sub) -> argparse.ArgumentParser:
     """The ``list`` subcommand's parser, added to ``sub``."""
     ls = sub.add_parser("list", help="list what is registered")
@@ -241,9 +272,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="privbandit", description="Differentially private contextual bandits: "
                                 "benchmarks, runs, plots.", epilog=EXIT_CODES)
     p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{bench,run,plot,audit,leaderboard,list}")
+    sub = p.add_subparsers(dest="command", required=True,
+                           metavar="{bench,run,plot,audit,leaderboard,store-reference,list}")
     parsers = (_add_bench_parser(sub), _add_run_parser(sub), _add_plot_parser(sub), _add_audit_parser(sub),
-               _add_leaderboard_parser(sub), _add_list_parser(sub))
+               _add_leaderboard_parser(sub), _add_store_reference_parser(sub), _add_list_parser(sub))
     for parser in parsers:  # errors found after parsing are reported as "privbandit COMMAND: error: ..."
         parser.set_defaults(subparser=parser)
     return p
@@ -372,22 +404,46 @@ def cmd_bench(args: argparse.Namespace) -> int:
             raise UsageError("--private, --reference, --agent-kwargs and --label describe a challenger: give it "
                              "with --agent")
         suite = replace(suite, grids=_overridden(suite.available_grids(), args))
+    elif any(v is not None for v in (args.agents, args.envs, args.epsilons)):
+        raise UsageError("--agents, --envs and --epsilons choose the suite's cells: a challenger (--agent) runs "
+                         "beside the whole suite")
     else:
         suite, challenger = _challenger_suite(suite, args)
     cells = suite.cells()
     if not cells:
         raise UsageError(f"suite {args.suite!r} has no agent available in this install")
+    if args.estimate:
+        from .sim.sweep import estimate
+
+        print(estimate(cells, args.jobs).line())
+        return 0
     out = _output_folder(args.out or Path("results") / args.suite, "--out")
     with folder_lock(out):
         return _bench(args, suite, cells, out, challenger)
 
 
 def _overridden(grids, args: argparse.Namespace) -> tuple:
-    """The grids with ``--seeds``, ``--horizon`` and ``--delta`` where given."""
+    """The grids with ``--seeds``, ``--horizon``, ``--delta`` and ``--epsilons`` where given, and only the agents
+    of ``--agents`` and the envs of ``--envs`` (grids left empty are dropped)."""
     from dataclasses import replace
 
-    return tuple(replace(g, seeds=args.seeds or g.seeds, horizon=args.horizon or g.horizon, delta=args.delta or g.delta)
-                 for g in grids)
+    from .sim.suites import get_suite
+
+    agents, envs, whole = args.agents, args.envs, get_suite(args.suite).grids
+    for what, chosen, known in (("--agents", agents, {a.label for g in whole for a in g.agents}),
+                                ("--envs", envs, {e.label for g in whole for e in g.envs})):
+        unknown = sorted(set(chosen or ()) - known)
+        if unknown:
+            raise UsageError(f"{what}: {', '.join(unknown)} not in suite {args.suite!r}; choose from {sorted(known)}")
+    out = []
+    for g in grids:
+        kept_agents = tuple(a for a in g.agents if agents is None or a.label in agents)
+        kept_envs = tuple(e for e in g.envs if envs is None or e.label in envs)
+        if kept_agents and kept_envs:
+            out.append(replace(g, agents=kept_agents, envs=kept_envs, seeds=args.seeds or g.seeds,
+                               horizon=args.horizon or g.horizon, delta=args.delta or g.delta,
+                               epsilons=args.epsilons or g.epsilons))
+    return tuple(out)
 
 
 def _bench(args: argparse.Namespace, suite, cells, out: Path, challenger: str | None) -> int:
@@ -720,8 +776,32 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_store_reference(args: argparse.Namespace) -> int:
+    """``privbandit store-reference``: the suite's cells into ``--out`` (resumable), then its baseline cells
+    packed with their manifest (:func:`privbandit.sim.reference.store_reference`), whose ``command`` is this
+    command with ``--out DIR``."""
+    from .sim.reference import baseline_cells, store_reference
+    from .sim.suites import get_suite
+
+    suite = get_suite(args.suite)
+    cells = baseline_cells(suite)
+    out = _output_folder(args.out, "--out")
+    dest = None if args.dest is None else _output_folder(args.dest, "--dest")
+    start = time.perf_counter()
+    args.sweep_state = (out, cells)
+    res = _run_sweep(args, cells, out, jobs=args.jobs, progress=not args.no_progress)
+    print(f"{len(res.ran)} cells run, {len(res.skipped)} found finished in {time.perf_counter() - start:.1f} s")
+    command = f"privbandit store-reference --suite {shlex.quote(args.suite)} --out DIR --jobs {args.jobs}"
+    try:
+        archive, manifest = store_reference(suite, out, command, dest=dest)
+    except ValueError as exc:  # a cell missing (a dead worker) or failing the check
+        raise UsageError(f"{str(exc).splitlines()[0]} (run the same command again to finish)") from None
+    print(f"{archive} ({archive.stat().st_size / 1024:.0f} KiB)\n{manifest}")
+    return 0
+
+
 COMMANDS = {"bench": cmd_bench, "run": cmd_run, "plot": cmd_plot, "audit": cmd_audit, "leaderboard": cmd_leaderboard,
-            "list": cmd_list}
+            "store-reference": cmd_store_reference, "list": cmd_list}
 
 
 def _interrupted(args: argparse.Namespace | None) -> str:

@@ -322,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--agents", default=None,
                    help=f"comma-separated LinUCB-family agents ({', '.join(UCB_AGENTS)}): measure their radius "
                         "(constants = radius) after a run of T rounds with K = d arms, instead of the oracles")
-    p.add_argument("--ucb-batch", type=int, default=64, help="policy update period of --agents (as bench_agents)")
+    p.add_argument("--ucb-batch", type=int, default=64, help="policy update period of --agents (as the agents suite)")
     p.add_argument("--jobs", type=int, default=1, help="joblib workers")
     p.add_argument("--out", default="results/bench_regression")
     args = p.parse_args(argv)

@@ -15,7 +15,7 @@ over ``--repeats``.
 Beside them, on the same stream, in alternating blocks of ``--block`` rounds (ours, then theirs, on the
 same rounds): Vowpal Wabbit's ``--cb_explore_adf --squarecb`` against our ``squarecb-nonprivate`` (VW's
 time includes building its text lines, as a VW user's loop does) and MABWiser's LinUCB against our
-``linucb`` (K disjoint models on the round's mean feature row, as in ``bench_agents.py``). The ratios are
+``linucb`` (K disjoint models on the round's mean feature row). The ratios are
 per block, with their median and range. VW and MABWiser are optional (``pip install privbandit[bench]``);
 a missing one is skipped with a line saying so.
 

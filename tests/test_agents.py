@@ -172,7 +172,7 @@ class TwoArmFamily:
 
 # Budgets at which each learner clearly learns within the test's horizon. Local SSP's and the IW-GLM
 # oracles' widths shrink slowly at these sizes (local SSP like n^{-1/4}), so they need a large epsilon here;
-# the benchmark (scripts/bench_agents.py) measures them at epsilon in {0.1, 0.3, 1}.
+# the agents suite (privbandit bench --suite agents) measures them at epsilon in {0.1, 0.3, 1}.
 EASY_EPS = {"elim-glm-jdp": 30.0, "elim-glm-ldp": 30.0, "elim-ldp-ssp": 1000.0, "elim-ldp": 8.0,
             "elim-ldp-greedy": 8.0, "squarecb-ldp-sgd": 8.0, "ldp-ucb": 8.0}
 PER_ROUND = {"linucb", "linucb-jdp", "ldp-ucb"}

@@ -75,6 +75,24 @@ def test_bench_quick_with_small_overrides(tmp_path, capsys):
     assert code == 0 and "(0 run, " in text
 
 
+def test_bench_agents_suite_runs_only_the_chosen_agents_envs_and_epsilons(tmp_path, capsys):
+    out = tmp_path / "agents"
+    agents = "uniform,elim-glm-jdp-ucb,linucb-practical-batch64"
+    code, text, _ = _main(["bench", "--suite", "agents", "--agents", agents,
+                           "--envs", "glm-heavy-tailed-d10k10,heavy-tailed-d10k10", "--epsilons", "0.5",
+                           "--seeds", "1", "--horizon", "64", "--jobs", "1", "--no-progress", "--out", out], capsys)
+    assert code == 0 and "3 cells (3 run, 0 already finished)" in text  # the GLM block has no uniform
+    table = read_cell(out / "results.csv")
+    cells = set(zip(table["env"], table["agent"]))
+    assert cells == {("heavy-tailed-d10k10", "uniform"), ("heavy-tailed-d10k10", "linucb-practical-batch64"),
+                     ("glm-heavy-tailed-d10k10", "elim-glm-jdp-ucb")}
+    assert set(table.loc[table["agent"] == "elim-glm-jdp-ucb", "epsilon"]) == {0.5}
+    code, text, _ = _main(["bench", "--suite", "agents", "--agents", agents, "--seeds", "2", "--horizon", "64",
+                           "--estimate", "--jobs", "2", "--out", tmp_path / "none"], capsys)
+    assert code == 0 and re.search(r"estimate: \d+ cells, \d+ combinations timed once .* on 2 idle workers", text)
+    assert not (tmp_path / "none").exists()
+
+
 BAD = [
     (["frobnicate"], "invalid choice"),
     (["bench", "--suite", "huge"], "invalid choice"),
@@ -82,6 +100,11 @@ BAD = [
     (["bench", "--backend", "spark"], "invalid choice"),
     (["bench", "--delta", "0"], "--delta"),
     (["bench", "--delta", "1"], "--delta"),
+    (["bench", "--suite", "agents", "--agents", "nope"], "--agents: nope not in suite 'agents'"),
+    (["bench", "--suite", "agents", "--envs", "mars-d1k1"], "--envs: mars-d1k1 not in suite 'agents'"),
+    (["bench", "--epsilons", "0.3,0"], "--epsilons"),
+    (["bench", "--agent", "uniform", "--agents", "uniform"], "a challenger (--agent) runs beside the whole suite"),
+    (["store-reference", "--suite", "quick"], "--out"),
     (["run", "--env", "PrivLinCB-v0", "--agent", "uniform", "--horizon", "0"], "--horizon"),
     (["run", "--env", "PrivLinCB-v0", "--agent", "elim-jdp", "--horizon", "8", "--epsilon", "-1"], "--epsilon"),
     (["run", "--env", "PrivLinCB-v0", "--agent", "elim-jdp", "--horizon", "8", "--epsilon", "nan"], "--epsilon"),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 from dataclasses import replace
@@ -47,8 +48,33 @@ def stored(tmp_path_factory):
     folder = tmp_path_factory.mktemp("baselines")
     sweep(TINY.cells(), folder, jobs=1)
     dest = tmp_path_factory.mktemp("reference")
-    archive, manifest = store_reference(TINY, folder, "python scripts/store_reference.py --suite tiny", dest=dest)
+    archive, manifest = store_reference(TINY, folder, "privbandit store-reference --suite tiny", dest=dest)
     return folder, dest, archive, manifest
+
+
+def test_store_reference_command_runs_the_baselines_resumably_and_records_itself(stored, tmp_path, monkeypatch,
+                                                                                  capsys):
+    from privbandit.sim import suites
+
+    monkeypatch.setitem(suites.SUITES, "tiny", TINY)
+    folder, dest = tmp_path / "cells", tmp_path / "ref"
+    shutil.copytree(stored[0] / "cells", folder / "cells")   # two of the six cells finished by an earlier run
+    for cell in TINY.cells()[2:]:
+        cell_path(folder / "cells", cell).unlink()
+    argv = ["store-reference", "--suite", "tiny", "--out", str(folder), "--jobs", "1", "--dest", str(dest),
+            "--no-progress"]
+    assert cli.main(argv) == 0
+    assert "4 cells run, 2 found finished" in capsys.readouterr().out
+    meta = json.loads((dest / "tiny.json").read_text())
+    assert meta["command"] == "privbandit store-reference --suite tiny --out DIR --jobs 1"
+    assert meta["suite_version"] == json.loads(stored[3].read_text())["suite_version"]
+    assert check_reference(TINY, base=dest) == []
+    (tmp_path / "file").write_text("")
+    with pytest.raises(SystemExit) as exit_:
+        cli.main([*argv[:4], str(tmp_path / "file")])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"privbandit store-reference: error: --out must be a folder, got the file {tmp_path / 'file'}"
 
 
 def shifted(meta: dict, key: str, by: float) -> dict:
@@ -63,7 +89,7 @@ def test_the_manifest_names_version_command_streams_and_machine(stored):
     _, dest, archive, manifest = stored
     meta = json.loads(manifest.read_text())
     assert meta["suite_version"] == suite_version(TINY) and meta["cells"] == len(TINY.cells()) == 6
-    assert meta["command"].startswith("python scripts/store_reference.py") and len(meta["streams"]) == 2
+    assert meta["command"].startswith("privbandit store-reference") and len(meta["streams"]) == 2
     assert meta["made_on"] == machine() and {"numpy", "scipy", "scikit-learn", "blas", "numpy_simd"} <= set(machine())
     assert meta["stream_tolerance"] == STREAM_TOLERANCE
     assert check_reference(TINY, base=dest) == []
@@ -215,7 +241,7 @@ def test_one_stored_cell_of_every_baseline_reruns_to_the_same_table(tmp_path):
     """One cell of every agent of the quick suite (its shortest horizon and first seed) runs again to the stored
     table up to rounding: a cell's seed fixes its round stream and the agent's randomness, so a difference beyond
     rounding means the code changed a baseline's numbers. Then raise the suite's ``results_version`` and regenerate
-    with scripts/store_reference.py. Up to rounding, not bit for bit: on another CPU or BLAS kernel the stream and
+    with privbandit store-reference. Up to rounding, not bit for bit: on another CPU or BLAS kernel the stream and
     the agents' arithmetic (the means x @ theta of the regret column) move in their last bits (relative 1e-16,
     measured in docs/guide/benchmarking.md), so the tolerance is the streams' own."""
     from privbandit.sim.suites import get_suite

@@ -217,3 +217,30 @@ def test_repr_shows_the_arguments_off_their_defaults():
     jdp = make_agent("elim-jdp", epsilon=0.5)
     assert repr(jdp) == "EliminationAgent(oracle=IWRegressionDP(privacy=PrivacySpec(epsilon=0.5)))"
     assert make_agent("elim-jdp", **jdp.get_params()).privacy == jdp.privacy
+
+
+def test_a_preset_label_means_its_agent_with_its_kwargs_in_make_agent_and_in_the_suites(monkeypatch):
+    from privbandit.agents import registry
+    from privbandit.agents.registry import PRESETS, agent_is_private, preset, register_preset
+    from privbandit.sim.labels import resolve_label
+    from privbandit.sim.suites import SUITES
+
+    assert preset("linucb-practical") == ("linucb", {"radius": "practical"})
+    assert make_agent("linucb-practical").radius == "practical"
+    assert make_agent("linucb-practical", radius="theory").radius == "theory"        # given kwargs win
+    assert make_agent("ldp-ucb-practical", epsilon=1.0).privacy.label() == "ldp(eps=1, delta=1e-05)"
+    assert agent_is_private("linucb-jdp-practical") and not agent_is_private("linucb-practical")
+    glm = make_agent("elim-glm-jdp-ucb", epsilon=1.0)
+    assert (glm.play, glm.name) == ("ucb", "elim-glm-jdp")
+    entries = [e for s in SUITES.values() for g in s.grids for e in g.agents if e.label in PRESETS]
+    assert {e.label for e in entries} == set(PRESETS)       # every preset is in a suite, as the registry says
+    for e in entries:
+        assert (e.name, dict(e.kwargs)) == preset(e.label) == resolve_label(e.label)
+    with pytest.raises(ValueError, match="registered agent's name"):
+        register_preset("linucb", "linucb", radius="practical")
+    with pytest.raises(ValueError, match="already the preset"):
+        register_preset("linucb-practical", "linucb", radius="theory")
+    with pytest.raises(ValueError, match="unknown preset 'nope'"):
+        preset("nope")
+    monkeypatch.setattr(registry, "PRESETS", dict(PRESETS))
+    register_preset("linucb-practical", "linucb", radius="practical")   # the same preset again is fine

@@ -295,3 +295,22 @@ def test_loky_context_silences_only_the_resource_trackers_warnings_and_restores_
         err = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ)).stderr
     assert "from privbandit.sim.sweep" in err and "resource_tracker" not in err
     assert os.environ.get("PYTHONWARNINGS") == before
+
+
+def test_estimate_times_each_combination_once_and_list_schedules_the_cells():
+    from privbandit.sim.sweep import estimate
+
+    grid = Grid(agents=(AgentEntry("uniform"), AgentEntry("elim-jdp")),
+                envs=(EnvEntry("iso-d2", kwargs={"family": "isotropic", "n_arms": 3, "dim": 2}),),
+                epsilons=(0.5, 1.0), seeds=3, horizon=256)
+    cells = grid.cells()
+    one = estimate(cells, jobs=1)
+    assert one.timed == 2 and set(one.seconds) == {c.key for c in cells} and len(cells) == 9
+    by_agent = {c.agent.label: one.seconds[c.key] for c in cells}
+    assert all(one.seconds[c.key] == by_agent[c.agent.label] for c in cells)  # one run stands for its combination
+    assert one.wall == pytest.approx(sum(one.seconds.values()))
+    many = estimate(cells, jobs=len(cells))
+    assert many.wall == pytest.approx(max(many.seconds.values()))
+    assert "9 cells, 2 combinations timed once" in many.line() and f"on {len(cells)} idle workers" in many.line()
+    with pytest.raises(ValueError, match="jobs"):
+        estimate(cells, jobs=0)

@@ -57,6 +57,7 @@ from .planner import (
     surviving_actions,
     uniform_over,
 )
+from .registry import register_preset
 from .spanner import masked_spanner
 
 __all__ = ["PLAY_RULES", "PLAY_RULE_CLASSES", "POOLING", "EliminationAgent", "GreedyPlay", "PlayRule", "SpannerPlay",
@@ -515,6 +516,7 @@ _factory("elim-ldp-ssp", "ssp-local", "ldp",
          "local-DP action elimination with local sufficient-statistics perturbation (def:SSP)")
 _factory("elim-glm-ldp", "iw-glm-ldp", "ldp",
          "local-DP GLM action elimination with IW-GLM-LDP (appdx:regret-upper-LDP, remark)")
+register_preset("elim-glm-jdp-ucb", "elim-glm-jdp", play="ucb", first_epoch=JDP_UCB_FIRST_EPOCH)
 
 _factory("elim-ldp-greedy", "iw-regression-ldp", "ldp",
          "local-DP action elimination with IW-Regression-LDP, greedy play among the survivors with (d/t)^(1/3) "

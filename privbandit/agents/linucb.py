@@ -75,7 +75,7 @@ from ..privacy.calibration import analytic_noise_multiplier
 from ..privacy.clipping import clip_features, clip_rewards, within_ball
 from ..privacy.randomizers import padded
 from .base import Agent
-from .registry import register_agent
+from .registry import register_agent, register_preset
 
 __all__ = ["LDPUCBAgent", "LinUCBAgent", "SSLinUCBAgent"]
 
@@ -448,3 +448,5 @@ register_agent("linucb-jdp", SSLinUCBAgent, privacy="jdp",
                description="joint-DP LinUCB with tree-based aggregation (Shariff & Sheffet 2018)")
 register_agent("ldp-ucb", LDPUCBAgent, privacy="ldp",
                description="local-DP LinUCB, users privatise (phi phi^T, phi y) (Zheng et al. 2020)")
+for _name in ("linucb", "linucb-jdp", "ldp-ucb"):   # the calibrated per-phi radius beside the theorem's
+    register_preset(f"{_name}-practical", _name, radius="practical")

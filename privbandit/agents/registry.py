@@ -1,6 +1,11 @@
 """The agent registry: ``register_agent``, ``make_agent(name, ...)``, ``agent_names()``, ``agent_is_private(name)``
 and ``agent_descriptions()``, on the generic :class:`privbandit.registry.Registry`.
 
+A preset (:func:`register_preset`) is a label for a registered agent with other keyword arguments, e.g.
+``linucb-practical``, ``linucb`` with ``radius="practical"``: ``make_agent`` builds it, and the benchmark suites
+take their entries from it (:func:`privbandit.sim.suites.preset_entry`), so a preset label means one thing
+everywhere. Presets are not agent names: a suite cell of a preset is its agent's with the preset's kwargs.
+
 A name that is not registered may be an import path ``"pkg.module:factory"`` or a ``privbandit.agents`` entry
 point (:mod:`privbandit.registry`).
 """
@@ -17,8 +22,8 @@ from ..privacy import MODELS
 from ..registry import Entry, PluginError, Registry, first_doc_line, paper_labels
 from .base import Agent
 
-__all__ = ["AGENT_REGISTRY", "agent_descriptions", "agent_is_private", "agent_names", "declared_privacy_model",
-           "factory_is_private", "make_agent", "register_agent"]
+__all__ = ["AGENT_REGISTRY", "PRESETS", "agent_descriptions", "agent_is_private", "agent_names",
+           "declared_privacy_model", "factory_is_private", "make_agent", "preset", "register_agent", "register_preset"]
 
 
 def factory_is_private(factory: Callable[..., Any]) -> bool | None:
@@ -149,6 +154,39 @@ def register_agent(name: str, factory: Callable[..., Agent], *, description: str
                             counterpart=counterpart)
 
 
+PRESETS: dict[str, tuple[str, dict[str, Any]]] = {}
+"""Preset label -> (registered agent name, keyword arguments); :func:`register_preset` adds to it."""
+
+
+def register_preset(label: str, agent: str, **kwargs: Any) -> None:
+    """Register ``label`` as the registered agent ``agent`` with the keyword arguments ``kwargs``.
+
+    Raises
+    ------
+    ValueError
+        If ``label`` is a registered agent's name or already a preset of other arguments.
+    """
+    if label in AGENT_REGISTRY.names():
+        raise ValueError(f"label must not be a registered agent's name, got {label!r}")
+    if PRESETS.get(label, (agent, kwargs)) != (agent, kwargs):
+        raise ValueError(f"{label!r} is already the preset {PRESETS[label]}")
+    PRESETS[label] = (agent, dict(kwargs))
+
+
+def preset(label: str) -> tuple[str, dict[str, Any]]:
+    """The (agent name, keyword arguments) of a preset label (:data:`PRESETS`).
+
+    Examples
+    --------
+    >>> preset("linucb-practical")
+    ('linucb', {'radius': 'practical'})
+    """
+    if label not in PRESETS:
+        raise ValueError(f"unknown preset {label!r}; choose one of {sorted(PRESETS)}")
+    agent, kwargs = PRESETS[label]
+    return agent, dict(kwargs)
+
+
 def make_agent(name: str, **kwargs: Any) -> Agent:
     """Build a registered agent by name; keyword arguments go to its factory.
 
@@ -162,8 +200,8 @@ def make_agent(name: str, **kwargs: Any) -> Agent:
     Parameters
     ----------
     name : str
-        A registered agent (``privbandit list`` shows them), an import path ``"pkg.module:factory"`` or an
-        entry point's name.
+        A registered agent (``privbandit list`` shows them), a preset label (:data:`PRESETS`), an import path
+        ``"pkg.module:factory"`` or an entry point's name.
     **kwargs
         Keyword arguments of the agent's factory: for a private agent its budget ``epsilon`` (> 0) and
         ``delta`` (in (0, 1), default 1e-5), and the agent's own options (``oracle``, ``lam``, ...; see its
@@ -186,7 +224,12 @@ def make_agent(name: str, **kwargs: Any) -> Agent:
     Traceback (most recent call last):
     ...
     ValueError: linucb is non-private: it takes no epsilon/delta, got epsilon (its private counterpart is linucb-jdp)
+    >>> make_agent("linucb-practical").radius   # a preset: linucb with radius="practical"
+    'practical'
     """
+    if name in PRESETS:
+        agent, own = PRESETS[name]
+        return make_agent(agent, **{**own, **kwargs})
     entry = AGENT_REGISTRY.get(name)
     private, counterpart = entry.info["private"], entry.info["counterpart"]
     budget = sorted(k for k in ("epsilon", "delta") if k in kwargs)
@@ -210,9 +253,9 @@ def agent_is_private(name: str) -> bool | None:
     Parameters
     ----------
     name : str
-        A registered agent.
+        A registered agent or a preset label.
     """
-    return AGENT_REGISTRY.get(name).info["private"]
+    return AGENT_REGISTRY.get(PRESETS.get(name, (name,))[0]).info["private"]
 
 
 def agent_names() -> tuple[str, ...]:

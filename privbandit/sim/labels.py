@@ -28,10 +28,12 @@ _CALL = re.compile(r"(?P<name>[^()\s]+)\((?P<args>.*)\)")
 
 
 def suite_variants() -> dict[str, tuple[str, dict[str, Any]]]:
-    """Every suite entry whose label is not its agent's name: label -> (name, kwargs)."""
+    """Every preset of the agent registry and every suite entry whose label is not its agent's name:
+    label -> (name, kwargs)."""
+    from ..agents.registry import PRESETS
     from .suites import SUITES
 
-    out: dict[str, tuple[str, dict[str, Any]]] = {}
+    out: dict[str, tuple[str, dict[str, Any]]] = {label: (name, dict(kw)) for label, (name, kw) in PRESETS.items()}
     for suite in SUITES.values():
         for grid in suite.grids:
             for entry in grid.agents:

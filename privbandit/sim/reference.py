@@ -13,7 +13,7 @@ a manifest ``SUITE.json``:
   fails until they do). A refactor that leaves every number as it was keeps the stored results valid;
 - ``privbandit``: the library version (a cell file carries it too; :func:`~privbandit.sim.sweep.load_cell`
   refuses another one);
-- ``command``: the command that made them (``scripts/store_reference.py``);
+- ``command``: the command that made them (``privbandit store-reference``);
 - ``results_version``: the suite's declared ``results_version`` when they were made;
 - ``streams``: per (env, horizon, seed), a summary of the first :data:`STREAM_ROUNDS` rounds (features and
   rewards of every arm) of its round stream (:func:`stream_summary`): their sha256, and a small sketch of their

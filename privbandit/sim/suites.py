@@ -1,4 +1,4 @@
-"""The named benchmark suites: ``quick`` (the README's main job, minutes on a laptop) and ``paper``.
+"""The named benchmark suites: ``quick`` (the README's main job, minutes on a laptop), ``paper`` and ``agents``.
 
 A suite is a list of :class:`~privbandit.sim.grid.Grid` s (agents x envs x epsilons x seeds at one
 horizon). The agents are plain data (tuples of :class:`~privbandit.sim.grid.AgentEntry`): to add an
@@ -17,6 +17,11 @@ in :meth:`Suite.missing`.
   T = 2^20, 10 seeds (log-log slopes over t in [2^14, 2^20]); the per-round UCB baselines update their policy
   every 64 rounds (:data:`PAPER_UCB_BATCH`, labels ``*-batch64``). Hours on a laptop; use ``--jobs`` or a
   cluster.
+- ``agents``: the agent benchmark (every bandit agent): the paper suite's blocks at delta = 1e-5 with the
+  agent issue's lists (the LinUCB baselines with both radii, ``elim-glm-jdp-ucb``, a local-DP GLM block) and
+  a real-data block, ``PrivCBify-v0`` on digits (8 principal directions) and wine at epsilon in {0.3, 1},
+  T = 2^18, 5 seeds. ``privbandit bench --suite agents`` runs it (``--seeds``/``--horizon`` make it smaller;
+  ``--jobs`` and a rerun to resume as for every suite).
 
 References
 ----------
@@ -29,6 +34,17 @@ from dataclasses import dataclass, replace
 
 from .grid import DEFAULT_ENTROPY, AgentEntry, Cell, EnvEntry, Grid
 
+
+def preset_entry(label: str, **kwargs) -> AgentEntry:
+    """The entry of a preset label of the agent registry (:func:`privbandit.agents.registry.preset`): its agent
+    with its keyword arguments, labelled ``label``; ``kwargs`` (``private``, ``reference``, ...) go to
+    :class:`~privbandit.sim.grid.AgentEntry`."""
+    from ..agents.registry import preset
+
+    name, preset_kwargs = preset(label)
+    return AgentEntry(name, preset_kwargs, label=label, **kwargs)
+
+
 JDP_AGENTS: tuple[AgentEntry, ...] = (
     AgentEntry("uniform", private=False),
     AgentEntry("epsilon-greedy", private=False),
@@ -39,9 +55,8 @@ JDP_AGENTS: tuple[AgentEntry, ...] = (
     AgentEntry("elim-jdp-ucb", private=True, reference="elim-ucb"),
     AgentEntry("elim-ssp", private=True, reference="elim-nonprivate"),
     AgentEntry("linucb-jdp", private=True, reference="linucb"),
-    AgentEntry("linucb", {"radius": "practical"}, label="linucb-practical", private=False),
-    AgentEntry("linucb-jdp", {"radius": "practical"}, label="linucb-jdp-practical", private=True,
-               reference="linucb-practical"),
+    preset_entry("linucb-practical", private=False),
+    preset_entry("linucb-jdp-practical", private=True, reference="linucb-practical"),
     AgentEntry("squarecb-nonprivate", private=False),
     AgentEntry("squarecb-dpsgd", private=True, reference="squarecb-nonprivate"),
     AgentEntry("squarecb-jdp-iw", private=True, reference="squarecb-nonprivate"),
@@ -50,7 +65,8 @@ JDP_AGENTS: tuple[AgentEntry, ...] = (
     AgentEntry("squarecb-jdp-iw-cal", private=True, reference="squarecb-nonprivate"),
 )
 """Agents of the joint-DP blocks (and the non-private references); extend by appending. The LinUCB baselines
-appear with both radii: the theorem's (their default) and ``radius="practical"`` (labels ``*-practical``)."""
+appear with both radii: the theorem's (their default) and ``radius="practical"`` (the registry's presets
+``*-practical``)."""
 
 LDP_AGENTS: tuple[AgentEntry, ...] = (
     AgentEntry("uniform", private=False),
@@ -59,8 +75,7 @@ LDP_AGENTS: tuple[AgentEntry, ...] = (
     AgentEntry("elim-ldp-greedy", private=True, reference="elim-nonprivate"),
     AgentEntry("elim-ldp-ssp", private=True, reference="elim-nonprivate"),
     AgentEntry("ldp-ucb", private=True, reference="linucb"),
-    AgentEntry("ldp-ucb", {"radius": "practical"}, label="ldp-ucb-practical", private=True,
-               reference="linucb-practical"),
+    preset_entry("ldp-ucb-practical", private=True, reference="linucb-practical"),
     AgentEntry("linucb", private=False),
     AgentEntry("squarecb-ldp-sgd", private=True, reference="squarecb-nonprivate"),
     AgentEntry("elim-ldp-pooled", private=True, reference="elim-nonprivate", version=2),  # 2: as elim-jdp-pooled's 3
@@ -124,10 +139,10 @@ class Suite:
     results_version : int
         The version of the numbers its cells produce. Raise it whenever a change to the library changes a
         baseline's numbers (``tests/test_reference.py`` re-runs one stored cell of every baseline and fails
-        then), and regenerate the stored results with ``scripts/store_reference.py``. It enters
+        then), and regenerate the stored results with ``privbandit store-reference``. It enters
         :func:`privbandit.sim.reference.suite_version`. A change to one agent's numbers can instead raise that
         entry's ``version`` (:class:`~privbandit.sim.grid.AgentEntry`): only its cells get a new identity, and
-        the script runs only them.
+        the command runs only them.
     """
 
     name: str
@@ -254,17 +269,76 @@ PAPER = Suite(
     slope_window=(2 ** 14, 2 ** 20),
 )
 
-SUITES: dict[str, Suite] = {s.name: s for s in (QUICK, PAPER)}
+AGENTS_UCB_BATCH = 64
+"""Policy update period of the per-round UCB baselines in the agents suite, as in the paper suite."""
+
+GLM_UCB = preset_entry("elim-glm-jdp-ucb", private=True, reference="elim-ucb")
+"""GLM elimination with UCB play and ``elim-jdp-ucb``'s first epoch (a preset of the agent registry)."""
+
+
+def entries(labels: tuple[str, ...], *pools: tuple[AgentEntry, ...]) -> tuple[AgentEntry, ...]:
+    """The entries of ``pools`` with these labels, in the order of ``labels`` (the first pool's entry wins)."""
+    by_label: dict[str, AgentEntry] = {}
+    for pool in pools:
+        for entry in pool:
+            by_label.setdefault(entry.label, entry)
+    missing = [label for label in labels if label not in by_label]
+    if missing:
+        raise ValueError(f"no suite entry labelled {missing}")
+    return tuple(by_label[label] for label in labels)
+
+
+_POOL = (JDP_AGENTS, LDP_AGENTS, GLM_JDP_AGENTS, (GLM_UCB, AgentEntry("elim-glm-ldp", private=True,
+                                                                   reference="elim-nonprivate")))
+_AGENTS_JDP = ("uniform", "epsilon-greedy", "linucb", "linucb-practical", "elim-nonprivate", "elim-ucb",
+               "squarecb-nonprivate", "elim-jdp", "elim-jdp-ucb", "elim-ssp", "linucb-jdp", "linucb-jdp-practical",
+               "squarecb-dpsgd", "squarecb-jdp-iw")
+_AGENTS_LDP = ("uniform", "elim-nonprivate", "elim-ucb", "linucb", "linucb-practical", "elim-ldp", "elim-ldp-greedy",
+               "elim-ldp-ssp", "ldp-ucb", "ldp-ucb-practical", "squarecb-ldp-sgd")
+_AGENTS_GLM_JDP = ("elim-nonprivate", "elim-ucb", "elim-jdp", "elim-jdp-ucb", "elim-glm-jdp", "elim-glm-jdp-ucb")
+_AGENTS_GLM_LDP = ("elim-ldp", "elim-ldp-greedy", "elim-glm-ldp")
+_AGENTS_REAL_JDP = ("uniform", "elim-nonprivate", "elim-ucb", "linucb-practical", "elim-jdp", "elim-jdp-ucb",
+                    "linucb-jdp-practical")
+_AGENTS_REAL_LDP = ("elim-nonprivate", "elim-ucb", "elim-ldp", "elim-ldp-greedy", "ldp-ucb-practical")
+_AGENTS_REAL_ENVS = (EnvEntry("cbify-digits-pca8", "PrivCBify-v0", dict(dataset="digits", n_components=8)),
+                     EnvEntry("cbify-wine", "PrivCBify-v0", dict(dataset="wine")))
+"""Real data: digits on its top 8 principal directions (d = 80, K = 10) and wine (d = 39, K = 3), label reward."""
+
+
+def _agents_grid(labels: tuple[str, ...], envs: tuple[EnvEntry, ...], **kwargs) -> Grid:
+    return Grid(batched(entries(labels, *_POOL), AGENTS_UCB_BATCH), envs, delta=1e-5, **kwargs)
+
+
+_FULL = dict(epsilons=(0.1, 0.3, 1.0), seeds=10, horizon=_PAPER_T)
+AGENTS = Suite(
+    name="agents",
+    description="every bandit agent (the agent benchmark): joint DP d=10, K=10 and local DP d=5, K=5 on the "
+                "heavy-tailed-norm, rare-direction and spiky families and a GLM instance (logistic link), the LinUCB "
+                "baselines with both radii, epsilon in {0.1, 0.3, 1}, delta=1e-5, T=2^20, 10 seeds; real data "
+                "(PrivCBify-v0 on digits, 8 principal directions, and wine) at epsilon in {0.3, 1}, T=2^18, 5 seeds; "
+                "the LinUCB baselines update their policy every 64 rounds (labels *-batch64)",
+    grids=(  # the costliest cells first, so that parallel workers finish together
+        _agents_grid(_AGENTS_JDP, tuple(lin_env(f, 10, 10) for f in _PAPER_FAMILIES), **_FULL),
+        _agents_grid(_AGENTS_GLM_JDP, (glm_env("heavy-tailed", 10, 10),), **_FULL),
+        _agents_grid(_AGENTS_REAL_JDP, _AGENTS_REAL_ENVS, epsilons=(0.3, 1.0), seeds=5, horizon=2 ** 18),
+        _agents_grid(_AGENTS_REAL_LDP, _AGENTS_REAL_ENVS, epsilons=(0.3, 1.0), seeds=5, horizon=2 ** 18),
+        _agents_grid(_AGENTS_LDP, tuple(lin_env(f, 5, 5) for f in _PAPER_FAMILIES), **_FULL),
+        _agents_grid(_AGENTS_GLM_LDP, (glm_env("heavy-tailed", 5, 5),), **_FULL),
+    ),
+    slope_window=(2 ** 14, 2 ** 20),
+)
+
+SUITES: dict[str, Suite] = {s.name: s for s in (QUICK, PAPER, AGENTS)}
 """The named suites."""
 
 
 def get_suite(name: str) -> Suite:
-    """A suite by name (``"quick"`` or ``"paper"``).
+    """A suite by name (``"quick"``, ``"paper"`` or ``"agents"``).
 
     Parameters
     ----------
     name : str
-        ``"quick"`` or ``"paper"``.
+        ``"quick"``, ``"paper"`` or ``"agents"``.
     """
     if name not in SUITES:
         raise ValueError(f"suite must be one of {sorted(SUITES)}, got {name!r}")

@@ -12,6 +12,10 @@ in the order of the cell list (so serial and parallel sweeps give identical tabl
 finished cell that an earlier sweep left in the folder (so the file always covers every cell of the
 folder); it is written atomically too. One sweep at a time writes a folder (:func:`folder_lock`).
 
+Cells start in list order, each on the worker that frees up first, so a list with its costliest cells first
+(as the named suites order their grids) ends on short cells; :func:`estimate` times one run per agent, env and
+horizon and gives the wall time of that schedule.
+
 This module also gives the names of the grid model, the cell store and the backends, as it always has.
 """
 
@@ -20,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import time
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -62,9 +67,9 @@ from .runner import run
 
 __all__ = [
     "BACKENDS", "DEFAULT_ENTROPY", "FOOTER", "PLANNED_COLUMNS", "REJECTED", "THREAD_ENV", "TRACKER_FILTER",
-    "AgentEntry", "BackendUnavailable", "Cell", "CellFileError", "CellFilesRejected", "EnvEntry", "FolderLocked",
-    "Grid", "SweepResult", "atomic_write", "backend_context", "cell_path", "combine", "folder_lock", "load_cell",
-    "other_cells", "read_cell", "run_cell", "stable_hash", "sweep",
+    "AgentEntry", "BackendUnavailable", "Cell", "CellFileError", "CellFilesRejected", "EnvEntry", "Estimate",
+    "FolderLocked", "Grid", "SweepResult", "atomic_write", "backend_context", "cell_path", "combine", "estimate",
+    "folder_lock", "load_cell", "other_cells", "read_cell", "run_cell", "stable_hash", "sweep",
 ]
 
 
@@ -293,3 +298,59 @@ def _sweep(cells: list[Cell], out: Path, cells_dir: Path, jobs: int, backend: st
     others = [p.stem for p in other_cells(cells, out)]
     return SweepResult(table=table, ran=ran, skipped=skipped, out=out, others=others, rejected=rejected, lost=lost,
                        planned=pd.DataFrame([(*k, len(v)) for k, v in groups.items()], columns=list(PLANNED_COLUMNS)))
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A sweep's cost, estimated by :func:`estimate`: CPU seconds per cell key, the combinations timed and
+    the wall seconds on ``jobs`` idle workers."""
+
+    seconds: dict
+    timed: int
+    jobs: int
+    wall: float
+
+    def line(self) -> str:
+        """One line: cells, combinations timed, CPU minutes in all and the wall time on the workers."""
+        total = sum(self.seconds.values())
+        return (f"estimate: {len(self.seconds)} cells, {self.timed} combinations timed once "
+                f"({total / max(1, len(self.seconds)):.2f} CPU s per cell on average, {total / 60:.1f} CPU minutes "
+                f"in all); on {self.jobs} idle workers: {self.wall / 60:.1f} minutes wall")
+
+
+def _combination(cell: Cell) -> tuple:
+    return cell.agent.label, cell.agent.kwargs, cell.env.label, cell.horizon
+
+
+def estimate(cells: Sequence[Cell], jobs: int = 1) -> Estimate:
+    """The sweep's wall time on ``jobs`` idle workers, from one timed run per combination.
+
+    The first cell (in list order) of every combination of agent, env and horizon runs once in this process
+    (one BLAS thread, as a worker), timed in CPU seconds; it stands for every cell of its combination. The
+    cells are then list-scheduled in the sweep's order (list order, each to the worker that frees up first),
+    as :func:`sweep` starts them.
+    """
+    cells = list(cells)
+    jobs = check_int("jobs", jobs, low=-1)
+    if jobs == 0:
+        raise ValueError("jobs must be -1 (all cores) or an integer >= 1, got 0")
+    jobs = jobs if jobs > 0 else os.cpu_count() or 1
+    cost: dict[tuple, float] = {}
+    for c in cells:
+        combo = _combination(c)
+        if combo in cost:
+            continue
+        start = time.process_time()
+        with limit_blas():
+            env = c.env.make(c.horizon)
+            try:
+                run(c.agent.build(c.epsilon, c.delta), env, c.horizon, c.seed_sequence(),
+                    points_per_octave=c.points_per_octave)
+            finally:
+                env.close()
+        cost[combo] = time.process_time() - start
+    seconds = {c.key: cost[_combination(c)] for c in cells}
+    workers = [0.0] * jobs
+    for c in cells:
+        workers[workers.index(min(workers))] += seconds[c.key]
+    return Estimate(seconds=seconds, timed=len(cost), jobs=jobs, wall=max(workers))
