@@ -54,10 +54,10 @@ def expect_error(name: str, fn, *args, **kwargs) -> None:
 # -- env keyword arguments ---------------------------------------------------------------------------
 
 GOOD_ENV = {"n_arms": [1, 2, 5], "dim": [2, 3, 4], "horizon": [1, 3, 16], "bound": [0.5, 1.0, 3.0],
-                "noise_scale": [0.0, 0.3, 1.0], "family": ["isotropic", "spiky", "rare-direction", "heavy-tailed",
+                "noise_scale": [0.1, 0.3, 1.0], "family": ["isotropic", "spiky", "rare-direction", "heavy-tailed",
                                                      "heavy-tailed-direction", "low-rank"]}
 BAD_ENV = {"n_arms": BAD_SIZES, "dim": BAD_SIZES, "horizon": BAD_SIZES,
-               "bound": [0.0, -1.0, *BAD_REALS, "1"], "noise_scale": [-0.1, *BAD_REALS],
+               "bound": [0.0, -1.0, *BAD_REALS, "1"], "noise_scale": [0.0, -0.1, *BAD_REALS],
                "family": ["no-such-family", 3], "feature_map": ["bogus", [1, 2], 3, None], "noise": ["bogus", 3, -1.0],
                "conditioning": [math.nan, math.inf, -1.0, 0.0, "x"]}
 

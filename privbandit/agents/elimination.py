@@ -254,8 +254,8 @@ class _EpochFits:
         """Rows (m, d), already checked and clipped by ``update``, all inside the current epoch."""
         agent.fit.add_clipped(x, y)
 
-    def release(self, agent: EliminationAgent) -> Estimate:
-        """The estimate released at the end of the current epoch."""
+    def epoch_estimate(self, agent: EliminationAgent) -> Estimate:
+        """The estimate the agent plays on after the current epoch (the epoch fit's release)."""
         return agent.fit.result()
 
 
@@ -279,7 +279,7 @@ class _RidgePool(_EpochFits):
     def add(self, agent: EliminationAgent, x: np.ndarray, y: np.ndarray) -> None:
         self.fit.add_clipped(x, y)
 
-    def release(self, agent: EliminationAgent) -> Estimate:
+    def epoch_estimate(self, agent: EliminationAgent) -> Estimate:
         return self.fit.current()
 
 
@@ -389,7 +389,7 @@ class EliminationAgent(EpochAgent):
         self._after_rows(x.shape[0])
 
     def _release(self) -> Estimate:
-        return self._pooling.release(self)
+        return self._pooling.epoch_estimate(self)
 
     def _on_epoch_end(self, estimate: Estimate) -> None:
         # estimates whose test can never remove an arm are skipped by the planner (same survivors)
