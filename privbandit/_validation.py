@@ -84,9 +84,11 @@ def check_int(name: str, value: Any, *, low: int = 0, high: int | None = None) -
 
 
 def check_array(name: str, value: Any, *, ndim: int | tuple[int, ...] | None = None,
-                shape: tuple[int | None, ...] | None = None, allow_empty: bool = True) -> np.ndarray:
+                shape: tuple[int | None, ...] | None = None, allow_empty: bool = True,
+                finite: bool = True) -> np.ndarray:
     """Return ``value`` as a finite float64 array with one of the numbers of dimensions ``ndim``, of ``shape``
-    (``None`` entries match any length) and non-empty unless ``allow_empty``, or raise ValueError naming ``name``."""
+    (``None`` entries match any length) and non-empty unless ``allow_empty``, or raise ValueError naming ``name``.
+    ``finite=False`` leaves the finiteness test to the caller (the clipping functions, whose bound test is one)."""
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -101,9 +103,15 @@ def check_array(name: str, value: Any, *, ndim: int | tuple[int, ...] | None = N
             raise ValueError(f"{name} must have shape {want}, got {arr.shape}")
     if not allow_empty and arr.size == 0:
         raise ValueError(f"{name} must not be empty")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
+    if finite:
+        check_finite(name, arr)
     return arr
+
+
+def check_finite(name: str, arr: np.ndarray) -> None:
+    """Raise ValueError naming ``name`` if the float array ``arr`` holds NaN or inf."""
+    if np.count_nonzero(np.isfinite(arr)) != arr.size:
+        raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
 
 
 def check_weights(name: str, value: Any, n: int) -> np.ndarray:
@@ -115,11 +123,12 @@ def check_weights(name: str, value: Any, n: int) -> np.ndarray:
     return w / w.sum()
 
 
-def check_rows(features: Any, rewards: Any, dim: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def check_rows(features: Any, rewards: Any, dim: int | None = None, *,
+               finite: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Check a batch of regression rows: features (m, d) (or (d,) for one row) and rewards (m,) (or scalar);
-    returns them as arrays (m, d) and (m,)."""
-    x = check_array("features", features, ndim=(1, 2))
-    y = check_array("rewards", rewards, ndim=(0, 1))
+    returns them as arrays (m, d) and (m,). ``finite=False`` as for :func:`check_array`."""
+    x = check_array("features", features, ndim=(1, 2), finite=finite)
+    y = check_array("rewards", rewards, ndim=(0, 1), finite=finite)
     if x.ndim == 1:
         x = x[None, :]
     y = np.atleast_1d(y)

@@ -259,8 +259,8 @@ class Agent(abc.ABC):
         spec = self._require_spec()
         shape = (None, spec.n_arms, spec.dim) if batched else (spec.n_arms, spec.dim)
         # ||phi|| <= B is the model (BanditSpec); rows above it are projected with a ClippingWarning so a
-        # huge row can never overflow the planners (no silent inf/NaN scores)
-        return clip_features(check_array("features", features, shape=shape), spec.bound)
+        # huge row can never overflow the planners (no silent inf/NaN scores); the clip refuses NaN and inf
+        return clip_features(check_array("features", features, shape=shape, finite=False), spec.bound)
 
     # -- acting ----------------------------------------------------------------------------------
     def rounds_until_update(self) -> int:
@@ -304,9 +304,9 @@ class Agent(abc.ABC):
         changes data); NaN, inf and wrong shapes raise ValueError.
         """
         spec = self._require_spec()
-        x, y = check_rows(chosen_features, rewards, spec.dim)
+        x, y = check_rows(chosen_features, rewards, spec.dim, finite=False)
         # every agent (private or not) learns from bounded rows: features clipped to ||phi|| <= B and
-        # rewards to [-1, 1], with a ClippingWarning when that changes data (no overflow, no silent NaN)
+        # rewards to [-1, 1], with a ClippingWarning when that changes data; the clips refuse NaN and inf
         x, y = clip_features(x, spec.bound), clip_rewards(y)
         if self.t + x.shape[0] > spec.horizon:
             raise ValueError(f"update got {x.shape[0]} rows at round {self.t} but the horizon is T={spec.horizon} "

@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from .._validation import check_positive
+from .._validation import check_finite, check_positive
 
 
 class ClippingWarning(UserWarning):
@@ -53,27 +53,36 @@ def within_ball(features: np.ndarray, bound: float) -> bool:
     return np.count_nonzero(sq <= bound * bound) == sq.size
 
 
-def clip_features(features: np.ndarray, bound: float) -> np.ndarray:
+def clip_features(features: np.ndarray, bound: float, *, name: str = "features") -> np.ndarray:
     """Scale each row of ``features`` (..., d) down to L2 norm at most ``bound``.
 
     Parameters
     ----------
     features : ndarray of shape (..., d)
-        Finite feature vectors (checked by the caller).
+        Feature vectors.
     bound : float
         The feature bound B > 0.
+    name : str
+        The argument's name in the error message.
 
     Returns
     -------
     ndarray
         A new array whose rows have norm <= bound; rows already inside are unchanged.
+
+    Raises
+    ------
+    ValueError
+        If ``features`` holds NaN or inf (the norm test below is also the finiteness test: a row that passes
+        it is finite, so callers need not check finiteness before).
     """
     bound = check_positive("bound", bound)
     arr = np.asarray(features, dtype=float)
-    # fast path (the common case): all squared norms finite and <= B^2; an overflowing or NaN norm fails
-    # the test and takes the exact path below
+    # the common case: all squared norms finite and <= B^2; an overflowing or NaN norm fails the test and
+    # takes the exact path below
     if arr.shape[-1:] and within_ball(arr, bound):
         return arr.copy()
+    check_finite(name, arr)
     out, over = scale_to_ball(features, bound)
     if not np.any(over):
         return np.array(features, dtype=float, copy=True)
@@ -89,7 +98,7 @@ def clip_features(features: np.ndarray, bound: float) -> np.ndarray:
     return out
 
 
-def clip_rewards(rewards: np.ndarray, bound: float = 1.0) -> np.ndarray:
+def clip_rewards(rewards: np.ndarray, bound: float = 1.0, *, name: str = "rewards") -> np.ndarray:
     """Clip rewards to ``[-bound, bound]`` (the paper's clip_1 for labels |y| <= 1).
 
     Parameters
@@ -98,9 +107,21 @@ def clip_rewards(rewards: np.ndarray, bound: float = 1.0) -> np.ndarray:
         Rewards (any shape).
     bound : float
         The clipping bound > 0.
+    name : str
+        The argument's name in the error message.
+
+    Raises
+    ------
+    ValueError
+        If ``rewards`` holds NaN or inf (as for :func:`clip_features`, the bound test is also the finiteness test).
     """
     bound = check_positive("bound", bound)
-    over = np.count_nonzero(np.abs(rewards) > bound)
+    rewards = np.asarray(rewards, dtype=float)
+    inside = np.count_nonzero(np.abs(rewards) <= bound)     # NaN is never inside
+    if inside == rewards.size:
+        return rewards.copy()
+    check_finite(name, rewards)
+    over = rewards.size - inside
     if over:
         warnings.warn(f"{over} reward(s) outside [-{bound:g}, {bound:g}] were clipped before a "
                       f"privacy mechanism", ClippingWarning, stacklevel=2)
