@@ -4,7 +4,7 @@
 
     privbandit bench --suite quick|paper|agents [--out DIR] [--jobs N] [--backend loky|dask|ray]
                      [--seeds S] [--horizon T] [--delta D] [--agents A,B] [--envs E,F] [--epsilons E1,E2]
-                     [--estimate]
+                     [--estimate] [--env-kwargs JSON]
                      [--agent NAME|pkg.module:factory [--agent-kwargs JSON] [--label L] [--private jdp|ldp]
                       [--reference NAME] [--baselines auto|stored|rerun]]
     privbandit run --env ID --agent NAME|LABEL [--agent-kwargs JSON] [--label L] [--epsilon E] --horizon T
@@ -173,6 +173,9 @@ def _add_bench_parser(sub) -> argparse.ArgumentParser:
                    help="run only these envs of the suite (comma list of labels, e.g. heavy-tailed-d10k10)")
     b.add_argument("--epsilons", type=_epsilons, default=None,
                    help="override the suite's epsilons of the private agents (comma list, e.g. 0.3,1)")
+    b.add_argument("--env-kwargs", default=None,
+                   help='keyword arguments added to every env of the run as JSON, e.g. \'{"reward": "linear-fit"}\' '
+                   'for the real-data envs (their labels get the arguments as a suffix)')
     b.add_argument("--estimate", action="store_true",
                    help="only estimate the wall time on --jobs workers (one timed run per agent, env and horizon)")
     b.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -404,9 +407,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
             raise UsageError("--private, --reference, --agent-kwargs and --label describe a challenger: give it "
                              "with --agent")
         suite = replace(suite, grids=_overridden(suite.available_grids(), args))
-    elif any(v is not None for v in (args.agents, args.envs, args.epsilons)):
-        raise UsageError("--agents, --envs and --epsilons choose the suite's cells: a challenger (--agent) runs "
-                         "beside the whole suite")
+    elif any(v is not None for v in (args.agents, args.envs, args.epsilons, args.env_kwargs)):
+        raise UsageError("--agents, --envs, --epsilons and --env-kwargs choose the suite's cells: a challenger "
+                         "(--agent) runs beside the whole suite")
     else:
         suite, challenger = _challenger_suite(suite, args)
     cells = suite.cells()
@@ -436,14 +439,31 @@ def _overridden(grids, args: argparse.Namespace) -> tuple:
         if unknown:
             raise UsageError(f"{what}: {', '.join(unknown)} not in suite {args.suite!r}; choose from {sorted(known)}")
     out = []
+    extra = _json_object("--env-kwargs", args.env_kwargs, '{"reward": "linear-fit"}')
     for g in grids:
         kept_agents = tuple(a for a in g.agents if agents is None or a.label in agents)
-        kept_envs = tuple(e for e in g.envs if envs is None or e.label in envs)
+        kept_envs = tuple(_with_kwargs(e, extra) for e in g.envs if envs is None or e.label in envs)
         if kept_agents and kept_envs:
             out.append(replace(g, agents=kept_agents, envs=kept_envs, seeds=args.seeds or g.seeds,
                                horizon=args.horizon or g.horizon, delta=args.delta or g.delta,
                                epsilons=args.epsilons or g.epsilons))
     return tuple(out)
+
+
+def _with_kwargs(entry, extra: dict):
+    """The env entry with ``extra`` keyword arguments (``--env-kwargs``) and a label saying them, checked by making
+    the env (a :class:`UsageError` naming the env if it refuses them)."""
+    if not extra:
+        return entry
+    from .sim.grid import EnvEntry
+
+    suffix = ",".join(f"{k}={v}" for k, v in sorted(extra.items()))
+    new = EnvEntry(f"{entry.label}[{suffix}]", entry.env_id, {**dict(entry.kwargs), **extra})
+    try:
+        new.make(1).close()
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"--env-kwargs: env {entry.label} ({entry.env_id}) refuses them: {exc}") from None
+    return new
 
 
 def _bench(args: argparse.Namespace, suite, cells, out: Path, challenger: str | None) -> int:
@@ -725,14 +745,19 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def _agent_kwargs(args: argparse.Namespace) -> dict:
     """``--agent-kwargs`` as a dict (empty if not given), else a :class:`UsageError`."""
-    if args.agent_kwargs is None:
+    return _json_object("--agent-kwargs", args.agent_kwargs, '{"first_epoch": 1}')
+
+
+def _json_object(option: str, text: str | None, example: str) -> dict:
+    """The JSON object ``text`` of ``option`` as a dict (empty if not given), else a :class:`UsageError`."""
+    if text is None:
         return {}
     try:
-        kwargs = json.loads(args.agent_kwargs)
+        kwargs = json.loads(text)
     except ValueError as exc:
-        raise UsageError(f"--agent-kwargs must be a JSON object, e.g. '{{\"first_epoch\": 1}}' ({exc})") from None
+        raise UsageError(f"{option} must be a JSON object, e.g. '{example}' ({exc})") from None
     if not isinstance(kwargs, dict):
-        raise UsageError(f"--agent-kwargs must be a JSON object, got {args.agent_kwargs!r}")
+        raise UsageError(f"{option} must be a JSON object, got {text!r}")
     return kwargs
 
 

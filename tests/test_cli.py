@@ -93,6 +93,18 @@ def test_bench_agents_suite_runs_only_the_chosen_agents_envs_and_epsilons(tmp_pa
     assert not (tmp_path / "none").exists()
 
 
+def test_bench_env_kwargs_reach_the_envs_and_name_them(tmp_path, capsys):
+    out = tmp_path / "fit"
+    code, text, _ = _main(["bench", "--suite", "agents", "--agents", "uniform", "--envs", "cbify-wine",
+                           "--env-kwargs", '{"reward": "linear-fit"}', "--seeds", "1", "--horizon", "16",
+                           "--jobs", "1", "--no-progress", "--out", out], capsys)
+    if code == 2 and "scikit-learn" in text:                # the data extra is not installed
+        pytest.skip(text)
+    assert code == 0
+    table = read_cell(out / "results.csv")
+    assert set(table["env"]) == {"cbify-wine[reward=linear-fit]"}
+
+
 BAD = [
     (["frobnicate"], "invalid choice"),
     (["bench", "--suite", "huge"], "invalid choice"),
@@ -103,6 +115,10 @@ BAD = [
     (["bench", "--suite", "agents", "--agents", "nope"], "--agents: nope not in suite 'agents'"),
     (["bench", "--suite", "agents", "--envs", "mars-d1k1"], "--envs: mars-d1k1 not in suite 'agents'"),
     (["bench", "--epsilons", "0.3,0"], "--epsilons"),
+    (["bench", "--env-kwargs", "[1]"], "--env-kwargs must be a JSON object"),
+    (["bench", "--envs", "heavy-tailed-d5k5", "--env-kwargs", '{"reward": "linear-fit"}'],
+     "--env-kwargs: env heavy-tailed-d5k5 (PrivLinCB-v0) refuses them"),
+    (["bench", "--agent", "uniform", "--env-kwargs", "{}"], "a challenger (--agent) runs beside the whole suite"),
     (["bench", "--agent", "uniform", "--agents", "uniform"], "a challenger (--agent) runs beside the whole suite"),
     (["store-reference", "--suite", "quick"], "--out"),
     (["run", "--env", "PrivLinCB-v0", "--agent", "uniform", "--horizon", "0"], "--horizon"),

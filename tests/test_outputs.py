@@ -3,6 +3,8 @@ grid, log ticks."""
 
 from __future__ import annotations
 
+import math
+
 import matplotlib
 import numpy as np
 import pandas as pd
@@ -113,3 +115,33 @@ def test_regret_intervals_stay_above_zero_and_match_the_figures_band():
     assert nonnegative_mean_ci(np.zeros(3)) == (0.0, 0.0, 0.0)
     with pytest.raises(ValueError, match="non-negative"):
         nonnegative_mean_ci(np.array([1.0, -1.0]))
+
+
+def _runs(agent: str, epsilon: float, per_round: list[float], seeds: int = 2) -> pd.DataFrame:
+    """Cumulative-regret rows logged at every power of two, ``per_round[k]`` the regret of each round in
+    (2^(k-1), 2^k] (round 1 for k = 0)."""
+    rows = []
+    for seed in range(seeds):
+        cum, t = 0.0, 1
+        for k, r in enumerate(per_round):
+            cum += r * (1 if k == 0 else t // 2)
+            rows.append(dict(env="e", agent=agent, epsilon=epsilon, seed=seed, horizon=2 ** (len(per_round) - 1),
+                             t=t, cum_regret=cum))
+            t *= 2
+    return pd.DataFrame(rows)
+
+
+def test_the_price_over_time_is_the_ratio_of_mean_regrets_and_of_the_recent_rounds():
+    from privbandit.sim.report import price_over_time
+
+    n = 15                                                   # rounds 1 .. 2^14
+    private = [1.0] * 13 + [0.1, 0.1]                        # pays as the reference until 2^12, then 10x less
+    df = pd.concat([_runs("p", 1.0, private), _runs("p", 0.3, [1.0] * n), _runs("ref", math.inf, [1.0] * n)])
+    pot = price_over_time(df, {"p": "ref"}).set_index(["epsilon", "t"])
+    assert sorted(pot.index.get_level_values("t").unique()) == [2 ** 12, 2 ** 14]
+    assert pot.loc[(0.3, 2 ** 14), "ratio"] == pytest.approx(1.0)
+    assert pot.loc[(1.0, 2 ** 12), "ratio"] == pytest.approx(1.0)
+    # rounds (2^12, 2^14]: 2^12 + 2^13 rounds at 0.1 against 1.0
+    assert pot.loc[(1.0, 2 ** 14), "recent_ratio"] == pytest.approx(0.1)
+    assert pot.loc[(1.0, 2 ** 14), "ratio"] == pytest.approx((2 ** 12 + 0.1 * 3 * 2 ** 12) / 2 ** 14)
+    assert price_over_time(df, {}).empty and price_over_time(df, {"p": "missing"}).empty

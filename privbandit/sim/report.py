@@ -327,6 +327,53 @@ def price_of_privacy(final: pd.DataFrame, references: Mapping[str, str], uniform
     return pd.DataFrame(rows, columns=cols)
 
 
+def price_over_time(df: pd.DataFrame, references: Mapping[str, str], *, first: int = 2 ** 12) -> pd.DataFrame:
+    """The price of privacy as the run goes on: each private agent's mean regret over its reference's at the
+    logged rounds t = ``first``, 4 ``first``, 16 ``first``, ... up to the horizon (and at the horizon).
+
+    Beside the cumulative ratio at t, ``recent_ratio`` is that of the regret earned in the rounds (t/4, t] alone:
+    where the cumulative ratio is heading (a private agent that has started to eliminate pays less per round
+    than its early rounds cost it).
+
+    Parameters
+    ----------
+    df : DataFrame
+        The results table (every power of two is logged).
+    references : mapping
+        Agent label -> label of its non-private counterpart, as for :func:`price_of_privacy`.
+    first : int
+        The first round of the table (a power of two).
+
+    Returns
+    -------
+    DataFrame
+        env, agent, reference, epsilon, horizon, t, ratio, recent_ratio (NaN where the reference earned no regret
+        in (t/4, t]), one row per private agent, privacy level and t.
+    """
+    cols = ["env", "agent", "reference", "epsilon", "horizon", "t", "ratio", "recent_ratio"]
+    rows = []
+    for horizon, runs in df.groupby("horizon", sort=True):
+        times = sorted({t for t in (first * 4 ** k for k in range(64)) if t <= horizon} | {int(horizon)})
+        means = {t: runs[runs["t"] == t].groupby(["env", "agent", "epsilon"])["cum_regret"].mean()
+                 for t in {*times, *(t // 4 for t in times)} if (runs["t"] == t).any()}
+        for t in times:
+            if t not in means or t // 4 not in means:
+                continue
+            now, before = means[t], means[t // 4]
+            plain = {(env, agent): v for (env, agent, _), v in now.items()}      # a reference runs at one epsilon
+            plain_before = {(env, agent): v for (env, agent, _), v in before.items()}
+            for (env, agent, eps), value in now.items():
+                ref = references.get(agent)
+                if (env, ref) not in plain or (env, ref) not in plain_before:
+                    continue
+                b, b0 = plain[(env, ref)], plain_before[(env, ref)]
+                a0 = before.get((env, agent, eps), math.nan)
+                rows.append(dict(env=env, agent=agent, reference=ref, epsilon=eps, horizon=int(horizon), t=t,
+                                 ratio=value / b if b > 0 else math.inf,
+                                 recent_ratio=(value - a0) / (b - b0) if b > b0 else math.nan))
+    return pd.DataFrame(rows, columns=cols)
+
+
 def ledger_guarantees(df: pd.DataFrame) -> pd.DataFrame:
     """Worst user's composed epsilon (from the agents' ledgers) per agent and privacy level, against the spec.
 
@@ -483,6 +530,24 @@ def _price_lines(final: pd.DataFrame, references: Mapping[str, str]) -> list[str
             markdown_table(pop) if not pop.empty else none, ""]
 
 
+def _price_over_time_lines(df: pd.DataFrame, references: Mapping[str, str]) -> list[str]:
+    """The report's price-of-privacy-over-time section, at each private agent's largest epsilon."""
+    pot = price_over_time(df, references)
+    if pot.empty:
+        return []
+    pot = pot[pot["epsilon"] == pot.groupby(["env", "agent"])["epsilon"].transform("max")]
+    pot = pot.assign(cell=[f"{r:.2f}" + ("" if math.isnan(q) else f" ({q:.2f})")
+                           for r, q in zip(pot["ratio"], pot["recent_ratio"])])
+    wide = pot.pivot_table(index=["env", "agent", "reference", "epsilon", "horizon"], columns="t", values="cell",
+                           aggfunc="first").reset_index()
+    wide.columns = [f"t = 2^{int(c).bit_length() - 1}" if isinstance(c, (int, np.integer)) else c
+                    for c in wide.columns]
+    return ["## Price of privacy over time", "",
+            "Mean regret of each private agent (at its largest epsilon) over its non-private counterpart's, "
+            "cumulative at t, and in brackets of the rounds (t/4, t] alone (where the ratio is heading).", "",
+            markdown_table(wide.fillna("")), ""]
+
+
 def _ledger_lines(df: pd.DataFrame) -> list[str]:
     """The report's privacy-ledger section."""
     return ["## Privacy ledgers", "",
@@ -541,7 +606,7 @@ def write_report(df: pd.DataFrame, out: str | os.PathLike, *, title: str = "priv
     parts += _summary_lines(final)
     parts += _final_regret_lines(final)
     parts += [*sections, *_slope_lines(slopes, slope_window), *_price_lines(final, references or {}),
-              *_ledger_lines(df), *_figure_lines(figures, out)]
+              *_price_over_time_lines(df, references or {}), *_ledger_lines(df), *_figure_lines(figures, out)]
     from .cells import atomic_write
 
     return atomic_write(out / "report.md", "\n".join(parts))
