@@ -26,7 +26,9 @@ Usage::
 
 Targets (step loop, d = K = 10, agent alone): every SquareCB and elimination agent no slower per round than
 VW's ``--cb_explore_adf --squarecb`` on the same stream; LinUCB at least 10x faster per round than MABWiser's
-LinUCB. The batch path has no fixed target here: compare it with an earlier commit's run of this script.
+LinUCB. Batch path floors (:data:`BATCH_FLOORS`, the agent alone with its epoch fits, d = K = 10, measured at
+T = 2^18, ``--log2-rounds 18``, where the last epochs dominate): elim-jdp-ucb >= 2e5 rounds/s and elim-jdp >= 1e5;
+for every other agent compare the batch path with an earlier commit's run of this script.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ import sys
 import time
 
 import numpy as np
+
+BATCH_FLOORS = {"elim-jdp-ucb": 2e5, "elim-jdp": 1e5}
+"""Rounds/s floors of the batch path at d = K = 10 (the agent alone, fits included; meaningful from T = 2^18)."""
 
 MABWISER_TARGET = 10.0
 """LinUCB's step loop must be at least this many times faster per round than MABWiser's LinUCB."""
@@ -129,15 +134,19 @@ def time_agents(names, spec, x, r, repeats: int, vw_us: float | None = None) -> 
             batch_rps[name].append(n / s_batch)
             differ[name].append(int(np.count_nonzero(a_loop != a_batch)))
     lines = ["| agent | step loop us/round, median (range) | batch path rounds/s, median (range) | rounds with "
-             "other arms (max) | target (step loop) |", "|---|---|---|---|---|"]
+             "other arms (max) | target (step loop) | floor (batch path) |", "|---|---|---|---|---|---|"]
     for name in names:
         med = float(np.median(loop_us[name]))
         verdict = ""
         if isinstance(_make(name), EpochAgent) and vw_us is not None:     # every elimination and SquareCB agent
             verdict = (f"<= VW ({vw_us:.1f}): met" if med <= vw_us
                        else f"<= VW ({vw_us:.1f}): MISSED by {med / vw_us:.1f}x")
+        floor = BATCH_FLOORS.get(name)
+        rps = float(np.median(batch_rps[name]))
+        floor_verdict = "" if floor is None else (f">= {floor:,.0f}: met" if rps >= floor
+                                                  else f">= {floor:,.0f}: MISSED by {floor / rps:.2f}x")
         lines.append(f"| {name} | {_spread(loop_us[name])} | {_spread(batch_rps[name])} | {max(differ[name])} | "
-                     f"{verdict} |")
+                     f"{verdict} | {floor_verdict} |")
     return lines
 
 
