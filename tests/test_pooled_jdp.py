@@ -265,6 +265,6 @@ def test_the_agent_plans_on_its_last_plan_window_releases():
         assert len(agent.estimates) == 5
         recent = agent.estimates if window is None else agent.estimates[-window:]
         assert all(any(e is f for f in recent) for e in agent._informative)
-        assert agent._stacked()[0].basis.shape[1] == len(recent) * 4  # theta and M^T (d = 3) per release
+        assert agent.stacked_estimates()[0].basis.shape[1] == len(recent) * 4  # theta and M^T (d = 3) per release
         runs[window] = agent.action_probabilities(probe)
     assert np.array_equal(runs[5], runs[None]) and not np.array_equal(runs[1], runs[None])

@@ -194,8 +194,8 @@ class UCBPlay(_ExploitingPlay):
     def survivors_and_best(self, agent: EliminationAgent, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         # one pass gives every needed estimate's bounds; elimination uses the informative ones (as
         # surviving_actions does), the score is the top of each arm's intersected interval over all of them
-        stack, _, index = agent._stacked()
-        if not agent._informative:
+        stack, informative, index = agent.stacked_estimates()
+        if informative is None:
             index = None
         mean, width = stacked_bounds(stack, features, agent.width_cap)
         upper = mean + width
@@ -381,7 +381,7 @@ class EliminationAgent(EpochAgent):
     def _reset(self) -> None:
         super()._reset()
         self._informative: list[Estimate] = []
-        self._stacks: tuple[EstimateStack, EstimateStack | None, np.ndarray | slice] | None = None   # see _stacked
+        self._stacks: tuple[EstimateStack, EstimateStack | None, np.ndarray | slice] | None = None  # stacked_estimates
         self._pooling.reset(self)
 
     def _observe(self, x: np.ndarray, y: np.ndarray) -> None:
@@ -397,10 +397,11 @@ class EliminationAgent(EpochAgent):
             self._informative.append(estimate)
         self._stacks = None
 
-    def _stacked(self) -> tuple[EstimateStack, EstimateStack | None, np.ndarray | slice]:
-        """All released estimates stacked, the informative ones stacked (None if none) and their indices
-        among all (a slice when they are consecutive); rebuilt once per epoch (the releases are fixed within
-        one)."""
+    def stacked_estimates(self) -> tuple[EstimateStack, EstimateStack | None, np.ndarray | slice]:
+        """All released estimates stacked, the informative ones (those whose test can remove an arm) stacked
+        (None if none) and their indices among all (a slice when they are consecutive); rebuilt once per epoch
+        (the releases are fixed within one). What a play rule (:class:`PlayRule`) scores arms with, e.g.
+        ``stacked_bounds(stack, features, agent.width_cap)``."""
         if self._stacks is None:
             informative = {id(e) for e in self._informative}
             index = np.array([j for j, e in enumerate(self.estimates) if id(e) in informative], dtype=np.int64)
@@ -467,7 +468,7 @@ class EliminationAgent(EpochAgent):
         m = features.shape[0]
         if not self._informative or m == 0:
             return np.ones(features.shape[:2], dtype=bool)
-        stack, step = self._stacked()[1], self.play_chunk(features.shape)
+        stack, step = self.stacked_estimates()[1], self.play_chunk(features.shape)
         return np.concatenate([stacked_survivors(stack, features[lo:lo + step], self.width_cap, ELIMINATION_TOLERANCE)
                                for lo in range(0, m, step)])
 

@@ -236,10 +236,10 @@ class PooledEliminationAgent(EliminationAgent):
             recent = {id(e) for e in self.estimates[-self.plan_window:]}
             self._informative = [e for e in self._informative if id(e) in recent]
 
-    def _stacked(self):
+    def stacked_estimates(self):
         """As the elimination agent's, over the last ``plan_window`` releases only (all with None)."""
         if self.plan_window is None or self._stacks is not None:
-            return super()._stacked()
+            return super().stacked_estimates()
         recent = self.estimates[-self.plan_window:]
         informative = {id(e) for e in self._informative}
         index = np.array([j for j, e in enumerate(recent) if id(e) in informative], dtype=np.int64)
