@@ -49,14 +49,11 @@ from .registry import register_agent, register_preset
 
 __all__ = ["GLMFit", "GLMUCBAgent", "GLOCAgent", "fit_glm", "glm_gradient", "glm_hessian"]
 
-NEWTON_TOL = 1e-22
+NEWTON_TOL = 1e-12
 """:func:`fit_glm` stops when the squared Newton decrement g^T H^{-1} g (twice the loss' excess over its
-minimum, to second order) is at most this, or below :data:`STALL_TOL` and no longer halving (the rounding
-floor of the gradient): the estimate is then exact to rounding, so two fits fed the same rows in other blocks
-(the step loop and the batch path) agree to rounding whatever their starting points."""
-
-STALL_TOL = 1e-14
-"""Below this squared decrement a step that does not halve it ends :func:`fit_glm` (rounding floor)."""
+minimum, to second order) is at most this, far below the O(d) statistical fluctuation of the loss. Two fits fed
+the same rows in other blocks (the step loop and the batch path) take the same steps from the same start, so
+they agree to rounding."""
 
 NEWTON_MAX_STEPS = 50
 """Most Newton steps of one :func:`fit_glm` call."""
@@ -101,8 +98,7 @@ def fit_glm(x: np.ndarray, y: np.ndarray, link: Link, lam: float, theta0: np.nda
 
     Solves argmin_theta sum_s l_nu(<phi_s, theta>, y_s) + (lam/2) ||theta||^2 with the integral loss
     l_nu(z, y) = -y z + int_0^z nu (strictly convex: its Hessian is >= lam I), i.e. the root of
-    sum_s (nu(<phi_s, theta>) - y_s) phi_s + lam theta = 0, to a squared Newton decrement g^T H^{-1} g <= NEWTON_TOL
-    (rounding level, see there).
+    sum_s (nu(<phi_s, theta>) - y_s) phi_s + lam theta = 0, to a squared Newton decrement g^T H^{-1} g <= NEWTON_TOL.
     Steps are theta <- theta - H^{-1} g / (1 + sqrt(g^T H^{-1} g)) (Nesterov's damped Newton step, which needs no
     evaluation of the loss, so any :class:`~privbandit.Link` serves). Warm-started (``theta0`` and the last
     ``hessian``), the first :data:`CHORD_STEPS` steps reuse the given Hessian (O(n d) each instead of O(n d^2)),
@@ -127,7 +123,6 @@ def fit_glm(x: np.ndarray, y: np.ndarray, link: Link, lam: float, theta0: np.nda
     theta = np.zeros(x.shape[1]) if theta0 is None else np.array(theta0, dtype=float)
     h = glm_hessian(x, link, lam, theta) if hessian is None else hessian
     lagged = 0 if hessian is None else CHORD_STEPS
-    last = math.inf
     for step in range(NEWTON_MAX_STEPS):
         if lagged == 0 and step > 0:
             h = glm_hessian(x, link, lam, theta)
@@ -135,9 +130,8 @@ def fit_glm(x: np.ndarray, y: np.ndarray, link: Link, lam: float, theta0: np.nda
         g = glm_gradient(x, y, link, lam, theta)
         s = np.linalg.solve(h, g)
         dec = float(g @ s)
-        if dec <= NEWTON_TOL or (dec <= STALL_TOL and dec > 0.5 * last):
+        if dec <= NEWTON_TOL:
             return GLMFit(theta, h, step, True)
-        last = dec
         theta = theta - s / (1.0 + math.sqrt(max(dec, 0.0)))
         lagged = max(lagged - 1, 0)
     return GLMFit(theta, h, NEWTON_MAX_STEPS, False)
