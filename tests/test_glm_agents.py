@@ -75,8 +75,8 @@ def test_the_agent_refits_to_the_mle_of_every_row_so_far():
         ys.append(rew)
     direct = fit_glm(np.concatenate(rows), np.concatenate(ys), logistic_link(4.0), agent.lam)
     np.testing.assert_allclose(agent.theta_, direct.theta, atol=10 * np.sqrt(NEWTON_TOL))
-    np.testing.assert_allclose(agent.v_inv, np.linalg.inv(np.eye(3) + np.concatenate(rows).T @ np.concatenate(rows)),
-                               atol=1e-10)
+    np.testing.assert_allclose(agent.policy_v_inv_,
+                               np.linalg.inv(np.eye(3) + np.concatenate(rows).T @ np.concatenate(rows)), atol=1e-10)
 
 
 @pytest.mark.parametrize("name", [*NAMES, "glm-ucb-practical", "gloc-practical", "linucb"])

@@ -6,7 +6,8 @@ mu_nu <= nu' <= L_nu on the predictor range) and learn from the GLM's integral l
     l_nu(z, y) = -y z + int_0^z nu(s) ds,    d/dz l_nu = nu(z) - y,    d^2/dz^2 l_nu = nu'(z) >= mu_nu,
 
 whose minimiser in expectation is theta* when E[y | phi] = nu(<phi, theta*>). Both keep V = lambda I + sum phi phi^T
-(V^{-1} by Sherman-Morrison, :func:`~privbandit.linalg.inverse_rank_update`), change their policy every
+(GLOC updates V^{-1} by Sherman-Morrison, :func:`~privbandit.linalg.inverse_rank_update`; GLM-UCB inverts V
+at each refresh), change their policy every
 ``batch_size`` rounds (1 by default, the papers' algorithms) as :class:`~privbandit.agents.linucb.LinUCBAgent` does,
 and choose deterministically (ties to the lowest index, no action uniforms). One implementation serves the step
 loop and the batch path: rows enter ``_absorb_rows`` as they arrive, one by one or in blocks, and the policy is
@@ -143,7 +144,8 @@ class GLMUCBAgent(BatchedUCBAgent):
     At each batch end (every ``batch_size`` rounds) theta_hat is refitted on all rows so far (:func:`fit_glm`,
     warm-started at the last estimate with the last Hessian plus the new rows' nu' phi phi^T, so a refit
     costs O(n d) per step plus an O(n d^2) exact Hessian every :data:`CHORD_STEPS` steps); the arm chosen is
-    argmax_a nu(<phi_a, theta_hat>) + rho ||phi_a||_{V^{-1}}, V = lambda I + sum phi phi^T.
+    argmax_a nu(<phi_a, theta_hat>) + rho ||phi_a||_{V^{-1}}, V = lambda I + sum phi phi^T (accumulated row by row,
+    inverted at each refresh).
 
     Two radii (``radius``). ``"theory"`` (default), Filippi et al.'s Thm 1,
     rho(t) = (2 L_nu kappa R / mu_nu) sqrt(2 d log t log(2 d T / delta_c)),
@@ -191,7 +193,7 @@ class GLMUCBAgent(BatchedUCBAgent):
     def _reset(self) -> None:
         spec = self._require_spec()
         d = spec.dim
-        self.v_inv = np.eye(d) / self.lam
+        self.gram = self.lam * np.eye(d)        # V = lambda I + sum phi phi^T, inverted at each refresh (O(d^3))
         self._x = np.empty((min(spec.horizon, 1024), d))
         self._y = np.empty(self._x.shape[0])
         self._hess = self.lam * np.eye(d)       # the lagged Hessian of fit_glm, with the rows since the last fit
@@ -203,7 +205,7 @@ class GLMUCBAgent(BatchedUCBAgent):
         self._refresh(0)
 
     def _absorb_rows(self, x: np.ndarray, y: np.ndarray) -> None:
-        inverse_rank_update(self.v_inv, x)
+        self.gram += x.T @ x
         n, m = self.t, x.shape[0]
         if n + m > self._x.shape[0]:            # grow the row store geometrically, up to the horizon
             size = min(max(2 * self._x.shape[0], n + m), self._require_spec().horizon)
@@ -215,8 +217,7 @@ class GLMUCBAgent(BatchedUCBAgent):
 
     def _refresh(self, t: int) -> None:
         spec = self._require_spec()
-        self.v_inv = symmetric_part(self.v_inv)
-        self.policy_v_inv_ = self.v_inv.copy()   # fixed until the next refresh
+        self.policy_v_inv_ = symmetric_part(np.linalg.inv(self.gram))   # fixed until the next refresh
         if t > 0:
             fit = fit_glm(self._x[:t], self._y[:t], spec.link, self.lam, self.theta_, self._hess)
             self.theta_, self._hess = fit.theta, fit.hessian
