@@ -6,17 +6,21 @@
 - :func:`psd_project`: the nearest PSD matrix in Frobenius norm;
 - :func:`polar_psd_factor`: (A^T A)^{1/2}, the paper's sym(A);
 - :func:`symmetric_solution`: the symmetric A closest to solving W A = M;
-- :func:`solve_regularized`: the ridge solve (M + lambda I)^{-1} v, never NaN.
+- :func:`solve_regularized`: the ridge solve (M + lambda I)^{-1} v, never NaN;
+- :func:`inverse_rank_update`: V^{-1} -> (V + X^T X)^{-1} in place (Sherman-Morrison / Woodbury), with the
+  log-determinant increment.
 
 None of them spends privacy: applied to released statistics they are post-processing.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-__all__ = ["EIG_FLOOR", "polar_psd_factor", "psd_inv_sqrt", "psd_power", "psd_project", "psd_sqrt",
-           "solve_regularized", "symmetric_part", "symmetric_solution"]
+__all__ = ["EIG_FLOOR", "inverse_rank_update", "polar_psd_factor", "psd_inv_sqrt", "psd_power", "psd_project",
+           "psd_sqrt", "solve_regularized", "symmetric_part", "symmetric_solution"]
 
 EIG_FLOOR = 1e-12
 """Relative eigenvalue floor used before inverse square roots of possibly noisy matrices."""
@@ -165,3 +169,28 @@ def solve_regularized(mat: np.ndarray, vec: np.ndarray, lam: float) -> np.ndarra
     if not np.all(np.isfinite(out)):
         out = np.linalg.lstsq(a, vec, rcond=None)[0]
     return out
+
+
+def inverse_rank_update(v_inv: np.ndarray, x: np.ndarray) -> float:
+    """Replace V^{-1} by (V + X^T X)^{-1} in place, in O(m d^2 + m^3); returns log det(V + X^T X) - log det V.
+
+    Woodbury: (V + X^T X)^{-1} = V^{-1} - V^{-1} X^T C^{-1} X V^{-1} with the capacitance
+    C = I + X V^{-1} X^T, and log det(V + X^T X) = log det V + log det C (the matrix determinant
+    lemma). For one row C is the scalar 1 + x^T V^{-1} x (Sherman-Morrison).
+
+    Parameters
+    ----------
+    v_inv : ndarray (d, d)
+        V^{-1} of a symmetric positive definite V, overwritten.
+    x : ndarray (m, d)
+        The rows added to V.
+    """
+    if x.shape[0] == 1:
+        vx = v_inv.dot(x[0])
+        q = float(x[0].dot(vx))
+        v_inv -= vx[:, None] * (vx / (1.0 + q))
+        return math.log1p(q)
+    vx = v_inv @ x.T                                      # V^{-1} X^T (d, m)
+    cap = np.eye(x.shape[0]) + x @ vx
+    v_inv -= vx @ np.linalg.solve(cap, x @ v_inv)
+    return float(np.linalg.slogdet(cap)[1])

@@ -175,7 +175,7 @@ class TwoArmFamily:
 # the agents suite (privbandit bench --suite agents) measures them at epsilon in {0.1, 0.3, 1}.
 EASY_EPS = {"elim-glm-jdp": 30.0, "elim-glm-ldp": 30.0, "elim-ldp-ssp": 1000.0, "elim-ldp": 8.0,
             "elim-ldp-greedy": 8.0, "squarecb-ldp-sgd": 8.0, "ldp-ucb": 8.0}
-PER_ROUND = {"linucb", "linucb-jdp", "ldp-ucb"}
+PER_ROUND = {"linucb", "linucb-jdp", "ldp-ucb", "glm-ucb", "gloc"}
 
 
 @pytest.mark.parametrize("name", LEARNERS)

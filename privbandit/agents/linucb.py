@@ -68,6 +68,7 @@ from typing import ClassVar
 import numpy as np
 
 from .._validation import POSITIVE, POSITIVE_INT, UNIT_OPEN, Interval, Options, ParameterConstraints
+from ..linalg import inverse_rank_update
 from ..oracles.base import CONSTANTS
 from ..oracles.ridge import PRACTICAL_WIDTH
 from ..privacy import LocalRandomizer, PrivacySpec, SymmetricGaussianMechanism, release_recorded
@@ -77,14 +78,20 @@ from ..privacy.randomizers import padded
 from .base import Agent
 from .registry import register_agent, register_preset
 
-__all__ = ["LDPUCBAgent", "LinUCBAgent", "SSLinUCBAgent"]
+__all__ = ["BatchedUCBAgent", "LDPUCBAgent", "LinUCBAgent", "SSLinUCBAgent"]
 
 _EIG_FLOOR = 1e-9
 _CHUNK = 4096
 
 
-class _UCBAgent(Agent):
-    """Shared machinery: batching of policy updates, the optimistic choice and its probabilities."""
+class BatchedUCBAgent(Agent):
+    """Shared machinery of the per-round UCB agents: batching of policy updates, the optimistic choice and its
+    probabilities.
+
+    A subclass keeps its statistics in ``_absorb_rows(x, y)`` (every row, as it arrives) and sets the policy
+    in ``_refresh(t)`` (after round t, at the end of each batch of ``batch_size`` rounds); ``_scores`` gives
+    the UCB score of every arm (by default <phi, theta_> + beta_ ||phi||_{V^{-1}} with ``v_inv_sqrt_``).
+    """
 
     uniforms_per_round: ClassVar[int] = 0
     parameter_constraints: ClassVar[ParameterConstraints] = {
@@ -138,7 +145,7 @@ class _UCBAgent(Agent):
         raise NotImplementedError
 
 
-class LinUCBAgent(_UCBAgent):
+class LinUCBAgent(BatchedUCBAgent):
     """Non-private LinUCB (OFUL) with Sherman-Morrison updates.
 
     Parameters
@@ -180,26 +187,14 @@ class LinUCBAgent(_UCBAgent):
         self._refresh(0)
 
     def _absorb_rows(self, x: np.ndarray, y: np.ndarray) -> None:
-        """Rows (m, d) and rewards (m,): a rank-m update of V^{-1} in O(m d^2 + m^3).
-
-        Woodbury: (V + X^T X)^{-1} = V^{-1} - V^{-1} X^T C^{-1} X V^{-1} with the capacitance
-        C = I + X V^{-1} X^T, and log det(V + X^T X) = log det V + log det C (the matrix determinant
-        lemma). For one row C is the scalar 1 + x^T V^{-1} x (Sherman-Morrison).
-        """
+        """Rows (m, d) and rewards (m,): a rank-m update of V^{-1} and log det V in O(m d^2 + m^3)
+        (:func:`~privbandit.linalg.inverse_rank_update`)."""
         self.xty += x.T.dot(y)
-        if x.shape[0] == 1:
-            vx = self.v_inv.dot(x[0])
-            q = float(x[0].dot(vx))
-            self.v_inv -= vx[:, None] * (vx / (1.0 + q))
-            self.logdet += math.log1p(q)
-            return
-        vx = self.v_inv @ x.T                                 # V^{-1} X^T (d, m)
-        cap = np.eye(x.shape[0]) + x @ vx
-        self.v_inv -= vx @ np.linalg.solve(cap, x @ self.v_inv)
-        self.logdet += float(np.linalg.slogdet(cap)[1])
+        self.logdet += inverse_rank_update(self.v_inv, x)
 
     def _refresh(self, t: int) -> None:
         self.v_inv = (self.v_inv + self.v_inv.T) * 0.5          # symmetrise: 0.5 (V^-1 + V^-T)
+        self.policy_v_inv_ = self.v_inv.copy()                  # the policy's V^{-1}, fixed until the next refresh
         self.theta_ = self.v_inv @ self.xty
         if self.radius == "practical":         # per-phi: c sd(noise part) + the regularizer's bias
             self.radius_parts_ = (self.noise_scale, self._bias)
@@ -212,15 +207,15 @@ class LinUCBAgent(_UCBAgent):
         """UCB scores <x_a, theta> + beta ||x_a||_{V^{-1}} of contexts (m, K, d), as (m, K)."""
         m, k, d = features.shape
         x = features.reshape(m * k, d)
-        w = np.add.reduce(x.dot(self.v_inv) * x, axis=1)          # x_a^T V^{-1} x_a
+        w = np.add.reduce(x.dot(self.policy_v_inv_) * x, axis=1)  # x_a^T V^{-1} x_a, V of the last refresh
         return (x.dot(self.theta_) + self.beta_ * np.sqrt(np.maximum(w, 0.0))).reshape(m, k)
 
 
-class _NoisyGramUCB(_UCBAgent):
+class _NoisyGramUCB(BatchedUCBAgent):
     """UCB on a privatised augmented Gram matrix A~ = sum v v^T + noise, v = (phi, y)."""
 
     parameter_constraints: ClassVar[ParameterConstraints] = {
-        **_UCBAgent.parameter_constraints, "epsilon": [POSITIVE], "delta": [UNIT_OPEN]}
+        **BatchedUCBAgent.parameter_constraints, "epsilon": [POSITIVE], "delta": [UNIT_OPEN]}
 
     def __init__(self, *, epsilon: float = 1.0, delta: float = 1e-5, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -270,7 +265,7 @@ class _NoisyGramUCB(_UCBAgent):
         w = np.maximum(w, max(_EIG_FLOOR, 1e-6 * rho_min))
         self.theta_ = (q / w) @ (q.T @ a[:d, d])
         self.v_inv_sqrt_ = (q / np.sqrt(w)) @ q.T
-        if self.radius == "practical":         # per-phi, see _UCBAgent; w[0] = lambda_min of the shifted Gram
+        if self.radius == "practical":         # per-phi, see BatchedUCBAgent; w[0] = lambda_min of the shifted Gram
             sd = math.hypot(self.noise_scale, self._xty_noise_sd(t) / math.sqrt(w[0]))
             bias = self.norm_bound * min(math.sqrt(rho_max), rho_max / math.sqrt(w[0]))
             self.radius_parts_ = (sd, bias)
