@@ -34,11 +34,21 @@ DEFAULT_ENTROPY = 20_251_125
 """Root entropy of every sweep unless a sweep is given its own."""
 
 
+class _FrozenDict(dict):
+    """A dict keyword argument (e.g. an env's ``link_kwargs``) in a frozen entry: hashable, and a dict to the
+    function it is passed to and to the JSON of the cell identities. Do not mutate it."""
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(tuple(sorted(self.items())))
+
+
 def _freeze(kwargs: Mapping[str, Any] | Iterable[tuple[str, Any]] | None) -> tuple[tuple[str, Any], ...]:
     items = dict(kwargs or {})
     for k, v in items.items():
         if isinstance(v, np.ndarray):
             items[k] = tuple(np.asarray(v).ravel().tolist()) if v.ndim <= 1 else tuple(map(tuple, v.tolist()))
+        elif isinstance(v, dict):
+            items[k] = _FrozenDict(_freeze(v))
     return tuple(sorted(items.items()))
 
 

@@ -96,10 +96,14 @@ def lin_env(family: str, dim: int, n_arms: int, **kwargs) -> EnvEntry:
     return EnvEntry(f"{family}-d{dim}k{n_arms}", "PrivLinCB-v0", dict(family=family, dim=dim, n_arms=n_arms, **kwargs))
 
 
-def glm_env(family: str, dim: int, n_arms: int, **kwargs) -> EnvEntry:
-    """A ``PrivGLMCB-v0`` entry labelled ``glm-family-d{dim}k{n_arms}``."""
-    return EnvEntry(f"glm-{family}-d{dim}k{n_arms}", "PrivGLMCB-v0",
-                    dict(family=family, dim=dim, n_arms=n_arms, **kwargs))
+def glm_env(family: str, dim: int, n_arms: int, scale: float | None = None, **kwargs) -> EnvEntry:
+    """A ``PrivGLMCB-v0`` entry labelled ``glm-family-d{dim}k{n_arms}`` (the logistic link at its default slope),
+    or ``glm-family-d{dim}k{n_arms}-s{scale}`` with the logistic link's slope ``scale`` given."""
+    if scale is None:
+        return EnvEntry(f"glm-{family}-d{dim}k{n_arms}", "PrivGLMCB-v0",
+                        dict(family=family, dim=dim, n_arms=n_arms, **kwargs))
+    return EnvEntry(f"glm-{family}-d{dim}k{n_arms}-s{scale:g}", "PrivGLMCB-v0",
+                    dict(family=family, dim=dim, n_arms=n_arms, link_kwargs={"scale": scale}, **kwargs))
 
 
 def agent_available(entry: AgentEntry) -> bool:
@@ -201,7 +205,7 @@ class Suite:
 
 
 PER_ROUND_BASELINES: frozenset[str] = frozenset({"linucb", "linucb-jdp", "ldp-ucb", "linucb-practical",
-                                                 "linucb-jdp-practical", "ldp-ucb-practical"})
+                                                 "linucb-jdp-practical", "ldp-ucb-practical", "gloc-practical"})
 """Baselines whose policy changes every round (no batch speed-up, ~0.3-1 ms per round): the quick suite runs
 them at a shorter horizon, one epsilon, one env and two seeds."""
 
@@ -251,6 +255,47 @@ def batched(agents: tuple[AgentEntry, ...], batch: int) -> tuple[AgentEntry, ...
                             reference=tag(a.reference)) if a.label in PER_ROUND_BASELINES else a for a in agents)
 
 
+GLM_SCALES: tuple[float, ...] = (2.0, 6.0)
+"""Slopes s of the logistic link nu(z) = tanh(s z / 2) on the paper suite's GLM boards: the default 2
+(nu'(1) / nu'(0) = 0.42) and a steeper 6, which saturates (nu'(1) / nu'(0) = 0.01: a linear model is far off)."""
+
+GLM_FAMILIES: tuple[str, ...] = ("heavy-tailed", "rare-direction")
+"""The context families of the GLM boards (the spiky family is left out of tuning and of the boards)."""
+
+GLM_UCB_BATCH = 4096
+"""Refit period of ``glm-ucb`` on the GLM boards: each refit reads every past row (the maximum-likelihood fit),
+so a run costs O(T^2 d / batch); at 4096 a run of T = 2^20 takes seconds, at 64 a quarter of an hour."""
+
+
+def glm_board_agents(private: tuple[AgentEntry, ...]) -> tuple[AgentEntry, ...]:
+    """The agents of a GLM board: uniform play, the non-private linear references (elimination, LinUCB with the
+    practical radius) and GLM references (GLM-UCB refitted every :data:`GLM_UCB_BATCH` rounds and GLOC, both
+    with the practical radius; their theorems' radii stay at uniform play's regret on these boards, see the
+    agents guide), then the board's private agents ``private`` (linear and GLM)."""
+    return (
+        AgentEntry("uniform", private=False), AgentEntry("elim-nonprivate", private=False),
+        AgentEntry("elim-ucb", private=False), preset_entry("linucb-practical", private=False),
+        AgentEntry("glm-ucb", {"radius": "practical", "batch_size": GLM_UCB_BATCH},
+                   label=f"glm-ucb-practical-batch{GLM_UCB_BATCH}", private=False),
+        preset_entry("gloc-practical", private=False),
+    ) + private
+
+
+GLM_JDP_BOARD: tuple[AgentEntry, ...] = glm_board_agents((
+    AgentEntry("elim-jdp-pooled", private=True, reference="elim-ucb", version=3),
+    preset_entry("linucb-jdp-practical", private=True, reference="linucb-practical"),
+    AgentEntry("elim-glm-jdp", private=True, reference="elim-nonprivate"),
+))
+"""Agents of the joint-DP GLM boards (d = 10, K = 10)."""
+
+GLM_LDP_BOARD: tuple[AgentEntry, ...] = glm_board_agents((
+    AgentEntry("elim-ldp-pooled", private=True, reference="elim-nonprivate", version=2),
+    preset_entry("ldp-ucb-practical", private=True, reference="linucb-practical"),
+    AgentEntry("elim-glm-ldp", private=True, reference="elim-nonprivate"),
+))
+"""Agents of the local-DP GLM boards (d = 5, K = 5)."""
+
+
 _PAPER_T = 2 ** 20
 _PAPER_FAMILIES = ("heavy-tailed", "rare-direction", "spiky")
 PAPER = Suite(
@@ -261,10 +306,14 @@ PAPER = Suite(
     grids=(
         Grid(batched(JDP_AGENTS, PAPER_UCB_BATCH), tuple(lin_env(f, 10, 10) for f in _PAPER_FAMILIES),
              epsilons=(0.1, 0.3, 1.0), seeds=10, horizon=_PAPER_T, delta=1e-6),
-        Grid(GLM_JDP_AGENTS, (glm_env("heavy-tailed", 10, 10),), epsilons=(0.1, 0.3, 1.0), seeds=10,
-             horizon=_PAPER_T, delta=1e-6),
+        Grid(batched(GLM_JDP_BOARD, PAPER_UCB_BATCH),
+             tuple(glm_env(f, 10, 10, scale=s) for f in GLM_FAMILIES for s in GLM_SCALES),
+             epsilons=(1.0,), seeds=10, horizon=_PAPER_T, delta=1e-5),
         Grid(batched(LDP_AGENTS, PAPER_UCB_BATCH), tuple(lin_env(f, 5, 5) for f in _PAPER_FAMILIES),
              epsilons=(0.1, 0.3, 1.0), seeds=10, horizon=_PAPER_T, delta=1e-6),
+        Grid(batched(GLM_LDP_BOARD, PAPER_UCB_BATCH),
+             tuple(glm_env(f, 5, 5, scale=s) for f in GLM_FAMILIES for s in GLM_SCALES),
+             epsilons=(1.0,), seeds=10, horizon=_PAPER_T, delta=1e-5),
     ),
     slope_window=(2 ** 14, 2 ** 20),
 )
