@@ -10,6 +10,7 @@ interface contract on any agent (:mod:`.checks`).
 from .base import Agent, BanditSpec, EpochAgent, clone, doubling_schedule, epoch_schedule, uniform_choice
 from .checks import AGENT_CHECKS, check_agent
 from .elimination import EliminationAgent, surviving_actions
+from .ldp_glm import LDPGLMSGDAgent
 from .linucb import LDPUCBAgent, LinUCBAgent, SSLinUCBAgent
 from .policy import PolicyAgent
 from .pooled import PooledJDPAgent
@@ -19,7 +20,8 @@ from .spanner import barycentric_spanner
 from .squarecb import SquareCBAgent, inverse_gap_weighting
 
 __all__ = [
-    "AGENT_REGISTRY", "Agent", "BanditSpec", "EliminationAgent", "EpochAgent", "EpsilonGreedyAgent", "LDPUCBAgent",
+    "AGENT_REGISTRY", "Agent", "BanditSpec", "EliminationAgent", "EpochAgent", "EpsilonGreedyAgent", "LDPGLMSGDAgent",
+    "LDPUCBAgent",
     "LinUCBAgent", "PolicyAgent", "PooledJDPAgent",
     "SSLinUCBAgent", "SquareCBAgent", "UniformAgent", "agent_descriptions", "agent_is_private", "agent_names",
     "barycentric_spanner", "clone", "doubling_schedule", "epoch_schedule", "inverse_gap_weighting", "make_agent",
