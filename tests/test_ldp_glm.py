@@ -166,3 +166,18 @@ def test_the_audit_passes_the_agent_and_refutes_its_under_noised_twin():
     twin = audit_agent(f"{__name__}:make_under_noised_twin", EPS, **small)
     assert twin.refuted and twin.refuted_empirically and not twin.refuted_by_contract
     assert twin.epsilon_lower > 2.0 and twin.ledger_ok           # the ledger alone misses it
+
+
+def test_the_comparison_script_builds_their_setting_and_reports_their_units():
+    """scripts/compare_han2021.py: contexts on the unit sphere in d = 2, K = 10, nu(z) = 2 sigmoid(z) - 1, and
+    regrets halved to their {0, 1} rewards (uniform play's regret per round is about 0.2 in those units)."""
+    from conftest import load_script
+
+    script = load_script("compare_han2021")
+    env = script.their_setting(64)
+    obs, _ = env.reset(seed=0)
+    assert obs.shape == (10, 2) and np.allclose(np.linalg.norm(obs, axis=1), 1.0)
+    z = np.linspace(-1.0, 1.0, 5)
+    np.testing.assert_allclose(env.unwrapped.bandit_spec().link(z), 2.0 / (1.0 + np.exp(-z)) - 1.0)
+    regrets = script.final_regrets("uniform", {}, 1.0, 400, 2)
+    assert regrets.shape == (2,) and 0.1 * 400 < regrets.mean() < 0.35 * 400
