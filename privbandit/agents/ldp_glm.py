@@ -2,16 +2,16 @@
 
 The local-DP GLM baseline of the source paper's `tab:comp`. Han et al. give two algorithms: LDP-SGD (greedy
 play on an iterate trained by stochastic gradient descent on privatized gradients) and LDP-GLOC (a UCB on
-privatized Gram statistics of an online GLM learner). This module implements LDP-SGD because it is the one
-their paper's regret bound and title algorithm are about (the sqrt(T)/(lambda_min alpha) row of `tab:comp`), it
-is the one their own logistic experiment (``Scheme1/instances/logistic.py``) runs beside LDP-GLOC, and it
-needs one release per user (LDP-GLOC privatizes a d x d matrix and two vectors per user, composing three
-channels).
+privatized Gram statistics of an online GLM learner). This module implements LDP-SGD: it needs one release per
+user (LDP-GLOC privatizes a d x d matrix and two vectors per user, three channels to compose), and it is the
+stronger of the two in their own code on their logistic experiment (``Scheme1/instances/logistic.py``, which
+runs both; ``scripts/compare_han2021.py`` runs this agent on that setting).
 
-Protocol. The public model is the iterate theta_k (theta_0 = 0). User t of batch k sees only theta_k and their
-own features, and plays greedily: a_t = argmax_a <phi(x_t, a), theta_k> (nu is increasing, so this is the arm
-of largest predicted mean; ties go to the lowest index, no randomness). After seeing y_t the user sends their
-quasi-likelihood gradient at theta_k through a local randomizer:
+Protocol. The public model is the iterate theta_k (theta_0 = 0; their code starts at a random unit vector).
+User t of batch k sees only theta_k and their own features, and plays greedily:
+a_t = argmax_a <phi(x_t, a), theta_k> (nu is increasing, so this is the arm of largest predicted mean; ties
+go to the lowest index, no randomness). After seeing y_t the user sends their quasi-likelihood gradient at
+theta_k through a local randomizer:
 
     g_t = phi_t (clip_[-1, 1](nu(<phi_t, theta_k>)) - y_t),        ||g_t|| <= 2 B,
 
@@ -22,7 +22,7 @@ batch's SGD steps with step sizes eta_t = eta / (t + 1) and the ridge term of Ha
 
     theta_{k+1} = Proj_S( theta_k - sum_{t in batch k} eta_t (g~_t + lam theta_k) ),
 
-Proj_S the projection onto the ball ||theta|| <= S (the parameter set Theta the paper's iterate is projected on;
+Proj_S the projection onto the ball ||theta|| <= S, a bounded parameter set (post-processing of public values;
 ``norm_bound=None`` skips it, as their public code does). With ``batch_size = 1`` (the default) this is their
 per-round SGD with step 1/t; a larger batch evaluates every gradient of the batch at the batch's iterate.
 The step loop and the batch path share this one implementation (the randomizer and the step sums consume
@@ -52,7 +52,7 @@ Privacy, stated exactly.
 References
 ----------
 Han, Liang, Wang & Zhang (2021), "Generalized linear bandits with local differential privacy", NeurIPS 2021,
-Alg. 1 (LDP-SGD) and their code (github.com/liangzp/LDP-Bandit, ``Scheme1``); source paper, `tab:comp`,
+LDP-SGD, and their code (github.com/liangzp/LDP-Bandit, ``Scheme1``); source paper, `tab:comp`,
 `def:LDP`; Duchi, Jordan & Wainwright (2013), the L2-ball channel.
 """
 
@@ -119,7 +119,7 @@ class LDPGLMSGDAgent(Agent):
 
     References
     ----------
-    Han, Liang, Wang & Zhang (2021), Alg. 1; source paper, `tab:comp`.
+    Han, Liang, Wang & Zhang (2021), LDP-SGD; source paper, `tab:comp`.
     """
 
     name: ClassVar[str] = "ldp-glm-sgd"
