@@ -10,6 +10,7 @@ import privbandit  # noqa: F401  (registers the envs)
 from privbandit.agents import BanditSpec, EliminationAgent, agent_is_private, agent_names, make_agent
 from privbandit.agents.checks import check_step_loop_equals_batch_path
 from privbandit.agents.elimination import theory_confidence
+from privbandit.agents.ldp_glm import LDPGLMSGDAgent
 from privbandit.agents.linucb import LDPUCBAgent, LinUCBAgent, SSLinUCBAgent
 from privbandit.agents.simple import EpsilonGreedyAgent
 from privbandit.oracles import LocalEpochFit, Ridge, oracle_names
@@ -143,9 +144,10 @@ def test_local_agents_hand_only_randomized_outputs_to_aggregation(name, monkeypa
         assert any(outputs is r for r in released), "aggregation got something the randomizer did not release"
         absorbed.append(outputs)
 
-    if isinstance(agent, LDPUCBAgent):
-        real_absorb = LDPUCBAgent._absorb
-        monkeypatch.setattr(LDPUCBAgent, "_absorb", lambda self, outputs: (check(outputs), real_absorb(self, outputs)))
+    if isinstance(agent, (LDPUCBAgent, LDPGLMSGDAgent)):    # per-round agents: aggregation is their _absorb
+        cls = type(agent)
+        real_absorb = cls._absorb
+        monkeypatch.setattr(cls, "_absorb", lambda self, outputs: (check(outputs), real_absorb(self, outputs)))
     else:
         agent.reset(env.unwrapped.bandit_spec(), rng=0)
         fit_cls = type(agent.fit)

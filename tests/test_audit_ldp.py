@@ -28,6 +28,7 @@ import pytest
 
 import privbandit  # noqa: F401  (registers the envs)
 from privbandit.agents import Agent, EpochAgent, agent_is_private, agent_names, make_agent
+from privbandit.agents.ldp_glm import LDPGLMSGDAgent
 from privbandit.agents.linucb import LDPUCBAgent
 from privbandit.privacy import (
     ClippingWarning,
@@ -46,7 +47,8 @@ LOCAL_AGENTS = [n for n in agent_names() if agent_is_private(n) and make_agent(n
 
 
 def test_the_local_agents_are_all_found():
-    assert {"elim-ldp", "elim-ldp-ssp", "elim-glm-ldp", "squarecb-ldp-sgd", "ldp-ucb"} <= set(LOCAL_AGENTS)
+    assert {"elim-ldp", "elim-ldp-ssp", "elim-glm-ldp", "squarecb-ldp-sgd", "ldp-ucb",
+            "ldp-glm-sgd"} <= set(LOCAL_AGENTS)
 
 
 # -- recording what the agent's randomizers return and what aggregation receives ----------------------
@@ -123,6 +125,23 @@ def instrument(agent: Agent, log: Log, leak: bool = False, raw_bypass: bool = Fa
                 absorb_rows(x, y)
 
             agent._absorb_rows = leaky_absorb_rows
+    elif isinstance(agent, LDPGLMSGDAgent):     # a new randomizer per batch (its statistic reads the iterate)
+        make_randomizer = agent._randomizer
+        agent._randomizer = lambda: recording(make_randomizer(), log, leak)
+
+        def absorb(outputs):
+            log.absorbed.append(outputs)
+            return LDPGLMSGDAgent._absorb(agent, outputs)
+
+        agent._absorb = absorb
+        if raw_bypass:  # the raw rows reach aggregation next to the real outputs
+            observe = agent._observe
+
+            def leaky_observe(x, y):
+                log.absorbed.append(x)
+                observe(x, y)
+
+            agent._observe = leaky_observe
     else:  # pragma: no cover - a new local agent needs its hook here
         raise TypeError(f"no instrumentation for {type(agent).__name__}")
     return agent

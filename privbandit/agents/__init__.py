@@ -11,6 +11,7 @@ from .base import Agent, BanditSpec, EpochAgent, clone, doubling_schedule, epoch
 from .checks import AGENT_CHECKS, check_agent
 from .elimination import EliminationAgent, surviving_actions
 from .glm import GLMUCBAgent, GLOCAgent
+from .ldp_glm import LDPGLMSGDAgent
 from .linucb import LDPUCBAgent, LinUCBAgent, SSLinUCBAgent
 from .policy import PolicyAgent
 from .pooled import PooledJDPAgent
@@ -21,7 +22,7 @@ from .squarecb import SquareCBAgent, inverse_gap_weighting
 
 __all__ = [
     "AGENT_REGISTRY", "Agent", "BanditSpec", "EliminationAgent", "EpochAgent", "EpsilonGreedyAgent", "GLMUCBAgent",
-    "GLOCAgent", "LDPUCBAgent", "LinUCBAgent", "PolicyAgent", "PooledJDPAgent",
+    "GLOCAgent", "LDPGLMSGDAgent", "LDPUCBAgent", "LinUCBAgent", "PolicyAgent", "PooledJDPAgent",
     "SSLinUCBAgent", "SquareCBAgent", "UniformAgent", "agent_descriptions", "agent_is_private", "agent_names",
     "barycentric_spanner", "clone", "doubling_schedule", "epoch_schedule", "inverse_gap_weighting", "make_agent",
     "register_agent", "surviving_actions", "uniform_choice",
