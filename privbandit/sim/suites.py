@@ -205,7 +205,8 @@ class Suite:
 
 
 PER_ROUND_BASELINES: frozenset[str] = frozenset({"linucb", "linucb-jdp", "ldp-ucb", "linucb-practical",
-                                                 "linucb-jdp-practical", "ldp-ucb-practical", "gloc-practical"})
+                                                 "linucb-jdp-practical", "ldp-ucb-practical", "gloc-practical",
+                                                 "ldp-glm-sgd"})
 """Baselines whose policy changes every round (no batch speed-up, ~0.3-1 ms per round): the quick suite runs
 them at a shorter horizon, one epsilon, one env and two seeds."""
 
@@ -292,8 +293,10 @@ GLM_LDP_BOARD: tuple[AgentEntry, ...] = glm_board_agents((
     AgentEntry("elim-ldp-pooled", private=True, reference="elim-nonprivate", version=2),
     preset_entry("ldp-ucb-practical", private=True, reference="linucb-practical"),
     AgentEntry("elim-glm-ldp", private=True, reference="elim-nonprivate"),
+    AgentEntry("ldp-glm-sgd", private=True, reference=f"glm-ucb-practical-batch{GLM_UCB_BATCH}"),
 ))
-"""Agents of the local-DP GLM boards (d = 5, K = 5)."""
+"""Agents of the local-DP GLM boards (d = 5, K = 5), with Han et al.'s LDP-SGD (``ldp-glm-sgd``, the local-DP GLM
+baseline of `tab:comp`)."""
 
 
 _PAPER_T = 2 ** 20
