@@ -234,10 +234,16 @@ def _generate() -> None:
                f"The stored results of the paper suite do not apply to this install ({why}), and the build does not "
                "run its cells (hours on 2 cores). Make them with `privbandit bench --suite paper --out DIR` and "
                "build with `PRIVBANDIT_DOCS_PAPER_RESULTS=DIR`.\n")
+        _write(GENERATED / "glm_boards.md", f"The stored results of the paper suite do not apply to this install "
+               f"({why}): no GLM board to show.\n")
     else:
         subprocess.run([sys.executable, str(ROOT / "scripts" / "make_docs_tables.py"), str(paper), "--boards",
                         "--out", str(GENERATED / "results" / "paper"),
                         "--figure-prefix", "/_generated/results/paper/figures"], check=True, cwd=ROOT)
+        glm = subprocess.run([sys.executable, str(ROOT / "scripts" / "glm_boards.py"), str(paper)], cwd=ROOT,
+                             capture_output=True, text=True)
+        _write(GENERATED / "glm_boards.md", glm.stdout if glm.returncode == 0 else
+               f"No GLM board in the paper suite's results ({glm.stderr.strip()}).\n")
 
 
 # Guide pages other work adds; each enters the guide's table of contents once its file exists.

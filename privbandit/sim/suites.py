@@ -13,7 +13,8 @@ in :meth:`Suite.missing`.
   directions, d = 40, K = 10, the cbify label reward), five agents at T = 2^14, epsilon = 1, 2 seeds.
   Finishes in under 5 minutes on 2 cores.
 - ``paper``: the suite of the agent issue: joint DP at d = 10, K = 10 and local DP at d = 5, K = 5, on the
-  heavy-tailed-norm, rare-direction and spiky families and one GLM instance, epsilon in {0.1, 0.3, 1},
+  heavy-tailed-norm, rare-direction and spiky families, epsilon in {0.1, 0.3, 1}, and GLM boards for both
+  privacy models (the logistic link at slopes :data:`GLM_SCALES` on :data:`GLM_FAMILIES`, epsilon = 1, delta = 1e-5),
   T = 2^20, 10 seeds (log-log slopes over t in [2^14, 2^20]); the per-round UCB baselines update their policy
   every 64 rounds (:data:`PAPER_UCB_BATCH`, labels ``*-batch64``). Hours on a laptop; use ``--jobs`` or a
   cluster.
@@ -304,7 +305,8 @@ _PAPER_FAMILIES = ("heavy-tailed", "rare-direction", "spiky")
 PAPER = Suite(
     name="paper",
     description="the agent issue's suite: joint DP d=10, K=10 and local DP d=5, K=5; heavy-tailed-norm, "
-                "rare-direction, spiky and a GLM instance; epsilon in {0.1, 0.3, 1}; T=2^20; 10 seeds; the "
+                "rare-direction and spiky, epsilon in {0.1, 0.3, 1}; GLM boards for both privacy models (logistic link "
+                "at slopes 2 and 6, heavy-tailed and rare-direction, epsilon 1, delta 1e-5); T=2^20; 10 seeds; the "
                 "LinUCB baselines update their policy every 64 rounds (labels *-batch64)",
     grids=(
         Grid(batched(JDP_AGENTS, PAPER_UCB_BATCH), tuple(lin_env(f, 10, 10) for f in _PAPER_FAMILIES),
