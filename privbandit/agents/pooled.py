@@ -100,8 +100,8 @@ NON_NEGATIVE = Interval(numbers.Real, 0.0, None, closed="left")
 
 __all__ = ["GLM_RESPONSE_BOUND", "GLMWorkingRows", "LinearRows", "POOLED_GLM_JDP_CONSTANTS", "POOLED_JDP_CONSTANTS",
            "POOLED_JDP_GROWTH", "POOLED_JDP_ORACLE", "POOLED_LDP_CONSTANTS", "POOLED_LDP_FIRST_EPOCH",
-           "POOLED_LDP_ORACLE", "PooledEliminationAgent", "PooledJDPAgent", "PooledLDPAgent", "PooledStatistics", "RowTransform",
-           "pooled_estimate", "release_weighting"]
+           "POOLED_LDP_ORACLE", "PooledEliminationAgent", "PooledJDPAgent", "PooledLDPAgent", "PooledStatistics",
+           "RowTransform", "pooled_estimate", "release_weighting"]
 
 
 POOLED_JDP_ORACLE: dict[str, Any] = dict(n_stages=1, w_fraction=0.2)
