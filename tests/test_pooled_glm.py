@@ -122,7 +122,7 @@ def test_the_privacy_calibration_is_the_linear_agents(glm, linear):
     """On a logistic spec the GLM agent's ledger (every release's rows, mechanism, sensitivity and noise) is the
     linear agent's: the row transform changes the rows' values, never the mechanisms. On the identity link the
     two agents are the same agent (C = 1) given the same constants, release for release."""
-    kwargs = dict(epsilon=1.0, delta=1e-5, first_epoch=16, growth=2.0, reg_scale=0.1, z=1.0)
+    kwargs = dict(epsilon=1.0, delta=1e-5, first_epoch=16, growth=2.0, reg_scale=0.1, z=1.0, kappa=0.5, rho=0.1)
     led_glm, _ = _ledger(make_agent(glm, **kwargs), GLM_SPEC)
     led_lin, _ = _ledger(make_agent(linear, **kwargs), GLM_SPEC)
     assert led_glm == led_lin and len(led_glm) >= 8
