@@ -11,6 +11,7 @@ import pytest
 from conftest import QuarterNoiseIW
 
 import privbandit.oracles.iw_jdp as iw_jdp_module
+import privbandit.oracles.iw_ldp as iw_ldp_module
 from privbandit import cli
 from privbandit.agents import AGENT_REGISTRY, UniformAgent, agent_is_private, agent_names, register_agent
 from privbandit.agents.elimination import JDP_UCB_FIRST_EPOCH, EliminationAgent
@@ -145,6 +146,21 @@ def test_audit_passes_the_honest_agent_and_catches_its_under_noised_twin(monkeyp
     planted = audit_agent("elim-jdp-ucb", 1.0, **small)
     assert planted.refuted and planted.epsilon_lower > 2.0
     assert "within the claim" in planted.ledger_status and planted.ledger_ok  # the ledger alone misses it
+
+
+@pytest.mark.parametrize(("name", "module"), [("elim-glm-jdp-pooled", iw_jdp_module),
+                                              ("elim-glm-ldp-pooled", iw_ldp_module)])
+def test_audit_passes_the_pooled_glm_agents_and_catches_their_under_noised_twins(name, module, monkeypatch):
+    """The end-to-end audit on the pooled GLM agents (one-user first epoch, a public schedule option) and on their
+    twins whose regression releases (joint DP: the curator's Gaussian; local DP: each user's Gaussian channel)
+    carry 1/1000 of their noise behind the ledger's back."""
+    small = dict(agent_kwargs={"first_epoch": 1, "growth": 2.0}, max_horizon=8, watch=4, pilot_draws=16,
+                 n_draws=300)
+    honest = audit_agent(name, 1.0, **small)
+    assert not honest.refuted and honest.epsilon_lower <= 1.0 and honest.ledger_ok
+    monkeypatch.setattr(module, "GaussianMechanism", UndernoisedGaussian)
+    planted = audit_agent(name, 1.0, **small)
+    assert planted.refuted and planted.epsilon_lower > 2.0 and planted.ledger_ok
 
 
 def test_no_release_inside_the_stream_means_no_power(capsys):
