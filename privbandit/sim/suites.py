@@ -287,6 +287,7 @@ GLM_JDP_BOARD: tuple[AgentEntry, ...] = glm_board_agents((
     AgentEntry("elim-jdp-pooled", private=True, reference="elim-ucb", version=3),
     preset_entry("linucb-jdp-practical", private=True, reference="linucb-practical"),
     AgentEntry("elim-glm-jdp", private=True, reference="elim-nonprivate"),
+    AgentEntry("elim-glm-jdp-pooled", private=True, reference=f"glm-ucb-practical-batch{GLM_UCB_BATCH}"),
 ))
 """Agents of the joint-DP GLM boards (d = 10, K = 10)."""
 
@@ -295,6 +296,7 @@ GLM_LDP_BOARD: tuple[AgentEntry, ...] = glm_board_agents((
     preset_entry("ldp-ucb-practical", private=True, reference="linucb-practical"),
     AgentEntry("elim-glm-ldp", private=True, reference="elim-nonprivate"),
     AgentEntry("ldp-glm-sgd", private=True, reference=f"glm-ucb-practical-batch{GLM_UCB_BATCH}"),
+    AgentEntry("elim-glm-ldp-pooled", private=True, reference=f"glm-ucb-practical-batch{GLM_UCB_BATCH}"),
 ))
 """Agents of the local-DP GLM boards (d = 5, K = 5), with Han et al.'s LDP-SGD (``ldp-glm-sgd``, the local-DP GLM
 baseline of `tab:comp`)."""
