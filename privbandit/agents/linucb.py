@@ -73,7 +73,7 @@ from ..oracles.base import CONSTANTS
 from ..oracles.ridge import PRACTICAL_WIDTH
 from ..privacy import LocalRandomizer, PrivacySpec, SymmetricGaussianMechanism, release_recorded
 from ..privacy.calibration import analytic_noise_multiplier
-from ..privacy.clipping import clip_features, clip_rewards, within_ball
+from ..privacy.clipping import clip_features, clip_rewards
 from ..privacy.randomizers import padded
 from .base import Agent
 from .registry import register_agent, register_preset
@@ -231,15 +231,9 @@ class _NoisyGramUCB(BatchedUCBAgent):
         return v[:, :, None] * v[:, None, :]
 
     def _bounded(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The rows clipped (features to B, rewards to [-1, 1]) before any mechanism sees them. ``update``
-        hands over checked, clipped rows, which pass as they are after one cheap test each (the tests after
-        which clip_features and clip_rewards would return them unchanged); any other rows take those clips."""
-        bound = self._require_spec().bound
-        if not within_ball(x, bound):
-            x = clip_features(x, bound)
-        if np.count_nonzero(np.abs(y) <= 1.0) != y.size:
-            y = clip_rewards(y)
-        return x, y
+        """The rows clipped (features to B, rewards to [-1, 1]) before the tree's mechanism sees them (``update``
+        hands over clipped rows, which the clips return unchanged)."""
+        return clip_features(x, self._require_spec().bound), clip_rewards(y)
 
     def _noise_level(self, t: int) -> tuple[float, float]:
         """(Upsilon, gamma): high-probability bounds on ||N||_op of the Gram block and ||noise|| of X^T y,
@@ -418,8 +412,7 @@ class LDPUCBAgent(_NoisyGramUCB):
         self._refresh(0)
 
     def _absorb_rows(self, x: np.ndarray, y: np.ndarray) -> None:
-        x, y = self._bounded(x, y)
-        outputs = self.randomizer(x, y, self._fit_rng)      # raw rows stop here
+        outputs = self.randomizer(x, y, self._fit_rng)      # raw rows stop here (the randomizer clips them first)
         self.ledger.record(self.t, self.t + x.shape[0], self.randomizer.ledger_entry(), kind="local",
                            label="ldp-ucb v v^T")
         self._absorb(outputs)

@@ -13,6 +13,7 @@ Source paper, `def:Guassian-channel` (Gaussian channel and SymPriv), `alg:LDP-si
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -103,6 +104,15 @@ class GaussianMechanism:
         return MechanismEntry("gaussian", self.noise_multiplier, "gaussian")
 
 
+@functools.lru_cache(maxsize=64)
+def strictly_lower(n: int, m: int) -> np.ndarray:
+    """The (n, m) boolean mask of the entries below the diagonal, i > j (read-only; a release of a d x d matrix
+    per user builds it once per shape, not once per user)."""
+    mask = np.tri(n, m, -1, dtype=bool)
+    mask.flags.writeable = False
+    return mask
+
+
 @dataclass(frozen=True)
 class SymmetricGaussianMechanism(GaussianMechanism):
     """SymPriv: add a symmetric Gaussian matrix Z (Z_ij = Z_ji ~ N(0, sigma^2) i.i.d. for i <= j).
@@ -132,8 +142,7 @@ class SymmetricGaussianMechanism(GaussianMechanism):
         below it (z_ij for i <= j, z_ji for i > j)."""
         z = rng.standard_normal(shape)
         z *= self.sigma
-        below = np.tri(shape[-2], shape[-1], -1, dtype=bool)
-        return np.where(below, z.swapaxes(-1, -2), z)       # (non-square: ValueError)
+        return np.where(strictly_lower(shape[-2], shape[-1]), z.swapaxes(-1, -2), z)   # (non-square: ValueError)
 
     def release(self, matrices: np.ndarray, rng=None) -> np.ndarray:
         """Return symmetric ``matrices`` (..., d, d) plus symmetric Gaussian noise.

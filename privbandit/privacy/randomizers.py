@@ -28,7 +28,7 @@ import numpy as np
 
 from .._validation import as_generator, check_positive, check_rows
 from .calibration import CalibrationMethod
-from .clipping import ClippingWarning, clip_features, clip_rewards, scale_to_ball, within_ball
+from .clipping import ClippingWarning, clip_features, clip_rewards, scale_to_ball
 from .mechanisms import (
     GaussianMechanism,
     L2BallChannel,
@@ -175,15 +175,10 @@ class LocalRandomizer:
         """Privatize each row; returns the noisy statistics (m, ...). Raw rows never leave this call.
 
         Features are clipped to ``feature_bound`` and rewards to [-1, 1] (with a
-        :class:`~privbandit.privacy.ClippingWarning` when a row changes); rows already inside are passed to the
-        statistic as they are (it must not write to its inputs).
+        :class:`~privbandit.privacy.ClippingWarning` when a row changes); the statistic gets copies.
         """
-        x, y = check_rows(features, rewards)
-        if not within_ball(x, self.feature_bound):
-            x = clip_features(x, self.feature_bound)
-        if np.count_nonzero(np.abs(y) <= 1.0) != y.size:
-            y = clip_rewards(y)
-        return self._privatize(x, y, rng)
+        x, y = check_rows(features, rewards, finite=False)     # the clips refuse NaN and inf
+        return self._privatize(clip_features(x, self.feature_bound), clip_rewards(y), rng)
 
     def _privatize(self, x: np.ndarray, y: np.ndarray, rng) -> np.ndarray:
         """The statistic, its checks and projection, and the channel's release, on clipped rows.
