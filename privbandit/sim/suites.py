@@ -344,15 +344,17 @@ def entries(labels: tuple[str, ...], *pools: tuple[AgentEntry, ...]) -> tuple[Ag
     return tuple(by_label[label] for label in labels)
 
 
-_POOL = (JDP_AGENTS, LDP_AGENTS, GLM_JDP_AGENTS, (GLM_UCB, AgentEntry("elim-glm-ldp", private=True,
-                                                                   reference="elim-nonprivate")))
+_POOL = (JDP_AGENTS, LDP_AGENTS, GLM_JDP_AGENTS, GLM_JDP_BOARD, GLM_LDP_BOARD,
+         (GLM_UCB, AgentEntry("elim-glm-ldp", private=True, reference="elim-nonprivate")))
 _AGENTS_JDP = ("uniform", "epsilon-greedy", "linucb", "linucb-practical", "elim-nonprivate", "elim-ucb",
                "squarecb-nonprivate", "elim-jdp", "elim-jdp-ucb", "elim-ssp", "linucb-jdp", "linucb-jdp-practical",
                "squarecb-dpsgd", "squarecb-jdp-iw")
 _AGENTS_LDP = ("uniform", "elim-nonprivate", "elim-ucb", "linucb", "linucb-practical", "elim-ldp", "elim-ldp-greedy",
                "elim-ldp-ssp", "ldp-ucb", "ldp-ucb-practical", "squarecb-ldp-sgd")
-_AGENTS_GLM_JDP = ("elim-nonprivate", "elim-ucb", "elim-jdp", "elim-jdp-ucb", "elim-glm-jdp", "elim-glm-jdp-ucb")
-_AGENTS_GLM_LDP = ("elim-ldp", "elim-ldp-greedy", "elim-glm-ldp")
+_GLM_REFERENCES = (f"glm-ucb-practical-batch{GLM_UCB_BATCH}", "gloc-practical")
+_AGENTS_GLM_JDP = ("elim-nonprivate", "elim-ucb", "elim-jdp", "elim-jdp-ucb", "elim-glm-jdp", "elim-glm-jdp-ucb",
+                   "elim-glm-jdp-pooled") + _GLM_REFERENCES
+_AGENTS_GLM_LDP = ("elim-ldp", "elim-ldp-greedy", "elim-glm-ldp", "elim-glm-ldp-pooled", "ldp-glm-sgd")
 _AGENTS_REAL_JDP = ("uniform", "elim-nonprivate", "elim-ucb", "linucb-practical", "elim-jdp", "elim-jdp-ucb",
                     "linucb-jdp-practical")
 _AGENTS_REAL_LDP = ("elim-nonprivate", "elim-ucb", "elim-ldp", "elim-ldp-greedy", "ldp-ucb-practical")
