@@ -26,6 +26,7 @@ import importlib
 import inspect
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -199,6 +200,7 @@ def _paper_results() -> tuple[Path | None, str]:
     if problems:
         return None, "; ".join(problems)
     folder = Path("docs/_build/results/paper")
+    shutil.rmtree(ROOT / folder, ignore_errors=True)     # a build artifact: no cell of an older suite stays in it
     install_reference(paper, ROOT / folder)
     print(f"privbandit docs: the paper suite's report into {folder}, from its stored results")
     subprocess.run([sys.executable, "-m", "privbandit.cli", "bench", "--suite", "paper", "--out", str(folder),

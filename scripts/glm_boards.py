@@ -69,14 +69,14 @@ def board_rows(final: pd.DataFrame) -> pd.DataFrame:
             lin_best = private[~is_glm].loc[private[~is_glm]["mean"].idxmin()] if (~is_glm).any() else None
             of_uniform, of_public = TARGETS.get(model, (None, None))
             rows.append({
-                "board": env, "privacy": f"{model}, eps={eps:g}", "uniform": format_number(u),
+                "board": env if glm["horizon"].nunique() == 1 else f"{env}, T={horizon}",
+                "privacy": f"{model}, eps={eps:g}", "uniform": format_number(u),
                 "best non-private": f"{best_public['agent']} {format_number(best_public['mean'])}",
                 "best private": f"{best['agent']} {format_number(best['mean'])}",
                 "/ uniform": _verdict(best["mean"] / u, of_uniform),
                 "/ best non-private": _verdict(best["mean"] / best_public["mean"], of_public),
                 "best private GLM agent / best private linear": "" if glm_best is None or lin_best is None else
-                f"{glm_best['agent']} / {lin_best['agent']} = {format_number(glm_best['mean'] / lin_best['mean'])}",
-                "horizon": int(horizon)})
+                f"{glm_best['agent']} / {lin_best['agent']} = {format_number(glm_best['mean'] / lin_best['mean'])}"})
     return pd.DataFrame(rows)
 
 
