@@ -269,6 +269,18 @@ GLM_UCB_BATCH = 4096
 so a run costs O(T^2 d / batch); at 4096 a run of T = 2^20 takes seconds, at 64 a quarter of an hour."""
 
 
+def entries(labels: tuple[str, ...], *pools: tuple[AgentEntry, ...]) -> tuple[AgentEntry, ...]:
+    """The entries of ``pools`` with these labels, in the order of ``labels`` (the first pool's entry wins)."""
+    by_label: dict[str, AgentEntry] = {}
+    for pool in pools:
+        for entry in pool:
+            by_label.setdefault(entry.label, entry)
+    missing = [label for label in labels if label not in by_label]
+    if missing:
+        raise ValueError(f"no suite entry labelled {missing}")
+    return tuple(by_label[label] for label in labels)
+
+
 def glm_board_agents(private: tuple[AgentEntry, ...]) -> tuple[AgentEntry, ...]:
     """The agents of a GLM board: uniform play, the non-private linear references (elimination, LinUCB with the
     practical radius) and GLM references (GLM-UCB refitted every :data:`GLM_UCB_BATCH` rounds and GLOC, both
@@ -283,17 +295,15 @@ def glm_board_agents(private: tuple[AgentEntry, ...]) -> tuple[AgentEntry, ...]:
     ) + private
 
 
-GLM_JDP_BOARD: tuple[AgentEntry, ...] = glm_board_agents((
-    AgentEntry("elim-jdp-pooled", private=True, reference="elim-ucb", version=3),
-    preset_entry("linucb-jdp-practical", private=True, reference="linucb-practical"),
+GLM_JDP_BOARD: tuple[AgentEntry, ...] = glm_board_agents(
+    entries(("elim-jdp-pooled", "linucb-jdp-practical"), JDP_AGENTS) + (
     AgentEntry("elim-glm-jdp", private=True, reference="elim-nonprivate"),
     AgentEntry("elim-glm-jdp-pooled", private=True, reference=f"glm-ucb-practical-batch{GLM_UCB_BATCH}"),
 ))
 """Agents of the joint-DP GLM boards (d = 10, K = 10)."""
 
-GLM_LDP_BOARD: tuple[AgentEntry, ...] = glm_board_agents((
-    AgentEntry("elim-ldp-pooled", private=True, reference="elim-nonprivate", version=2),
-    preset_entry("ldp-ucb-practical", private=True, reference="linucb-practical"),
+GLM_LDP_BOARD: tuple[AgentEntry, ...] = glm_board_agents(
+    entries(("elim-ldp-pooled", "ldp-ucb-practical"), LDP_AGENTS) + (
     AgentEntry("elim-glm-ldp", private=True, reference="elim-nonprivate"),
     AgentEntry("ldp-glm-sgd", private=True, reference=f"glm-ucb-practical-batch{GLM_UCB_BATCH}"),
     AgentEntry("elim-glm-ldp-pooled", private=True, reference=f"glm-ucb-practical-batch{GLM_UCB_BATCH}"),
@@ -330,18 +340,6 @@ AGENTS_UCB_BATCH = 64
 
 GLM_UCB = preset_entry("elim-glm-jdp-ucb", private=True, reference="elim-ucb")
 """GLM elimination with UCB play and ``elim-jdp-ucb``'s first epoch (a preset of the agent registry)."""
-
-
-def entries(labels: tuple[str, ...], *pools: tuple[AgentEntry, ...]) -> tuple[AgentEntry, ...]:
-    """The entries of ``pools`` with these labels, in the order of ``labels`` (the first pool's entry wins)."""
-    by_label: dict[str, AgentEntry] = {}
-    for pool in pools:
-        for entry in pool:
-            by_label.setdefault(entry.label, entry)
-    missing = [label for label in labels if label not in by_label]
-    if missing:
-        raise ValueError(f"no suite entry labelled {missing}")
-    return tuple(by_label[label] for label in labels)
 
 
 _POOL = (JDP_AGENTS, LDP_AGENTS, GLM_JDP_AGENTS, GLM_JDP_BOARD, GLM_LDP_BOARD,
