@@ -97,15 +97,24 @@ def check_array(name: str, value: Any, *, ndim: int | tuple[int, ...] | None = N
         allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
         if arr.ndim not in allowed:
             raise ValueError(f"{name} must have {' or '.join(map(str, allowed))} dimensions, got shape {arr.shape}")
-    if shape is not None and (arr.ndim != len(shape)
-                              or any(s is not None and s != a for s, a in zip(shape, arr.shape))):
-            want = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
-            raise ValueError(f"{name} must have shape {want}, got {arr.shape}")
+    if shape is not None and not _matches(arr.shape, shape):
+        want = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
+        raise ValueError(f"{name} must have shape {want}, got {arr.shape}")
     if not allow_empty and arr.size == 0:
         raise ValueError(f"{name} must not be empty")
     if finite:
         check_finite(name, arr)
     return arr
+
+
+def _matches(actual: tuple[int, ...], shape: tuple[int | None, ...]) -> bool:
+    """Whether ``actual`` has the length of ``shape`` and its lengths wherever ``shape`` is not None."""
+    if len(actual) != len(shape):
+        return False
+    for want, got in zip(shape, actual):  # noqa: SIM110 - a loop, no generator: it runs on every act
+        if want is not None and want != got:
+            return False
+    return True
 
 
 def check_finite(name: str, arr: np.ndarray) -> None:

@@ -193,8 +193,12 @@ class LinUCBAgent(BatchedUCBAgent):
         self.logdet += inverse_rank_update(self.v_inv, x)
 
     def _refresh(self, t: int) -> None:
-        self.v_inv = (self.v_inv + self.v_inv.T) * 0.5          # symmetrise: 0.5 (V^-1 + V^-T)
-        self.policy_v_inv_ = self.v_inv.copy()                  # the policy's V^{-1}, fixed until the next refresh
+        sym = self.v_inv + self.v_inv.T                         # symmetrise: 0.5 (V^-1 + V^-T)
+        sym *= 0.5
+        self.v_inv = sym
+        # the policy's V^{-1}, fixed until the next refresh: a copy, since _absorb_rows updates v_inv in place
+        # before then; with batch_size = 1 every _absorb_rows is followed by a refresh, so they can share it
+        self.policy_v_inv_ = sym if self.batch_size == 1 else sym.copy()
         self.theta_ = self.v_inv @ self.xty
         if self.radius == "practical":         # per-phi: c sd(noise part) + the regularizer's bias
             self.radius_parts_ = (self.noise_scale, self._bias)
