@@ -140,7 +140,8 @@ def check_rows(features: Any, rewards: Any, dim: int | None = None, *,
     y = check_array("rewards", rewards, ndim=(0, 1), finite=finite)
     if x.ndim == 1:
         x = x[None, :]
-    y = np.atleast_1d(y)
+    if y.ndim == 0:
+        y = y.reshape(1)
     if dim is not None and x.shape[1] != dim:
         raise ValueError(f"features must have {dim} columns (the dimension d), got shape {x.shape}")
     if y.shape[0] != x.shape[0]:
