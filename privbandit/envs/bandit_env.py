@@ -152,12 +152,8 @@ class PrivBanditEnv(gym.Env[np.ndarray, np.int64]):
             return None
         if self._stream is None:
             raise ResetNeeded("call reset() before render()")
-        if self._last is None:
-            means, best = self._stream.current_round()
-            view = RoundView(self._t, self.horizon, means, best, None, None, None, self._trace.array())
-        else:
-            means, best, a, reward, regret = self._last
-            view = RoundView(self._t, self.horizon, means, best, a, reward, regret, self._trace.array())
+        shown = self._last or (*self._stream.current_round(), None, None, None)
+        view = RoundView(self._t, self.horizon, *shown, self._trace.array())
         return render_ansi(view) if self.render_mode == "ansi" else render_rgb(view)
 
     # -- fast path -------------------------------------------------------------------------------
@@ -502,7 +498,6 @@ class PrivCBifyEnv(PrivBanditEnv):
         self.data: CBifySource = cbify_source(
             dataset=dataset, X=X, y=y, feature_map=feature_map, reward=reward, bound=bound, standardize=standardize,
             n_components=n_components, clip_quantile=clip_quantile, ridge=ridge)
-        self.reward_model = reward
         super().__init__(n_arms=self.data.n_arms, dim=self.data.dim, horizon=horizon, family=self.data.family,
                          feature_map=feature_map, theta=self.data.theta, instance_seed=None, bound=bound,
                          link="identity", noise=noise, noise_scale=noise_scale, render_mode=render_mode)

@@ -199,14 +199,9 @@ class PrivBanditVectorEnv(VectorEnv):
         draw = render_ansi if self.render_mode == "ansi" else render_rgb
         frames = []
         for i in range(self.num_envs):
-            last, trace = self._last[i], self._traces[i].array()
-            if last is None:
-                p = self._pos[i]
-                view = RoundView(int(self._t[i]), self.horizon, self._bufs[2][i, p].copy(), int(self._bufs[4][i, p]),
-                                 None, None, None, trace)
-            else:
-                view = RoundView(int(self._t[i]), self.horizon, *last, trace)
-            frames.append(draw(view))
+            p = self._pos[i]
+            shown = self._last[i] or (self._bufs[2][i, p].copy(), int(self._bufs[4][i, p]), None, None, None)
+            frames.append(draw(RoundView(int(self._t[i]), self.horizon, *shown, self._traces[i].array())))
         return tuple(frames)
 
 
@@ -236,7 +231,6 @@ class PrivCBifyVectorEnv(PrivBanditVectorEnv):
         self.data: CBifySource = cbify_source(
             dataset=dataset, X=X, y=y, feature_map=feature_map, reward=reward, bound=bound, standardize=standardize,
             n_components=n_components, clip_quantile=clip_quantile, ridge=ridge)
-        self.reward_model = reward
         super().__init__(num_envs, max_episode_steps=max_episode_steps, n_arms=self.data.n_arms, dim=self.data.dim,
                          horizon=horizon, family=self.data.family, feature_map=feature_map, theta=self.data.theta,
                          instance_seed=None, bound=bound, noise=noise, noise_scale=noise_scale,
