@@ -22,27 +22,10 @@ from .data import CBifySource, cbify_source
 from .instance import BanditInstance, InstanceOptions, RoundBatch, RoundStream, build_instance, check_action
 from .render import RENDER_FPS, RENDER_MODES, RegretTrace, RoundView, render_ansi, render_rgb
 
-__all__ = ["DEFAULT_HORIZON", "PrivBanditEnv", "PrivCBifyEnv", "PrivGLMCBEnv", "PrivLinCBEnv", "check_render_mode",
-           "refuse_link"]
+__all__ = ["DEFAULT_HORIZON", "PrivBanditEnv", "PrivCBifyEnv", "PrivGLMCBEnv", "PrivLinCBEnv"]
 
 DEFAULT_HORIZON = 2 ** 16
 """Default horizon T."""
-
-
-def refuse_link(owner: str, options: dict[str, Any]) -> None:
-    """A TypeError if ``options`` set the link of a linear env (whose link is the identity)."""
-    given = sorted({"link", "link_kwargs"} & set(options))
-    if given:
-        raise TypeError(f"{owner} has the identity link and takes no {' or '.join(given)}; "
-                        "use PrivGLMCB-v0 for another link")
-
-
-def check_render_mode(render_mode: Any, modes: Any) -> str | None:
-    """``render_mode`` if it is None or one of ``modes``, else :class:`gymnasium.error.UnsupportedMode`
-    (Gymnasium's error for a mode an env lacks; ``gym.make`` has already warned about it)."""
-    if render_mode is None or (isinstance(render_mode, str) and render_mode in modes):
-        return render_mode
-    raise UnsupportedMode(f"render_mode must be None or one of {list(modes)}, got {render_mode!r}")
 
 
 class PrivBanditEnv(gym.Env[np.ndarray, np.int64]):
@@ -55,7 +38,10 @@ class PrivBanditEnv(gym.Env[np.ndarray, np.int64]):
     metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "render_fps": RENDER_FPS}
 
     def __init__(self, *, horizon: int = DEFAULT_HORIZON, render_mode: str | None = None, **options: Any) -> None:
-        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
+        if render_mode is not None and not (isinstance(render_mode, str) and render_mode in RENDER_MODES):
+            # Gymnasium's error for a mode an env lacks (gym.make has already warned about it)
+            raise UnsupportedMode(f"render_mode must be None or one of {list(RENDER_MODES)}, got {render_mode!r}")
+        self.render_mode = render_mode
         self.horizon = check_int("horizon", horizon, low=1)
         self.instance: BanditInstance = build_instance(InstanceOptions.from_kwargs(type(self).__name__, options))
         k, d, b = self.instance.n_arms, self.instance.dim, self.instance.bound
@@ -337,7 +323,10 @@ class PrivLinCBEnv(PrivBanditEnv):
     """
 
     def __init__(self, *, horizon: int = DEFAULT_HORIZON, render_mode: str | None = None, **options: Any) -> None:
-        refuse_link("PrivLinCBEnv", options)
+        given = sorted({"link", "link_kwargs"} & set(options))
+        if given:
+            raise TypeError(f"PrivLinCBEnv has the identity link and takes no {' or '.join(given)}; "
+                            "use PrivGLMCB-v0 for another link")
         super().__init__(horizon=horizon, render_mode=render_mode, **options)
 
 
