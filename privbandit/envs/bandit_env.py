@@ -394,7 +394,7 @@ class PrivCBifyEnv(PrivBanditEnv):
 
     The cbify construction (Vowpal Wabbit's ``--cbify``, coba's classification sources): each round
     draws one row x of a dataset (X, y) uniformly with replacement (so any horizon works), the agent
-    picks a class a and is rewarded for the true one. See :mod:`privbandit.envs.data` for every step.
+    picks a class a and is rewarded for the true one (:func:`~privbandit.envs.cbify_source` prepares the data).
 
     ## Action Space
     ``Discrete(K)``: K = the number of classes.

@@ -4,16 +4,8 @@ The paper's point is that the cost of privacy depends on the context distributio
 covariance alone: perturbing sufficient statistics calibrates noise to the largest feature norm B,
 which is wasteful when most features are short (E||phi||^2 << B E||phi||), while on the "simple"
 distributions p_{Sigma,B} (norms 0 or B) every private estimator pays alike. Each family below is a
-frozen dataclass with
-
-- ``sample(n, rng) -> (n, K, d)``: n rounds of K per-arm feature vectors, i.i.d. over rounds and arms,
-  every vector of norm <= ``bound`` (vectorised over rounds and arms);
-- ``second_moment() -> (d, d)``: the exact E[phi phi^T] of one arm (= the second moment under the
-  uniform policy, since arms are i.i.d.);
-- ``atoms()``: the exact support and probabilities for discrete families (None otherwise), so that
-  U* and W* can be computed exactly;
-- ``theta_direction(rng)``: a unit vector for theta* that gives the family's hard direction real weight;
-- ``dial``: the name of the family's conditioning parameter (how hard the instance is).
+frozen :class:`ContextFamily` dataclass that samples K i.i.d. feature vectors per round and knows its
+exact second moment (and, for a discrete family, its atoms, so that U* and W* can be computed exactly).
 
 References
 ----------
@@ -133,7 +125,7 @@ def _clipped_pareto(m: int, tail: float, scale: float, rng: np.random.Generator)
 
 @dataclass(frozen=True, eq=False)
 class ContextFamily(abc.ABC):
-    """Base class of the context families (see the module docstring).
+    """Base class of the context families.
 
     Parameters
     ----------
