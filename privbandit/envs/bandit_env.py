@@ -73,11 +73,6 @@ class PrivBanditEnv(gym.Env[np.ndarray, np.int64]):
         """theta* (a copy)."""
         return self.instance.theta.copy()
 
-    @property
-    def t(self) -> int:
-        """Rounds played in the current episode."""
-        return self._t
-
     def bandit_spec(self) -> BanditSpec:
         """What an agent may know before it starts: K, d, horizon T, bound B, link (a BanditSpec)."""
         return BanditSpec(self.n_arms, self.dim, self.horizon, self.bound, self.instance.link)

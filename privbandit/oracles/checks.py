@@ -1,13 +1,9 @@
 """The oracle contract as a public checker: :func:`check_oracle` runs small named checks on any oracle.
 
-Gymnasium gives its users ``check_env``; privbandit gives the writer of a regression oracle
-``check_oracle(oracle)``. Each check is a public function of its own (:data:`ORACLE_CHECKS`, in the order
-``check_oracle`` runs them), fits the oracle on a small synthetic dataset (rows with norms in [0, B), many
-short, rewards +-1 from a linear model) and raises :class:`ContractError`, naming itself and what failed,
-at the first breach.
-
-Passing is evidence, not proof: the checks see one small dataset and a few seeds. The statistical quality
-of an oracle (its widths cover the truth) is the benchmark's business, not the contract's.
+Each check is a public function (:data:`ORACLE_CHECKS`) that fits the oracle on :func:`synthetic_rows` and raises
+:class:`ContractError`, naming itself and what failed, at the first breach. Passing is evidence, not proof: the
+checks see one small dataset and a few seeds. The statistical quality of an oracle (its widths cover the truth)
+is the benchmark's business, not the contract's.
 
 References
 ----------
