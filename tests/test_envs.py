@@ -505,6 +505,3 @@ def test_an_env_builds_the_instance_its_keywords_name_as_instance_options_do():
     env = PrivLinCBEnv(n_arms=3, dim=4, family="spiky", conditioning=5.0, instance_seed=7, noise="gaussian")
     np.testing.assert_array_equal(built.theta, env.theta)
     assert built.noise == env.instance.noise and built.family.condition == env.instance.family.condition == 5.0
-    np.testing.assert_array_equal(build_instance(n_arms=3, dim=4, family="spiky", instance_seed=7).theta, env.theta)
-    with pytest.raises(TypeError, match="not both"):
-        build_instance(options, dim=5)

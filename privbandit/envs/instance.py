@@ -326,8 +326,8 @@ class InstanceOptions:
         return cls(**kwargs)
 
 
-def build_instance(options: InstanceOptions | None = None, /, **kwargs: Any) -> BanditInstance:
-    """Build the instance of ``options`` (an :class:`InstanceOptions`, or its fields as keywords).
+def build_instance(options: InstanceOptions) -> BanditInstance:
+    """Build the instance of ``options``.
 
     theta* is taken from ``theta`` (||theta|| <= 1) or drawn with ``numpy.random.default_rng(instance_seed)``
     in the family's suggested direction with norm min(1, 1/B). For the identity link theta* must satisfy
@@ -336,15 +336,9 @@ def build_instance(options: InstanceOptions | None = None, /, **kwargs: Any) -> 
 
     Parameters
     ----------
-    options : InstanceOptions, optional
-        The instance's keyword arguments (see its fields); not together with ``kwargs``.
-    **kwargs
-        The fields of :class:`InstanceOptions`, when ``options`` is not given.
+    options : InstanceOptions
+        The instance's keyword arguments (see its fields).
     """
-    if options is None:
-        options = InstanceOptions.from_kwargs("build_instance", kwargs)
-    elif kwargs:
-        raise TypeError("build_instance takes an InstanceOptions or its fields as keywords, not both")
     o = options
     fmap = make_feature_map(o.feature_map, n_arms=o.n_arms, dim=o.dim)
     fam = _context_family(o.family, o.conditioning, o.family_kwargs, fmap, o.bound)
