@@ -29,7 +29,7 @@ DEFAULT_HORIZON = 2 ** 16
 
 
 class PrivBanditEnv(gym.Env[np.ndarray, np.int64]):
-    """Shared machinery of :class:`PrivLinCBEnv` and :class:`PrivGLMCBEnv` (read their env card).
+    """Shared machinery of :class:`PrivLinCBEnv`, :class:`PrivGLMCBEnv` and :class:`PrivCBifyEnv` (read their env card).
 
     Arguments: ``horizon``, ``render_mode`` and the instance's keywords ``**options``, the fields of
     :class:`~privbandit.envs.InstanceOptions` (an unknown keyword is a TypeError).
