@@ -482,6 +482,6 @@ class PrivCBifyEnv(PrivBanditEnv):
         self.data: CBifySource = cbify_source(
             dataset=dataset, X=X, y=y, feature_map=feature_map, reward=reward, bound=bound, standardize=standardize,
             n_components=n_components, clip_quantile=clip_quantile, ridge=ridge)
-        super().__init__(n_arms=self.data.n_arms, dim=self.data.dim, horizon=horizon, family=self.data.family,
-                         feature_map=feature_map, theta=self.data.theta, instance_seed=None, bound=bound,
-                         link="identity", noise=noise, noise_scale=noise_scale, render_mode=render_mode)
+        super().__init__(n_arms=self.data.family.n_classes, dim=self.data.theta.size, horizon=horizon,
+                         family=self.data.family, feature_map=feature_map, theta=self.data.theta, instance_seed=None,
+                         bound=bound, link="identity", noise=noise, noise_scale=noise_scale, render_mode=render_mode)

@@ -205,8 +205,6 @@ class CBifySource(NamedTuple):
         The context source (a :class:`LabelContexts` for reward "label").
     theta : ndarray (K p,)
         theta*: the ridge fit scaled into the model's range (the reference linear model under "label").
-    n_arms, dim : int
-        K and d = K p.
     center, spread : ndarray (p0,)
         The column means and standard deviations used to standardise (spread 1 for constant columns).
     components : ndarray (p0, p) or None
@@ -221,8 +219,6 @@ class CBifySource(NamedTuple):
 
     family: DataContexts
     theta: np.ndarray
-    n_arms: int
-    dim: int
     center: np.ndarray
     spread: np.ndarray
     components: np.ndarray | None
@@ -292,4 +288,4 @@ def cbify_source(*, dataset: str | None = None, X: Any = None, y: Any = None, fe
     fit_scale = max(1.0, float(np.linalg.norm(fit)), fmap.predictor_bound(fit, bound)) / _SHRINK
     cls = LabelContexts if reward == "label" else DataContexts
     family = cls(rows, labels, k, bound, per_arm=feature_map == "shared")
-    return CBifySource(family, fit / fit_scale, k, k * p, center, spread, components, factor, n_clipped, fit_scale)
+    return CBifySource(family, fit / fit_scale, center, spread, components, factor, n_clipped, fit_scale)
