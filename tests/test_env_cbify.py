@@ -52,7 +52,7 @@ def test_digits_passes_check_env_with_the_card_defaults():
         env = gym.make("privbandit:PrivCBify-v0", dataset="digits")
         check_env(env.unwrapped)
     u = env.unwrapped
-    assert (u.n_arms, u.dim, u.bound, u.horizon, u.reward_model) == (10, 640, 1.0, 2 ** 16, "label")
+    assert (u.n_arms, u.dim, u.bound, u.horizon) == (10, 640, 1.0, 2 ** 16)
     assert gym.spec("PrivCBify-v0").max_episode_steps is None  # the episode length is the horizon
     assert u.data.family.n_rows == 1797 and u.data.n_clipped == 0
 

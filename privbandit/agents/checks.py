@@ -1,15 +1,10 @@
 """The agent contract as a public checker: :func:`check_agent` runs small named checks on any agent.
 
-Users are invited to benchmark their own agents; ``check_agent(agent)`` tells them, as Gymnasium's
-``check_env`` does for envs, whether theirs keeps the interface the runner, the sweeps and the privacy
-audit rely on. Each check is a public function (:data:`AGENT_CHECKS`, in the order ``check_agent`` runs
-them) that plays the agent on a synthetic stream (K arms, features in the ball of radius B = 1, rewards of
-all arms from a linear model, so every path sees the same rounds) and raises
-:class:`~privbandit.oracles.ContractError`, naming itself and what failed, at the first breach.
-
-:func:`play_batch` and :func:`play_loop` play an agent on a fixed stream (the privacy audit uses the first).
-Passing is evidence, not proof: the checks see one small stream and one seed; regret is the benchmark's
-business, not the contract's.
+The contract is the interface the runner, the sweeps and the privacy audit rely on. Each check is a public
+function (:data:`AGENT_CHECKS`) that plays the agent on a :func:`synthetic_stream` and raises
+:class:`~privbandit.oracles.ContractError`, naming itself and what failed, at the first breach. Passing is
+evidence, not proof: the checks see one small stream and one seed; regret is the benchmark's business, not the
+contract's.
 
 References
 ----------
@@ -99,11 +94,11 @@ def _policy_rounds(agent: Agent, t: int, horizon: int) -> int:
 
 
 def play_batch(agent: Agent, features: np.ndarray, rewards: np.ndarray, rng: Any = None, *,
-               max_chunk: int | None = None, probabilities: bool = False) -> Played:
+               probabilities: bool = False) -> Played:
     """Reset ``agent`` for a fixed stream and play it through the batch interface.
 
-    While the policy is fixed (``rounds_until_update()`` rounds, at most ``max_chunk``) ``act_batch``
-    chooses the rounds' arms at once and ``update`` gets the chosen rows and rewards.
+    While the policy is fixed (``rounds_until_update()`` rounds) ``act_batch`` chooses the rounds' arms at once
+    and ``update`` gets the chosen rows and rewards.
 
     Parameters
     ----------
@@ -114,10 +109,8 @@ def play_batch(agent: Agent, features: np.ndarray, rewards: np.ndarray, rng: Any
         Every arm's reward of every round.
     rng : int or Generator, optional
         The agent's randomness.
-    max_chunk : int, optional
-        Serve a fixed policy in pieces of at most this many rounds (the actions must not change).
     probabilities : bool
-        Also take ``action_probabilities`` of each piece just before its ``act_batch``.
+        Also take ``action_probabilities`` of each policy's rounds just before its ``act_batch``.
 
     Returns
     -------
@@ -134,7 +127,6 @@ def play_batch(agent: Agent, features: np.ndarray, rewards: np.ndarray, rng: Any
     t = 0
     while t < horizon:
         m = _policy_rounds(agent, t, horizon)
-        m = m if max_chunk is None else min(m, max_chunk)
         if probs is not None:
             probs[t:t + m] = agent.action_probabilities(features[t:t + m])
         a = np.asarray(agent.act_batch(features[t:t + m]))

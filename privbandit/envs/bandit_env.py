@@ -22,31 +22,14 @@ from .data import CBifySource, cbify_source
 from .instance import BanditInstance, InstanceOptions, RoundBatch, RoundStream, build_instance, check_action
 from .render import RENDER_FPS, RENDER_MODES, RegretTrace, RoundView, render_ansi, render_rgb
 
-__all__ = ["DEFAULT_HORIZON", "PrivBanditEnv", "PrivCBifyEnv", "PrivGLMCBEnv", "PrivLinCBEnv", "check_render_mode",
-           "refuse_link"]
+__all__ = ["DEFAULT_HORIZON", "PrivBanditEnv", "PrivCBifyEnv", "PrivGLMCBEnv", "PrivLinCBEnv"]
 
 DEFAULT_HORIZON = 2 ** 16
 """Default horizon T."""
 
 
-def refuse_link(owner: str, options: dict[str, Any]) -> None:
-    """A TypeError if ``options`` set the link of a linear env (whose link is the identity)."""
-    given = sorted({"link", "link_kwargs"} & set(options))
-    if given:
-        raise TypeError(f"{owner} has the identity link and takes no {' or '.join(given)}; "
-                        "use PrivGLMCB-v0 for another link")
-
-
-def check_render_mode(render_mode: Any, modes: Any) -> str | None:
-    """``render_mode`` if it is None or one of ``modes``, else :class:`gymnasium.error.UnsupportedMode`
-    (Gymnasium's error for a mode an env lacks; ``gym.make`` has already warned about it)."""
-    if render_mode is None or (isinstance(render_mode, str) and render_mode in modes):
-        return render_mode
-    raise UnsupportedMode(f"render_mode must be None or one of {list(modes)}, got {render_mode!r}")
-
-
 class PrivBanditEnv(gym.Env[np.ndarray, np.int64]):
-    """Shared machinery of :class:`PrivLinCBEnv` and :class:`PrivGLMCBEnv` (read their env card).
+    """Shared machinery of :class:`PrivLinCBEnv`, :class:`PrivGLMCBEnv` and :class:`PrivCBifyEnv` (read their env card).
 
     Arguments: ``horizon``, ``render_mode`` and the instance's keywords ``**options``, the fields of
     :class:`~privbandit.envs.InstanceOptions` (an unknown keyword is a TypeError).
@@ -55,7 +38,10 @@ class PrivBanditEnv(gym.Env[np.ndarray, np.int64]):
     metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "render_fps": RENDER_FPS}
 
     def __init__(self, *, horizon: int = DEFAULT_HORIZON, render_mode: str | None = None, **options: Any) -> None:
-        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
+        if render_mode is not None and not (isinstance(render_mode, str) and render_mode in RENDER_MODES):
+            # Gymnasium's error for a mode an env lacks (gym.make has already warned about it)
+            raise UnsupportedMode(f"render_mode must be None or one of {list(RENDER_MODES)}, got {render_mode!r}")
+        self.render_mode = render_mode
         self.horizon = check_int("horizon", horizon, low=1)
         self.instance: BanditInstance = build_instance(InstanceOptions.from_kwargs(type(self).__name__, options))
         k, d, b = self.instance.n_arms, self.instance.dim, self.instance.bound
@@ -86,11 +72,6 @@ class PrivBanditEnv(gym.Env[np.ndarray, np.int64]):
     def theta(self) -> np.ndarray:
         """theta* (a copy)."""
         return self.instance.theta.copy()
-
-    @property
-    def t(self) -> int:
-        """Rounds played in the current episode."""
-        return self._t
 
     def bandit_spec(self) -> BanditSpec:
         """What an agent may know before it starts: K, d, horizon T, bound B, link (a BanditSpec)."""
@@ -152,12 +133,8 @@ class PrivBanditEnv(gym.Env[np.ndarray, np.int64]):
             return None
         if self._stream is None:
             raise ResetNeeded("call reset() before render()")
-        if self._last is None:
-            means, best = self._stream.current_round()
-            view = RoundView(self._t, self.horizon, means, best, None, None, None, self._trace.array())
-        else:
-            means, best, a, reward, regret = self._last
-            view = RoundView(self._t, self.horizon, means, best, a, reward, regret, self._trace.array())
+        shown = self._last or (*self._stream.current_round(), None, None, None)
+        view = RoundView(self._t, self.horizon, *shown, self._trace.array())
         return render_ansi(view) if self.render_mode == "ansi" else render_rgb(view)
 
     # -- fast path -------------------------------------------------------------------------------
@@ -341,7 +318,10 @@ class PrivLinCBEnv(PrivBanditEnv):
     """
 
     def __init__(self, *, horizon: int = DEFAULT_HORIZON, render_mode: str | None = None, **options: Any) -> None:
-        refuse_link("PrivLinCBEnv", options)
+        given = sorted({"link", "link_kwargs"} & set(options))
+        if given:
+            raise TypeError(f"PrivLinCBEnv has the identity link and takes no {' or '.join(given)}; "
+                            "use PrivGLMCB-v0 for another link")
         super().__init__(horizon=horizon, render_mode=render_mode, **options)
 
 
@@ -409,7 +389,7 @@ class PrivCBifyEnv(PrivBanditEnv):
 
     The cbify construction (Vowpal Wabbit's ``--cbify``, coba's classification sources): each round
     draws one row x of a dataset (X, y) uniformly with replacement (so any horizon works), the agent
-    picks a class a and is rewarded for the true one. See :mod:`privbandit.envs.data` for every step.
+    picks a class a and is rewarded for the true one (:func:`~privbandit.envs.cbify_source` prepares the data).
 
     ## Action Space
     ``Discrete(K)``: K = the number of classes.
@@ -502,7 +482,6 @@ class PrivCBifyEnv(PrivBanditEnv):
         self.data: CBifySource = cbify_source(
             dataset=dataset, X=X, y=y, feature_map=feature_map, reward=reward, bound=bound, standardize=standardize,
             n_components=n_components, clip_quantile=clip_quantile, ridge=ridge)
-        self.reward_model = reward
-        super().__init__(n_arms=self.data.n_arms, dim=self.data.dim, horizon=horizon, family=self.data.family,
-                         feature_map=feature_map, theta=self.data.theta, instance_seed=None, bound=bound,
-                         link="identity", noise=noise, noise_scale=noise_scale, render_mode=render_mode)
+        super().__init__(n_arms=self.data.family.n_classes, dim=self.data.theta.size, horizon=horizon,
+                         family=self.data.family, feature_map=feature_map, theta=self.data.theta, instance_seed=None,
+                         bound=bound, link="identity", noise=noise, noise_scale=noise_scale, render_mode=render_mode)

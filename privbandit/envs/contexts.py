@@ -4,16 +4,8 @@ The paper's point is that the cost of privacy depends on the context distributio
 covariance alone: perturbing sufficient statistics calibrates noise to the largest feature norm B,
 which is wasteful when most features are short (E||phi||^2 << B E||phi||), while on the "simple"
 distributions p_{Sigma,B} (norms 0 or B) every private estimator pays alike. Each family below is a
-frozen dataclass with
-
-- ``sample(n, rng) -> (n, K, d)``: n rounds of K per-arm feature vectors, i.i.d. over rounds and arms,
-  every vector of norm <= ``bound`` (vectorised over rounds and arms);
-- ``second_moment() -> (d, d)``: the exact E[phi phi^T] of one arm (= the second moment under the
-  uniform policy, since arms are i.i.d.);
-- ``atoms()``: the exact support and probabilities for discrete families (None otherwise), so that
-  U* and W* can be computed exactly;
-- ``theta_direction(rng)``: a unit vector for theta* that gives the family's hard direction real weight;
-- ``dial``: the name of the family's conditioning parameter (how hard the instance is).
+frozen :class:`ContextFamily` dataclass that samples K i.i.d. feature vectors per round and knows its
+exact second moment (and, for a discrete family, its atoms, so that U* and W* can be computed exactly).
 
 References
 ----------
@@ -133,7 +125,7 @@ def _clipped_pareto(m: int, tail: float, scale: float, rng: np.random.Generator)
 
 @dataclass(frozen=True, eq=False)
 class ContextFamily(abc.ABC):
-    """Base class of the context families (see the module docstring).
+    """Base class of the context families.
 
     Parameters
     ----------
@@ -347,11 +339,6 @@ class RareDirection(ContextFamily):
         return math.sqrt(0.5) * (self.direction + u)
 
 
-def _check_tail(tail: Any, scale: Any) -> tuple[float, float]:
-    return (check_positive("tail", tail),
-            check_real("scale", scale, low=0.0, high=1.0, low_open=True))
-
-
 @dataclass(frozen=True, eq=False)
 class HeavyTailed(ContextFamily):
     """Short features with a polynomial norm tail reaching B: phi = B s u.
@@ -384,12 +371,12 @@ class HeavyTailed(ContextFamily):
     scale: float = 0.05
 
     def _validate(self) -> None:
-        tail, scale = _check_tail(self.tail, self.scale)
-        object.__setattr__(self, "tail", tail)
-        object.__setattr__(self, "scale", scale)
+        object.__setattr__(self, "tail", check_positive("tail", self.tail))
+        object.__setattr__(self, "scale", check_real("scale", self.scale, low=0.0, high=1.0, low_open=True))
 
     def radius_moment(self, k: float) -> float:
-        """E[(||phi|| / B)^k], exactly."""
+        """E[s^k] of the heavy-tailed norm fraction s (of ||phi|| / B; of the e-features' for
+        :class:`HeavyTailedDirection`), exactly."""
         return clipped_pareto_moment(k, self.tail, self.scale)
 
     def _sample_rows(self, m: int, rng: np.random.Generator) -> np.ndarray:
@@ -401,7 +388,7 @@ class HeavyTailed(ContextFamily):
 
 
 @dataclass(frozen=True, eq=False)
-class HeavyTailedDirection(ContextFamily):
+class HeavyTailedDirection(HeavyTailed):
     """Only one direction has short features: with probability ``mix`` phi = +-B s e with s heavy-tailed
     (as in :class:`HeavyTailed`), otherwise phi = B u with u uniform on the unit sphere of e^perp.
 
@@ -427,27 +414,18 @@ class HeavyTailedDirection(ContextFamily):
     """
 
     name: ClassVar[str] = "heavy-tailed-direction"
-    dial: ClassVar[str | None] = "scale"
     min_dim: ClassVar[int] = 2
 
-    tail: float = 2.0
-    scale: float = 0.05
     mix: float = 0.5
     direction: Any = None
 
     def _validate(self) -> None:
-        tail, scale = _check_tail(self.tail, self.scale)
-        object.__setattr__(self, "tail", tail)
-        object.__setattr__(self, "scale", scale)
+        super()._validate()
         object.__setattr__(self, "mix", check_real("mix", self.mix, low=0.0, high=1.0, low_open=True,
                                                    high_open=True))
         e = np.eye(self.dim)[-1] if self.direction is None else _unit("direction", self.direction, self.dim)
         object.__setattr__(self, "direction", e)
         object.__setattr__(self, "_perp", _complement(e[:, None]))
-
-    def radius_moment(self, k: float) -> float:
-        """E[s^k] of the e-features' norm fraction s, exactly."""
-        return clipped_pareto_moment(k, self.tail, self.scale)
 
     def _sample_rows(self, m: int, rng: np.random.Generator) -> np.ndarray:
         rows = _sphere_in(m, self._perp, rng, self.bound)

@@ -1,25 +1,11 @@
 """Real classification data as a context source: the cbify construction behind ``PrivCBify-v0``.
 
-A classification dataset (X, y) becomes a contextual bandit whose arms are the classes. Before the run,
-with statistics computed once on the whole dataset and then fixed:
-
-1. standardise: each column is centred and divided by its standard deviation (a constant column
-   becomes 0); optionally project onto the top ``n_components`` principal directions;
-2. scale so that ||x|| <= B (the public clipping rule): every row is multiplied by the same factor
-   B / r_q, where r_q is the ``clip_quantile``-quantile of the row norms, and the rows still longer
-   than B are projected onto the ball of radius B. With the default ``clip_quantile=1`` r_q is the
-   largest norm and no row is clipped, so the spread of the norms is kept.
-
-Each round draws one row with replacement (``rng.integers``), so any horizon works. The feature map is
-``"disjoint"`` (phi(x, a) = e_a (x) x, the contexts are the rows) or ``"shared"`` (the context source
-serves the K per-arm vectors e_a (x) x itself, to one theta* in R^{Kp}). theta* is a ridge fit of the
-signed one-hot labels 2 1{y = a} - 1 on the scaled rows, made once and stored with the env, then scaled
-into the model's range (||theta*|| <= 1 and sup_{||phi|| <= B} |<phi, theta*>| <= 1). Two reward models:
-
-- ``"linear-fit"``: semi-synthetic; E[r | x, a] = <phi(x, a), theta*> exactly (no mean needs clipping:
-  theta* was scaled instead), so the linear model is exact and the pseudo-regret is exact.
-- ``"label"``: the cbify reward, +1 for the true class of the drawn row and -1 otherwise; the regret is
-  against the true label (2 for a wrong class, 0 for the right one). Misspecified for linear agents.
+:func:`cbify_source` prepares a classification dataset (X, y) once, before the run: the columns standardised
+with statistics of the whole dataset (optionally projected onto principal directions), the rows scaled by the
+public clipping rule (:func:`scale_rows`), and theta* a ridge fit of the signed one-hot labels scaled into the
+model's range. :class:`DataContexts` (reward ``"linear-fit"``) and :class:`LabelContexts` (reward ``"label"``)
+then draw one row per round with replacement, so any horizon works. The env card of
+:class:`~privbandit.envs.PrivCBifyEnv` describes each step, the feature maps and the two reward models.
 
 References
 ----------
@@ -219,8 +205,6 @@ class CBifySource(NamedTuple):
         The context source (a :class:`LabelContexts` for reward "label").
     theta : ndarray (K p,)
         theta*: the ridge fit scaled into the model's range (the reference linear model under "label").
-    n_arms, dim : int
-        K and d = K p.
     center, spread : ndarray (p0,)
         The column means and standard deviations used to standardise (spread 1 for constant columns).
     components : ndarray (p0, p) or None
@@ -235,8 +219,6 @@ class CBifySource(NamedTuple):
 
     family: DataContexts
     theta: np.ndarray
-    n_arms: int
-    dim: int
     center: np.ndarray
     spread: np.ndarray
     components: np.ndarray | None
@@ -248,7 +230,8 @@ class CBifySource(NamedTuple):
 def cbify_source(*, dataset: str | None = None, X: Any = None, y: Any = None, feature_map: str = "disjoint",
                  reward: str = "label", bound: float = 1.0, standardize: bool = True,
                  n_components: int | None = None, clip_quantile: float = 1.0, ridge: float = 1.0) -> CBifySource:
-    """Build the context source and theta* of ``PrivCBify-v0`` (see the module docstring for each step).
+    """Build the context source and theta* of ``PrivCBify-v0`` (the env card of :class:`~privbandit.envs.PrivCBifyEnv`
+    describes each step).
 
     Parameters
     ----------
@@ -305,4 +288,4 @@ def cbify_source(*, dataset: str | None = None, X: Any = None, y: Any = None, fe
     fit_scale = max(1.0, float(np.linalg.norm(fit)), fmap.predictor_bound(fit, bound)) / _SHRINK
     cls = LabelContexts if reward == "label" else DataContexts
     family = cls(rows, labels, k, bound, per_arm=feature_map == "shared")
-    return CBifySource(family, fit / fit_scale, k, k * p, center, spread, components, factor, n_clipped, fit_scale)
+    return CBifySource(family, fit / fit_scale, center, spread, components, factor, n_clipped, fit_scale)

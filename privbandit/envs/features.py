@@ -1,10 +1,5 @@
-"""Feature maps phi(x, a): from a round's context to the K per-arm feature vectors the agent sees.
-
-- ``"shared"``: the context family draws one feature vector per arm, phi(x, a) = x_a in R^d, and one
-  theta* in R^d scores every arm (the paper's linear contextual bandit).
-- ``"disjoint"``: one context x in R^{d/K} per round and block features phi(x, a) = e_a (x) x in R^d,
-  so theta* = (theta_1, ..., theta_K) stacks one parameter block per arm and <phi(x, a), theta*> =
-  <x, theta_a>. ||phi(x, a)|| = ||x||, so the feature bound carries over.
+"""Feature maps phi(x, a): from a round's context to the K per-arm feature vectors the agent sees
+(``"shared"``, the paper's linear contextual bandit, or ``"disjoint"``, one parameter block per arm).
 
 References
 ----------
@@ -110,7 +105,8 @@ class SharedFeatures(FeatureMap):
 class DisjointFeatures(FeatureMap):
     """phi(x, a) = e_a (x) x: one context x in R^{d/K} per round, one parameter block per arm.
 
-    Requires d to be a multiple of K.
+    theta* = (theta_1, ..., theta_K) stacks the blocks, so <phi(x, a), theta*> = <x, theta_a>, and
+    ||phi(x, a)|| = ||x||, so the feature bound carries over. Requires d to be a multiple of K.
     """
 
     name: ClassVar[str] = "disjoint"

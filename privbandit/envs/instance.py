@@ -30,10 +30,8 @@ from .contexts import FAMILIES, Isotropic, family_class, make_family
 from .features import FeatureMap, make_feature_map
 from .noise import RewardNoise, make_noise
 
-__all__ = [
-    "BLOCK_SIZE", "BanditInstance", "Block", "InstanceOptions", "RoundBatch", "RoundStream", "build_instance",
-    "check_action", "draw_block", "expected_rewards", "optimal_actions", "pseudo_regret",
-]
+__all__ = ["BLOCK_SIZE", "BanditInstance", "Block", "InstanceOptions", "RoundBatch", "RoundStream", "build_instance",
+           "check_action", "draw_block", "expected_rewards"]
 
 BLOCK_SIZE = 1024
 """Rounds drawn per block from the env's generator (fixes the random stream; not a tuning knob)."""
@@ -62,11 +60,12 @@ class RoundBatch(NamedTuple):
     @property
     def optimal_actions(self) -> np.ndarray:
         """argmax_a of the expected rewards, shape (n,) (first index on ties)."""
-        return optimal_actions(self.expected_rewards)
+        return np.argmax(self.expected_rewards, axis=-1)
 
     def regret(self, actions: Any) -> np.ndarray:
         """Pseudo-regret max_a m_a - m_{a_t} of the actions (n,), shape (n,)."""
-        return pseudo_regret(self.expected_rewards, np.asarray(actions))
+        means = self.expected_rewards
+        return means.max(axis=-1) - means[np.arange(means.shape[0]), np.asarray(actions)]
 
     def rewards_of(self, actions: Any) -> np.ndarray:
         """The drawn rewards of the chosen actions (n,)."""
@@ -82,17 +81,6 @@ class Block(NamedTuple):
     expected_rewards: np.ndarray
     best: np.ndarray
     optimal: np.ndarray
-
-
-def optimal_actions(expected: np.ndarray) -> np.ndarray:
-    """argmax over arms (last axis) of the expected rewards (first index on ties)."""
-    return np.argmax(expected, axis=-1)
-
-
-def pseudo_regret(expected: np.ndarray, actions: np.ndarray) -> np.ndarray:
-    """max_a m_a - m_{action} per round; expected (n, K), actions (n,)."""
-    rows = np.arange(expected.shape[0])
-    return expected.max(axis=-1) - expected[rows, actions]
 
 
 @dataclass(frozen=True, eq=False)
@@ -185,7 +173,7 @@ def draw_block(instance: BanditInstance, n: int, rng: np.random.Generator) -> Bl
     feats = instance.feature_map.features(contexts)
     means = expected_rewards(instance, contexts) if means is None else _check_means(instance, means, n)
     rewards = instance.noise.sample(means, rng)
-    opt = optimal_actions(means)
+    opt = np.argmax(means, axis=-1)
     best = np.take_along_axis(means, opt[:, None], axis=1)[:, 0]
     return Block(feats, rewards, means, best, opt)
 
@@ -204,19 +192,18 @@ def check_action(action: Any, n_arms: int) -> int:
 
 
 class RoundStream:
-    """Rounds of ``instance`` served from blocks of ``block_size`` rounds drawn one at a time from ``rng``
+    """Rounds of ``instance`` served from blocks of :data:`BLOCK_SIZE` rounds drawn one at a time from ``rng``
     (the env's ``np_random``; see the module docstring)."""
 
-    def __init__(self, instance: BanditInstance, rng: np.random.Generator, block_size: int = BLOCK_SIZE) -> None:
+    def __init__(self, instance: BanditInstance, rng: np.random.Generator) -> None:
         self.instance = instance
         self.rng = rng
-        self.block_size = check_int("block_size", block_size, low=1)
-        self.block = draw_block(instance, self.block_size, rng)
+        self.block = draw_block(instance, BLOCK_SIZE, rng)
         self.pos = 0
 
     def _ensure(self) -> None:
-        if self.pos >= self.block_size:
-            self.block = draw_block(self.instance, self.block_size, self.rng)
+        if self.pos >= BLOCK_SIZE:
+            self.block = draw_block(self.instance, BLOCK_SIZE, self.rng)
             self.pos = 0
 
     def current_features(self) -> np.ndarray:
@@ -252,7 +239,7 @@ class RoundStream:
         done = 0
         while done < n:
             self._ensure()
-            m = min(n - done, self.block_size - self.pos)
+            m = min(n - done, BLOCK_SIZE - self.pos)
             sl = slice(self.pos, self.pos + m)
             feats[done:done + m] = self.block.features[sl]
             rewards[done:done + m] = self.block.rewards[sl]
@@ -339,8 +326,8 @@ class InstanceOptions:
         return cls(**kwargs)
 
 
-def build_instance(options: InstanceOptions | None = None, /, **kwargs: Any) -> BanditInstance:
-    """Build the instance of ``options`` (an :class:`InstanceOptions`, or its fields as keywords).
+def build_instance(options: InstanceOptions) -> BanditInstance:
+    """Build the instance of ``options``.
 
     theta* is taken from ``theta`` (||theta|| <= 1) or drawn with ``numpy.random.default_rng(instance_seed)``
     in the family's suggested direction with norm min(1, 1/B). For the identity link theta* must satisfy
@@ -349,15 +336,9 @@ def build_instance(options: InstanceOptions | None = None, /, **kwargs: Any) -> 
 
     Parameters
     ----------
-    options : InstanceOptions, optional
-        The instance's keyword arguments (see its fields); not together with ``kwargs``.
-    **kwargs
-        The fields of :class:`InstanceOptions`, when ``options`` is not given.
+    options : InstanceOptions
+        The instance's keyword arguments (see its fields).
     """
-    if options is None:
-        options = InstanceOptions.from_kwargs("build_instance", kwargs)
-    elif kwargs:
-        raise TypeError("build_instance takes an InstanceOptions or its fields as keywords, not both")
     o = options
     fmap = make_feature_map(o.feature_map, n_arms=o.n_arms, dim=o.dim)
     fam = _context_family(o.family, o.conditioning, o.family_kwargs, fmap, o.bound)

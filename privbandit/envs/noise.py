@@ -1,12 +1,5 @@
-"""Reward noise: draws rewards in [-1, 1] whose mean is exactly the arm's expected reward m.
-
-- ``"rademacher"``: r in {-1, 1} with P(r = 1) = (1 + m) / 2, so E r = m (the paper's
-  y | phi ~ Rad(<phi, theta*>)).
-- ``"gaussian"``: a clipped Gaussian, r = m + clip(sigma z, -(1 - |m|), 1 - |m|) with z ~ N(0, 1).
-  The clipping interval is symmetric about m and the widest one inside [-1, 1], so the noise stays
-  symmetric and E r = m exactly (clipping to [-1, 1] directly would bias the mean).
-
-Both draw the rewards of all K arms of every round (common random numbers across agents).
+"""Reward noise: draws rewards in [-1, 1] whose mean is exactly the arm's expected reward m, for all K
+arms of every round (common random numbers across agents).
 
 References
 ----------
@@ -39,7 +32,8 @@ class RewardNoise(abc.ABC):
 
 @dataclass(frozen=True)
 class RademacherNoise(RewardNoise):
-    """r in {-1, 1} with P(r = 1) = (1 + m) / 2 (one uniform per arm and round)."""
+    """r in {-1, 1} with P(r = 1) = (1 + m) / 2 (one uniform per arm and round), the paper's
+    y | phi ~ Rad(<phi, theta*>)."""
 
     name: ClassVar[str] = "rademacher"
 
@@ -50,7 +44,10 @@ class RademacherNoise(RewardNoise):
 
 @dataclass(frozen=True)
 class ClippedGaussianNoise(RewardNoise):
-    """r = m + clip(sigma z, -(1 - |m|), 1 - |m|): symmetric, mean-preserving, in [-1, 1].
+    """r = m + clip(sigma z, -(1 - |m|), 1 - |m|), z ~ N(0, 1): symmetric, mean-preserving, in [-1, 1].
+
+    The clipping interval is the widest one symmetric about m inside [-1, 1] (clipping to [-1, 1]
+    directly would bias the mean).
 
     Parameters
     ----------
@@ -92,6 +89,6 @@ def make_noise(noise: str | RewardNoise, *, scale: Any = 0.5) -> RewardNoise:
         return noise
     if noise == "rademacher":
         return RademacherNoise()
-    if noise in ("gaussian", "clipped-gaussian"):
+    if noise == "gaussian":
         return ClippedGaussianNoise(scale)
     raise ValueError(f"noise must be one of ('rademacher', 'gaussian') or a RewardNoise, got {noise!r}")

@@ -1,4 +1,4 @@
-"""A numpy-native Gymnasium VectorEnv for PrivLinCB-v0 and PrivGLMCB-v0 (``vector_entry_point``).
+"""A numpy-native Gymnasium VectorEnv for PrivLinCB-v0, PrivGLMCB-v0 and PrivCBify-v0 (``vector_entry_point``).
 
 Sub-env i behaves exactly as a single env reset with seed ``seed + i`` (Gymnasium's convention), so
 ``vectorization_mode="vector_entry_point"`` and ``"sync"`` give identical observations, rewards and
@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
-from gymnasium import logger, spaces
+from gymnasium import logger
 from gymnasium.error import ResetNeeded
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
@@ -27,9 +27,9 @@ from gymnasium.vector.utils import batch_space
 
 from .._validation import check_int
 from ..bandit_spec import BanditSpec
-from .bandit_env import DEFAULT_HORIZON, check_render_mode, refuse_link
-from .data import CBifySource, cbify_source
-from .instance import BLOCK_SIZE, BanditInstance, InstanceOptions, build_instance, draw_block
+from .bandit_env import PrivBanditEnv, PrivCBifyEnv, PrivGLMCBEnv, PrivLinCBEnv
+from .data import CBifySource
+from .instance import BLOCK_SIZE, draw_block
 from .render import RENDER_FPS, RENDER_MODES, RegretTrace, RoundView, render_ansi, render_rgb
 
 __all__ = ["PrivBanditVectorEnv", "PrivCBifyVectorEnv", "PrivGLMCBVectorEnv", "PrivLinCBVectorEnv"]
@@ -46,28 +46,27 @@ class PrivBanditVectorEnv(VectorEnv):
         Truncation after min(horizon, max_episode_steps) rounds (``gym.make_vec`` passes the value given
         to it, as ``gym.make`` adds a TimeLimit wrapper to the single env; none is registered, so by default
         the episode length is ``horizon``).
-    horizon, render_mode, **options
-        The single env's arguments (see :class:`~privbandit.envs.PrivLinCBEnv`); ``options`` are the
-        fields of :class:`~privbandit.envs.InstanceOptions`.
+    **kwargs
+        The arguments of the single env :attr:`env_class` (see :class:`~privbandit.envs.PrivLinCBEnv`), which
+        checks them and builds the instance the sub-envs share.
     """
 
     metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "render_fps": RENDER_FPS,
                                 "autoreset_mode": AutoresetMode.NEXT_STEP}
+    env_class: ClassVar[type[PrivBanditEnv]] = PrivBanditEnv
+    """The single env this is the vector twin of."""
 
-    def __init__(self, num_envs: int = 1, *, max_episode_steps: int | None = None, horizon: int = DEFAULT_HORIZON,
-                 render_mode: str | None = None, **options: Any) -> None:
-        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
+    def __init__(self, num_envs: int = 1, *, max_episode_steps: int | None = None, **kwargs: Any) -> None:
         self.num_envs = check_int("num_envs", num_envs, low=1)
-        horizon = check_int("horizon", horizon, low=1)
+        single = self.env_class(**kwargs)
+        self.render_mode, self.horizon, self.instance = single.render_mode, single.horizon, single.instance
         if max_episode_steps is not None:
-            horizon = min(horizon, check_int("max_episode_steps", max_episode_steps, low=1))
-        self.horizon = horizon
-        self.instance: BanditInstance = build_instance(InstanceOptions.from_kwargs(type(self).__name__, options))
-        k, d, b = self.instance.n_arms, self.instance.dim, self.instance.bound
-        self.single_observation_space = spaces.Box(-b, b, shape=(k, d), dtype=np.float64)
-        self.single_action_space = spaces.Discrete(k)
+            self.horizon = min(self.horizon, check_int("max_episode_steps", max_episode_steps, low=1))
+        self.single_observation_space = single.observation_space
+        self.single_action_space = single.action_space
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.data: CBifySource | None = getattr(single, "data", None)
         self._rngs: list[np.random.Generator] | None = None
         self._t = np.zeros(self.num_envs, dtype=np.int64)
         self._done = np.zeros(self.num_envs, dtype=bool)
@@ -199,45 +198,25 @@ class PrivBanditVectorEnv(VectorEnv):
         draw = render_ansi if self.render_mode == "ansi" else render_rgb
         frames = []
         for i in range(self.num_envs):
-            last, trace = self._last[i], self._traces[i].array()
-            if last is None:
-                p = self._pos[i]
-                view = RoundView(int(self._t[i]), self.horizon, self._bufs[2][i, p].copy(), int(self._bufs[4][i, p]),
-                                 None, None, None, trace)
-            else:
-                view = RoundView(int(self._t[i]), self.horizon, *last, trace)
-            frames.append(draw(view))
+            p = self._pos[i]
+            shown = self._last[i] or (self._bufs[2][i, p].copy(), int(self._bufs[4][i, p]), None, None, None)
+            frames.append(draw(RoundView(int(self._t[i]), self.horizon, *shown, self._traces[i].array())))
         return tuple(frames)
 
 
 class PrivLinCBVectorEnv(PrivBanditVectorEnv):
     """Vector twin of :class:`~privbandit.envs.PrivLinCBEnv` (identity link)."""
 
-    def __init__(self, num_envs: int = 1, **kwargs: Any) -> None:
-        refuse_link("PrivLinCBVectorEnv", kwargs)
-        super().__init__(num_envs, **kwargs)
+    env_class = PrivLinCBEnv
 
 
 class PrivGLMCBVectorEnv(PrivBanditVectorEnv):
     """Vector twin of :class:`~privbandit.envs.PrivGLMCBEnv` (logistic link by default)."""
 
-    def __init__(self, num_envs: int = 1, *, link: Any = "logistic", **kwargs: Any) -> None:
-        super().__init__(num_envs, link=link, **kwargs)
+    env_class = PrivGLMCBEnv
 
 
 class PrivCBifyVectorEnv(PrivBanditVectorEnv):
-    """Vector twin of :class:`~privbandit.envs.PrivCBifyEnv` (same arguments; the data is prepared once)."""
+    """Vector twin of :class:`~privbandit.envs.PrivCBifyEnv` (same arguments; the data, ``data``, is prepared once)."""
 
-    def __init__(self, num_envs: int = 1, *, max_episode_steps: int | None = None, dataset: str | None = None,
-                 X: Any = None, y: Any = None, feature_map: str = "disjoint", reward: str = "label",
-                 horizon: int = DEFAULT_HORIZON, bound: float = 1.0, standardize: bool = True,
-                 n_components: int | None = None, clip_quantile: float = 1.0, ridge: float = 1.0,
-                 noise: Any = "rademacher", noise_scale: float = 0.5, render_mode: str | None = None) -> None:
-        self.data: CBifySource = cbify_source(
-            dataset=dataset, X=X, y=y, feature_map=feature_map, reward=reward, bound=bound, standardize=standardize,
-            n_components=n_components, clip_quantile=clip_quantile, ridge=ridge)
-        self.reward_model = reward
-        super().__init__(num_envs, max_episode_steps=max_episode_steps, n_arms=self.data.n_arms, dim=self.data.dim,
-                         horizon=horizon, family=self.data.family, feature_map=feature_map, theta=self.data.theta,
-                         instance_seed=None, bound=bound, noise=noise, noise_scale=noise_scale,
-                         render_mode=render_mode)
+    env_class = PrivCBifyEnv

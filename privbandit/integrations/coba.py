@@ -103,6 +103,11 @@ class CobaEnvironment(coba.Environment):
         Rounds drawn per ``sample_batch`` call while reading (memory bound; no effect on the rounds).
     env_kwargs : dict, optional
         Keyword arguments of ``gym.make`` when ``env`` is an id.
+
+    Attributes
+    ----------
+    bandit_spec : BanditSpec
+        What an agent may know before the run: K, d, the served horizon, B and the link.
     """
 
     def __init__(self, env: Any, horizon: int | None = None, seed: int = 0, *, max_chunk: int = 4096,
@@ -114,27 +119,22 @@ class CobaEnvironment(coba.Environment):
         elif env_kwargs is not None:
             raise ValueError("env_kwargs applies only when env is given by id; configure the env instance instead")
         self.env = env
-        self.spec = run_spec(env, horizon)
+        self.bandit_spec = run_spec(env, horizon)
         self.seed = check_int("seed", seed, low=0)
         self.max_chunk = check_int("max_chunk", max_chunk, low=1)
-
-    @property
-    def bandit_spec(self) -> BanditSpec:
-        """What an agent may know before the run: K, d, the served horizon, B and the link."""
-        return self.spec
 
     @property
     def params(self) -> dict[str, Any]:
         """coba's environment columns: the env id, its context family, K, d, horizon and seed."""
         env_id, family = env_labels(self.env)
-        return {"env": env_id, "family": family, "n_arms": self.spec.n_arms, "dim": self.spec.dim,
-                "horizon": self.spec.horizon, "seed": self.seed}
+        return {"env": env_id, "family": family, "n_arms": self.bandit_spec.n_arms, "dim": self.bandit_spec.dim,
+                "horizon": self.bandit_spec.horizon, "seed": self.seed}
 
     def _batches(self) -> Iterator[Any]:
         """The env's rounds from a fresh reset, ``max_chunk`` at a time."""
         env_seed, _agent_rng = split_seed(self.seed)
         self.env.reset(seed=env_seed)
-        left = self.spec.horizon
+        left = self.bandit_spec.horizon
         while left > 0:
             n = min(self.max_chunk, left)
             yield self.env.unwrapped.sample_batch(n)

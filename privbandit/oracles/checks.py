@@ -1,13 +1,9 @@
 """The oracle contract as a public checker: :func:`check_oracle` runs small named checks on any oracle.
 
-Gymnasium gives its users ``check_env``; privbandit gives the writer of a regression oracle
-``check_oracle(oracle)``. Each check is a public function of its own (:data:`ORACLE_CHECKS`, in the order
-``check_oracle`` runs them), fits the oracle on a small synthetic dataset (rows with norms in [0, B), many
-short, rewards +-1 from a linear model) and raises :class:`ContractError`, naming itself and what failed,
-at the first breach.
-
-Passing is evidence, not proof: the checks see one small dataset and a few seeds. The statistical quality
-of an oracle (its widths cover the truth) is the benchmark's business, not the contract's.
+Each check is a public function (:data:`ORACLE_CHECKS`) that fits the oracle on :func:`synthetic_rows` and raises
+:class:`ContractError`, naming itself and what failed, at the first breach. Passing is evidence, not proof: the
+checks see one small dataset and a few seeds. The statistical quality of an oracle (its widths cover the truth)
+is the benchmark's business, not the contract's.
 
 References
 ----------
@@ -58,17 +54,17 @@ class ContractError(AssertionError):
         self.check = check
 
 
-def synthetic_rows(dim: int, n: int, rng: Any = 0, *, bound: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
-    """A contract dataset: features (n, d) with norms in [0, B), many short; rewards (n,) of +-1.
+def synthetic_rows(dim: int, n: int, rng: Any = 0) -> tuple[np.ndarray, np.ndarray]:
+    """A contract dataset: features (n, d) with norms in [0, 1), many short; rewards (n,) of +-1.
 
-    The rewards follow a linear model with theta = (1, ..., 1) / sqrt(d): P(y = 1) = (1 + <phi, theta> / B) / 2.
+    The rewards follow a linear model with theta = (1, ..., 1) / sqrt(d): P(y = 1) = (1 + <phi, theta>) / 2.
     """
     gen = np.random.default_rng(rng)
     x = gen.standard_normal((n, dim))
     norms = np.maximum(np.linalg.norm(x, axis=1), 1e-300)
-    x *= (bound * gen.random(n) ** 2 / norms)[:, None]
+    x *= (gen.random(n) ** 2 / norms)[:, None]
     theta = np.ones(dim) / np.sqrt(dim)
-    y = np.where(gen.random(n) < 0.5 * (1 + x @ theta / bound), 1.0, -1.0)
+    y = np.where(gen.random(n) < 0.5 * (1 + x @ theta), 1.0, -1.0)
     return x, y
 
 
@@ -229,29 +225,22 @@ def ledger_within_spec(name: str, owner: str, unit: str, spec: Any, ledger: Any,
     return True
 
 
-def neighbours_at(x: np.ndarray, y: np.ndarray, row: int) -> tuple[tuple, tuple]:
-    """Two copies of a dataset (or stream) that differ in ``row`` only: features B e_1 and reward +1 in the
-    first, -B e_d / 2 and -1 in the second (B = 1; every arm's, for a stream (T, K, d), (T, K)).
-
-    The change flips the reward and moves the feature across the ball, changing its direction, its norm and
-    the sign of each coordinate's product with the reward (also in one dimension).
-    """
-    d = x.shape[-1]
-    x1, y1, x2, y2 = x.copy(), y.copy(), x.copy(), y.copy()
-    x1[row], y1[row] = np.eye(d)[0], 1.0
-    x2[row], y2[row] = -0.5 * np.eye(d)[-1], -1.0
-    return (x1, y1), (x2, y2)
-
-
 def replayed_neighbours(play: Callable[[np.ndarray, np.ndarray], Any], x: np.ndarray, y: np.ndarray,
                         rows: list[int], check: str, owner: str, unit: str) -> list[tuple]:
-    """For each ``row`` (a row or a user): ``play(x, y)`` on the dataset (or stream) changed at that row
-    (:func:`neighbours_at`), recording every release, then on its neighbour replaying them; (row, tape of D,
-    result on D, tape of D', result on D') for each row. A ContractError naming ``check`` if nothing was
-    released or the neighbour made other releases."""
+    """For each ``row`` (a row or a user): ``play(x, y)`` on the dataset (or stream) D changed at that row,
+    recording every release, then on its neighbour D' replaying them; (row, tape of D, result on D, tape of D',
+    result on D') for each row. A ContractError naming ``check`` if nothing was released or the neighbour made
+    other releases.
+
+    The row has feature e_1 and reward +1 in D, -e_d / 2 and -1 in D' (every arm's, for a stream (T, K, d),
+    (T, K)): the change flips the reward and moves the feature across the ball, changing its direction, its
+    norm and the sign of each coordinate's product with the reward (also in one dimension)."""
+    d = x.shape[-1]
     pairs = []
     for row in rows:
-        (x1, y1), (x2, y2) = neighbours_at(x, y, row)
+        x1, y1, x2, y2 = x.copy(), y.copy(), x.copy(), y.copy()
+        x1[row], y1[row] = np.eye(d)[0], 1.0
+        x2[row], y2[row] = -0.5 * np.eye(d)[-1], -1.0
         with ReleaseTape() as tape:
             a = play(x1, y1)
         if not len(tape):
