@@ -495,7 +495,7 @@ def test_instance_options_check_the_scalars_and_name_the_callers_keywords():
         InstanceOptions(link_kwargs=[("scale", 2.0)])
     with pytest.raises(TypeError, match=r"^PrivGLMCBEnv got unexpected keyword argument\(s\) 'colour'"):
         PrivGLMCBEnv(colour="red")
-    with pytest.raises(TypeError, match="PrivLinCBEnv has the identity link and takes no link_kwargs"):
+    with pytest.raises(TypeError, match=r"\(and its vector env\) has the identity link and takes no link_kwargs"):
         PrivLinCBVectorEnv(link_kwargs={"scale": 2.0})
 
 

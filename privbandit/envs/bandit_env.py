@@ -320,8 +320,8 @@ class PrivLinCBEnv(PrivBanditEnv):
     def __init__(self, *, horizon: int = DEFAULT_HORIZON, render_mode: str | None = None, **options: Any) -> None:
         given = sorted({"link", "link_kwargs"} & set(options))
         if given:
-            raise TypeError(f"PrivLinCBEnv has the identity link and takes no {' or '.join(given)}; "
-                            "use PrivGLMCB-v0 for another link")
+            raise TypeError(f"PrivLinCB-v0 (and its vector env) has the identity link and takes no "
+                            f"{' or '.join(given)}; use PrivGLMCB-v0 for another link")
         super().__init__(horizon=horizon, render_mode=render_mode, **options)
 
 
