@@ -46,7 +46,7 @@ from .._validation import check_int
 from ..linalg import psd_power, psd_sqrt, symmetric_part
 from ..links import Link
 from ..privacy import GaussianMechanism, SymmetricGaussianMechanism
-from .base import EpochFit, Estimate, stage_sizes_split
+from .base import EpochFit, Estimate
 from .iw_jdp import SpectralStagesFit, TwoPhaseIWConfig, iw_weights
 from .registry import register_oracle
 
@@ -180,13 +180,11 @@ class IWGLMDPFit(SpectralStagesFit):
         own = dict(c_gamma=GLM_PRACTICAL_C_GAMMA) if cfg.constants == "practical" else dict(c_width=GLM_THEORY_WIDTH)
         params = cfg.parameters(self.n_rounds, self.dim, self.bound, w_fraction=cfg.w_fraction, mu=mu,
                                 sens_scale=self.bound + 1.0 / mu, **own)     # (the user's c_gamma, c_width win)
-        k = params.n_stages
-        self._init_spectral(params, k, cfg.multiplier())
-        self.stage_sizes = stage_sizes_split(self.n_rounds, [cfg.w_fraction / k] * k + [1.0 - cfg.w_fraction])
+        self._init_spectral(params, cfg.w_fraction)
         self._x: list[np.ndarray] = []
         self._y: list[np.ndarray] = []
         self._theta = np.zeros(self.dim)
-        self._diag: dict[str, Any] = {}
+        self._diag: dict[str, Any] = dict(fallback="no regression rows")     # until a regression stage closes
         self.erm: ERMResult | None = None       # raw rows' certificate: on the fit, never on the Estimate
 
     @property
@@ -196,22 +194,12 @@ class IWGLMDPFit(SpectralStagesFit):
         n = max(stop - start, 1)
         return 32.0 * (max(1.0, self.r_nu / 2.0) / self.link.mu + self.bound) / (self.params.gamma * n)
 
-    def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
-        if stage < self.n_w_stages:
-            super()._add_rows(stage, start, x, y)
-            return
+    def _add_regression_rows(self, x: np.ndarray, y: np.ndarray) -> None:
         self._x.append(x)
         self._y.append(y)
 
-    def _close_stage(self, stage: int) -> None:
-        if stage < self.n_w_stages:
-            super()._close_stage(stage)
-            return
-        start, stop = self.stage_range(stage)
+    def _close_regression(self, start: int, stop: int) -> None:
         n = stop - start
-        if n == 0:
-            self._diag = dict(fallback="no regression rows")
-            return
         d, lam, gamma = self.dim, self.params.lam, self.params.gamma
         x = np.concatenate(self._x) if self._x else np.zeros((0, d))
         y = np.concatenate(self._y) if self._y else np.zeros(0)
@@ -249,8 +237,7 @@ class IWGLMDPFit(SpectralStagesFit):
 
     def _estimate(self) -> Estimate:
         p = self.params
-        info = dict(lam=p.lam, gamma=p.gamma, n_stages=p.n_stages, trace=list(self.trace), w=self.w.copy())
-        info.update(self._diag)
+        info = dict(self._info(), w=self.w.copy(), **self._diag)
         if not self._diag.get("h_check", False):  # theta_hat = 0: the trivial radius ||phi|| (||theta*|| <= 1)
             return Estimate(np.zeros(self.dim), self.link, np.eye(self.dim), 1.0, info=info)
         return Estimate(self._theta, self.link, self.w, p.c_width * p.lam, info=info)

@@ -82,7 +82,7 @@ from .base import (
     stage_sizes_split,
     two_sided_quantile,
 )
-from .iw_jdp import check_initial_w
+from .iw_jdp import warm_start
 from .registry import register_oracle
 
 __all__ = [
@@ -241,12 +241,7 @@ class SpectralLDPFit(LocalEpochFit):
         self.n_spectral_stages = n_stages
         self.lam = lam
         self.lams = tuple((2 * k + 1) / (2 * n_stages + 1) * lam for k in range(n_stages))
-        if initial_u is None:       # the paper's start, U_0 = I
-            self.u = np.eye(self.dim)
-            self._u_half = np.eye(self.dim)
-        else:                       # a warm start from an earlier release (public)
-            self.u = np.array(check_initial_w(initial_u, self.dim, name="initial_u"))
-            self._u_half = psd_sqrt(self.u)
+        self.u, self._u_half = warm_start(initial_u, self.dim, name="initial_u")
         self._sym_radius = padded(self.bound)
         sens = 2.0 * self._sym_radius
         z = noise_multiplier(self.oracle.privacy.epsilon, self.oracle.privacy.delta)
@@ -280,8 +275,7 @@ class SpectralLDPFit(LocalEpochFit):
             f = self._u_half @ h @ self._u_half + lam_k * self.u
             vals = np.linalg.eigvalsh(symmetric_part(f))
             self.u = spectral_update(self.u, f)
-            vals_u, vecs_u = np.linalg.eigh(self.u)
-            self._u_half = (vecs_u * np.sqrt(np.maximum(vals_u, 0.0))) @ vecs_u.T
+            self._u_half = psd_sqrt(self.u)
             self.trace.append(dict(stage=stage, lam=lam_k, f_min=float(vals[0]), f_max=float(vals[-1]),
                                    users=self._h_count))
         else:
