@@ -125,7 +125,6 @@ class IWGLMLDPFit(SpectralLDPFit):
         self._grad_channel = GaussianMechanism(sensitivity=2.0 * self._grad_radius, sigma=z * 2.0 * self._grad_radius)
         self.w = np.zeros(self.dim)
         self._sum = np.zeros(self.dim)      # the current SGD step's randomized gradients, summed
-        self._count = 0
         self._step = 0
         self._iterates: list[np.ndarray] = []
         self._sgd_u: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None

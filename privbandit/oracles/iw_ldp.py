@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, ClassVar
 
 import numpy as np
@@ -87,17 +86,11 @@ from .registry import register_oracle
 
 __all__ = [
     "CONSTANTS", "SPECTRAL_LDP_CONSTRAINTS", "IWFixedPLDP", "IWRegressionLDP", "LDPRelease", "SpectralLDPFit",
-    "ball_least_squares", "learn_u_ldp", "noise_multiplier", "spectral_lambda", "vector_norm",
+    "ball_least_squares", "learn_u_ldp", "spectral_lambda", "vector_norm",
 ]
 
 PRACTICAL_STAGES = 4
 """K of the practical spectral iteration (the exact iteration reaches [1/2, 2] in about 3 steps)."""
-
-
-@lru_cache(maxsize=256)
-def noise_multiplier(epsilon: float, delta: float) -> float:
-    """The analytic Gaussian's sigma / sensitivity for (epsilon, delta) (cached: it is a root search)."""
-    return analytic_noise_multiplier(epsilon, delta)
 
 
 def row_norms(ux: np.ndarray) -> np.ndarray:
@@ -223,7 +216,7 @@ class SpectralLDPFit(LocalEpochFit):
     ``_randomizer`` (and, to release something when one closes, ``_close_stage``) for the later stages
     (``stage >= n_spectral_stages``), handing the spectral stages to ``super()``; the later stages' randomized
     outputs are summed into ``_sum`` (which a subclass creates, zero, in the outputs' shape) and counted in
-    ``_count``.
+    ``_count``, as in :class:`~privbandit.oracles.base.SummingLocalFit`.
 
     Attributes
     ----------
@@ -236,6 +229,8 @@ class SpectralLDPFit(LocalEpochFit):
     """
 
     n_spectral_stages: int = 0
+    _sum: np.ndarray
+    _count: int = 0
 
     def _init_spectral(self, n_stages: int, lam: float, initial_u: np.ndarray | None = None) -> None:
         self.n_spectral_stages = n_stages
@@ -244,7 +239,7 @@ class SpectralLDPFit(LocalEpochFit):
         self.u, self._u_half = warm_start(initial_u, self.dim, name="initial_u")
         self._sym_radius = padded(self.bound)
         sens = 2.0 * self._sym_radius
-        z = noise_multiplier(self.oracle.privacy.epsilon, self.oracle.privacy.delta)
+        z = analytic_noise_multiplier(self.oracle.privacy.epsilon, self.oracle.privacy.delta)
         self._sym_channel = SymmetricGaussianMechanism(sensitivity=sens, sigma=z * sens)
         self._h_sum = np.zeros((self.dim, self.dim))
         self._h_count = 0
@@ -290,7 +285,7 @@ class SpectralLDPFit(LocalEpochFit):
         n_u = int(math.floor(self.n_rounds * u_fraction))
         if u_fraction < 1.0 and self.n_rounds >= 2:
             n_u = min(max(n_u, 1), self.n_rounds - 1)
-        z = noise_multiplier(cfg.privacy.epsilon, cfg.privacy.delta)
+        z = analytic_noise_multiplier(cfg.privacy.epsilon, cfg.privacy.delta)
         k = cfg.stages if cfg.stages is not None else (theory_stage_count(2 * n_u) if cfg.constants == "theory"
                                                        else PRACTICAL_STAGES)
         k = max(1, min(k, max(n_u, 1)))
@@ -360,7 +355,6 @@ class IWRegressionLDPFit(SpectralLDPFit):
         self._reg_radius = radius
         self._reg_channel = GaussianMechanism(sensitivity=2.0 * radius, sigma=z * 2.0 * radius)
         self._sum = np.zeros(self.dim + self.dim * self.dim)      # the randomized (psi, Psi / sqrt(B)), summed
-        self._count = 0
 
     def _randomizer(self, stage: int) -> LocalRandomizer:
         if stage < self.n_spectral_stages:
@@ -598,7 +592,6 @@ class IWFixedPLDPFit(SpectralLDPFit):
             self._init_spectral(k, lam)
         self._ball = L2BallChannel(eps, self.dim, padded(1.0))
         self._sum = np.zeros(self.dim)      # the randomized U phi y / ||U phi||, summed
-        self._count = 0
 
     def _randomizer(self, stage: int) -> LocalRandomizer:
         if stage < self.n_spectral_stages:

@@ -35,9 +35,9 @@ from typing import ClassVar
 import numpy as np
 
 from .._validation import POSITIVE, POSITIVE_INT, UNIT_OPEN, Options, ParameterConstraints
-from ..privacy import GaussianMechanism, LocalRandomizer
+from ..privacy import GaussianMechanism, LocalRandomizer, analytic_noise_multiplier
 from .base import CONSTANTS, Constants, Estimate, Oracle, SummingLocalFit, stage_sizes_split
-from .iw_ldp import noise_multiplier, padded
+from .iw_ldp import padded
 from .registry import register_oracle
 
 
@@ -63,7 +63,7 @@ def ldp_sgd_epochs(n_users: int, epsilon: float, delta: float, constants: str, c
     step's noise is averaged over more users).
     """
     t = max(int(n_users), 1)
-    z = noise_multiplier(epsilon, delta)
+    z = analytic_noise_multiplier(epsilon, delta)
     if constants == "theory":
         sig = 2.0 * z
         k = (t / (sig * sig * math.log(max(t, 2) / confidence))) ** (1.0 / 3.0)
@@ -88,10 +88,9 @@ class LDPSGDFit(SummingLocalFit):
         self.stage_sizes = stage_sizes_split(self.n_rounds, [1.0 / k] * k)
         self.theta = np.zeros(self.dim)
         self._radius = padded(self.bound * (cfg.clip + 1.0))
-        z = noise_multiplier(cfg.privacy.epsilon, cfg.privacy.delta)
+        z = analytic_noise_multiplier(cfg.privacy.epsilon, cfg.privacy.delta)
         self._channel = GaussianMechanism(sensitivity=2.0 * self._radius, sigma=z * 2.0 * self._radius)
         self._sum = np.zeros(self.dim)
-        self._count = 0
         self.steps = 0
 
     def _randomizer(self, stage: int) -> LocalRandomizer:
