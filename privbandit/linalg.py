@@ -1,16 +1,6 @@
 """Linear algebra of symmetric and PSD matrices, shared by the oracles, the agents and the information matrices.
 
-- :func:`symmetric_part`: (A + A^T) / 2;
-- :func:`psd_power`, :func:`psd_sqrt`, :func:`psd_inv_sqrt`: powers of a symmetric matrix with floored
-  eigenvalues (finite on noisy, privatized matrices that lost definiteness);
-- :func:`psd_project`: the nearest PSD matrix in Frobenius norm;
-- :func:`polar_psd_factor`: (A^T A)^{1/2}, the paper's sym(A);
-- :func:`symmetric_solution`: the symmetric A closest to solving W A = M;
-- :func:`solve_regularized`: the ridge solve (M + lambda I)^{-1} v, never NaN;
-- :func:`inverse_rank_update`: V^{-1} -> (V + X^T X)^{-1} in place (Sherman-Morrison / Woodbury), with the
-  log-determinant increment.
-
-None of them spends privacy: applied to released statistics they are post-processing.
+None of these functions spends privacy: applied to released statistics they are post-processing.
 """
 
 from __future__ import annotations
