@@ -46,11 +46,12 @@ from typing import Any
 import numpy as np
 
 from ._validation import check_array, check_int, check_positive, check_real, check_weights
-from .linalg import EIG_FLOOR, polar_psd_factor, psd_inv_sqrt, psd_power, symmetric_part
+from .linalg import polar_psd_factor, psd_inv_sqrt, psd_power, symmetric_part
 
 
-def spectral_update(u: np.ndarray, f: np.ndarray, floor: float = EIG_FLOOR) -> np.ndarray:
-    """U_{k+1} = sym(F_k^{-1/2} U_k), symmetrised (`eqn:U-spectral-exact`).
+def spectral_update(u: np.ndarray, f: np.ndarray) -> np.ndarray:
+    """U_{k+1} = sym(F_k^{-1/2} U_k), symmetrised (`eqn:U-spectral-exact`); F_k's eigenvalues are floored at
+    :data:`~privbandit.linalg.EIG_FLOOR` (relative) before the inverse square root.
 
     Parameters
     ----------
@@ -58,10 +59,8 @@ def spectral_update(u: np.ndarray, f: np.ndarray, floor: float = EIG_FLOOR) -> n
         The current iterate U_k (d, d).
     f : ndarray
         F(U_k) (d, d).
-    floor : float
-        The relative eigenvalue floor of F_k^{-1/2}.
     """
-    return symmetric_part(polar_psd_factor(psd_inv_sqrt(f, floor) @ u))
+    return symmetric_part(polar_psd_factor(psd_inv_sqrt(f) @ u))
 
 
 def _check_sample(features: Any, weights: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -48,18 +48,14 @@ def psd_power(a: np.ndarray, power: float, floor: float = EIG_FLOOR) -> np.ndarr
     return (vecs * vals ** power) @ vecs.T
 
 
-def psd_sqrt(a: np.ndarray, floor: float = 0.0) -> np.ndarray:
+def psd_sqrt(a: np.ndarray) -> np.ndarray:
     """Symmetric square root of a PSD matrix (negative eigenvalues floored at 0).
 
     Parameters
     ----------
     a : ndarray
         A symmetric matrix.
-    floor : float
-        0 sets negative eigenvalues to 0; above 0, the relative floor of :func:`psd_power`.
     """
-    if floor > 0:
-        return psd_power(a, 0.5, floor)
     vals, vecs = np.linalg.eigh(symmetric_part(a))
     return (vecs * np.sqrt(np.maximum(vals, 0.0))) @ vecs.T
 
