@@ -109,17 +109,16 @@ def symmetric_solution(w: np.ndarray, m: np.ndarray) -> np.ndarray:
     return symmetric_part(vecs @ (c / (sq[:, None] + sq[None, :])) @ vecs.T)
 
 
-def psd_inv_sqrt(a: np.ndarray, floor: float = EIG_FLOOR) -> np.ndarray:
-    """A^{-1/2} with floored eigenvalues (never NaN, never a crash on a noisy indefinite matrix).
+def psd_inv_sqrt(a: np.ndarray) -> np.ndarray:
+    """A^{-1/2} with eigenvalues floored at :data:`EIG_FLOOR` (relative): never NaN, never a crash on a noisy
+    indefinite matrix.
 
     Parameters
     ----------
     a : ndarray
         A symmetric matrix.
-    floor : float
-        The relative floor of the eigenvalues.
     """
-    return psd_power(a, -0.5, floor)
+    return psd_power(a, -0.5)
 
 
 def polar_psd_factor(a: np.ndarray) -> np.ndarray:

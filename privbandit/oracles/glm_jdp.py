@@ -95,8 +95,7 @@ class ERMResult:
 
 
 def solve_iw_erm(u: np.ndarray, weights: np.ndarray, y: np.ndarray, link: Link, a_mat: np.ndarray,
-                 s_emp: np.ndarray, w_mat: np.ndarray, tol: float, *, n: int,
-                 max_iter: int | None = None) -> ERMResult:
+                 s_emp: np.ndarray, w_mat: np.ndarray, tol: float, *, n: int) -> ERMResult:
     """Minimise L^(w) over {||W w|| <= 1} to a certified distance ``tol`` from the exact minimiser.
 
     Parameters
@@ -147,9 +146,8 @@ def solve_iw_erm(u: np.ndarray, weights: np.ndarray, y: np.ndarray, link: Link, 
     w = np.zeros(w_mat.shape[0])
     g = grad(w)
     gap = float(g @ w + np.linalg.norm(w_inv @ g))
-    if max_iter is None:
-        kappa = float(np.linalg.eigvalsh(symmetric_part(m_mat))[-1] / (mu * np.linalg.eigvalsh(a_mat)[0]))
-        max_iter = int(min(max(math.ceil(kappa * math.log(max(gap / target, 1.0))) + 2, 2), 100_000))
+    kappa = float(np.linalg.eigvalsh(symmetric_part(m_mat))[-1] / (mu * np.linalg.eigvalsh(a_mat)[0]))
+    max_iter = int(min(max(math.ceil(kappa * math.log(max(gap / target, 1.0))) + 2, 2), 100_000))
     it = 0
     while gap > target and it < max_iter:
         theta = trust_region_step(q, evals, w_inv @ g - m_theta @ (w_mat @ w))
