@@ -159,14 +159,7 @@ def solve_iw_erm(u: np.ndarray, weights: np.ndarray, y: np.ndarray, link: Link, 
 
 
 class IWGLMDPFit(SpectralStagesFit):
-    """Stages 0..K-1 learn W (streamed); stage K keeps its rows for the ERM.
-
-    Attributes
-    ----------
-    erm : ERMResult or None
-        The solver's certificate (duality gap, iterations) of the last ERM: computed from raw rows, so it is
-        not private and stays on the fit; the Estimate's ``info`` has released values and public parameters only.
-    """
+    """Stages 0..K-1 learn W (streamed); stage K keeps its rows for the ERM."""
 
     oracle: IWGLMDP
 
@@ -183,7 +176,6 @@ class IWGLMDPFit(SpectralStagesFit):
         self._y: list[np.ndarray] = []
         self._theta = np.zeros(self.dim)
         self._diag: dict[str, Any] = dict(fallback="no regression rows")     # until a regression stage closes
-        self.erm: ERMResult | None = None       # raw rows' certificate: on the fit, never on the Estimate
 
     @property
     def delta_n(self) -> float:
@@ -227,7 +219,6 @@ class IWGLMDPFit(SpectralStagesFit):
         if not res.certified:
             raise RuntimeError("the IW-GLM ERM did not reach its certified accuracy; the output's sensitivity "
                                "cannot be guaranteed, so nothing is released")
-        self.erm = res
         w_noisy = mech_w.release(res.w, self.rng)     # recorded above, before the H check
         self._theta = self.w @ w_noisy
         self._diag = dict(h_check=True, a_min=a_min, noise_sd_w=mech_w.sigma, noise_sd_h=mech_h.sigma,
@@ -256,7 +247,7 @@ class IWGLMDP(TwoPhaseIWConfig):
     constants : {"practical", "theory"}
         Parameter regime (:func:`~privbandit.oracles.iw_jdp.iw_parameters` with B' = B + 1/mu_nu).
     confidence, calibration, c_lambda, c_gamma, c_width, n_stages, lam, gamma :
-        As for :class:`~privbandit.oracles.iw_jdp.IWRegressionDP`.
+        As for :class:`~privbandit.oracles.iw_jdp.SpectralDP`.
     w_fraction : float
         Share of users that learn W (1/2 in the source).
 

@@ -516,16 +516,8 @@ class IWRegressionDP(TwoPhaseIWConfig):
 
     Parameters
     ----------
-    privacy : PrivacySpec
-        Joint DP budget per user.
-    constants : {"practical", "theory"}
-        Parameter regime (:func:`iw_parameters`); the noise multiplier does not depend on it.
-    confidence : float
-        Statistical failure probability of the theory constants (not a privacy parameter).
-    calibration : {"analytic", "paper"}
-        Gaussian calibration.
-    c_lambda, c_gamma, c_width, n_stages, lam, gamma : optional
-        Overrides of the regime's constants and parameters.
+    privacy, constants, confidence, calibration, c_lambda, c_gamma, c_width, n_stages, lam, gamma
+        As for :class:`SpectralDP` (the noise multiplier does not depend on ``constants``).
     w_fraction : float
         Share of the epoch's users that learn W (the paper's 1/2).
     initial_w : ndarray (d, d), optional
