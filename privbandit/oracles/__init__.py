@@ -28,8 +28,7 @@ from .ssp_local import SSPLocal
 
 __all__ = [
     "ORACLE_REGISTRY", "EpochFit", "Estimate", "LocalEpochFit", "SummingLocalFit", "Oracle", "Ridge", "make_oracle",
-    "oracle_class", "oracle_names",
-    "register_oracle", "stage_sizes_split",
+    "oracle_class", "oracle_names", "register_oracle", "stage_sizes_split",
     # joint/central-DP oracles
     "DPSGD", "IWFixedPDP", "IWGLMDP", "IWRegressionDP", "SSP", "SpectralDP",
     # local-DP oracles
