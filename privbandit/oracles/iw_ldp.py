@@ -212,11 +212,11 @@ class WeightedLabelStatistic:
 class SpectralLDPFit(LocalEpochFit):
     """A local fit whose first ``n_spectral_stages`` stages run Spectral-Iteration-LDP (`alg:U-LDP`).
 
-    Subclasses call :meth:`_init_spectral` in ``__init__`` (after setting ``stage_sizes``) and override
-    ``_randomizer`` (and, to release something when one closes, ``_close_stage``) for the later stages
-    (``stage >= n_spectral_stages``), handing the spectral stages to ``super()``; the later stages' randomized
-    outputs are summed into ``_sum`` (which a subclass creates, zero, in the outputs' shape) and counted in
-    ``_count``, as in :class:`~privbandit.oracles.base.SummingLocalFit`.
+    Subclasses call :meth:`_start_spectral` (or, setting ``stage_sizes`` themselves, :meth:`_init_spectral`) in
+    ``__init__`` and override ``_randomizer`` (and, to release something when one closes, ``_close_stage``) for
+    the later stages (``stage >= n_spectral_stages``), handing the spectral stages to ``super()``; the later
+    stages' randomized outputs are summed into ``_sum`` (which a subclass creates, zero, in the outputs' shape)
+    and counted in ``_count``, as in :class:`~privbandit.oracles.base.SummingLocalFit`.
 
     Attributes
     ----------
@@ -278,9 +278,10 @@ class SpectralLDPFit(LocalEpochFit):
         self._h_sum = np.zeros((self.dim, self.dim))
         self._h_count = 0
 
-    def _spectral_plan(self, u_fraction: float) -> tuple[int, float, int, float, tuple[int, ...]]:
+    def _start_spectral(self, u_fraction: float, initial_u: np.ndarray | None = None) -> tuple[int, float]:
         """The first ``u_fraction`` of the users learn U (from two users on, at least one and all but one unless
-        ``u_fraction`` is 1): (their number n_u, the noise multiplier z, K, lambda, the spectral stage sizes)."""
+        ``u_fraction`` is 1) in K spectral stages, the rest form one last stage: sets ``stage_sizes``, calls
+        :meth:`_init_spectral` and returns (the number n_u of spectral users, the noise multiplier z)."""
         cfg = self.oracle
         n_u = int(math.floor(self.n_rounds * u_fraction))
         if u_fraction < 1.0 and self.n_rounds >= 2:
@@ -291,7 +292,9 @@ class SpectralLDPFit(LocalEpochFit):
         k = max(1, min(k, max(n_u, 1)))
         lam = cfg.lam if cfg.lam is not None else spectral_lambda(max(n_u // k, 1), self.dim, z * 2.0 * self.bound,
                                                                   k, cfg.constants, cfg.confidence)
-        return n_u, z, k, lam, stage_sizes_split(n_u, [1.0 / k] * k)
+        self.stage_sizes = stage_sizes_split(n_u, [1.0 / k] * k) + (self.n_rounds - n_u,)
+        self._init_spectral(k, lam, initial_u)
+        return n_u, z
 
 
 def learn_u_ldp(features: np.ndarray, *, epsilon: float, delta: float, bound: float = 1.0,
@@ -347,9 +350,7 @@ class IWRegressionLDPFit(SpectralLDPFit):
     def __init__(self, *args) -> None:
         super().__init__(*args)
         cfg = self.oracle
-        n_u, z, k, lam, sizes = self._spectral_plan(cfg.u_fraction)
-        self.stage_sizes = tuple(sizes) + (self.n_rounds - n_u,)
-        self._init_spectral(k, lam, cfg.initial_u)
+        _, z = self._start_spectral(cfg.u_fraction, cfg.initial_u)
         self.scale = 1.0 / math.sqrt(self.bound)
         radius = padded(math.sqrt(1.0 + self.scale ** 2 * self.bound ** 2))
         self._reg_radius = radius
@@ -587,9 +588,7 @@ class IWFixedPLDPFit(SpectralLDPFit):
                                                                      1e-300)) * pub,
                             cfg.public_weights, lam=lam, tol=1e-9, max_iter=300).matrix
         else:
-            n_u, _, k, lam, sizes = self._spectral_plan(cfg.u_fraction)
-            self.stage_sizes = tuple(sizes) + (self.n_rounds - n_u,)
-            self._init_spectral(k, lam)
+            self._start_spectral(cfg.u_fraction)
         self._ball = L2BallChannel(eps, self.dim, padded(1.0))
         self._sum = np.zeros(self.dim)      # the randomized U phi y / ||U phi||, summed
 
