@@ -7,15 +7,9 @@ Importing this package registers every oracle; ``make_oracle(name, ...)`` builds
 """
 
 from .base import EpochFit, Estimate, LocalEpochFit, Oracle, SummingLocalFit, stage_sizes_split
-
-# --- the contract as a public checker ---
 from .checks import ORACLE_CHECKS, ContractError, check_oracle
-
-# --- joint/central-DP oracles ---
 from .dp_sgd import DPSGD
 from .glm_jdp import IWGLMDP
-
-# --- local-DP oracles ---
 from .glm_ldp import IWGLMLDP
 from .iw_jdp import IWFixedPDP, IWRegressionDP, SpectralDP
 from .iw_ldp import IWFixedPLDP, IWRegressionLDP, learn_u_ldp
