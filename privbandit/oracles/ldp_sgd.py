@@ -9,10 +9,7 @@ for every phi whatever d is: the error is O((log(T)/(epsilon^2 T))^{1/6}) in Sig
 (`thm:improper-LDP`).
 
 Constants. The source takes eta = 1, R = 2 and K = c (T / (sigma_alpha^2 log(T/delta)))^{1/3} with an
-absolute constant c; ``constants="theory"`` sets c = 1 with sigma_alpha the channel's multiplier per
-unit of half-diameter (the paper's sigma_alpha) and the statistical ``confidence`` in place of delta;
-``"practical"`` (default) uses the actual noise std 2 z B (R + 1) of a gradient in place of sigma_alpha
-and no log factor (:func:`ldp_sgd_epochs`).
+absolute constant c; :func:`ldp_sgd_epochs` sets K for either ``constants`` (c = 1).
 
 Width. The oracle has no pointwise confidence ellipsoid (dimension-free guarantees are in Sigma-norm
 only), so the Estimate carries the trivial valid radius |<phi, theta_hat - theta*>| <= (||theta_hat|| + 1) ||phi||
