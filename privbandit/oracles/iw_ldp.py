@@ -85,7 +85,7 @@ from .iw_jdp import warm_start
 from .registry import register_oracle
 
 __all__ = [
-    "CONSTANTS", "SPECTRAL_LDP_CONSTRAINTS", "IWFixedPLDP", "IWRegressionLDP", "LDPRelease", "SpectralLDPFit",
+    "CONSTANTS", "IWFixedPLDP", "IWRegressionLDP", "LDPRelease", "SpectralLDPFit",
     "ball_least_squares", "learn_u_ldp", "spectral_lambda", "vector_norm",
 ]
 
@@ -441,12 +441,6 @@ class LDPRelease:
         freeze_arrays(self, "u", "psi", "psi_mat")
 
 
-SPECTRAL_LDP_CONSTRAINTS: ParameterConstraints = {
-    **Oracle.parameter_constraints, "constants": [Options(CONSTANTS)], "confidence": [UNIT_OPEN],
-    "stages": [None, POSITIVE_INT], "lam": [None, POSITIVE], "width_multiplier": [None, POSITIVE]}
-"""The constraints of the fields every spectral LDP oracle shares (IW-Regression-LDP, IW-GLM-LDP, fixed p)."""
-
-
 @dataclass(frozen=True)
 class SpectralLDPConfig(Oracle):
     """The configuration the spectral LDP oracles share (IW-Regression-LDP, distribution-specific IW-LDP,
@@ -483,7 +477,10 @@ class SpectralLDPConfig(Oracle):
     u_fraction: float = 0.5
     confidence: float = 0.05
 
-    parameter_constraints: ClassVar[ParameterConstraints] = {**SPECTRAL_LDP_CONSTRAINTS, "u_fraction": [UNIT_OPEN]}
+    parameter_constraints: ClassVar[ParameterConstraints] = {
+        **Oracle.parameter_constraints, "constants": [Options(CONSTANTS)], "confidence": [UNIT_OPEN],
+        "stages": [None, POSITIVE_INT], "lam": [None, POSITIVE], "width_multiplier": [None, POSITIVE],
+        "u_fraction": [UNIT_OPEN]}
 
 
 @register_oracle
