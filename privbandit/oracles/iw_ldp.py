@@ -495,10 +495,8 @@ class IWRegressionLDP(SpectralLDPConfig):
     width_multiplier : float, optional
         c in the width c lambda ||U phi|| (default 8 theory, 2 practical).
     initial_u : ndarray (d, d), optional
-        A warm start: the spectral iteration starts from this symmetric positive definite U instead of
-        U_0 = I (default, the paper's). It must be public, e.g. the U an earlier fit released; an agent
-        passes it per epoch with ``dataclasses.replace(oracle, initial_u=...)``. With ``stages`` and
-        ``u_fraction`` it must be fixed before the epoch's users arrive.
+        A public warm start of the spectral iteration, a symmetric positive definite U instead of U_0 = I (the
+        default, the paper's): as ``initial_w`` of :class:`~privbandit.oracles.IWRegressionDP`.
 
     Notes
     -----
