@@ -46,11 +46,12 @@ from typing import Any
 import numpy as np
 
 from ._validation import check_array, check_int, check_positive, check_real, check_weights
-from .linalg import EIG_FLOOR, polar_psd_factor, psd_inv_sqrt, psd_power, symmetric_part
+from .linalg import polar_psd_factor, psd_inv_sqrt, psd_power, symmetric_part
 
 
-def spectral_update(u: np.ndarray, f: np.ndarray, floor: float = EIG_FLOOR) -> np.ndarray:
-    """U_{k+1} = sym(F_k^{-1/2} U_k), symmetrised (`eqn:U-spectral-exact`).
+def spectral_update(u: np.ndarray, f: np.ndarray) -> np.ndarray:
+    """U_{k+1} = sym(F_k^{-1/2} U_k), symmetrised (`eqn:U-spectral-exact`); F_k's eigenvalues are floored at
+    :data:`~privbandit.linalg.EIG_FLOOR` (relative) before the inverse square root.
 
     Parameters
     ----------
@@ -58,10 +59,8 @@ def spectral_update(u: np.ndarray, f: np.ndarray, floor: float = EIG_FLOOR) -> n
         The current iterate U_k (d, d).
     f : ndarray
         F(U_k) (d, d).
-    floor : float
-        The relative eigenvalue floor of F_k^{-1/2}.
     """
-    return symmetric_part(polar_psd_factor(psd_inv_sqrt(f, floor) @ u))
+    return symmetric_part(polar_psd_factor(psd_inv_sqrt(f) @ u))
 
 
 def _check_sample(features: Any, weights: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -78,10 +77,8 @@ def f_ldp(u: np.ndarray, features: np.ndarray, weights: np.ndarray | None = None
     ----------
     u : ndarray (d, d)
         Symmetric positive definite U.
-    features : ndarray (n, d)
-        Atoms (or sample rows) of p.
-    weights : ndarray (n,), optional
-        Probabilities of the atoms (normalised); uniform when omitted.
+    features, weights : ndarray (n, d) and ndarray (n,), optional
+        Atoms (or sample rows) of p and their probabilities (uniform when ``weights`` is omitted).
     lam : float
         lambda >= 0.
 
@@ -104,10 +101,8 @@ def f_dp(w_mat: np.ndarray, features: np.ndarray, weights: np.ndarray | None = N
     ----------
     w_mat : ndarray
         W (d, d), symmetric.
-    features : ndarray
-        (n, d) atoms phi of the feature law.
-    weights : ndarray, optional
-        (n,) probabilities of the atoms (default uniform).
+    features, weights : ndarray (n, d) and ndarray (n,), optional
+        Atoms (or sample rows) of p and their probabilities (uniform when ``weights`` is omitted).
     gamma, lam : float
         gamma >= 0 and lambda >= 0 of F_DP.
 
@@ -201,10 +196,8 @@ def u_star(features: np.ndarray, weights: np.ndarray | None = None, *, lam: floa
 
     Parameters
     ----------
-    features : ndarray (n, d)
-        Atoms or sample rows of p.
-    weights : ndarray (n,), optional
-        Probabilities of the atoms.
+    features, weights : ndarray (n, d) and ndarray (n,), optional
+        Atoms (or sample rows) of p and their probabilities (uniform when ``weights`` is omitted).
     lam : float
         lambda > 0.
     tol, max_iter : float, int
@@ -228,10 +221,8 @@ def w_star(features: np.ndarray, weights: np.ndarray | None = None, *, gamma: fl
 
     Parameters
     ----------
-    features : ndarray
-        (n, d) atoms phi of the feature law.
-    weights : ndarray, optional
-        (n,) probabilities of the atoms (default uniform).
+    features, weights : ndarray (n, d) and ndarray (n,), optional
+        Atoms (or sample rows) of p and their probabilities (uniform when ``weights`` is omitted).
     gamma, lam : float
         gamma >= 0 and lambda >= 0 of F_DP.
     tol, max_iter
@@ -255,10 +246,8 @@ def second_moment(features: np.ndarray, weights: np.ndarray | None = None) -> np
 
     Parameters
     ----------
-    features : ndarray
-        (n, d) atoms phi of the feature law.
-    weights : ndarray, optional
-        (n,) probabilities of the atoms (default uniform).
+    features, weights : ndarray (n, d) and ndarray (n,), optional
+        Atoms (or sample rows) of p and their probabilities (uniform when ``weights`` is omitted).
     """
     x, w = _check_sample(features, weights)
     return symmetric_part((x * w[:, None]).T @ x)
@@ -274,10 +263,8 @@ def price_of_privacy(features: np.ndarray, weights: np.ndarray | None = None, *,
 
     Parameters
     ----------
-    features : ndarray
-        (n, d) atoms phi of the feature law.
-    weights : ndarray, optional
-        (n,) probabilities of the atoms (default uniform).
+    features, weights : ndarray (n, d) and ndarray (n,), optional
+        Atoms (or sample rows) of p and their probabilities (uniform when ``weights`` is omitted).
     epsilon : float
         The privacy budget epsilon > 0.
     n_samples : int
@@ -307,10 +294,8 @@ def kappa(features: np.ndarray, weights: np.ndarray | None = None, *, c: float =
 
     Parameters
     ----------
-    features : ndarray
-        (n, d) atoms phi of the feature law.
-    weights : ndarray, optional
-        (n,) probabilities of the atoms (default uniform).
+    features, weights : ndarray (n, d) and ndarray (n,), optional
+        Atoms (or sample rows) of p and their probabilities (uniform when ``weights`` is omitted).
     c : float
         The level c in (0, 1).
 
@@ -354,10 +339,8 @@ def l1_covariance_norm(theta: np.ndarray, features: np.ndarray, weights: np.ndar
     ----------
     theta : ndarray
         (d,) a direction.
-    features : ndarray
-        (n, d) atoms phi of the feature law.
-    weights : ndarray, optional
-        (n,) probabilities of the atoms (default uniform).
+    features, weights : ndarray (n, d) and ndarray (n,), optional
+        Atoms (or sample rows) of p and their probabilities (uniform when ``weights`` is omitted).
     """
     x, w = _check_sample(features, weights)
     return float(np.abs(x @ np.asarray(theta, dtype=float)) @ w)

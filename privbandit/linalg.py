@@ -1,16 +1,6 @@
 """Linear algebra of symmetric and PSD matrices, shared by the oracles, the agents and the information matrices.
 
-- :func:`symmetric_part`: (A + A^T) / 2;
-- :func:`psd_power`, :func:`psd_sqrt`, :func:`psd_inv_sqrt`: powers of a symmetric matrix with floored
-  eigenvalues (finite on noisy, privatized matrices that lost definiteness);
-- :func:`psd_project`: the nearest PSD matrix in Frobenius norm;
-- :func:`polar_psd_factor`: (A^T A)^{1/2}, the paper's sym(A);
-- :func:`symmetric_solution`: the symmetric A closest to solving W A = M;
-- :func:`solve_regularized`: the ridge solve (M + lambda I)^{-1} v, never NaN;
-- :func:`inverse_rank_update`: V^{-1} -> (V + X^T X)^{-1} in place (Sherman-Morrison / Woodbury), with the
-  log-determinant increment.
-
-None of them spends privacy: applied to released statistics they are post-processing.
+None of these functions spends privacy: applied to released statistics they are post-processing.
 """
 
 from __future__ import annotations
@@ -58,18 +48,14 @@ def psd_power(a: np.ndarray, power: float, floor: float = EIG_FLOOR) -> np.ndarr
     return (vecs * vals ** power) @ vecs.T
 
 
-def psd_sqrt(a: np.ndarray, floor: float = 0.0) -> np.ndarray:
+def psd_sqrt(a: np.ndarray) -> np.ndarray:
     """Symmetric square root of a PSD matrix (negative eigenvalues floored at 0).
 
     Parameters
     ----------
     a : ndarray
         A symmetric matrix.
-    floor : float
-        0 sets negative eigenvalues to 0; above 0, the relative floor of :func:`psd_power`.
     """
-    if floor > 0:
-        return psd_power(a, 0.5, floor)
     vals, vecs = np.linalg.eigh(symmetric_part(a))
     return (vecs * np.sqrt(np.maximum(vals, 0.0))) @ vecs.T
 
@@ -123,17 +109,16 @@ def symmetric_solution(w: np.ndarray, m: np.ndarray) -> np.ndarray:
     return symmetric_part(vecs @ (c / (sq[:, None] + sq[None, :])) @ vecs.T)
 
 
-def psd_inv_sqrt(a: np.ndarray, floor: float = EIG_FLOOR) -> np.ndarray:
-    """A^{-1/2} with floored eigenvalues (never NaN, never a crash on a noisy indefinite matrix).
+def psd_inv_sqrt(a: np.ndarray) -> np.ndarray:
+    """A^{-1/2} with eigenvalues floored at :data:`EIG_FLOOR` (relative): never NaN, never a crash on a noisy
+    indefinite matrix.
 
     Parameters
     ----------
     a : ndarray
         A symmetric matrix.
-    floor : float
-        The relative floor of the eigenvalues.
     """
-    return psd_power(a, -0.5, floor)
+    return psd_power(a, -0.5)
 
 
 def polar_psd_factor(a: np.ndarray) -> np.ndarray:

@@ -264,6 +264,15 @@ def test_project_rows_shortcut_returns_what_the_projection_returns():
                 assert out is stats, "rows clearly inside must take the shortcut"
 
 
+def test_project_rows_projects_rows_whose_squared_norm_overflows():
+    """With a radius whose square overflows (> ~1.3e154) the shortcut is off: a row far outside the ball, whose
+    sum of squares is inf too, is still projected onto it (it used to pass unprojected, inf <= inf)."""
+    stats = np.array([[1e170, 0.0], [1e100, 0.0]])
+    with pytest.warns(ClippingWarning, match="1 local statistic"):
+        out = project_rows(stats, 1e155)
+    np.testing.assert_array_equal(out, [[1e155, 0.0], [1e100, 0.0]])
+
+
 def test_the_randomizer_hands_its_statistic_clipped_rows_and_adds_the_channels_noise():
     """The statistic sees features clipped to the feature bound and rewards to [-1, 1] (rows inside as they are,
     one ClippingWarning per clip), and each output is that statistic plus N(0, sigma^2) per entry."""

@@ -7,15 +7,9 @@ Importing this package registers every oracle; ``make_oracle(name, ...)`` builds
 """
 
 from .base import EpochFit, Estimate, LocalEpochFit, Oracle, SummingLocalFit, stage_sizes_split
-
-# --- the contract as a public checker ---
 from .checks import ORACLE_CHECKS, ContractError, check_oracle
-
-# --- joint/central-DP oracles ---
 from .dp_sgd import DPSGD
 from .glm_jdp import IWGLMDP
-
-# --- local-DP oracles ---
 from .glm_ldp import IWGLMLDP
 from .iw_jdp import IWFixedPDP, IWRegressionDP, SpectralDP
 from .iw_ldp import IWFixedPLDP, IWRegressionLDP, learn_u_ldp
@@ -28,8 +22,7 @@ from .ssp_local import SSPLocal
 
 __all__ = [
     "ORACLE_REGISTRY", "EpochFit", "Estimate", "LocalEpochFit", "SummingLocalFit", "Oracle", "Ridge", "make_oracle",
-    "oracle_class", "oracle_names",
-    "register_oracle", "stage_sizes_split",
+    "oracle_class", "oracle_names", "register_oracle", "stage_sizes_split",
     # joint/central-DP oracles
     "DPSGD", "IWFixedPDP", "IWGLMDP", "IWRegressionDP", "SSP", "SpectralDP",
     # local-DP oracles

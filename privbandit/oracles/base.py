@@ -7,17 +7,8 @@ at most ``n_rounds`` in all) and ends with ``fit.result()``, an immutable :class
 crosses epochs: each epoch's users are disjoint, so epochs compose in parallel.
 
 Every fit owns a :class:`~privbandit.privacy.PrivacyLedger` whose record indices are the fit's rows
-(0 .. n_rounds-1); agents shift them to global rounds.
-
-Two helpers shape the fits:
-
-- :class:`EpochFit` checks rows, clips them to the bounds (features to B, rewards to [-1, 1]) and
-  hands them on in stage-aligned pieces: a fit declares ``stage_sizes`` and receives each piece through
-  ``_add_rows(stage, start, x, y)``, and ``_close_stage(stage)`` exactly once when a stage is full (or at
-  ``result()``). Streaming algorithms (spectral iterations, IW regression) keep O(d^2) running sums.
-- :class:`LocalEpochFit` (local DP) routes every row through a :class:`~privbandit.privacy.LocalRandomizer`
-  chosen from already-released outputs (``_randomizer(stage)``) and gives the aggregation step
-  (``_absorb(stage, outputs)``) only the randomized outputs. Raw rows never reach aggregation.
+(0 .. n_rounds-1); agents shift them to global rounds. A fit is written on :class:`EpochFit` (central) or
+:class:`LocalEpochFit` (local DP: raw rows never reach aggregation).
 
 References
 ----------
@@ -188,8 +179,10 @@ def stage_sizes_split(n_rounds: int, fractions: Sequence[float]) -> tuple[int, .
 class EpochFit(abc.ABC):
     """One epoch's fit: rows in (``add``), an :class:`Estimate` out (``result``), releases in ``ledger``.
 
-    Subclasses set ``stage_sizes`` (consecutive row ranges; one stage of n_rounds by default) in
-    ``__init__`` and implement ``_add_rows``, ``_close_stage`` and ``_estimate``.
+    ``add`` checks rows and clips them to the bounds (features to B, rewards to [-1, 1]). Subclasses set
+    ``stage_sizes`` (consecutive row ranges; one stage of n_rounds by default) in ``__init__`` and implement
+    ``_add_rows(stage, start, x, y)``, which receives the rows in stage-aligned pieces, ``_close_stage(stage)``,
+    called exactly once when a stage is full (or at ``result()``), and ``_estimate``.
 
     Parameters
     ----------
@@ -323,9 +316,9 @@ class EpochFit(abc.ABC):
 class LocalEpochFit(EpochFit):
     """A local-DP fit: each row is randomized in ``add``; aggregation sees only randomized outputs.
 
-    Subclasses implement ``_randomizer(stage)`` (built from public parameters and earlier releases
-    only; called once per stage, when its first rows arrive) and ``_absorb(stage, outputs)``, and may
-    implement ``_close_stage``; they must not override ``_add_rows``.
+    Subclasses implement ``_randomizer(stage)`` (a :class:`~privbandit.privacy.LocalRandomizer` built from
+    public parameters and earlier releases only; called once per stage, when its first rows arrive) and
+    ``_absorb(stage, outputs)``, and may implement ``_close_stage``; they must not override ``_add_rows``.
 
     References
     ----------

@@ -46,7 +46,7 @@ from .._validation import check_int
 from ..linalg import psd_power, psd_sqrt, symmetric_part
 from ..links import Link
 from ..privacy import GaussianMechanism, SymmetricGaussianMechanism
-from .base import EpochFit, Estimate, stage_sizes_split
+from .base import EpochFit, Estimate
 from .iw_jdp import SpectralStagesFit, TwoPhaseIWConfig, iw_weights
 from .registry import register_oracle
 
@@ -95,8 +95,7 @@ class ERMResult:
 
 
 def solve_iw_erm(u: np.ndarray, weights: np.ndarray, y: np.ndarray, link: Link, a_mat: np.ndarray,
-                 s_emp: np.ndarray, w_mat: np.ndarray, tol: float, *, n: int,
-                 max_iter: int | None = None) -> ERMResult:
+                 s_emp: np.ndarray, w_mat: np.ndarray, tol: float, *, n: int) -> ERMResult:
     """Minimise L^(w) over {||W w|| <= 1} to a certified distance ``tol`` from the exact minimiser.
 
     Parameters
@@ -147,9 +146,8 @@ def solve_iw_erm(u: np.ndarray, weights: np.ndarray, y: np.ndarray, link: Link, 
     w = np.zeros(w_mat.shape[0])
     g = grad(w)
     gap = float(g @ w + np.linalg.norm(w_inv @ g))
-    if max_iter is None:
-        kappa = float(np.linalg.eigvalsh(symmetric_part(m_mat))[-1] / (mu * np.linalg.eigvalsh(a_mat)[0]))
-        max_iter = int(min(max(math.ceil(kappa * math.log(max(gap / target, 1.0))) + 2, 2), 100_000))
+    kappa = float(np.linalg.eigvalsh(symmetric_part(m_mat))[-1] / (mu * np.linalg.eigvalsh(a_mat)[0]))
+    max_iter = int(min(max(math.ceil(kappa * math.log(max(gap / target, 1.0))) + 2, 2), 100_000))
     it = 0
     while gap > target and it < max_iter:
         theta = trust_region_step(q, evals, w_inv @ g - m_theta @ (w_mat @ w))
@@ -161,14 +159,7 @@ def solve_iw_erm(u: np.ndarray, weights: np.ndarray, y: np.ndarray, link: Link, 
 
 
 class IWGLMDPFit(SpectralStagesFit):
-    """Stages 0..K-1 learn W (streamed); stage K keeps its rows for the ERM.
-
-    Attributes
-    ----------
-    erm : ERMResult or None
-        The solver's certificate (duality gap, iterations) of the last ERM: computed from raw rows, so it is
-        not private and stays on the fit; the Estimate's ``info`` has released values and public parameters only.
-    """
+    """Stages 0..K-1 learn W (streamed); stage K keeps its rows for the ERM."""
 
     oracle: IWGLMDP
 
@@ -180,14 +171,11 @@ class IWGLMDPFit(SpectralStagesFit):
         own = dict(c_gamma=GLM_PRACTICAL_C_GAMMA) if cfg.constants == "practical" else dict(c_width=GLM_THEORY_WIDTH)
         params = cfg.parameters(self.n_rounds, self.dim, self.bound, w_fraction=cfg.w_fraction, mu=mu,
                                 sens_scale=self.bound + 1.0 / mu, **own)     # (the user's c_gamma, c_width win)
-        k = params.n_stages
-        self._init_spectral(params, k, cfg.multiplier())
-        self.stage_sizes = stage_sizes_split(self.n_rounds, [cfg.w_fraction / k] * k + [1.0 - cfg.w_fraction])
+        self._init_spectral(params, cfg.w_fraction)
         self._x: list[np.ndarray] = []
         self._y: list[np.ndarray] = []
         self._theta = np.zeros(self.dim)
-        self._diag: dict[str, Any] = {}
-        self.erm: ERMResult | None = None       # raw rows' certificate: on the fit, never on the Estimate
+        self._diag: dict[str, Any] = dict(fallback="no regression rows")     # until a regression stage closes
 
     @property
     def delta_n(self) -> float:
@@ -196,22 +184,12 @@ class IWGLMDPFit(SpectralStagesFit):
         n = max(stop - start, 1)
         return 32.0 * (max(1.0, self.r_nu / 2.0) / self.link.mu + self.bound) / (self.params.gamma * n)
 
-    def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
-        if stage < self.n_w_stages:
-            super()._add_rows(stage, start, x, y)
-            return
+    def _add_regression_rows(self, x: np.ndarray, y: np.ndarray) -> None:
         self._x.append(x)
         self._y.append(y)
 
-    def _close_stage(self, stage: int) -> None:
-        if stage < self.n_w_stages:
-            super()._close_stage(stage)
-            return
-        start, stop = self.stage_range(stage)
+    def _close_regression(self, start: int, stop: int) -> None:
         n = stop - start
-        if n == 0:
-            self._diag = dict(fallback="no regression rows")
-            return
         d, lam, gamma = self.dim, self.params.lam, self.params.gamma
         x = np.concatenate(self._x) if self._x else np.zeros((0, d))
         y = np.concatenate(self._y) if self._y else np.zeros(0)
@@ -241,7 +219,6 @@ class IWGLMDPFit(SpectralStagesFit):
         if not res.certified:
             raise RuntimeError("the IW-GLM ERM did not reach its certified accuracy; the output's sensitivity "
                                "cannot be guaranteed, so nothing is released")
-        self.erm = res
         w_noisy = mech_w.release(res.w, self.rng)     # recorded above, before the H check
         self._theta = self.w @ w_noisy
         self._diag = dict(h_check=True, a_min=a_min, noise_sd_w=mech_w.sigma, noise_sd_h=mech_h.sigma,
@@ -249,8 +226,7 @@ class IWGLMDPFit(SpectralStagesFit):
 
     def _estimate(self) -> Estimate:
         p = self.params
-        info = dict(lam=p.lam, gamma=p.gamma, n_stages=p.n_stages, trace=list(self.trace), w=self.w.copy())
-        info.update(self._diag)
+        info = dict(self._info(), w=self.w.copy(), **self._diag)
         if not self._diag.get("h_check", False):  # theta_hat = 0: the trivial radius ||phi|| (||theta*|| <= 1)
             return Estimate(np.zeros(self.dim), self.link, np.eye(self.dim), 1.0, info=info)
         return Estimate(self._theta, self.link, self.w, p.c_width * p.lam, info=info)
@@ -271,7 +247,7 @@ class IWGLMDP(TwoPhaseIWConfig):
     constants : {"practical", "theory"}
         Parameter regime (:func:`~privbandit.oracles.iw_jdp.iw_parameters` with B' = B + 1/mu_nu).
     confidence, calibration, c_lambda, c_gamma, c_width, n_stages, lam, gamma :
-        As for :class:`~privbandit.oracles.iw_jdp.IWRegressionDP`.
+        As for :class:`~privbandit.oracles.iw_jdp.SpectralDP`.
     w_fraction : float
         Share of users that learn W (1/2 in the source).
 

@@ -113,19 +113,17 @@ class IWGLMLDPFit(SpectralLDPFit):
     def __init__(self, *args) -> None:
         super().__init__(*args)
         cfg = self.oracle
-        n_u, z, k, lam, sizes = self._spectral_plan(cfg.u_fraction)
+        n_u, z = self._start_spectral(cfg.u_fraction)
         n_sgd = self.n_rounds - n_u
         steps = cfg.sgd_steps if cfg.sgd_steps is not None else (
             n_sgd if cfg.constants == "theory" else PRACTICAL_SGD_STEPS)
         steps = max(1, min(steps, max(n_sgd, 1)))
-        self.stage_sizes = tuple(sizes) + stage_sizes_split(n_sgd, [1.0 / steps] * steps)
-        self._init_spectral(k, lam)
+        self.stage_sizes = self.stage_sizes[:-1] + stage_sizes_split(n_sgd, [1.0 / steps] * steps)  # one per step
         self.n_sgd = n_sgd
         self._grad_radius = padded(2.0)
         self._grad_channel = GaussianMechanism(sensitivity=2.0 * self._grad_radius, sigma=z * 2.0 * self._grad_radius)
         self.w = np.zeros(self.dim)
         self._sum = np.zeros(self.dim)      # the current SGD step's randomized gradients, summed
-        self._count = 0
         self._step = 0
         self._iterates: list[np.ndarray] = []
         self._sgd_u: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None

@@ -248,28 +248,28 @@ class _IWConfig(Oracle):
 
 
 class SpectralStagesFit(EpochFit):
-    """A fit whose first ``n_stages`` stages run the private spectral iteration of `alg:W-JDP`.
+    """A fit whose first ``n_w_stages`` stages run the private spectral iteration of `alg:W-JDP`.
 
-    Subclasses call :meth:`_init_spectral` in ``__init__``; a subclass with stages after the W stages
-    overrides ``_add_rows`` and ``_close_stage`` for them and hands the W stages (``stage < n_w_stages``) to
-    ``super()``. Per stage k the fit keeps W_k, W_k^{1/2} and the running sum of H_k: O(d^2) memory.
+    Subclasses call :meth:`_init_spectral` in ``__init__``; a two-phase subclass (``w_fraction`` < 1) has one
+    regression stage after the W stages and implements ``_add_regression_rows`` and ``_close_regression``
+    for it. Per stage k the fit keeps W_k, W_k^{1/2} and the running sum of H_k: O(d^2) memory.
     """
 
-    def _init_spectral(self, params: IWParameters, n_w_stages: int, multiplier: float,
-                       initial_w: np.ndarray | None = None) -> None:
+    def _init_spectral(self, params: IWParameters, w_fraction: float, initial_w: np.ndarray | None = None) -> None:
+        """Plan ``params.n_stages`` W stages on the first ``w_fraction`` of the rows, then (``w_fraction`` < 1)
+        one regression stage on the rest; W starts at ``initial_w`` (:func:`warm_start`)."""
         self.params = params
-        self.n_w_stages = n_w_stages
-        self._mult_h = multiplier
-        if initial_w is None:       # the paper's start, W_1 = I
-            self.w = np.eye(self.dim)
-            self._w_half = np.eye(self.dim)
-        else:                       # a warm start from an earlier release (public)
-            self.w = check_initial_w(initial_w, self.dim)
-            self._w_half = psd_sqrt(self.w)
+        k = self.n_w_stages = params.n_stages
+        regression = [1.0 - w_fraction] if w_fraction < 1.0 else []
+        self.stage_sizes = stage_sizes_split(self.n_rounds, [w_fraction / k] * k + regression)
+        self.w, self._w_half = warm_start(initial_w, self.dim)
         self._h_sum = np.zeros((self.dim, self.dim))
         self.trace: list[dict[str, float]] = []
 
     def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
+        if stage >= self.n_w_stages:
+            self._add_regression_rows(x, y)
+            return
         wx = x.dot(self.w)
         half = x.dot(self._w_half)
         weights = iw_weights(wx, self.params.gamma)
@@ -277,12 +277,15 @@ class SpectralStagesFit(EpochFit):
 
     def _close_stage(self, stage: int) -> None:
         start, stop = self.stage_range(stage)
-        n = stop - start
-        if n == 0:  # an empty stage releases nothing and leaves W unchanged
+        if stop == start:  # an empty stage releases nothing (and leaves W unchanged)
             return
+        if stage >= self.n_w_stages:
+            self._close_regression(start, stop)
+            return
+        n = stop - start
         lam, gamma = self.params.lam, self.params.gamma
         sens = 2.0 * self.bound / (gamma * n)
-        mech = SymmetricGaussianMechanism(sensitivity=sens, sigma=self._mult_h * sens)
+        mech = SymmetricGaussianMechanism(sensitivity=sens, sigma=self.oracle.multiplier() * sens)
         h_noisy = self._release(mech, symmetric_part(self._h_sum / n), start, stop, f"H stage {stage}")
         # H is PSD, so projecting H~ onto the PSD cone (post-processing) only moves it closer; it keeps
         # F_k >= lambda W_k > 0, so a noisy stage can never blow W up through a near-zero eigenvalue.
@@ -293,6 +296,19 @@ class SpectralStagesFit(EpochFit):
         self.w = spectral_update(self.w, f)
         self._w_half = psd_sqrt(self.w)
         self._h_sum = np.zeros((self.dim, self.dim))
+
+    def _add_regression_rows(self, x: np.ndarray, y: np.ndarray) -> None:
+        """Consume rows of the regression stage (two-phase fits only)."""
+        raise NotImplementedError  # pragma: no cover - a fit with only W stages has no regression rows
+
+    def _close_regression(self, start: int, stop: int) -> None:
+        """Release what the regression stage, the rows [start, stop) (at least one), accumulated."""
+        raise NotImplementedError  # pragma: no cover - a fit with only W stages has no regression stage
+
+    def _info(self) -> dict:
+        """The Estimate's diagnostics of the W stages (public: lambda, gamma, K and the trace)."""
+        p = self.params
+        return dict(lam=p.lam, gamma=p.gamma, n_stages=p.n_stages, trace=list(self.trace))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -307,14 +323,10 @@ class SpectralDPFit(SpectralStagesFit):
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         cfg = self.oracle
-        params = cfg.parameters(self.n_rounds, self.dim, self.bound, w_fraction=1.0)
-        self._init_spectral(params, params.n_stages, cfg.multiplier())
-        self.stage_sizes = stage_sizes_split(self.n_rounds, [1.0 / params.n_stages] * params.n_stages)
+        self._init_spectral(cfg.parameters(self.n_rounds, self.dim, self.bound, w_fraction=1.0), 1.0)
 
     def _estimate(self) -> Estimate:
-        p = self.params
-        return Estimate(np.zeros(self.dim), self.link, self.w, 1.0,
-                        info=dict(lam=p.lam, gamma=p.gamma, n_stages=p.n_stages, trace=list(self.trace)))
+        return Estimate(np.zeros(self.dim), self.link, self.w, 1.0, info=self._info())
 
 
 @register_oracle
@@ -363,30 +375,19 @@ class IWRegressionDPFit(SpectralStagesFit):
         own = dict(REGRESSION_PRACTICAL, c_width=regression_practical_width(self.dim)) \
             if cfg.constants == "practical" else {}
         params = cfg.parameters(self.n_rounds, self.dim, self.bound, w_fraction=cfg.w_fraction, **own)
-        k = params.n_stages
-        self._init_spectral(params, k, cfg.multiplier(), cfg.initial_w)
-        self.stage_sizes = stage_sizes_split(self.n_rounds, [cfg.w_fraction / k] * k + [1.0 - cfg.w_fraction])
+        self._init_spectral(params, cfg.w_fraction, cfg.initial_w)
         self._psi = np.zeros(self.dim)
         self._psi_mat = np.zeros((self.dim, self.dim))
         self._released: tuple[np.ndarray, np.ndarray] | None = None
 
-    def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
-        if stage < self.n_w_stages:
-            super()._add_rows(stage, start, x, y)
-            return
+    def _add_regression_rows(self, x: np.ndarray, y: np.ndarray) -> None:
         wx = x.dot(self.w)
         u = wx * iw_weights(wx, self.params.gamma)[:, None]
         self._psi += u.T.dot(y)
         self._psi_mat += u.T.dot(x)
 
-    def _close_stage(self, stage: int) -> None:
-        if stage < self.n_w_stages:
-            super()._close_stage(stage)
-            return
-        start, stop = self.stage_range(stage)
+    def _close_regression(self, start: int, stop: int) -> None:
         n = stop - start
-        if n == 0:
-            return
         d, b = self.dim, self.bound
         sens = 2.0 * math.sqrt(2.0) * b / (self.params.gamma * n)
         mech = GaussianMechanism(sensitivity=sens, sigma=self.oracle.multiplier() * sens)
@@ -407,7 +408,7 @@ class IWRegressionDPFit(SpectralStagesFit):
 
     def _estimate(self) -> Estimate:
         p = self.params
-        info = dict(lam=p.lam, gamma=p.gamma, n_stages=p.n_stages, trace=list(self.trace), w=self.w.copy())
+        info = dict(self._info(), w=self.w.copy())
         release = self._public_release()
         if self._released is None:  # no regression users (tiny epoch): theta = 0 and the trivial radius ||phi||
             return Estimate(np.zeros(self.dim), self.link, np.eye(self.dim), 1.0 / self.link.mu,
@@ -431,6 +432,15 @@ def check_initial_w(initial_w: Any, dim: int, name: str = "initial_w") -> np.nda
         raise ValueError(f"{name} must be a symmetric positive definite (d, d) matrix; its smallest eigenvalue "
                          "is <= 0")
     return read_only(symmetric_part(w))
+
+
+def warm_start(initial: Any, dim: int, name: str = "initial_w") -> tuple[np.ndarray, np.ndarray]:
+    """The first iterate of a spectral iteration and its square root: the identity (the paper's start) when
+    ``initial`` is None, else the public warm start ``initial`` (checked by :func:`check_initial_w`)."""
+    if initial is None:
+        return np.eye(dim), np.eye(dim)
+    w = check_initial_w(initial, dim, name)
+    return w, psd_sqrt(w)
 
 
 @dataclass(frozen=True)
@@ -506,16 +516,8 @@ class IWRegressionDP(TwoPhaseIWConfig):
 
     Parameters
     ----------
-    privacy : PrivacySpec
-        Joint DP budget per user.
-    constants : {"practical", "theory"}
-        Parameter regime (:func:`iw_parameters`); the noise multiplier does not depend on it.
-    confidence : float
-        Statistical failure probability of the theory constants (not a privacy parameter).
-    calibration : {"analytic", "paper"}
-        Gaussian calibration.
-    c_lambda, c_gamma, c_width, n_stages, lam, gamma : optional
-        Overrides of the regime's constants and parameters.
+    privacy, constants, confidence, calibration, c_lambda, c_gamma, c_width, n_stages, lam, gamma
+        As for :class:`SpectralDP` (the noise multiplier does not depend on ``constants``).
     w_fraction : float
         Share of the epoch's users that learn W (the paper's 1/2).
     initial_w : ndarray (d, d), optional

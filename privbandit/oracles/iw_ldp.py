@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, ClassVar
 
 import numpy as np
@@ -82,22 +81,16 @@ from .base import (
     stage_sizes_split,
     two_sided_quantile,
 )
-from .iw_jdp import check_initial_w
+from .iw_jdp import warm_start
 from .registry import register_oracle
 
 __all__ = [
-    "CONSTANTS", "SPECTRAL_LDP_CONSTRAINTS", "IWFixedPLDP", "IWRegressionLDP", "LDPRelease", "SpectralLDPFit",
-    "ball_least_squares", "learn_u_ldp", "noise_multiplier", "spectral_lambda", "vector_norm",
+    "CONSTANTS", "IWFixedPLDP", "IWRegressionLDP", "LDPRelease", "SpectralLDPFit",
+    "ball_least_squares", "learn_u_ldp", "spectral_lambda", "vector_norm",
 ]
 
 PRACTICAL_STAGES = 4
 """K of the practical spectral iteration (the exact iteration reaches [1/2, 2] in about 3 steps)."""
-
-
-@lru_cache(maxsize=256)
-def noise_multiplier(epsilon: float, delta: float) -> float:
-    """The analytic Gaussian's sigma / sensitivity for (epsilon, delta) (cached: it is a root search)."""
-    return analytic_noise_multiplier(epsilon, delta)
 
 
 def row_norms(ux: np.ndarray) -> np.ndarray:
@@ -219,11 +212,11 @@ class WeightedLabelStatistic:
 class SpectralLDPFit(LocalEpochFit):
     """A local fit whose first ``n_spectral_stages`` stages run Spectral-Iteration-LDP (`alg:U-LDP`).
 
-    Subclasses call :meth:`_init_spectral` in ``__init__`` (after setting ``stage_sizes``) and override
-    ``_randomizer`` (and, to release something when one closes, ``_close_stage``) for the later stages
-    (``stage >= n_spectral_stages``), handing the spectral stages to ``super()``; the later stages' randomized
-    outputs are summed into ``_sum`` (which a subclass creates, zero, in the outputs' shape) and counted in
-    ``_count``.
+    Subclasses call :meth:`_start_spectral` (or, setting ``stage_sizes`` themselves, :meth:`_init_spectral`) in
+    ``__init__`` and override ``_randomizer`` (and, to release something when one closes, ``_close_stage``) for
+    the later stages (``stage >= n_spectral_stages``), handing the spectral stages to ``super()``; the later
+    stages' randomized outputs are summed into ``_sum`` (which a subclass creates, zero, in the outputs' shape)
+    and counted in ``_count``, as in :class:`~privbandit.oracles.base.SummingLocalFit`.
 
     Attributes
     ----------
@@ -236,20 +229,17 @@ class SpectralLDPFit(LocalEpochFit):
     """
 
     n_spectral_stages: int = 0
+    _sum: np.ndarray
+    _count: int = 0
 
     def _init_spectral(self, n_stages: int, lam: float, initial_u: np.ndarray | None = None) -> None:
         self.n_spectral_stages = n_stages
         self.lam = lam
         self.lams = tuple((2 * k + 1) / (2 * n_stages + 1) * lam for k in range(n_stages))
-        if initial_u is None:       # the paper's start, U_0 = I
-            self.u = np.eye(self.dim)
-            self._u_half = np.eye(self.dim)
-        else:                       # a warm start from an earlier release (public)
-            self.u = np.array(check_initial_w(initial_u, self.dim, name="initial_u"))
-            self._u_half = psd_sqrt(self.u)
+        self.u, self._u_half = warm_start(initial_u, self.dim, name="initial_u")
         self._sym_radius = padded(self.bound)
         sens = 2.0 * self._sym_radius
-        z = noise_multiplier(self.oracle.privacy.epsilon, self.oracle.privacy.delta)
+        z = analytic_noise_multiplier(self.oracle.privacy.epsilon, self.oracle.privacy.delta)
         self._sym_channel = SymmetricGaussianMechanism(sensitivity=sens, sigma=z * sens)
         self._h_sum = np.zeros((self.dim, self.dim))
         self._h_count = 0
@@ -280,8 +270,7 @@ class SpectralLDPFit(LocalEpochFit):
             f = self._u_half @ h @ self._u_half + lam_k * self.u
             vals = np.linalg.eigvalsh(symmetric_part(f))
             self.u = spectral_update(self.u, f)
-            vals_u, vecs_u = np.linalg.eigh(self.u)
-            self._u_half = (vecs_u * np.sqrt(np.maximum(vals_u, 0.0))) @ vecs_u.T
+            self._u_half = psd_sqrt(self.u)
             self.trace.append(dict(stage=stage, lam=lam_k, f_min=float(vals[0]), f_max=float(vals[-1]),
                                    users=self._h_count))
         else:
@@ -289,20 +278,23 @@ class SpectralLDPFit(LocalEpochFit):
         self._h_sum = np.zeros((self.dim, self.dim))
         self._h_count = 0
 
-    def _spectral_plan(self, u_fraction: float) -> tuple[int, float, int, float, tuple[int, ...]]:
+    def _start_spectral(self, u_fraction: float, initial_u: np.ndarray | None = None) -> tuple[int, float]:
         """The first ``u_fraction`` of the users learn U (from two users on, at least one and all but one unless
-        ``u_fraction`` is 1): (their number n_u, the noise multiplier z, K, lambda, the spectral stage sizes)."""
+        ``u_fraction`` is 1) in K spectral stages, the rest form one last stage: sets ``stage_sizes``, calls
+        :meth:`_init_spectral` and returns (the number n_u of spectral users, the noise multiplier z)."""
         cfg = self.oracle
         n_u = int(math.floor(self.n_rounds * u_fraction))
         if u_fraction < 1.0 and self.n_rounds >= 2:
             n_u = min(max(n_u, 1), self.n_rounds - 1)
-        z = noise_multiplier(cfg.privacy.epsilon, cfg.privacy.delta)
+        z = analytic_noise_multiplier(cfg.privacy.epsilon, cfg.privacy.delta)
         k = cfg.stages if cfg.stages is not None else (theory_stage_count(2 * n_u) if cfg.constants == "theory"
                                                        else PRACTICAL_STAGES)
         k = max(1, min(k, max(n_u, 1)))
         lam = cfg.lam if cfg.lam is not None else spectral_lambda(max(n_u // k, 1), self.dim, z * 2.0 * self.bound,
                                                                   k, cfg.constants, cfg.confidence)
-        return n_u, z, k, lam, stage_sizes_split(n_u, [1.0 / k] * k)
+        self.stage_sizes = stage_sizes_split(n_u, [1.0 / k] * k) + (self.n_rounds - n_u,)
+        self._init_spectral(k, lam, initial_u)
+        return n_u, z
 
 
 def learn_u_ldp(features: np.ndarray, *, epsilon: float, delta: float, bound: float = 1.0,
@@ -358,15 +350,12 @@ class IWRegressionLDPFit(SpectralLDPFit):
     def __init__(self, *args) -> None:
         super().__init__(*args)
         cfg = self.oracle
-        n_u, z, k, lam, sizes = self._spectral_plan(cfg.u_fraction)
-        self.stage_sizes = tuple(sizes) + (self.n_rounds - n_u,)
-        self._init_spectral(k, lam, cfg.initial_u)
+        _, z = self._start_spectral(cfg.u_fraction, cfg.initial_u)
         self.scale = 1.0 / math.sqrt(self.bound)
         radius = padded(math.sqrt(1.0 + self.scale ** 2 * self.bound ** 2))
         self._reg_radius = radius
         self._reg_channel = GaussianMechanism(sensitivity=2.0 * radius, sigma=z * 2.0 * radius)
         self._sum = np.zeros(self.dim + self.dim * self.dim)      # the randomized (psi, Psi / sqrt(B)), summed
-        self._count = 0
 
     def _randomizer(self, stage: int) -> LocalRandomizer:
         if stage < self.n_spectral_stages:
@@ -452,12 +441,6 @@ class LDPRelease:
         freeze_arrays(self, "u", "psi", "psi_mat")
 
 
-SPECTRAL_LDP_CONSTRAINTS: ParameterConstraints = {
-    **Oracle.parameter_constraints, "constants": [Options(CONSTANTS)], "confidence": [UNIT_OPEN],
-    "stages": [None, POSITIVE_INT], "lam": [None, POSITIVE], "width_multiplier": [None, POSITIVE]}
-"""The constraints of the fields every spectral LDP oracle shares (IW-Regression-LDP, IW-GLM-LDP, fixed p)."""
-
-
 @dataclass(frozen=True)
 class SpectralLDPConfig(Oracle):
     """The configuration the spectral LDP oracles share (IW-Regression-LDP, distribution-specific IW-LDP,
@@ -494,7 +477,10 @@ class SpectralLDPConfig(Oracle):
     u_fraction: float = 0.5
     confidence: float = 0.05
 
-    parameter_constraints: ClassVar[ParameterConstraints] = {**SPECTRAL_LDP_CONSTRAINTS, "u_fraction": [UNIT_OPEN]}
+    parameter_constraints: ClassVar[ParameterConstraints] = {
+        **Oracle.parameter_constraints, "constants": [Options(CONSTANTS)], "confidence": [UNIT_OPEN],
+        "stages": [None, POSITIVE_INT], "lam": [None, POSITIVE], "width_multiplier": [None, POSITIVE],
+        "u_fraction": [UNIT_OPEN]}
 
 
 @register_oracle
@@ -509,10 +495,8 @@ class IWRegressionLDP(SpectralLDPConfig):
     width_multiplier : float, optional
         c in the width c lambda ||U phi|| (default 8 theory, 2 practical).
     initial_u : ndarray (d, d), optional
-        A warm start: the spectral iteration starts from this symmetric positive definite U instead of
-        U_0 = I (default, the paper's). It must be public, e.g. the U an earlier fit released; an agent
-        passes it per epoch with ``dataclasses.replace(oracle, initial_u=...)``. With ``stages`` and
-        ``u_fraction`` it must be fixed before the epoch's users arrive.
+        A public warm start of the spectral iteration, a symmetric positive definite U instead of U_0 = I (the
+        default, the paper's): as ``initial_w`` of :class:`~privbandit.oracles.IWRegressionDP`.
 
     Notes
     -----
@@ -599,12 +583,9 @@ class IWFixedPLDPFit(SpectralLDPFit):
                                                                      1e-300)) * pub,
                             cfg.public_weights, lam=lam, tol=1e-9, max_iter=300).matrix
         else:
-            n_u, _, k, lam, sizes = self._spectral_plan(cfg.u_fraction)
-            self.stage_sizes = tuple(sizes) + (self.n_rounds - n_u,)
-            self._init_spectral(k, lam)
+            self._start_spectral(cfg.u_fraction)
         self._ball = L2BallChannel(eps, self.dim, padded(1.0))
         self._sum = np.zeros(self.dim)      # the randomized U phi y / ||U phi||, summed
-        self._count = 0
 
     def _randomizer(self, stage: int) -> LocalRandomizer:
         if stage < self.n_spectral_stages:

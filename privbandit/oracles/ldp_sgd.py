@@ -9,10 +9,7 @@ for every phi whatever d is: the error is O((log(T)/(epsilon^2 T))^{1/6}) in Sig
 (`thm:improper-LDP`).
 
 Constants. The source takes eta = 1, R = 2 and K = c (T / (sigma_alpha^2 log(T/delta)))^{1/3} with an
-absolute constant c; ``constants="theory"`` sets c = 1 with sigma_alpha the channel's multiplier per
-unit of half-diameter (the paper's sigma_alpha) and the statistical ``confidence`` in place of delta;
-``"practical"`` (default) uses the actual noise std 2 z B (R + 1) of a gradient in place of sigma_alpha
-and no log factor (:func:`ldp_sgd_epochs`).
+absolute constant c; :func:`ldp_sgd_epochs` sets K for either ``constants`` (c = 1).
 
 Width. The oracle has no pointwise confidence ellipsoid (dimension-free guarantees are in Sigma-norm
 only), so the Estimate carries the trivial valid radius |<phi, theta_hat - theta*>| <= (||theta_hat|| + 1) ||phi||
@@ -35,9 +32,9 @@ from typing import ClassVar
 import numpy as np
 
 from .._validation import POSITIVE, POSITIVE_INT, UNIT_OPEN, Options, ParameterConstraints
-from ..privacy import GaussianMechanism, LocalRandomizer
+from ..privacy import GaussianMechanism, LocalRandomizer, analytic_noise_multiplier
 from .base import CONSTANTS, Constants, Estimate, Oracle, SummingLocalFit, stage_sizes_split
-from .iw_ldp import noise_multiplier, padded
+from .iw_ldp import padded
 from .registry import register_oracle
 
 
@@ -63,7 +60,7 @@ def ldp_sgd_epochs(n_users: int, epsilon: float, delta: float, constants: str, c
     step's noise is averaged over more users).
     """
     t = max(int(n_users), 1)
-    z = noise_multiplier(epsilon, delta)
+    z = analytic_noise_multiplier(epsilon, delta)
     if constants == "theory":
         sig = 2.0 * z
         k = (t / (sig * sig * math.log(max(t, 2) / confidence))) ** (1.0 / 3.0)
@@ -88,10 +85,9 @@ class LDPSGDFit(SummingLocalFit):
         self.stage_sizes = stage_sizes_split(self.n_rounds, [1.0 / k] * k)
         self.theta = np.zeros(self.dim)
         self._radius = padded(self.bound * (cfg.clip + 1.0))
-        z = noise_multiplier(cfg.privacy.epsilon, cfg.privacy.delta)
+        z = analytic_noise_multiplier(cfg.privacy.epsilon, cfg.privacy.delta)
         self._channel = GaussianMechanism(sensitivity=2.0 * self._radius, sigma=z * 2.0 * self._radius)
         self._sum = np.zeros(self.dim)
-        self._count = 0
         self.steps = 0
 
     def _randomizer(self, stage: int) -> LocalRandomizer:

@@ -80,7 +80,6 @@ class SimpleLDPFit(SummingLocalFit):
         # mechanism's declared sensitivity (LaplacePair.L1_SENSITIVITY).
         self._randomizer_ = LocalRandomizer(SignPairStatistic(self.bound), PAIR_L1_RADIUS, pair.mechanism, self.bound)
         self._sum = np.zeros(2)
-        self._count = 0
 
     def add(self, features: Any, rewards: Any) -> None:
         """Add rows: features (m,) or (m, 1) and rewards (m,), or one x and its reward."""

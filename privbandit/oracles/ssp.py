@@ -151,16 +151,8 @@ class SSP(Oracle):
     ----------
     privacy : PrivacySpec
         Joint DP budget per user; one release at Frobenius sensitivity sqrt(2) (B^2 + 1).
-    lam : float
-        Ridge regularizer on top of the noise shift (:func:`ssp_estimate`).
-    confidence : float
-        Failure probability of the confidence radius (not a privacy parameter).
-    noise_scale : float
-        Sub-Gaussian scale of the reward noise (1 for rewards in [-1, 1]).
-    norm_bound : float
-        S >= ||theta*||.
-    width_multiplier : float
-        Multiplies the radius (1 = the bound in :func:`ssp_estimate`).
+    lam, confidence, noise_scale, norm_bound, width_multiplier : float
+        As in :func:`ssp_estimate` (``confidence`` is not a privacy parameter).
     calibration : {"analytic", "paper"}
         Gaussian calibration.
 

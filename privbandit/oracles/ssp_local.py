@@ -29,9 +29,9 @@ import numpy as np
 
 from .._validation import POSITIVE, UNIT_OPEN, Boolean, ParameterConstraints
 from ..linalg import psd_project, symmetric_part
-from ..privacy import GaussianMechanism, LocalRandomizer
+from ..privacy import GaussianMechanism, LocalRandomizer, analytic_noise_multiplier
 from .base import Estimate, Oracle, SummingLocalFit
-from .iw_ldp import ball_least_squares, noise_multiplier, padded
+from .iw_ldp import ball_least_squares, padded
 from .registry import register_oracle
 from .ssp import ssp_estimate
 
@@ -54,11 +54,10 @@ class SSPLocalFit(SummingLocalFit):
         super().__init__(*args)
         b = self.bound
         self._radius = padded(math.sqrt(b * b + b ** 4))
-        z = noise_multiplier(self.oracle.privacy.epsilon, self.oracle.privacy.delta)
+        z = analytic_noise_multiplier(self.oracle.privacy.epsilon, self.oracle.privacy.delta)
         channel = GaussianMechanism(sensitivity=2.0 * self._radius, sigma=z * 2.0 * self._radius)
         self._randomizer_ = LocalRandomizer(SufficientStatistic(), self._radius, channel, b)
         self._sum = np.zeros(self.dim + self.dim * self.dim)
-        self._count = 0
 
     def _estimate(self) -> Estimate:
         cfg, d = self.oracle, self.dim

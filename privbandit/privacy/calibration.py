@@ -36,10 +36,8 @@ def paper_sigma_alpha(epsilon: float, delta: float) -> float:
 
     Parameters
     ----------
-    epsilon : float
-        The privacy budget epsilon > 0.
-    delta : float
-        The privacy budget delta in (0, 1).
+    epsilon, delta : float
+        The privacy budget: epsilon > 0, delta in (0, 1).
 
     References
     ----------
@@ -125,10 +123,8 @@ def analytic_noise_multiplier(epsilon: float, delta: float) -> float:
 
     Parameters
     ----------
-    epsilon : float
-        The privacy budget epsilon > 0.
-    delta : float
-        The privacy budget delta in (0, 1).
+    epsilon, delta : float
+        The privacy budget: epsilon > 0, delta in (0, 1).
 
     References
     ----------
@@ -172,10 +168,8 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float,
 
     Parameters
     ----------
-    epsilon : float
-        > 0.
-    delta : float
-        In (0, 1).
+    epsilon, delta : float
+        The privacy budget: epsilon > 0, delta in (0, 1).
     sensitivity : float
         L2 sensitivity, > 0 (the paper's 2 Delta).
     method : {"analytic", "paper"}

@@ -53,7 +53,7 @@ def within_ball(features: np.ndarray, bound: float) -> bool:
     return np.count_nonzero(sq <= bound * bound) == sq.size
 
 
-def clip_features(features: np.ndarray, bound: float, *, name: str = "features") -> np.ndarray:
+def clip_features(features: np.ndarray, bound: float) -> np.ndarray:
     """Scale each row of ``features`` (..., d) down to L2 norm at most ``bound``.
 
     Parameters
@@ -62,8 +62,6 @@ def clip_features(features: np.ndarray, bound: float, *, name: str = "features")
         Feature vectors.
     bound : float
         The feature bound B > 0.
-    name : str
-        The argument's name in the error message.
 
     Returns
     -------
@@ -82,7 +80,7 @@ def clip_features(features: np.ndarray, bound: float, *, name: str = "features")
     # takes the exact path below
     if arr.shape[-1:] and within_ball(arr, bound):
         return arr.copy()
-    check_finite(name, arr)
+    check_finite("features", arr)
     out, over = scale_to_ball(features, bound)
     if not np.any(over):
         return np.array(features, dtype=float, copy=True)
@@ -98,32 +96,27 @@ def clip_features(features: np.ndarray, bound: float, *, name: str = "features")
     return out
 
 
-def clip_rewards(rewards: np.ndarray, bound: float = 1.0, *, name: str = "rewards") -> np.ndarray:
-    """Clip rewards to ``[-bound, bound]`` (the paper's clip_1 for labels |y| <= 1).
+def clip_rewards(rewards: np.ndarray) -> np.ndarray:
+    """Clip rewards to [-1, 1] (the paper's clip_1 for labels |y| <= 1).
 
     Parameters
     ----------
     rewards : ndarray
         Rewards (any shape).
-    bound : float
-        The clipping bound > 0.
-    name : str
-        The argument's name in the error message.
 
     Raises
     ------
     ValueError
         If ``rewards`` holds NaN or inf (as for :func:`clip_features`, the bound test is also the finiteness test).
     """
-    bound = check_positive("bound", bound)
     rewards = np.asarray(rewards, dtype=float)
-    inside = np.count_nonzero(np.abs(rewards) <= bound)     # NaN is never inside
+    inside = np.count_nonzero(np.abs(rewards) <= 1.0)     # NaN is never inside
     if inside == rewards.size:
         return rewards.copy()
-    check_finite(name, rewards)
+    check_finite("rewards", rewards)
     over = rewards.size - inside
     if over:
-        warnings.warn(f"{over} reward(s) outside [-{bound:g}, {bound:g}] were clipped before a "
-                      f"privacy mechanism", ClippingWarning, stacklevel=2)
-        return np.clip(rewards, -bound, bound)
+        warnings.warn(f"{over} reward(s) outside [-1, 1] were clipped before a privacy mechanism", ClippingWarning,
+                      stacklevel=2)
+        return np.clip(rewards, -1.0, 1.0)
     return np.array(rewards, dtype=float, copy=True)

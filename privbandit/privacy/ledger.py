@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Protocol
@@ -150,10 +149,9 @@ class PrivacyLedger:
                 return
         self.releases.append(Release(start, stop, entry, kind, label))
 
-    def extend(self, other: PrivacyLedger | Iterable[Release], offset: int = 0) -> None:
+    def extend(self, other: PrivacyLedger, offset: int = 0) -> None:
         """Append another ledger's releases with record indices shifted by ``offset``."""
-        rels = other.releases if isinstance(other, PrivacyLedger) else other
-        for r in rels:
+        for r in other.releases:
             self.record(r.start + offset, r.stop + offset, r.entry, kind=r.kind, label=r.label)
 
     def segments(self) -> list[tuple[int, int, tuple[tuple[MechanismEntry, int], ...]]]:

@@ -57,12 +57,6 @@ _INSIDE = 1.0 - 1e-12
 (its relative error is ~d * 2^-53), so :func:`project_rows` returns them without the projection."""
 
 
-def _inside_limit(radius: float, ord: int) -> float:
-    """The bound on a row's squared L2 norm (ord 2) or L1 norm (ord 1) below which it is clearly inside."""
-    inside = radius * _INSIDE
-    return inside * inside if ord == 2 else inside
-
-
 def _all_within(stats: np.ndarray, limit: float, ord: int) -> bool:
     """Whether every row's squared L2 norm (ord 2) or L1 norm (ord 1) is <= ``limit`` (False for NaN and
     for overflow)."""
@@ -78,7 +72,8 @@ def clearly_inside(stats: np.ndarray, radius: float, ord: int = 2) -> bool:
     A NaN or inf entry makes its row's sum of squares or of absolute values NaN or inf, which fails the
     comparison whenever the limit is finite; with an infinite limit (radius^2 overflows) this is False.
     """
-    limit = _inside_limit(radius, ord)
+    inside = radius * _INSIDE
+    limit = inside * inside if ord == 2 else inside     # on the squared L2 norm, or on the L1 norm
     return limit < math.inf and _all_within(stats, limit, ord)
 
 
@@ -98,7 +93,7 @@ def project_rows(stats: np.ndarray, radius: float, ord: int = 2) -> np.ndarray:
     ord : int
         The norm: 2 or 1.
     """
-    if _all_within(stats, _inside_limit(radius, ord), ord):     # False for NaN and overflow: the exact path
+    if clearly_inside(stats, radius, ord):     # False for NaN and overflow: the exact path
         return stats
     out, over = scale_to_ball(stats.reshape(stats.shape[0], -1), radius, ord)
     if not np.any(over):
