@@ -159,7 +159,14 @@ def solve_iw_erm(u: np.ndarray, weights: np.ndarray, y: np.ndarray, link: Link, 
 
 
 class IWGLMDPFit(SpectralStagesFit):
-    """Stages 0..K-1 learn W (streamed); stage K keeps its rows for the ERM."""
+    """Stages 0..K-1 learn W (streamed); stage K keeps its rows for the ERM.
+
+    Attributes
+    ----------
+    erm : ERMResult or None
+        The solver's certificate (duality gap, iterations) of the last ERM: computed from raw rows, so it is
+        not private and stays on the fit; the Estimate's ``info`` has released values and public parameters only.
+    """
 
     oracle: IWGLMDP
 
@@ -176,6 +183,7 @@ class IWGLMDPFit(SpectralStagesFit):
         self._y: list[np.ndarray] = []
         self._theta = np.zeros(self.dim)
         self._diag: dict[str, Any] = dict(fallback="no regression rows")     # until a regression stage closes
+        self.erm: ERMResult | None = None       # raw rows' certificate: on the fit, never on the Estimate
 
     @property
     def delta_n(self) -> float:
@@ -184,12 +192,21 @@ class IWGLMDPFit(SpectralStagesFit):
         n = max(stop - start, 1)
         return 32.0 * (max(1.0, self.r_nu / 2.0) / self.link.mu + self.bound) / (self.params.gamma * n)
 
-    def _add_regression_rows(self, x: np.ndarray, y: np.ndarray) -> None:
+    def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
+        if stage < self.n_w_stages:
+            super()._add_rows(stage, start, x, y)
+            return
         self._x.append(x)
         self._y.append(y)
 
-    def _close_regression(self, start: int, stop: int) -> None:
+    def _close_stage(self, stage: int) -> None:
+        if stage < self.n_w_stages:
+            super()._close_stage(stage)
+            return
+        start, stop = self.stage_range(stage)
         n = stop - start
+        if n == 0:       # no regression rows: theta_hat = 0 (the _diag set in __init__ stands)
+            return
         d, lam, gamma = self.dim, self.params.lam, self.params.gamma
         x = np.concatenate(self._x) if self._x else np.zeros((0, d))
         y = np.concatenate(self._y) if self._y else np.zeros(0)
@@ -219,6 +236,7 @@ class IWGLMDPFit(SpectralStagesFit):
         if not res.certified:
             raise RuntimeError("the IW-GLM ERM did not reach its certified accuracy; the output's sensitivity "
                                "cannot be guaranteed, so nothing is released")
+        self.erm = res
         w_noisy = mech_w.release(res.w, self.rng)     # recorded above, before the H check
         self._theta = self.w @ w_noisy
         self._diag = dict(h_check=True, a_min=a_min, noise_sd_w=mech_w.sigma, noise_sd_h=mech_h.sigma,

@@ -251,8 +251,9 @@ class SpectralStagesFit(EpochFit):
     """A fit whose first ``n_w_stages`` stages run the private spectral iteration of `alg:W-JDP`.
 
     Subclasses call :meth:`_init_spectral` in ``__init__``; a two-phase subclass (``w_fraction`` < 1) has one
-    regression stage after the W stages and implements ``_add_regression_rows`` and ``_close_regression``
-    for it. Per stage k the fit keeps W_k, W_k^{1/2} and the running sum of H_k: O(d^2) memory.
+    regression stage after the W stages: it overrides ``_add_rows`` and ``_close_stage`` for it and hands the W
+    stages (``stage < n_w_stages``) to ``super()``. Per stage k the fit keeps W_k, W_k^{1/2} and the running sum
+    of H_k: O(d^2) memory.
     """
 
     def _init_spectral(self, params: IWParameters, w_fraction: float, initial_w: np.ndarray | None = None) -> None:
@@ -267,9 +268,6 @@ class SpectralStagesFit(EpochFit):
         self.trace: list[dict[str, float]] = []
 
     def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
-        if stage >= self.n_w_stages:
-            self._add_regression_rows(x, y)
-            return
         wx = x.dot(self.w)
         half = x.dot(self._w_half)
         weights = iw_weights(wx, self.params.gamma)
@@ -277,12 +275,9 @@ class SpectralStagesFit(EpochFit):
 
     def _close_stage(self, stage: int) -> None:
         start, stop = self.stage_range(stage)
-        if stop == start:  # an empty stage releases nothing (and leaves W unchanged)
-            return
-        if stage >= self.n_w_stages:
-            self._close_regression(start, stop)
-            return
         n = stop - start
+        if n == 0:  # an empty stage releases nothing and leaves W unchanged
+            return
         lam, gamma = self.params.lam, self.params.gamma
         sens = 2.0 * self.bound / (gamma * n)
         mech = SymmetricGaussianMechanism(sensitivity=sens, sigma=self.oracle.multiplier() * sens)
@@ -296,14 +291,6 @@ class SpectralStagesFit(EpochFit):
         self.w = spectral_update(self.w, f)
         self._w_half = psd_sqrt(self.w)
         self._h_sum = np.zeros((self.dim, self.dim))
-
-    def _add_regression_rows(self, x: np.ndarray, y: np.ndarray) -> None:
-        """Consume rows of the regression stage (two-phase fits only)."""
-        raise NotImplementedError  # pragma: no cover - a fit with only W stages has no regression rows
-
-    def _close_regression(self, start: int, stop: int) -> None:
-        """Release what the regression stage, the rows [start, stop) (at least one), accumulated."""
-        raise NotImplementedError  # pragma: no cover - a fit with only W stages has no regression stage
 
     def _info(self) -> dict:
         """The Estimate's diagnostics of the W stages (public: lambda, gamma, K and the trace)."""
@@ -380,14 +367,23 @@ class IWRegressionDPFit(SpectralStagesFit):
         self._psi_mat = np.zeros((self.dim, self.dim))
         self._released: tuple[np.ndarray, np.ndarray] | None = None
 
-    def _add_regression_rows(self, x: np.ndarray, y: np.ndarray) -> None:
+    def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
+        if stage < self.n_w_stages:
+            super()._add_rows(stage, start, x, y)
+            return
         wx = x.dot(self.w)
         u = wx * iw_weights(wx, self.params.gamma)[:, None]
         self._psi += u.T.dot(y)
         self._psi_mat += u.T.dot(x)
 
-    def _close_regression(self, start: int, stop: int) -> None:
+    def _close_stage(self, stage: int) -> None:
+        if stage < self.n_w_stages:
+            super()._close_stage(stage)
+            return
+        start, stop = self.stage_range(stage)
         n = stop - start
+        if n == 0:
+            return
         d, b = self.dim, self.bound
         sens = 2.0 * math.sqrt(2.0) * b / (self.params.gamma * n)
         mech = GaussianMechanism(sensitivity=sens, sigma=self.oracle.multiplier() * sens)
