@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from privbandit import cli
-from privbandit.sim.sweep import read_cell
+from privbandit.sim.cells import read_cell
 
 
 def _main(args, capsys):
