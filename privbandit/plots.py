@@ -489,11 +489,15 @@ def _panel_rows(g: pd.DataFrame, model: str, name: str) -> tuple[pd.DataFrame, s
         level = panel_level(sub)
         sub = sub[sub["epsilon"].astype(float) == level]
         name = f"{name}, epsilon = {level:g}"
-    everyone = sub["agent"].nunique()
     agents = lowest_regret_agents(sub)
-    note = "" if len(agents) == everyone else (f"{len(agents)} of {everyone} agents (lowest regret);\n"
+    return sub[sub["agent"].isin(agents)], name, _left_out(agents, sub)
+
+
+def _left_out(agents: Sequence[str], rows: pd.DataFrame) -> str:
+    """The legend's note on the agents of ``rows`` a panel leaves out (none when it shows ``agents``, all)."""
+    everyone = rows["agent"].nunique()
+    return "" if len(agents) == everyone else (f"{len(agents)} of {everyone} agents (lowest regret);\n"
                                                "the others are in the report's tables")
-    return sub[sub["agent"].isin(agents)], name, note
 
 
 def _regret_figure(g: pd.DataFrame, env: str):
@@ -640,17 +644,13 @@ def _epsilon_figure(top: pd.DataFrame, env: str):
     reference = _references(top[top["model"] == "none"])
     for ax, (model, name) in zip(axes[0], private):
         rows = top[top["model"] == model]
-        everyone = rows["agent"].nunique()
-        final = rows[rows["t"] == rows["horizon"]]
-        agents = lowest_regret_agents(final)
+        agents = lowest_regret_agents(rows[rows["t"] == rows["horizon"]])
         sub = pd.concat([rows[rows["agent"].isin(agents)], reference])
         palette = agent_palette(sub["agent"].unique())
         regret_vs_epsilon(sub, ax=ax, palette=palette, title=name)
         if (sub.loc[sub["t"] == sub["horizon"], "cum_regret"] > 0).all():
             log_axis(ax)  # uniform play's regret does not flatten the others
-        note = "" if len(agents) == everyone else (f"{len(agents)} of {everyone} agents (lowest regret);\n"
-                                                   "the others are in the report's tables")
-        _legend_below(ax, note)
+        _legend_below(ax, _left_out(agents, rows))
         _mark_agents(ax, list(dict.fromkeys(sub["agent"])), palette)
     title = f"{env}: regret at T = {int(top['horizon'].iloc[0])} against epsilon"
     if left:

@@ -204,16 +204,24 @@ def contract_targets(starts: tuple[int, ...], horizon: int, rng: Any = 0) -> tup
         (user, role), by user: the first two users, the first and last user of the first
         :data:`CONTRACT_EPOCHS` epochs and of the last two, and one random user none of these.
     """
-    bounds = list(starts) + [horizon]
-    roles: dict[int, str] = {0: "first user", 1: "second user"}    # (horizon >= 2)
     n = len(starts)
-    for j in sorted(set(range(min(n, CONTRACT_EPOCHS))) | set(range(max(0, n - 2), n))):
-        roles.setdefault(bounds[j], f"first user of epoch {j}")
-        roles.setdefault(bounds[j + 1] - 1, f"last user of epoch {j}")
-    pool = [u for u in range(horizon) if u not in roles]
-    if pool:
-        roles[int(np.random.default_rng(rng).choice(pool))] = "random user"
+    epochs = set(range(min(n, CONTRACT_EPOCHS))) | set(range(max(0, n - 2), n))
+    roles = _epoch_roles({0: "first user", 1: "second user"}, starts, horizon, epochs, horizon, rng)  # (horizon >= 2)
     return tuple(sorted(roles.items()))
+
+
+def _epoch_roles(roles: dict[int, str], starts: tuple[int, ...], horizon: int, epochs: set[int], end: int,
+                 rng: Any) -> dict[int, str]:
+    """``roles`` (user -> role) with the first and last user of each of ``epochs`` of the schedule ``starts``
+    (rounds ``horizon``) where they have none, and, given ``rng``, one random user below ``end`` none of these."""
+    bounds = list(starts) + [horizon]
+    for j in sorted(epochs):
+        roles.setdefault(bounds[j], "first user" if j == 0 else f"first user of epoch {j}")
+        roles.setdefault(bounds[j + 1] - 1, f"last user of epoch {j}")
+    pool = [u for u in range(end) if u not in roles]
+    if rng is not None and pool:
+        roles[int(np.random.default_rng(rng).choice(pool))] = "random user"
+    return roles
 
 
 @dataclass(frozen=True)
@@ -324,15 +332,8 @@ def plan_designs(starts: tuple[int, ...], max_horizon: int, watch: int, rng: Any
     if not released:
         return []
     last = max([j for j in released if bounds[j + 1] + watch <= max_horizon], default=released[0])
-    roles: dict[int, str] = {}
-    for j in sorted({released[0], last}):
-        roles.setdefault(bounds[j], "first user" if j == 0 else f"first user of epoch {j}")
-        roles.setdefault(bounds[j + 1] - 1, f"last user of epoch {j}")
-    pool = [u for u in range(bounds[last + 1]) if u not in roles]
-    if rng is not None and pool:
-        roles[int(np.random.default_rng(rng).choice(pool))] = "random user"
     designs = []
-    for u, role in sorted(roles.items()):
+    for u, role in sorted(_epoch_roles({}, starts, max_horizon, {released[0], last}, bounds[last + 1], rng).items()):
         r = min(s for s in starts if s > u)
         horizon = min(max_horizon, r + watch)
         nxt = min([s for s in starts if s > r] + [horizon])
