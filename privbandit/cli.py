@@ -297,7 +297,8 @@ def _finish(table, out: Path, *, title: str, references: dict, notes: list[str],
     figures = list(save_standard_figures(table, out / "figures")) if len(table) else []  # none: every cell lost
     sections = []
     if challenger is not None and challenger in set(table["agent"]):
-        from .sim.compare import challenger_figure, comparison_markdown, leaderboard
+        from .sim.compare import challenger_figure, comparison_markdown
+        from .sim.leaderboard import leaderboard
 
         sections.append(comparison_markdown(table, challenger, reference))
         figures.append(challenger_figure(leaderboard(table), challenger, out / "figures" / "challenger.png"))
@@ -354,23 +355,13 @@ def _completion(n: int) -> int:
 
 
 def _read_meta(folder: Path) -> dict:
-    """The title, notes, references and slope window of the folder's last report (``report.json``, else
-    the header of a ``report.md`` written before ``report.json`` existed); empty if there is none."""
+    """The title, notes, references and slope window of the folder's last report (``report.json``); empty if
+    there is none."""
     try:
         meta = json.loads((folder / REPORT_META).read_text())
     except (OSError, ValueError):
-        meta = None
-    if isinstance(meta, dict):
-        return meta
-    try:
-        lines = (folder / "report.md").read_text().splitlines()
-    except (OSError, ValueError):
         return {}
-    head = lines[: next((i for i, line in enumerate(lines) if line.startswith("## ")), len(lines))]
-    meta = dict(notes=[line[2:] for line in head if line.startswith("- ")])
-    if head and head[0].startswith("# "):
-        meta["title"] = head[0][2:]
-    return meta
+    return meta if isinstance(meta, dict) else {}
 
 
 def _with_earlier(out: Path, others: Sequence[str], notes: list[str], references: dict) -> tuple[list[str], dict]:
@@ -805,11 +796,11 @@ def cmd_store_reference(args: argparse.Namespace) -> int:
     """``privbandit store-reference``: the suite's cells into ``--out`` (resumable), then its baseline cells
     packed with their manifest (:func:`privbandit.sim.reference.store_reference`), whose ``command`` is this
     command with ``--out DIR``."""
-    from .sim.reference import baseline_cells, store_reference
+    from .sim.reference import store_reference
     from .sim.suites import get_suite
 
     suite = get_suite(args.suite)
-    cells = baseline_cells(suite)
+    cells = suite.cells()  # its baselines: a suite holds no challenger
     out = _output_folder(args.out, "--out")
     dest = None if args.dest is None else _output_folder(args.dest, "--dest")
     start = time.perf_counter()

@@ -11,7 +11,7 @@ a manifest ``SUITE.json``:
   cell's definition does, and whenever a change to a baseline's code changes its numbers (the developer
   raises ``results_version`` then: ``tests/test_reference.py`` re-runs one stored cell of every baseline and
   fails until they do). A refactor that leaves every number as it was keeps the stored results valid;
-- ``privbandit``: the library version (a cell file carries it too; :func:`~privbandit.sim.sweep.load_cell`
+- ``privbandit``: the library version (a cell file carries it too; :func:`~privbandit.sim.cells.load_cell`
   refuses another one);
 - ``command``: the command that made them (``privbandit store-reference``);
 - ``results_version``: the suite's declared ``results_version`` when they were made;
@@ -89,15 +89,10 @@ def reference_path(suite: str, base: Path | None = None) -> tuple[Path, Path]:
     return base / f"{suite}.tar.xz", base / f"{suite}.json"
 
 
-def baseline_cells(suite) -> list:
-    """The suite's cells (its baselines: a suite holds no challenger)."""
-    return suite.cells()
-
-
 def suite_version(suite) -> str:
     """``NAME-HASH``: a hash of the suite's ``results_version`` and of every cell's identity."""
     h = hashlib.sha256(f"results_version={suite.results_version}".encode())
-    for cell in sorted(baseline_cells(suite), key=lambda c: c.key):
+    for cell in sorted(suite.cells(), key=lambda c: c.key):
         h.update(canonical(cell.identity()).encode())
     return f"{suite.name}-{h.hexdigest()[:16]}"
 
@@ -213,7 +208,7 @@ def store_reference(suite, folder: str | Path, command: str, dest: Path | None =
     ValueError
         If a cell of the suite is missing from ``folder`` or fails the check.
     """
-    cells = baseline_cells(suite)
+    cells = suite.cells()
     archive, manifest = reference_path(suite.name, dest)
     archive.parent.mkdir(parents=True, exist_ok=True)
     buf = io.BytesIO()
@@ -299,7 +294,7 @@ def match_reference(suite, cells: Sequence | None = None, base: Path | None = No
     the stored one (:func:`stream_difference`; every distinct stream is summarised once; with ``sample``, only that
     many of them, spread over the list, and the others are taken as matching).
     """
-    cells = list(baseline_cells(suite) if cells is None else cells)
+    cells = list(suite.cells() if cells is None else cells)
     archive, _ = reference_path(suite.name, base)
     meta = load_manifest(suite.name, base)
     problems = _archive_problems(suite, meta, archive)
@@ -345,7 +340,7 @@ def check_reference(suite, sample: int | None = None, base: Path | None = None) 
     match = match_reference(suite, base=base, sample=sample)
     problems = list(match.problems)
     if match.unstored:
-        labels = sorted({c.agent.label for c in baseline_cells(suite) if c.key in set(match.unstored)})
+        labels = sorted({c.agent.label for c in suite.cells() if c.key in set(match.unstored)})
         problems.append(f"{len(match.unstored)} cells of the suite are not in the stored results (agents: "
                         f"{', '.join(labels)})")
     return problems
