@@ -1,20 +1,5 @@
-"""The ``privbandit`` command.
-
-::
-
-    privbandit bench --suite quick|paper|agents [--out DIR] [--jobs N] [--backend loky|dask|ray]
-                     [--seeds S] [--horizon T] [--delta D] [--agents A,B] [--envs E,F] [--epsilons E1,E2]
-                     [--estimate] [--env-kwargs JSON]
-                     [--agent NAME|pkg.module:factory [--agent-kwargs JSON] [--label L] [--private jdp|ldp]
-                      [--reference NAME] [--baselines auto|stored|rerun]]
-    privbandit run --env ID --agent NAME|LABEL [--agent-kwargs JSON] [--label L] [--epsilon E] --horizon T
-                   --seeds S [--out DIR]
-    privbandit plot DIR
-    privbandit audit --agent NAME|pkg.module:factory --epsilon E [--delta D] [--agent-kwargs JSON] [--draws N]
-                     [--pilot-draws N]
-    privbandit leaderboard [DIR...] [--stored SUITE] [--reference NAME]
-    privbandit store-reference --suite SUITE --out DIR [--jobs N] [--dest DIR]
-    privbandit list envs|agents|oracles|families
+"""The ``privbandit`` command: ``bench``, ``run``, ``plot``, ``audit``, ``leaderboard``, ``store-reference``
+and ``list`` (``privbandit COMMAND --help`` lists each one's options).
 
 ``bench`` runs a named suite (:mod:`privbandit.sim.suites`) cell by cell into ``DIR/cells`` (a rerun
 skips finished cells), then writes ``DIR/results.csv`` (every cell of the folder, also those of earlier
@@ -32,14 +17,9 @@ suite's stored reference results when they match this install (:mod:`privbandit.
 (:mod:`privbandit.sim.leaderboard`). ``store-reference`` regenerates a suite's stored reference results: it runs
 the suite's cells into ``DIR`` (resumable, as ``bench``) and packs its baseline cells with their manifest
 (:func:`privbandit.sim.reference.store_reference`) into the package data, or ``--dest``. ``run`` plays one agent on
-one env for S seeds. ``audit`` is a privacy audit of a private agent (:mod:`privbandit.sim.audit`): first the
-privacy checks of the agent contract on several target users (deterministic: a failure refutes the claim), then a
-95% lower bound on its epsilon from the one test that independent pilot runs find the most powerful, and the
-agent's own ledger; it exits with code 1 when the audit refutes the claim, else with :data:`EXIT_LEDGER` (4) when
-the ledger is missing or shows a user above the claim (whatever the empirical bound says), else with
-:data:`EXIT_CONTRACT` (5) when a check of the contract that is not about privacy failed. ``plot`` redraws the
-figures and the report of a results folder. Bad arguments exit with code 2 and a one-line message; Ctrl-C exits
-with code 130 and says how many cells were saved.
+one env for S seeds. ``audit`` is a privacy audit of a private agent (:mod:`privbandit.sim.audit`; its exit codes
+are :func:`cmd_audit`'s). ``plot`` redraws the figures and the report of a results folder. Bad arguments exit with
+code 2 and a one-line message; Ctrl-C exits with code 130 and says how many cells were saved.
 
 A results folder is checked before it is trusted: ``bench`` and ``run`` move cell files that fail the check
 (:func:`privbandit.sim.cells.load_cell`) to ``DIR/cells/rejected/``, say so on stderr and run those cells again;
@@ -312,15 +292,15 @@ def _finish(table, out: Path, *, title: str, references: dict, notes: list[str],
 
 
 def _run_sweep(args: argparse.Namespace, cells, out, **kwargs):
-    """``sweep(cells, out, ...)``, saying on stderr which cell files failed the check (moved aside, run
-    again) and which cells a dead worker lost."""
+    """``sweep(cells, out, ...)`` on ``--jobs`` workers (a progress bar unless ``--no-progress``), saying on
+    stderr which cell files failed the check (moved aside, run again) and which cells a dead worker lost."""
     import warnings
 
     from .sim.sweep import CellFilesRejected, sweep
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CellFilesRejected)  # said below, one line per file
-        res = sweep(cells, out, **kwargs)
+        res = sweep(cells, out, jobs=args.jobs, progress=not args.no_progress, **kwargs)
     prog = args.subparser.prog
     for name, why in res.rejected:
         print(f"{prog}: warning: cell file {name} failed the check ({why}): moved to "
@@ -331,8 +311,9 @@ def _run_sweep(args: argparse.Namespace, cells, out, **kwargs):
     return res
 
 
-def _incomplete(table, planned) -> int:
-    """How many groups of the report have fewer seeds than planned (a planned group with none counts too)."""
+def _completion(table, planned) -> int:
+    """Print the last line about completeness (how many groups of the report have fewer seeds than planned, a
+    planned group with none too); the exit code."""
     from .sim.report import PLAN_KEYS, final_regret, incomplete_groups
 
     final = final_regret(table, planned=planned) if len(table) else None
@@ -343,11 +324,6 @@ def _incomplete(table, planned) -> int:
 
         found = set() if final is None else {key(r) for _, r in final[list(PLAN_KEYS)].iterrows()}
         n += sum(1 for _, r in planned.iterrows() if int(r["n_planned"]) > 0 and key(r) not in found)
-    return n
-
-
-def _completion(n: int) -> int:
-    """Print the last line about completeness; the exit code."""
     if n:
         print(f"{n} groups incomplete: rerun to finish")
         return EXIT_INCOMPLETE
@@ -469,8 +445,7 @@ def _bench(args: argparse.Namespace, suite, cells, out: Path, challenger: str | 
     if left_out:  # said before the progress bar
         print(f"{args.subparser.prog}: {left_out}", file=sys.stderr)
     stored = _stored_baselines(args, cells, out, challenger) if challenger is not None else None
-    res = _run_sweep(args, cells, out, jobs=args.jobs, backend=args.backend, address=args.address,
-                     progress=not args.no_progress)
+    res = _run_sweep(args, cells, out, backend=args.backend, address=args.address)
     wall = time.perf_counter() - start
     notes = [f"command: `privbandit {' '.join(shlex.quote(a) for a in args.argv)}`",
              f"suite `{suite.name}`: {suite.description}",
@@ -499,7 +474,7 @@ def _bench(args: argparse.Namespace, suite, cells, out: Path, challenger: str | 
     if res.others:
         print(f"{out} also holds {len(res.others)} cells of earlier commands: results.csv and the report include them")
     print(f"report: {report}")
-    return _completion(_incomplete(res.table, res.planned))
+    return _completion(res.table, res.planned)
 
 
 def _stored_baselines(args: argparse.Namespace, cells, out: Path, challenger: str) -> str:
@@ -605,14 +580,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         args.sweep_state = (None, cells)
         with tempfile.TemporaryDirectory(prefix="privbandit-run-") as tmp:
-            res = _run_sweep(args, cells, tmp, jobs=args.jobs, progress=not args.no_progress)
+            res = _run_sweep(args, cells, tmp)
         print(_headline(res.table, res.planned))
-        return _completion(_incomplete(res.table, res.planned))
+        return _completion(res.table, res.planned)
     out = _output_folder(args.out, "--out")
     with folder_lock(out):
         args.sweep_state = (out, cells)
         start = time.perf_counter()
-        res = _run_sweep(args, cells, out, jobs=args.jobs, progress=not args.no_progress)
+        res = _run_sweep(args, cells, out)
         notes = [f"command: `privbandit {' '.join(shlex.quote(a) for a in args.argv)}`",
                  f"{len(cells)} cells ({len(res.ran)} run now, {len(res.skipped)} found finished); "
                  f"sweep wall time {time.perf_counter() - start:.1f} s with --jobs {args.jobs}"]
@@ -625,7 +600,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"{args.out} also holds {len(res.others)} cells of earlier commands: results.csv and the report "
               "include them")
     print(f"results: {args.out / 'results.csv'}")
-    return _completion(_incomplete(res.table, res.planned))
+    return _completion(res.table, res.planned)
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
@@ -691,7 +666,7 @@ def _plot(args: argparse.Namespace, table) -> int:
                      references=references, notes=notes, slope_window=window, challenger=challenger,
                      reference=reference, planned=planned)
     print(f"figures: {args.dir / 'figures'}\nreport: {report}")
-    return _completion(_incomplete(table, planned))
+    return _completion(table, planned)
 
 
 def _references(table) -> dict[str, str]:
@@ -753,9 +728,10 @@ def _json_object(option: str, text: str | None, example: str) -> dict:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    """``privbandit audit``: prints the contract stage, the lower bound and the agent's own ledger; exit code 1 if
-    refuted (by a privacy check of the contract or by the bound), else :data:`EXIT_LEDGER` if the ledger is missing
-    or above the claim, else :data:`EXIT_CONTRACT` if a check that is not about privacy failed."""
+    """``privbandit audit``: prints the contract stage (the privacy checks of the agent contract on several target
+    users), the empirical lower bound and the agent's own ledger; exit code 1 if refuted (by a privacy check of the
+    contract or by the bound), else :data:`EXIT_LEDGER` if the ledger is missing or above the claim (whatever the
+    bound says), else :data:`EXIT_CONTRACT` if a check that is not about privacy failed."""
     from .sim.audit import audit_agent
 
     kwargs = _agent_kwargs(args)
@@ -805,7 +781,7 @@ def cmd_store_reference(args: argparse.Namespace) -> int:
     dest = None if args.dest is None else _output_folder(args.dest, "--dest")
     start = time.perf_counter()
     args.sweep_state = (out, cells)
-    res = _run_sweep(args, cells, out, jobs=args.jobs, progress=not args.no_progress)
+    res = _run_sweep(args, cells, out)
     print(f"{len(res.ran)} cells run, {len(res.skipped)} found finished in {time.perf_counter() - start:.1f} s")
     command = f"privbandit store-reference --suite {shlex.quote(args.suite)} --out DIR --jobs {args.jobs}"
     try:

@@ -1,24 +1,14 @@
 """Figures from tidy results: long-form DataFrame in, matplotlib Axes out (seaborn underneath).
 
-- :func:`regret_curves`: cumulative regret against t with 95% bands, linear or log-log axes;
-- :func:`regret_vs_epsilon`: regret at the horizon against epsilon (the price of privacy), non-private
-  agents as horizontal reference lines;
-- :func:`metric_vs_T` and :func:`coverage_vs_T`: regression error and confidence-width coverage against
-  the sample size T (tables of the regression benchmarks);
-- :func:`information_ellipses`: 2-D matrices (Sigma^{1/2}, U*^{-1}, W*^{-1}, ...) as the images of the
-  unit circle; :func:`information_spectra`: d-dimensional ones as their sorted semi-axes;
-- :func:`save_standard_figures`: the PNGs of a results folder (used by ``privbandit bench`` and ``plot``),
-  one panel per privacy model (none, JDP, LDP);
-- :func:`agent_palette`: the fixed colour of each agent, the same in every figure.
-
-The functions never choose a matplotlib backend; scripts and the command line use ``Agg``. Curves split
-by agent (``hue="agent"``) take their colours from :func:`agent_palette` unless given a palette.
+Regret curves and regret against epsilon, regression metrics against T, information matrices as ellipses or
+spectra, and the standard PNGs of a results folder (:func:`save_standard_figures`, used by ``privbandit bench``
+and ``plot``). The functions never choose a matplotlib backend; scripts and the command line use ``Agg``. Curves
+split by agent (``hue="agent"``) take their colours from :func:`agent_palette` unless given a palette.
 
 Bands of a regret (or an error, any non-negative quantity) are 95% confidence intervals of the mean over
-seeds taken on the log scale (:func:`nonnegative_band`, from :func:`privbandit.sim.report.nonnegative_mean_ci`,
-the rule of the report's intervals too): never below 0, and drawable on log axes. :data:`BAND` (the normal
-interval, ``("se", 1.96)``) is for quantities that can be negative; ``errorbar=("ci", 95)`` gives seaborn's
-bootstrap.
+seeds taken on the log scale (:func:`nonnegative_band`, the rule of the report's intervals too): never below 0,
+and drawable on log axes. :data:`BAND` (the normal interval, ``("se", 1.96)``) is for quantities that can be
+negative; ``errorbar=("ci", 95)`` gives seaborn's bootstrap.
 
 References
 ----------

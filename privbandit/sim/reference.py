@@ -2,44 +2,27 @@
 
 A challenger run (``privbandit bench --suite S --agent X``) needs the baselines' per-seed results, which
 are the same on every machine for one version of the suite and the library. :func:`store_reference`
-packs the cell files of a finished suite (:mod:`privbandit.sim.sweep`'s format: table, footer with key,
+packs the cell files of a finished suite (:mod:`privbandit.sim.cells`'s format: table, footer with key,
 identity, version and checksum) into one xz-compressed tar, ``privbandit/data/reference/SUITE.tar.xz``, with
-a manifest ``SUITE.json``:
+a manifest ``SUITE.json``: the :func:`suite_version`, the library version, the ``command`` that made them, the
+suite's declared ``results_version``, a :func:`stream_summary` per (env, horizon, seed) under ``streams``, the
+``stream_tolerance`` and ``made_on`` (:func:`machine`).
 
-- ``suite_version``: :func:`suite_version`, a hash of every baseline cell's identity (agent, kwargs, env,
-  epsilon, horizon, seed, entropy) and of the suite's declared ``results_version``: it changes whenever a
-  cell's definition does, and whenever a change to a baseline's code changes its numbers (the developer
-  raises ``results_version`` then: ``tests/test_reference.py`` re-runs one stored cell of every baseline and
-  fails until they do). A refactor that leaves every number as it was keeps the stored results valid;
-- ``privbandit``: the library version (a cell file carries it too; :func:`~privbandit.sim.cells.load_cell`
-  refuses another one);
-- ``command``: the command that made them (``privbandit store-reference``);
-- ``results_version``: the suite's declared ``results_version`` when they were made;
-- ``streams``: per (env, horizon, seed), a summary of the first :data:`STREAM_ROUNDS` rounds (features and
-  rewards of every arm) of its round stream (:func:`stream_summary`): their sha256, and a small sketch of their
-  values with its scale;
-- ``stream_tolerance``: how far a stream here may be from the stored one (:data:`STREAM_TOLERANCE`);
-- ``made_on``: where the results were made (:func:`machine`: the versions of privbandit, numpy, scipy and
-  scikit-learn, numpy's BLAS and its kernel, the CPU features numpy dispatches to).
+A change to a baseline's code that changes its numbers must raise the suite's ``results_version``
+(``tests/test_reference.py`` re-runs one stored cell of every baseline and fails until it is raised); a refactor
+that leaves every number as it was keeps the stored results valid.
 
 Stored results are valid per cell (:func:`match_reference`): a stored cell stands in for a run here when the
-library version and the suite's ``results_version`` are the stored ones, the archive holds the cell (its file
-name is the cell's key, which hashes its identity, and the sweep checks the identity in its footer) and its round
-stream here is the stored one up to rounding: within :data:`STREAM_TOLERANCE` of the stored sketch's scale
-(:func:`stream_difference`). Bytes alone do not carry across machines: numpy evaluates exp and log with other
-SIMD code on CPUs with AVX-512 than on CPUs without, and OpenBLAS picks a kernel per CPU, which moves the last
-bits of the heavy-tailed and the real-data streams; another seed, generator or env code moves them by far more.
-A stored cell then stands for the run of its experiment; its agents see the same rounds up to rounding (the
-largest difference of final regret measured when stored cells are run again on another CPU is in
-``docs/guide/benchmarking.md``). A cell the archive does not hold (an agent added to a suite after the results
-were stored, a challenger) runs; so does every cell of a stream that differs.
-A manifest without ``results_version`` (stored before cells were checked one by one) is valid only as a whole,
-when its ``suite_version`` is this suite's.
-
-:func:`check_reference` says what keeps the whole suite from being stored (nothing: every cell stands in), and
-:func:`install_reference` writes the stored cell files into a results folder's ``cells/``, where the sweep
-finds them finished: only the other cells run (the challenger's), paired with the stored baselines by seed
-(common random numbers: a cell's seed fixes its round stream).
+library version and the suite's ``results_version`` are the stored ones, the archive holds the cell and its round
+stream here is the stored one up to rounding (:func:`stream_difference`). Bytes alone do not carry across
+machines: numpy evaluates exp and log with other SIMD code on CPUs with AVX-512 than on CPUs without, and
+OpenBLAS picks a kernel per CPU, which moves the last bits of the heavy-tailed and the real-data streams; another
+seed, generator or env code moves them by far more. A stored cell then stands for the run of its experiment; its
+agents see the same rounds up to rounding (the largest difference of final regret measured when stored cells are
+run again on another CPU is in ``docs/guide/benchmarking.md``). A cell the archive does not hold (an agent added
+to a suite after the results were stored, a challenger) runs; so does every cell of a stream that differs. A
+manifest without ``results_version`` (stored before cells were checked one by one) is valid only as a whole.
+:func:`install_reference` writes the stored cell files into a results folder, where the sweep finds them finished.
 """
 
 from __future__ import annotations

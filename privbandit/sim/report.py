@@ -47,21 +47,14 @@ def _check(df: pd.DataFrame, needed: Iterable[str]) -> None:
         raise ValueError(f"data is missing the columns {missing} (a table from privbandit.sim.run or a sweep)")
 
 
-def mean_ci(values: np.ndarray, level: float = 0.95, floor: float | None = None) -> tuple[float, float, float]:
-    """Mean and Student-t confidence interval (low, high) of independent values (NaN width for n < 2).
-
-    Parameters
-    ----------
-    floor : float, optional
-        A lower bound of the quantity (0 for a regret): the interval's low end is cut there.
-    """
+def mean_ci(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
+    """Mean and Student-t confidence interval (low, high) of independent values (NaN width for n < 2)."""
     v = np.asarray(values, dtype=float)
     m = float(v.mean())
     if v.size < 2:
         return m, math.nan, math.nan
     half = float(stats.t.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
-    low = m - half if floor is None else max(m - half, floor)
-    return m, low, m + half
+    return m, m - half, m + half
 
 
 def nonnegative_mean_ci(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
