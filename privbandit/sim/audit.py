@@ -8,13 +8,11 @@ users' actions.
 on a synthetic stream (K = 4, d = 3, ``max_horizon`` rounds), the privacy checks
 (:data:`~privbandit.agents.checks.PRIVACY_CHECKS`: release replay on neighbouring streams, other users' actions
 depending on one user's data only through the releases) changing in turn each of several target users
-(:func:`contract_targets`): the first two users, the first and last user of the first epochs and of the last
-two, and a random one. These checks are deterministic: a failure is a refutation, reported with the check's own
-message, before and besides the empirical bound. They see leaks the empirical stage is blind to, such as a
+(:func:`contract_targets`). These checks are deterministic: a failure is a refutation, reported with the check's
+own message, before and besides the empirical bound. They see leaks the empirical stage is blind to, such as a
 user's raw reward sign read behind the release when the user's own random arm masks it on the empirical pair
 of streams. A failed check that is not about privacy (shapes, the step loop against the batch path,
-``action_probabilities``, errors on bad input) is reported as :data:`CONTRACT_NOT_PRIVACY`, and so is a failed
-privacy check of an agent that releases nothing through privbandit's mechanisms (the replay cannot check it).
+``action_probabilities``, errors on bad input) is reported as :data:`CONTRACT_NOT_PRIVACY` (:class:`ContractFinding`).
 
 **The empirical stage** is built to have power against the agents that exist:
 

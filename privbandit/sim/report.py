@@ -413,9 +413,8 @@ def markdown_table(df: pd.DataFrame, columns: Sequence[str] | None = None) -> st
 
 
 def _flags(table: pd.DataFrame) -> list[str]:
-    planned = table["n_planned"] if "n_planned" in table else table["n_seeds"]
     return ["; ".join(f for f in (f"incomplete: {n} of {p} seeds" if n < p else "", FEW_SEEDS if n < MIN_SEEDS
-                                  else "") if f) for n, p in zip(table["n_seeds"], planned)]
+                                  else "") if f) for n, p in zip(table["n_seeds"], table["n_planned"])]
 
 
 def headline_table(final: pd.DataFrame) -> pd.DataFrame:
@@ -426,8 +425,6 @@ def headline_table(final: pd.DataFrame) -> pd.DataFrame:
     out["regret (95% CI)"] = [format_interval(m, lo, hi) for m, lo, hi in zip(out["mean"], out["ci_low"],
                                                                                out["ci_high"])]
     out["flag"] = _flags(out)
-    if "n_planned" not in out:
-        out["n_planned"] = out["n_seeds"]
     return out[["env", "agent", "privacy_model", "epsilon", "horizon", "n_seeds", "n_planned", "regret (95% CI)",
                 "flag"]]
 

@@ -11,9 +11,6 @@ rounding of a tie (:mod:`privbandit.agents.base`), and each path gives byte-iden
   ``agent.act_batch`` chooses the chunk's m arms at once and ``agent.update`` gets the m chosen rows.
   Blocks have at most ``max_chunk`` rounds to bound memory (max_chunk x K x d floats).
 
-``run_many`` plays several agents on the batch path's rounds, drawn once for all of them: each agent's
-table is the one ``run`` gives it alone.
-
 Seeds
 -----
 One ``seed`` (an int or a :class:`numpy.random.SeedSequence`) is turned into a SeedSequence ``ss`` and

@@ -121,7 +121,6 @@ class SweepResult:
     table: pd.DataFrame
     ran: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
-    out: Path | None = None
     others: list[str] = field(default_factory=list)
     rejected: list[tuple[str, str]] = field(default_factory=list)
     lost: list[str] = field(default_factory=list)
@@ -284,7 +283,7 @@ def _sweep(cells: list[Cell], out: Path, cells_dir: Path, jobs: int, backend: st
             bar.close()
     table = combine(cells, out)
     others = [p.stem for p in other_cells(cells, out)]
-    return SweepResult(table=table, ran=ran, skipped=skipped, out=out, others=others, rejected=rejected, lost=lost,
+    return SweepResult(table=table, ran=ran, skipped=skipped, others=others, rejected=rejected, lost=lost,
                        planned=pd.DataFrame([(*k, len(v)) for k, v in groups.items()], columns=list(PLANNED_COLUMNS)))
 
 
