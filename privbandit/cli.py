@@ -43,6 +43,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from . import __version__
+
 
 class UsageError(Exception):
     """A bad argument found after parsing (reported like argparse's errors, exit code 2)."""
@@ -71,15 +73,6 @@ EXIT_CODES = ("exit codes: 0 done; 1 audit refuted (a privacy check of the contr
 
 REPORT_META = "report.json"
 """The file beside ``report.md`` that keeps its title, notes, references and slope window for ``plot``."""
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("privbandit")
-    except PackageNotFoundError:  # pragma: no cover - running from a source tree that is not installed
-        return "unknown"
 
 
 def _output_folder(path: Path, what: str) -> Path:
@@ -254,7 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``privbandit``."""
     p = argparse.ArgumentParser(prog="privbandit", description="Differentially private contextual bandits: "
                                 "benchmarks, runs, plots.", epilog=EXIT_CODES)
-    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="command", required=True,
                            metavar="{bench,run,plot,audit,leaderboard,store-reference,list}")
     parsers = (_add_bench_parser(sub), _add_run_parser(sub), _add_plot_parser(sub), _add_audit_parser(sub),
@@ -537,14 +530,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     """``privbandit run``."""
     import gymnasium as gym
 
-    from .agents import agent_names
+    from .agents import agent_is_private, agent_names
+    from .envs.registration import ENV_IDS
     from .sim.cells import folder_lock
     from .sim.grid import AgentEntry, EnvEntry, Grid
-
-    if args.env not in _env_ids():
-        raise UsageError(f"--env must be one of {sorted(_env_ids())}, got {args.env!r}")
-    from .agents import agent_is_private
     from .sim.labels import agent_name, kwargs_label, resolve_label
+
+    if args.env not in ENV_IDS:
+        raise UsageError(f"--env must be one of {sorted(ENV_IDS)}, got {args.env!r}")
 
     name, kwargs = resolve_label(args.agent, _agent_kwargs(args))
     try:
@@ -676,19 +669,12 @@ def _references(table) -> dict[str, str]:
     return {k: v for suite in SUITES.values() for k, v in suite.references().items() if k in labels and v in labels}
 
 
-def _env_ids() -> list[str]:
-    import gymnasium as gym
-
-    import privbandit  # noqa: F401 - registers the envs
-
-    return sorted(k for k, spec in gym.registry.items()
-                  if isinstance(spec.entry_point, str) and spec.entry_point.startswith("privbandit"))
-
-
 def cmd_list(args: argparse.Namespace) -> int:
     """``privbandit list envs|agents|oracles|families``."""
     if args.what == "envs":
-        for name in _env_ids():
+        from .envs.registration import ENV_IDS
+
+        for name in sorted(ENV_IDS):
             print(name)
     elif args.what == "agents":
         from .agents import agent_descriptions
@@ -697,10 +683,10 @@ def cmd_list(args: argparse.Namespace) -> int:
             print(f"{name:24s} {text}")
     elif args.what == "oracles":
         from .oracles import oracle_class, oracle_names
+        from .registry import first_doc_line
 
         for name in oracle_names():
-            doc = (oracle_class(name).__doc__ or "").strip().splitlines()
-            print(f"{name:24s} {doc[0] if doc else ''}")
+            print(f"{name:24s} {first_doc_line(oracle_class(name))}")
     else:
         from .envs import family_names
 
