@@ -284,13 +284,15 @@ def _finish(table, out: Path, *, title: str, references: dict, notes: list[str],
     return report
 
 
-def _run_sweep(args: argparse.Namespace, cells, out, **kwargs):
+def _run_sweep(args: argparse.Namespace, cells, out, *, kept: bool = True, **kwargs):
     """``sweep(cells, out, ...)`` on ``--jobs`` workers (a progress bar unless ``--no-progress``), saying on
-    stderr which cell files failed the check (moved aside, run again) and which cells a dead worker lost."""
+    stderr which cell files failed the check (moved aside, run again) and which cells a dead worker lost.
+    ``kept``: ``out`` outlives the command (what Ctrl-C says, :func:`_interrupted`)."""
     import warnings
 
     from .sim.sweep import CellFilesRejected, sweep
 
+    args.sweep_state = (Path(out) if kept else None, cells)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CellFilesRejected)  # said below, one line per file
         res = sweep(cells, out, jobs=args.jobs, progress=not args.no_progress, **kwargs)
@@ -571,14 +573,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.out is None:
         import tempfile
 
-        args.sweep_state = (None, cells)
         with tempfile.TemporaryDirectory(prefix="privbandit-run-") as tmp:
-            res = _run_sweep(args, cells, tmp)
+            res = _run_sweep(args, cells, tmp, kept=False)
         print(_headline(res.table, res.planned))
         return _completion(res.table, res.planned)
     out = _output_folder(args.out, "--out")
     with folder_lock(out):
-        args.sweep_state = (out, cells)
         start = time.perf_counter()
         res = _run_sweep(args, cells, out)
         notes = [f"command: `privbandit {' '.join(shlex.quote(a) for a in args.argv)}`",
@@ -766,7 +766,6 @@ def cmd_store_reference(args: argparse.Namespace) -> int:
     out = _output_folder(args.out, "--out")
     dest = None if args.dest is None else _output_folder(args.dest, "--dest")
     start = time.perf_counter()
-    args.sweep_state = (out, cells)
     res = _run_sweep(args, cells, out)
     print(f"{len(res.ran)} cells run, {len(res.skipped)} found finished in {time.perf_counter() - start:.1f} s")
     command = f"privbandit store-reference --suite {shlex.quote(args.suite)} --out DIR --jobs {args.jobs}"

@@ -412,14 +412,13 @@ def draws_for(epsilon: float, delta: float, alpha: float) -> int:
     return n
 
 
-def select_tests(designs, pilots, n_draws: int, epsilon: float, alpha: float, n_tests: int = N_TESTS,
-                 ) -> tuple[ChosenTest, ...]:
-    """The ``n_tests`` (design, statistic, half-line, order) whose pilot frequencies, taken as the truth,
+def select_tests(designs, pilots, n_draws: int, epsilon: float, alpha: float) -> tuple[ChosenTest, ...]:
+    """The :data:`N_TESTS` (design, statistic, half-line, order) whose pilot frequencies, taken as the truth,
     give the largest :func:`set_lower_bounds` at ``epsilon`` with ``n_draws`` runs (ties: the first).
 
     ``pilots`` holds, per design, its statistics (m, n_windows) on D and on D' from runs independent of the
     final ones, so the choice spends none of the final tests' confidence: the Bonferroni correction covers
-    only the ``n_tests`` kept."""
+    only the tests kept."""
     scored = []
     for design, (on_d, on_prime) in zip(designs, pilots):
         m = on_d.shape[0]
@@ -431,7 +430,7 @@ def select_tests(designs, pilots, n_draws: int, epsilon: float, alpha: float, n_
                     score = float(set_lower_bounds(round(p * n_draws), round(q * n_draws), n_draws,
                                                     np.array([epsilon]), alpha)[0])
                     scored.append((score, len(scored), replace(test, pilot_delta=score, pilot_p=p, pilot_q=q)))
-    return tuple(test for _, _, test in sorted(scored, key=lambda x: (-x[0], x[1]))[:n_tests])
+    return tuple(test for _, _, test in sorted(scored, key=lambda x: (-x[0], x[1]))[:N_TESTS])
 
 
 def draws_to_refute(p: float, q: float, epsilon: float, delta: float, alpha: float) -> int | None:

@@ -40,7 +40,8 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_info
 
-from .cells import atomic_write, cell_path, library_version, load_cell
+from .. import __version__
+from .cells import atomic_write, cell_path, load_cell
 from .grid import canonical
 from .runner import split_seed
 
@@ -207,7 +208,7 @@ def store_reference(suite, folder: str | Path, command: str, dest: Path | None =
             tar.addfile(info, io.BytesIO(data))
     archive.write_bytes(buf.getvalue())
     meta = dict(suite=suite.name, suite_version=suite_version(suite), results_version=suite.results_version,
-                privbandit=library_version(), command=command, cells=len(cells), stream_rounds=STREAM_ROUNDS,
+                privbandit=__version__, command=command, cells=len(cells), stream_rounds=STREAM_ROUNDS,
                 stream_tolerance=STREAM_TOLERANCE, streams=stream_summaries(cells), made_on=machine())
     manifest.write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
     return archive, manifest
@@ -260,8 +261,8 @@ def _archive_problems(suite, meta: dict[str, Any] | None, archive: Path) -> list
     elif meta.get("suite_version") != suite_version(suite):
         problems.append(f"suite version {meta.get('suite_version')} stored, {suite_version(suite)} here (a cell's "
                         "definition or the suite's results_version changed)")
-    if meta.get("privbandit") != library_version():
-        problems.append(f"stored by privbandit {meta.get('privbandit')}, this is {library_version()}")
+    if meta.get("privbandit") != __version__:
+        problems.append(f"stored by privbandit {meta.get('privbandit')}, this is {__version__}")
     if "streams" not in meta:
         problems.append("stored without round-stream summaries (before streams were compared to a tolerance): "
                         "store them again")
