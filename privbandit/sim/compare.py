@@ -122,11 +122,8 @@ def challenger_suite(suite: Suite | str, challenger: AgentEntry, *, seeds=None, 
             raise ValueError(f"the challenger's label {challenger.label!r} is a baseline's: choose another label")
         if model != "none" and model not in {agent_model(a) for a in g.agents}:
             continue
-        g = replace(g, agents=g.agents + (challenger,))
-        if seeds is not None or horizon is not None or delta is not None:
-            g = replace(g, seeds=g.seeds if seeds is None else seeds, horizon=horizon or g.horizon,
-                        delta=delta or g.delta)
-        grids.append(g)
+        grids.append(replace(g, agents=g.agents + (challenger,), seeds=g.seeds if seeds is None else seeds,
+                             horizon=horizon or g.horizon, delta=delta or g.delta))
     if not grids:
         raise ValueError(f"no block of suite {suite.name!r} has a baseline of the challenger's privacy model {model!r}")
     return replace(suite, grids=tuple(grids))

@@ -592,11 +592,9 @@ def write_report(df: pd.DataFrame, out: str | os.PathLike, *, title: str = "priv
     out.mkdir(parents=True, exist_ok=True)
     final = final_regret(df, planned=planned)
     slopes = loglog_slopes(df, *slope_window, planned=planned)
-    parts = [f"# {title}", "", *[f"- {n}" for n in notes]]
-    parts += _summary_lines(final)
-    parts += _final_regret_lines(final)
-    parts += [*sections, *_slope_lines(slopes, slope_window), *_price_lines(final, references or {}),
-              *_price_over_time_lines(df, references or {}), *_ledger_lines(df), *_figure_lines(figures, out)]
+    parts = [f"# {title}", "", *[f"- {n}" for n in notes], *_summary_lines(final), *_final_regret_lines(final),
+             *sections, *_slope_lines(slopes, slope_window), *_price_lines(final, references or {}),
+             *_price_over_time_lines(df, references or {}), *_ledger_lines(df), *_figure_lines(figures, out)]
     from .cells import atomic_write
 
     return atomic_write(out / "report.md", "\n".join(parts))
