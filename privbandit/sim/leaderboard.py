@@ -81,11 +81,8 @@ def stored_results(suite: str) -> pd.DataFrame:
     archive, _ = reference_path(suite)
     if not archive.exists():
         return pd.DataFrame()
-    tables = []
     with tarfile.open(archive, mode="r:xz") as tar:
-        for member in tar.getmembers():
-            if member.isfile():
-                tables.append(read_cell(tar.extractfile(member).read()))
+        tables = [read_cell(tar.extractfile(m).read()) for m in tar.getmembers() if m.isfile()]
     return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
 
 

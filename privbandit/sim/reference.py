@@ -177,10 +177,9 @@ def _blas() -> str:
     return " ".join(str(libs[0].get(k, "?")) for k in ("internal_api", "version", "architecture"))
 
 
-def machine_differences(stored: dict[str, str] | None, here: dict[str, str] | None = None) -> str:
+def machine_differences(stored: dict[str, str] | None) -> str:
     """``key stored -> here`` for every entry of :func:`machine` that differs (empty when none does)."""
-    here = machine() if here is None else here
-    stored = stored or {}
+    here, stored = machine(), stored or {}
     return ", ".join(f"{k} {stored.get(k, 'unrecorded')} -> {here[k]}" for k in here if stored.get(k) != here[k])
 
 

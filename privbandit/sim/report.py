@@ -5,9 +5,8 @@ stacked) and returns a small DataFrame; :func:`write_report` puts them into ``re
 
 A *run* is one (env, agent, privacy_model, epsilon, delta, horizon, seed). Confidence intervals are
 Student-t 95% intervals of the mean over seeds (one value per seed, so runs are independent); those of
-the regret, a non-negative quantity, are taken on the log scale (:func:`nonnegative_mean_ci`), so they
-never reach below 0 and stay drawable on log axes: the figures of :mod:`privbandit.plots` draw their bands
-with the same function. Groups of fewer than :data:`MIN_SEEDS` seeds are
+the regret, a non-negative quantity, are taken on the log scale (:func:`nonnegative_mean_ci`, the figures'
+bands too). Groups of fewer than :data:`MIN_SEEDS` seeds are
 flagged: their interval (none at all for one seed) says little. Given the seeds a sweep planned
 (:attr:`~privbandit.sim.sweep.SweepResult.planned`), every summary row carries ``n_seeds`` (found) and
 ``n_planned``, and a group with missing seeds is flagged ``incomplete``.
@@ -464,10 +463,8 @@ def by_horizon(final: pd.DataFrame) -> list[tuple[int, pd.DataFrame]]:
 
 def final_regret_tables(final: pd.DataFrame) -> list[str]:
     """The final-regret tables of the report, one per horizon, rows by env then mean regret (markdown lines)."""
-    parts = []
-    for horizon, g in by_horizon(final):
-        parts += [f"### T = {horizon}", "", markdown_table(headline_table(g)), ""]
-    return parts
+    return [line for horizon, g in by_horizon(final)
+            for line in (f"### T = {horizon}", "", markdown_table(headline_table(g)), "")]
 
 
 def _summary_lines(final: pd.DataFrame) -> list[str]:
