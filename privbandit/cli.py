@@ -734,20 +734,14 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     """``privbandit leaderboard DIR...``: the ranked boards of :mod:`privbandit.sim.leaderboard`."""
     from .sim.leaderboard import leaderboard_markdown, ranked_boards, read_results, stored_results
 
-    tables = []
-    for d in args.dirs:
-        try:
-            tables.append(read_results(d))
-        except ValueError as exc:
-            raise UsageError(str(exc).splitlines()[0]) from None
-    for suite in args.stored:
-        table = stored_results(suite)
-        if table.empty:
-            raise UsageError(f"--stored {suite}: no stored reference results for this suite in this install")
-        tables.append(table)
-    if not tables:
-        raise UsageError("give results folders (DIR...) or --stored SUITE")
-    try:
+    try:  # a folder without results.csv, a table that does not parse, no results to rank: one line
+        tables = [read_results(d) for d in args.dirs]
+        for suite in args.stored:
+            tables.append(stored_results(suite))
+            if tables[-1].empty:
+                raise UsageError(f"--stored {suite}: no stored reference results for this suite in this install")
+        if not tables:
+            raise UsageError("give results folders (DIR...) or --stored SUITE")
         print(leaderboard_markdown(ranked_boards(tables, args.reference)))
     except ValueError as exc:
         raise UsageError(str(exc).splitlines()[0]) from None

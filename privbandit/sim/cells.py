@@ -266,12 +266,9 @@ def combine(cells: Sequence[Cell], out: str | os.PathLike) -> pd.DataFrame:
     """
     out = Path(out)
     frames = []
-    for c in cells:
+    for path, cell in [(cell_path(out / "cells", c), c) for c in cells] + [(p, None) for p in other_cells(cells, out)]:
         with contextlib.suppress(CellFileError):
-            frames.append(load_cell(cell_path(out / "cells", c), c)[0])
-    for p in other_cells(cells, out):
-        with contextlib.suppress(CellFileError):
-            frames.append(load_cell(p)[0])
+            frames.append(load_cell(path, cell)[0])
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMNS))
     atomic_write(out / "results.csv", table.to_csv(index=False, lineterminator="\n"))
     return table
