@@ -1,20 +1,5 @@
-"""The ``privbandit`` command.
-
-::
-
-    privbandit bench --suite quick|paper|agents [--out DIR] [--jobs N] [--backend loky|dask|ray]
-                     [--seeds S] [--horizon T] [--delta D] [--agents A,B] [--envs E,F] [--epsilons E1,E2]
-                     [--estimate] [--env-kwargs JSON]
-                     [--agent NAME|pkg.module:factory [--agent-kwargs JSON] [--label L] [--private jdp|ldp]
-                      [--reference NAME] [--baselines auto|stored|rerun]]
-    privbandit run --env ID --agent NAME|LABEL [--agent-kwargs JSON] [--label L] [--epsilon E] --horizon T
-                   --seeds S [--out DIR]
-    privbandit plot DIR
-    privbandit audit --agent NAME|pkg.module:factory --epsilon E [--delta D] [--agent-kwargs JSON] [--draws N]
-                     [--pilot-draws N]
-    privbandit leaderboard [DIR...] [--stored SUITE] [--reference NAME]
-    privbandit store-reference --suite SUITE --out DIR [--jobs N] [--dest DIR]
-    privbandit list envs|agents|oracles|families
+"""The ``privbandit`` command: ``bench``, ``run``, ``plot``, ``audit``, ``leaderboard``, ``store-reference``
+and ``list`` (``privbandit COMMAND --help`` lists each one's options).
 
 ``bench`` runs a named suite (:mod:`privbandit.sim.suites`) cell by cell into ``DIR/cells`` (a rerun
 skips finished cells), then writes ``DIR/results.csv`` (every cell of the folder, also those of earlier
@@ -32,14 +17,9 @@ suite's stored reference results when they match this install (:mod:`privbandit.
 (:mod:`privbandit.sim.leaderboard`). ``store-reference`` regenerates a suite's stored reference results: it runs
 the suite's cells into ``DIR`` (resumable, as ``bench``) and packs its baseline cells with their manifest
 (:func:`privbandit.sim.reference.store_reference`) into the package data, or ``--dest``. ``run`` plays one agent on
-one env for S seeds. ``audit`` is a privacy audit of a private agent (:mod:`privbandit.sim.audit`): first the
-privacy checks of the agent contract on several target users (deterministic: a failure refutes the claim), then a
-95% lower bound on its epsilon from the one test that independent pilot runs find the most powerful, and the
-agent's own ledger; it exits with code 1 when the audit refutes the claim, else with :data:`EXIT_LEDGER` (4) when
-the ledger is missing or shows a user above the claim (whatever the empirical bound says), else with
-:data:`EXIT_CONTRACT` (5) when a check of the contract that is not about privacy failed. ``plot`` redraws the
-figures and the report of a results folder. Bad arguments exit with code 2 and a one-line message; Ctrl-C exits
-with code 130 and says how many cells were saved.
+one env for S seeds. ``audit`` is a privacy audit of a private agent (:mod:`privbandit.sim.audit`; its exit codes
+are :func:`cmd_audit`'s). ``plot`` redraws the figures and the report of a results folder. Bad arguments exit with
+code 2 and a one-line message; Ctrl-C exits with code 130 and says how many cells were saved.
 
 A results folder is checked before it is trusted: ``bench`` and ``run`` move cell files that fail the check
 (:func:`privbandit.sim.cells.load_cell`) to ``DIR/cells/rejected/``, say so on stderr and run those cells again;
@@ -62,6 +42,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+from . import __version__
 
 
 class UsageError(Exception):
@@ -91,15 +73,6 @@ EXIT_CODES = ("exit codes: 0 done; 1 audit refuted (a privacy check of the contr
 
 REPORT_META = "report.json"
 """The file beside ``report.md`` that keeps its title, notes, references and slope window for ``plot``."""
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("privbandit")
-    except PackageNotFoundError:  # pragma: no cover - running from a source tree that is not installed
-        return "unknown"
 
 
 def _output_folder(path: Path, what: str) -> Path:
@@ -274,7 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``privbandit``."""
     p = argparse.ArgumentParser(prog="privbandit", description="Differentially private contextual bandits: "
                                 "benchmarks, runs, plots.", epilog=EXIT_CODES)
-    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="command", required=True,
                            metavar="{bench,run,plot,audit,leaderboard,store-reference,list}")
     parsers = (_add_bench_parser(sub), _add_run_parser(sub), _add_plot_parser(sub), _add_audit_parser(sub),
@@ -297,7 +270,8 @@ def _finish(table, out: Path, *, title: str, references: dict, notes: list[str],
     figures = list(save_standard_figures(table, out / "figures")) if len(table) else []  # none: every cell lost
     sections = []
     if challenger is not None and challenger in set(table["agent"]):
-        from .sim.compare import challenger_figure, comparison_markdown, leaderboard
+        from .sim.compare import challenger_figure, comparison_markdown
+        from .sim.leaderboard import leaderboard
 
         sections.append(comparison_markdown(table, challenger, reference))
         figures.append(challenger_figure(leaderboard(table), challenger, out / "figures" / "challenger.png"))
@@ -310,16 +284,18 @@ def _finish(table, out: Path, *, title: str, references: dict, notes: list[str],
     return report
 
 
-def _run_sweep(args: argparse.Namespace, cells, out, **kwargs):
-    """``sweep(cells, out, ...)``, saying on stderr which cell files failed the check (moved aside, run
-    again) and which cells a dead worker lost."""
+def _run_sweep(args: argparse.Namespace, cells, out, *, kept: bool = True, **kwargs):
+    """``sweep(cells, out, ...)`` on ``--jobs`` workers (a progress bar unless ``--no-progress``), saying on
+    stderr which cell files failed the check (moved aside, run again) and which cells a dead worker lost.
+    ``kept``: ``out`` outlives the command (what Ctrl-C says, :func:`_interrupted`)."""
     import warnings
 
     from .sim.sweep import CellFilesRejected, sweep
 
+    args.sweep_state = (Path(out) if kept else None, cells)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CellFilesRejected)  # said below, one line per file
-        res = sweep(cells, out, **kwargs)
+        res = sweep(cells, out, jobs=args.jobs, progress=not args.no_progress, **kwargs)
     prog = args.subparser.prog
     for name, why in res.rejected:
         print(f"{prog}: warning: cell file {name} failed the check ({why}): moved to "
@@ -330,8 +306,9 @@ def _run_sweep(args: argparse.Namespace, cells, out, **kwargs):
     return res
 
 
-def _incomplete(table, planned) -> int:
-    """How many groups of the report have fewer seeds than planned (a planned group with none counts too)."""
+def _completion(table, planned) -> int:
+    """Print the last line about completeness (how many groups of the report have fewer seeds than planned, a
+    planned group with none too); the exit code."""
     from .sim.report import PLAN_KEYS, final_regret, incomplete_groups
 
     final = final_regret(table, planned=planned) if len(table) else None
@@ -342,11 +319,6 @@ def _incomplete(table, planned) -> int:
 
         found = set() if final is None else {key(r) for _, r in final[list(PLAN_KEYS)].iterrows()}
         n += sum(1 for _, r in planned.iterrows() if int(r["n_planned"]) > 0 and key(r) not in found)
-    return n
-
-
-def _completion(n: int) -> int:
-    """Print the last line about completeness; the exit code."""
     if n:
         print(f"{n} groups incomplete: rerun to finish")
         return EXIT_INCOMPLETE
@@ -354,23 +326,13 @@ def _completion(n: int) -> int:
 
 
 def _read_meta(folder: Path) -> dict:
-    """The title, notes, references and slope window of the folder's last report (``report.json``, else
-    the header of a ``report.md`` written before ``report.json`` existed); empty if there is none."""
+    """The title, notes, references and slope window of the folder's last report (``report.json``); empty if
+    there is none."""
     try:
         meta = json.loads((folder / REPORT_META).read_text())
     except (OSError, ValueError):
-        meta = None
-    if isinstance(meta, dict):
-        return meta
-    try:
-        lines = (folder / "report.md").read_text().splitlines()
-    except (OSError, ValueError):
         return {}
-    head = lines[: next((i for i, line in enumerate(lines) if line.startswith("## ")), len(lines))]
-    meta = dict(notes=[line[2:] for line in head if line.startswith("- ")])
-    if head and head[0].startswith("# "):
-        meta["title"] = head[0][2:]
-    return meta
+    return meta if isinstance(meta, dict) else {}
 
 
 def _with_earlier(out: Path, others: Sequence[str], notes: list[str], references: dict) -> tuple[list[str], dict]:
@@ -478,8 +440,7 @@ def _bench(args: argparse.Namespace, suite, cells, out: Path, challenger: str | 
     if left_out:  # said before the progress bar
         print(f"{args.subparser.prog}: {left_out}", file=sys.stderr)
     stored = _stored_baselines(args, cells, out, challenger) if challenger is not None else None
-    res = _run_sweep(args, cells, out, jobs=args.jobs, backend=args.backend, address=args.address,
-                     progress=not args.no_progress)
+    res = _run_sweep(args, cells, out, backend=args.backend, address=args.address)
     wall = time.perf_counter() - start
     notes = [f"command: `privbandit {' '.join(shlex.quote(a) for a in args.argv)}`",
              f"suite `{suite.name}`: {suite.description}",
@@ -508,7 +469,7 @@ def _bench(args: argparse.Namespace, suite, cells, out: Path, challenger: str | 
     if res.others:
         print(f"{out} also holds {len(res.others)} cells of earlier commands: results.csv and the report include them")
     print(f"report: {report}")
-    return _completion(_incomplete(res.table, res.planned))
+    return _completion(res.table, res.planned)
 
 
 def _stored_baselines(args: argparse.Namespace, cells, out: Path, challenger: str) -> str:
@@ -571,14 +532,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     """``privbandit run``."""
     import gymnasium as gym
 
-    from .agents import agent_names
+    from .agents import agent_is_private, agent_names
+    from .envs.registration import ENV_IDS
     from .sim.cells import folder_lock
     from .sim.grid import AgentEntry, EnvEntry, Grid
-
-    if args.env not in _env_ids():
-        raise UsageError(f"--env must be one of {sorted(_env_ids())}, got {args.env!r}")
-    from .agents import agent_is_private
     from .sim.labels import agent_name, kwargs_label, resolve_label
+
+    if args.env not in ENV_IDS:
+        raise UsageError(f"--env must be one of {sorted(ENV_IDS)}, got {args.env!r}")
 
     name, kwargs = resolve_label(args.agent, _agent_kwargs(args))
     try:
@@ -612,16 +573,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.out is None:
         import tempfile
 
-        args.sweep_state = (None, cells)
         with tempfile.TemporaryDirectory(prefix="privbandit-run-") as tmp:
-            res = _run_sweep(args, cells, tmp, jobs=args.jobs, progress=not args.no_progress)
+            res = _run_sweep(args, cells, tmp, kept=False)
         print(_headline(res.table, res.planned))
-        return _completion(_incomplete(res.table, res.planned))
+        return _completion(res.table, res.planned)
     out = _output_folder(args.out, "--out")
     with folder_lock(out):
-        args.sweep_state = (out, cells)
         start = time.perf_counter()
-        res = _run_sweep(args, cells, out, jobs=args.jobs, progress=not args.no_progress)
+        res = _run_sweep(args, cells, out)
         notes = [f"command: `privbandit {' '.join(shlex.quote(a) for a in args.argv)}`",
                  f"{len(cells)} cells ({len(res.ran)} run now, {len(res.skipped)} found finished); "
                  f"sweep wall time {time.perf_counter() - start:.1f} s with --jobs {args.jobs}"]
@@ -634,7 +593,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"{args.out} also holds {len(res.others)} cells of earlier commands: results.csv and the report "
               "include them")
     print(f"results: {args.out / 'results.csv'}")
-    return _completion(_incomplete(res.table, res.planned))
+    return _completion(res.table, res.planned)
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
@@ -700,7 +659,7 @@ def _plot(args: argparse.Namespace, table) -> int:
                      references=references, notes=notes, slope_window=window, challenger=challenger,
                      reference=reference, planned=planned)
     print(f"figures: {args.dir / 'figures'}\nreport: {report}")
-    return _completion(_incomplete(table, planned))
+    return _completion(table, planned)
 
 
 def _references(table) -> dict[str, str]:
@@ -710,19 +669,12 @@ def _references(table) -> dict[str, str]:
     return {k: v for suite in SUITES.values() for k, v in suite.references().items() if k in labels and v in labels}
 
 
-def _env_ids() -> list[str]:
-    import gymnasium as gym
-
-    import privbandit  # noqa: F401 - registers the envs
-
-    return sorted(k for k, spec in gym.registry.items()
-                  if isinstance(spec.entry_point, str) and spec.entry_point.startswith("privbandit"))
-
-
 def cmd_list(args: argparse.Namespace) -> int:
     """``privbandit list envs|agents|oracles|families``."""
     if args.what == "envs":
-        for name in _env_ids():
+        from .envs.registration import ENV_IDS
+
+        for name in sorted(ENV_IDS):
             print(name)
     elif args.what == "agents":
         from .agents import agent_descriptions
@@ -731,10 +683,10 @@ def cmd_list(args: argparse.Namespace) -> int:
             print(f"{name:24s} {text}")
     elif args.what == "oracles":
         from .oracles import oracle_class, oracle_names
+        from .registry import first_doc_line
 
         for name in oracle_names():
-            doc = (oracle_class(name).__doc__ or "").strip().splitlines()
-            print(f"{name:24s} {doc[0] if doc else ''}")
+            print(f"{name:24s} {first_doc_line(oracle_class(name))}")
     else:
         from .envs import family_names
 
@@ -762,9 +714,10 @@ def _json_object(option: str, text: str | None, example: str) -> dict:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    """``privbandit audit``: prints the contract stage, the lower bound and the agent's own ledger; exit code 1 if
-    refuted (by a privacy check of the contract or by the bound), else :data:`EXIT_LEDGER` if the ledger is missing
-    or above the claim, else :data:`EXIT_CONTRACT` if a check that is not about privacy failed."""
+    """``privbandit audit``: prints the contract stage (the privacy checks of the agent contract on several target
+    users), the empirical lower bound and the agent's own ledger; exit code 1 if refuted (by a privacy check of the
+    contract or by the bound), else :data:`EXIT_LEDGER` if the ledger is missing or above the claim (whatever the
+    bound says), else :data:`EXIT_CONTRACT` if a check that is not about privacy failed."""
     from .sim.audit import audit_agent
 
     kwargs = _agent_kwargs(args)
@@ -781,20 +734,14 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     """``privbandit leaderboard DIR...``: the ranked boards of :mod:`privbandit.sim.leaderboard`."""
     from .sim.leaderboard import leaderboard_markdown, ranked_boards, read_results, stored_results
 
-    tables = []
-    for d in args.dirs:
-        try:
-            tables.append(read_results(d))
-        except ValueError as exc:
-            raise UsageError(str(exc).splitlines()[0]) from None
-    for suite in args.stored:
-        table = stored_results(suite)
-        if table.empty:
-            raise UsageError(f"--stored {suite}: no stored reference results for this suite in this install")
-        tables.append(table)
-    if not tables:
-        raise UsageError("give results folders (DIR...) or --stored SUITE")
-    try:
+    try:  # a folder without results.csv, a table that does not parse, no results to rank: one line
+        tables = [read_results(d) for d in args.dirs]
+        for suite in args.stored:
+            tables.append(stored_results(suite))
+            if tables[-1].empty:
+                raise UsageError(f"--stored {suite}: no stored reference results for this suite in this install")
+        if not tables:
+            raise UsageError("give results folders (DIR...) or --stored SUITE")
         print(leaderboard_markdown(ranked_boards(tables, args.reference)))
     except ValueError as exc:
         raise UsageError(str(exc).splitlines()[0]) from None
@@ -805,16 +752,15 @@ def cmd_store_reference(args: argparse.Namespace) -> int:
     """``privbandit store-reference``: the suite's cells into ``--out`` (resumable), then its baseline cells
     packed with their manifest (:func:`privbandit.sim.reference.store_reference`), whose ``command`` is this
     command with ``--out DIR``."""
-    from .sim.reference import baseline_cells, store_reference
+    from .sim.reference import store_reference
     from .sim.suites import get_suite
 
     suite = get_suite(args.suite)
-    cells = baseline_cells(suite)
+    cells = suite.cells()  # its baselines: a suite holds no challenger
     out = _output_folder(args.out, "--out")
     dest = None if args.dest is None else _output_folder(args.dest, "--dest")
     start = time.perf_counter()
-    args.sweep_state = (out, cells)
-    res = _run_sweep(args, cells, out, jobs=args.jobs, progress=not args.no_progress)
+    res = _run_sweep(args, cells, out)
     print(f"{len(res.ran)} cells run, {len(res.skipped)} found finished in {time.perf_counter() - start:.1f} s")
     command = f"privbandit store-reference --suite {shlex.quote(args.suite)} --out DIR --jobs {args.jobs}"
     try:

@@ -1,24 +1,14 @@
 """Figures from tidy results: long-form DataFrame in, matplotlib Axes out (seaborn underneath).
 
-- :func:`regret_curves`: cumulative regret against t with 95% bands, linear or log-log axes;
-- :func:`regret_vs_epsilon`: regret at the horizon against epsilon (the price of privacy), non-private
-  agents as horizontal reference lines;
-- :func:`metric_vs_T` and :func:`coverage_vs_T`: regression error and confidence-width coverage against
-  the sample size T (tables of the regression benchmarks);
-- :func:`information_ellipses`: 2-D matrices (Sigma^{1/2}, U*^{-1}, W*^{-1}, ...) as the images of the
-  unit circle; :func:`information_spectra`: d-dimensional ones as their sorted semi-axes;
-- :func:`save_standard_figures`: the PNGs of a results folder (used by ``privbandit bench`` and ``plot``),
-  one panel per privacy model (none, JDP, LDP);
-- :func:`agent_palette`: the fixed colour of each agent, the same in every figure.
-
-The functions never choose a matplotlib backend; scripts and the command line use ``Agg``. Curves split
-by agent (``hue="agent"``) take their colours from :func:`agent_palette` unless given a palette.
+Regret curves and regret against epsilon, regression metrics against T, information matrices as ellipses or
+spectra, and the standard PNGs of a results folder (:func:`save_standard_figures`, used by ``privbandit bench``
+and ``plot``). The functions never choose a matplotlib backend; scripts and the command line use ``Agg``. Curves
+split by agent (``hue="agent"``) take their colours from :func:`agent_palette` unless given a palette.
 
 Bands of a regret (or an error, any non-negative quantity) are 95% confidence intervals of the mean over
-seeds taken on the log scale (:func:`nonnegative_band`, from :func:`privbandit.sim.report.nonnegative_mean_ci`,
-the rule of the report's intervals too): never below 0, and drawable on log axes. :data:`BAND` (the normal
-interval, ``("se", 1.96)``) is for quantities that can be negative; ``errorbar=("ci", 95)`` gives seaborn's
-bootstrap.
+seeds taken on the log scale (:func:`nonnegative_band`, the rule of the report's intervals too): never below 0,
+and drawable on log axes. :data:`BAND` (the normal interval, ``("se", 1.96)``) is for quantities that can be
+negative; ``errorbar=("ci", 95)`` gives seaborn's bootstrap.
 
 References
 ----------
@@ -489,11 +479,15 @@ def _panel_rows(g: pd.DataFrame, model: str, name: str) -> tuple[pd.DataFrame, s
         level = panel_level(sub)
         sub = sub[sub["epsilon"].astype(float) == level]
         name = f"{name}, epsilon = {level:g}"
-    everyone = sub["agent"].nunique()
     agents = lowest_regret_agents(sub)
-    note = "" if len(agents) == everyone else (f"{len(agents)} of {everyone} agents (lowest regret);\n"
+    return sub[sub["agent"].isin(agents)], name, _left_out(agents, sub)
+
+
+def _left_out(agents: Sequence[str], rows: pd.DataFrame) -> str:
+    """The legend's note on the agents of ``rows`` a panel leaves out (none when it shows ``agents``, all)."""
+    everyone = rows["agent"].nunique()
+    return "" if len(agents) == everyone else (f"{len(agents)} of {everyone} agents (lowest regret);\n"
                                                "the others are in the report's tables")
-    return sub[sub["agent"].isin(agents)], name, note
 
 
 def _regret_figure(g: pd.DataFrame, env: str):
@@ -640,17 +634,13 @@ def _epsilon_figure(top: pd.DataFrame, env: str):
     reference = _references(top[top["model"] == "none"])
     for ax, (model, name) in zip(axes[0], private):
         rows = top[top["model"] == model]
-        everyone = rows["agent"].nunique()
-        final = rows[rows["t"] == rows["horizon"]]
-        agents = lowest_regret_agents(final)
+        agents = lowest_regret_agents(rows[rows["t"] == rows["horizon"]])
         sub = pd.concat([rows[rows["agent"].isin(agents)], reference])
         palette = agent_palette(sub["agent"].unique())
         regret_vs_epsilon(sub, ax=ax, palette=palette, title=name)
         if (sub.loc[sub["t"] == sub["horizon"], "cum_regret"] > 0).all():
             log_axis(ax)  # uniform play's regret does not flatten the others
-        note = "" if len(agents) == everyone else (f"{len(agents)} of {everyone} agents (lowest regret);\n"
-                                                   "the others are in the report's tables")
-        _legend_below(ax, note)
+        _legend_below(ax, _left_out(agents, rows))
         _mark_agents(ax, list(dict.fromkeys(sub["agent"])), palette)
     title = f"{env}: regret at T = {int(top['horizon'].iloc[0])} against epsilon"
     if left:

@@ -46,6 +46,7 @@ def sampled(cells: list, streams: str | None, sample: int | None) -> list:
 
 def rerun(suite_name: str, cells: list, jobs: int) -> pd.DataFrame:
     """Re-run ``cells`` beside their stored tables; one row per cell."""
+    from privbandit.sim.cells import cell_path, read_cell
     from privbandit.sim.reference import (
         install_reference,
         load_manifest,
@@ -55,7 +56,7 @@ def rerun(suite_name: str, cells: list, jobs: int) -> pd.DataFrame:
         stream_summary,
     )
     from privbandit.sim.suites import get_suite
-    from privbandit.sim.sweep import cell_path, read_cell, sweep
+    from privbandit.sim.sweep import sweep
 
     stored_streams = load_manifest(suite_name)["streams"]
     here = machine()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from privbandit import cli
-from privbandit.sim.sweep import read_cell
+from privbandit.sim.cells import read_cell
 
 
 def _main(args, capsys):
@@ -304,7 +304,7 @@ def test_ctrl_c_saves_finished_cells_says_so_and_the_rerun_resumes(tmp_path):
     assert f"8 cells ({8 - saved} run now, {saved} found finished)" in (out / "report.md").read_text()
 
 
-def test_a_sweep_that_finished_no_cell_reports_every_planned_group_incomplete(tmp_path):
+def test_a_sweep_that_finished_no_cell_reports_every_planned_group_incomplete(tmp_path, capsys):
     """When every cell is lost (all workers died), the report is written without figures and each planned group
     counts as incomplete (exit code 3), instead of a traceback from plotting an empty table."""
     import pandas as pd
@@ -314,6 +314,7 @@ def test_a_sweep_that_finished_no_cell_reports_every_planned_group_incomplete(tm
     empty = pd.DataFrame(columns=list(COLUMNS))
     planned = pd.DataFrame(dict(env=["e", "e"], agent=["a", "b"], epsilon=[1.0, float("inf")], horizon=[64, 64],
                                 n_planned=[4, 2]))
-    assert cli._incomplete(empty, planned) == 2 and cli._incomplete(empty, None) == 0
+    assert cli._completion(empty, planned) == cli.EXIT_INCOMPLETE and cli._completion(empty, None) == 0
+    assert capsys.readouterr().out == "2 groups incomplete: rerun to finish\n"
     report = cli._finish(empty, tmp_path, title="t", references={}, notes=["n"], planned=planned)
     assert report.exists() and not list(tmp_path.glob("figures/*.png"))

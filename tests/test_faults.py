@@ -18,20 +18,9 @@ import pytest
 from privbandit import cli
 from privbandit.agents import AGENT_REGISTRY, make_agent, register_agent
 from privbandit.sim import report as report_mod
-from privbandit.sim.sweep import (
-    FOOTER,
-    AgentEntry,
-    Cell,
-    CellFileError,
-    CellFilesRejected,
-    EnvEntry,
-    FolderLocked,
-    Grid,
-    cell_path,
-    load_cell,
-    read_cell,
-    sweep,
-)
+from privbandit.sim.cells import FOOTER, CellFileError, FolderLocked, cell_path, load_cell, read_cell
+from privbandit.sim.grid import AgentEntry, Cell, EnvEntry, Grid
+from privbandit.sim.sweep import CellFilesRejected, sweep
 
 ENVS = (EnvEntry("ht", "PrivLinCB-v0", dict(family="heavy-tailed", dim=3, n_arms=3)),
         EnvEntry("rare", "PrivLinCB-v0", dict(family="rare-direction", dim=3, n_arms=3)))

@@ -22,6 +22,8 @@ import pandas as pd
 import pytest
 
 from privbandit import cli
+from privbandit.sim.cells import cell_path, read_cell
+from privbandit.sim.grid import AgentEntry, Grid
 from privbandit.sim.leaderboard import leaderboard_markdown, ranked_boards, read_results
 from privbandit.sim.reference import (
     STREAM_TOLERANCE,
@@ -35,7 +37,7 @@ from privbandit.sim.reference import (
     suite_version,
 )
 from privbandit.sim.suites import Suite, lin_env
-from privbandit.sim.sweep import AgentEntry, Grid, cell_path, read_cell, sweep
+from privbandit.sim.sweep import sweep
 
 TINY = Suite("tiny", "two agents, one env, two seeds", (
     Grid((AgentEntry("uniform", private=False), AgentEntry("elim-nonprivate", private=False),

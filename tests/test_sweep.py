@@ -16,17 +16,10 @@ import pandas as pd
 import pytest
 from joblib import Parallel, delayed
 
-from privbandit.sim.sweep import (
-    AgentEntry,
-    BackendUnavailable,
-    Cell,
-    EnvEntry,
-    Grid,
-    backend_context,
-    cell_path,
-    read_cell,
-    sweep,
-)
+from privbandit.sim.backends import BackendUnavailable, backend_context
+from privbandit.sim.cells import cell_path, read_cell
+from privbandit.sim.grid import AgentEntry, Cell, EnvEntry, Grid
+from privbandit.sim.sweep import sweep
 
 ENVS = (EnvEntry("ht", "PrivLinCB-v0", dict(family="heavy-tailed", dim=3, n_arms=3)),
         EnvEntry("rare", "PrivLinCB-v0", dict(family="rare-direction", dim=3, n_arms=3)))
@@ -98,7 +91,8 @@ def test_private_agents_get_one_cell_per_epsilon_and_nonprivate_one_per_seed():
 _SCRIPT = textwrap.dedent("""
     import json, sys, time
     from privbandit.agents import UniformAgent, register_agent
-    from privbandit.sim.sweep import AgentEntry, EnvEntry, Grid, sweep
+    from privbandit.sim.grid import AgentEntry, EnvEntry, Grid
+    from privbandit.sim.sweep import sweep
 
     class Slow(UniformAgent):
         name = "slow"
@@ -280,7 +274,7 @@ def test_regret_intervals_never_go_below_zero_and_few_seeds_are_flagged(tmp_path
 @pytest.mark.parametrize("before", [None, "default"])
 def test_loky_context_silences_only_the_resource_trackers_warnings_and_restores_the_environment(before, monkeypatch):
 
-    from privbandit.sim.sweep import TRACKER_FILTER
+    from privbandit.sim.backends import TRACKER_FILTER
 
     if before is None:
         monkeypatch.delenv("PYTHONWARNINGS", raising=False)

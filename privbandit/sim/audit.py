@@ -8,13 +8,11 @@ users' actions.
 on a synthetic stream (K = 4, d = 3, ``max_horizon`` rounds), the privacy checks
 (:data:`~privbandit.agents.checks.PRIVACY_CHECKS`: release replay on neighbouring streams, other users' actions
 depending on one user's data only through the releases) changing in turn each of several target users
-(:func:`contract_targets`): the first two users, the first and last user of the first epochs and of the last
-two, and a random one. These checks are deterministic: a failure is a refutation, reported with the check's own
-message, before and besides the empirical bound. They see leaks the empirical stage is blind to, such as a
+(:func:`contract_targets`). These checks are deterministic: a failure is a refutation, reported with the check's
+own message, before and besides the empirical bound. They see leaks the empirical stage is blind to, such as a
 user's raw reward sign read behind the release when the user's own random arm masks it on the empirical pair
 of streams. A failed check that is not about privacy (shapes, the step loop against the batch path,
-``action_probabilities``, errors on bad input) is reported as :data:`CONTRACT_NOT_PRIVACY`, and so is a failed
-privacy check of an agent that releases nothing through privbandit's mechanisms (the replay cannot check it).
+``action_probabilities``, errors on bad input) is reported as :data:`CONTRACT_NOT_PRIVACY` (:class:`ContractFinding`).
 
 **The empirical stage** is built to have power against the agents that exist:
 
@@ -204,16 +202,24 @@ def contract_targets(starts: tuple[int, ...], horizon: int, rng: Any = 0) -> tup
         (user, role), by user: the first two users, the first and last user of the first
         :data:`CONTRACT_EPOCHS` epochs and of the last two, and one random user none of these.
     """
-    bounds = list(starts) + [horizon]
-    roles: dict[int, str] = {0: "first user", 1: "second user"}    # (horizon >= 2)
     n = len(starts)
-    for j in sorted(set(range(min(n, CONTRACT_EPOCHS))) | set(range(max(0, n - 2), n))):
-        roles.setdefault(bounds[j], f"first user of epoch {j}")
-        roles.setdefault(bounds[j + 1] - 1, f"last user of epoch {j}")
-    pool = [u for u in range(horizon) if u not in roles]
-    if pool:
-        roles[int(np.random.default_rng(rng).choice(pool))] = "random user"
+    epochs = set(range(min(n, CONTRACT_EPOCHS))) | set(range(max(0, n - 2), n))
+    roles = _epoch_roles({0: "first user", 1: "second user"}, starts, horizon, epochs, horizon, rng)  # (horizon >= 2)
     return tuple(sorted(roles.items()))
+
+
+def _epoch_roles(roles: dict[int, str], starts: tuple[int, ...], horizon: int, epochs: set[int], end: int,
+                 rng: Any) -> dict[int, str]:
+    """``roles`` (user -> role) with the first and last user of each of ``epochs`` of the schedule ``starts``
+    (rounds ``horizon``) where they have none, and, given ``rng``, one random user below ``end`` none of these."""
+    bounds = list(starts) + [horizon]
+    for j in sorted(epochs):
+        roles.setdefault(bounds[j], "first user" if j == 0 else f"first user of epoch {j}")
+        roles.setdefault(bounds[j + 1] - 1, f"last user of epoch {j}")
+    pool = [u for u in range(end) if u not in roles]
+    if rng is not None and pool:
+        roles[int(np.random.default_rng(rng).choice(pool))] = "random user"
+    return roles
 
 
 @dataclass(frozen=True)
@@ -324,15 +330,8 @@ def plan_designs(starts: tuple[int, ...], max_horizon: int, watch: int, rng: Any
     if not released:
         return []
     last = max([j for j in released if bounds[j + 1] + watch <= max_horizon], default=released[0])
-    roles: dict[int, str] = {}
-    for j in sorted({released[0], last}):
-        roles.setdefault(bounds[j], "first user" if j == 0 else f"first user of epoch {j}")
-        roles.setdefault(bounds[j + 1] - 1, f"last user of epoch {j}")
-    pool = [u for u in range(bounds[last + 1]) if u not in roles]
-    if rng is not None and pool:
-        roles[int(np.random.default_rng(rng).choice(pool))] = "random user"
     designs = []
-    for u, role in sorted(roles.items()):
+    for u, role in sorted(_epoch_roles({}, starts, max_horizon, {released[0], last}, bounds[last + 1], rng).items()):
         r = min(s for s in starts if s > u)
         horizon = min(max_horizon, r + watch)
         nxt = min([s for s in starts if s > r] + [horizon])
@@ -413,14 +412,13 @@ def draws_for(epsilon: float, delta: float, alpha: float) -> int:
     return n
 
 
-def select_tests(designs, pilots, n_draws: int, epsilon: float, alpha: float, n_tests: int = N_TESTS,
-                 ) -> tuple[ChosenTest, ...]:
-    """The ``n_tests`` (design, statistic, half-line, order) whose pilot frequencies, taken as the truth,
+def select_tests(designs, pilots, n_draws: int, epsilon: float, alpha: float) -> tuple[ChosenTest, ...]:
+    """The :data:`N_TESTS` (design, statistic, half-line, order) whose pilot frequencies, taken as the truth,
     give the largest :func:`set_lower_bounds` at ``epsilon`` with ``n_draws`` runs (ties: the first).
 
     ``pilots`` holds, per design, its statistics (m, n_windows) on D and on D' from runs independent of the
     final ones, so the choice spends none of the final tests' confidence: the Bonferroni correction covers
-    only the ``n_tests`` kept."""
+    only the tests kept."""
     scored = []
     for design, (on_d, on_prime) in zip(designs, pilots):
         m = on_d.shape[0]
@@ -432,7 +430,7 @@ def select_tests(designs, pilots, n_draws: int, epsilon: float, alpha: float, n_
                     score = float(set_lower_bounds(round(p * n_draws), round(q * n_draws), n_draws,
                                                     np.array([epsilon]), alpha)[0])
                     scored.append((score, len(scored), replace(test, pilot_delta=score, pilot_p=p, pilot_q=q)))
-    return tuple(test for _, _, test in sorted(scored, key=lambda x: (-x[0], x[1]))[:n_tests])
+    return tuple(test for _, _, test in sorted(scored, key=lambda x: (-x[0], x[1]))[:N_TESTS])
 
 
 def draws_to_refute(p: float, q: float, epsilon: float, delta: float, alpha: float) -> int | None:

@@ -14,9 +14,8 @@ Plugins in workers
 ------------------
 A worker starts without the user's registrations. The cells carry a :class:`PluginRef` for each plugin
 that a worker could not find by name alone (an agent registered with ``register_agent`` in a user module,
-an import path): the import path and the folder the module was imported from, or, for a factory defined in
-``__main__``, the factory itself. :func:`prepare` makes each one known in the worker, and
-:func:`check_plugins` runs :func:`probe` in the workers before any cell runs.
+an import path). :func:`prepare` makes each one known in the worker, and :func:`check_plugins` runs
+:func:`probe` in the workers before any cell runs.
 """
 
 from __future__ import annotations
@@ -255,10 +254,9 @@ def backend_context(backend: str, jobs: int, address: str | None = None) -> Iter
     except ImportError as exc:
         raise BackendUnavailable(f'backend "ray" needs ray: pip install "privbandit[dist]" ({exc})') from None
     register_ray()
-    started = False
-    if not ray.is_initialized():
+    started = not ray.is_initialized()
+    if started:
         ray.init(address=address, runtime_env={"env_vars": THREAD_ENV}, include_dashboard=False)
-        started = True
     try:
         with parallel_config(backend="ray", n_jobs=jobs):
             yield

@@ -25,11 +25,12 @@ from typing import Any
 
 import pandas as pd
 
+from .. import __version__
 from .grid import Cell, canonical
 from .runner import COLUMNS
 
 __all__ = ["FOOTER", "REJECTED", "CellFileError", "FolderLocked", "atomic_write", "cell_path", "cell_text", "combine",
-           "folder_lock", "library_version", "load_cell", "move_aside", "other_cells", "read_cell"]
+           "folder_lock", "load_cell", "move_aside", "other_cells", "read_cell"]
 
 _PANDAS_MAJOR = int(pd.__version__.split(".")[0])
 
@@ -53,14 +54,6 @@ REJECTED = "rejected"
 def cell_path(cells_dir: Path, cell: Cell) -> Path:
     """Where a cell's table is stored."""
     return Path(cells_dir) / f"{cell.key}.csv"
-
-
-def library_version() -> str:
-    """The installed privbandit's version (``privbandit.__version__``), as written in a cell's footer and a
-    stored reference's manifest."""
-    from .. import __version__
-
-    return __version__
 
 
 def _umask() -> int:
@@ -96,7 +89,7 @@ def atomic_write(path: str | os.PathLike, text: str) -> Path:
 def cell_text(cell: Cell, table: pd.DataFrame, planned_seeds: Sequence[int]) -> str:
     """The cell file: the table as CSV, then the footer (:data:`FOOTER`) that proves it complete."""
     body = table.to_csv(index=False, lineterminator="\n")
-    footer = dict(key=cell.key, identity=json.loads(canonical(cell.identity())), version=library_version(),
+    footer = dict(key=cell.key, identity=json.loads(canonical(cell.identity())), version=__version__,
                   entropy=cell.entropy, rows=len(table), planned_seeds=[int(s) for s in planned_seeds],
                   sha256=hashlib.sha256(body.encode()).hexdigest())
     return body + FOOTER + json.dumps(footer, sort_keys=True, separators=(",", ":")) + "\n"
@@ -154,8 +147,8 @@ def load_cell(path: str | os.PathLike, cell: Cell | None = None,
         raise CellFileError("unreadable footer") from None
     if footer.get("sha256") != hashlib.sha256(body).hexdigest():
         raise CellFileError("checksum mismatch: the table was changed or damaged")
-    if footer.get("version") != library_version():
-        raise CellFileError(f"written by privbandit {footer.get('version')}, this is {library_version()}")
+    if footer.get("version") != __version__:
+        raise CellFileError(f"written by privbandit {footer.get('version')}, this is {__version__}")
     if f"{footer.get('key')}.csv" != path.name:
         raise CellFileError(f"its footer names another cell ({footer.get('key')})")
     if cell is not None and footer.get("identity") != json.loads(canonical(cell.identity())):
@@ -273,12 +266,9 @@ def combine(cells: Sequence[Cell], out: str | os.PathLike) -> pd.DataFrame:
     """
     out = Path(out)
     frames = []
-    for c in cells:
+    for path, cell in [(cell_path(out / "cells", c), c) for c in cells] + [(p, None) for p in other_cells(cells, out)]:
         with contextlib.suppress(CellFileError):
-            frames.append(load_cell(cell_path(out / "cells", c), c)[0])
-    for p in other_cells(cells, out):
-        with contextlib.suppress(CellFileError):
-            frames.append(load_cell(p)[0])
+            frames.append(load_cell(path, cell)[0])
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMNS))
     atomic_write(out / "results.csv", table.to_csv(index=False, lineterminator="\n"))
     return table

@@ -3,7 +3,7 @@
 :func:`challenge` adds one agent (a registered name, an entry point or an import path
 ``"pkg.module:factory"``) to every block of a suite that its privacy model fits, runs the sweep
 (resumable like every sweep) and compares it with each baseline; its report ranks it on the
-:func:`~privbandit.sim.leaderboard.leaderboard` (re-exported here).
+:func:`~privbandit.sim.leaderboard.leaderboard`.
 
 Paired comparisons
 ------------------
@@ -44,7 +44,7 @@ from .suites import Suite, agent_available, get_suite
 from .sweep import SweepResult, sweep
 
 __all__ = ["BETTER", "NOT_SEPARABLE", "WORSE", "Challenge", "challenge", "challenger_entry", "challenger_figure",
-           "challenger_suite", "comparison_markdown", "leaderboard", "paired_comparison"]
+           "challenger_suite", "comparison_markdown", "paired_comparison"]
 
 PRIVATE_MODELS: tuple[str, ...] = ("jdp", "ldp")
 """Privacy models a challenger can declare (``--private``)."""
@@ -122,11 +122,8 @@ def challenger_suite(suite: Suite | str, challenger: AgentEntry, *, seeds=None, 
             raise ValueError(f"the challenger's label {challenger.label!r} is a baseline's: choose another label")
         if model != "none" and model not in {agent_model(a) for a in g.agents}:
             continue
-        g = replace(g, agents=g.agents + (challenger,))
-        if seeds is not None or horizon is not None or delta is not None:
-            g = replace(g, seeds=g.seeds if seeds is None else seeds, horizon=horizon or g.horizon,
-                        delta=delta or g.delta)
-        grids.append(g)
+        grids.append(replace(g, agents=g.agents + (challenger,), seeds=g.seeds if seeds is None else seeds,
+                             horizon=horizon or g.horizon, delta=delta or g.delta))
     if not grids:
         raise ValueError(f"no block of suite {suite.name!r} has a baseline of the challenger's privacy model {model!r}")
     return replace(suite, grids=tuple(grids))
@@ -229,17 +226,17 @@ def comparison_lines(df: pd.DataFrame, challenger: str, reference: str | None = 
     summary = challenger_summary(df, challenger, reference=reference)
     if summary.empty:
         return "No baseline shares a seed with the challenger."
-    shown = summary.assign(**{"mean diff (95% CI)": [_diff(m, lo, hi) for m, lo, hi in
-                                                     zip(summary["mean_diff"], summary["ci_low"], summary["ci_high"])],
-                              "wins": [f"{w}/{n}" for w, n in zip(summary["wins"], summary["n_seeds"])],
-                              "epsilon": [("" if math.isinf(e) else e) for e in summary["epsilon"]]})
-    return markdown_table(shown, ["env", "horizon", "epsilon", "rank", "regret", "baseline", "mean diff (95% CI)",
-                                  "wins", "ratio", "verdict"])
+    return markdown_table(_shown(summary), ["env", "horizon", "epsilon", "rank", "regret", "baseline",
+                                            "mean diff (95% CI)", "wins", "ratio", "verdict"])
 
 
-def _diff(m: float, lo: float, hi: float) -> str:
-    """A paired difference with its interval (none for one seed)."""
-    return f"{m:.4g} [{lo:.4g}, {hi:.4g}]" if not math.isnan(lo) else f"{m:.4g}"
+def _shown(cmp: pd.DataFrame) -> pd.DataFrame:
+    """:func:`paired_comparison` rows as the tables print them: the paired difference with its interval (none for
+    one seed) in one column, wins as ``w/n``, no epsilon for a non-private board."""
+    diffs = [f"{m:.4g} [{lo:.4g}, {hi:.4g}]" if not math.isnan(lo) else f"{m:.4g}"
+             for m, lo, hi in zip(cmp["mean_diff"], cmp["ci_low"], cmp["ci_high"])]
+    return cmp.assign(**{"mean diff (95% CI)": diffs, "wins": [f"{w}/{n}" for w, n in zip(cmp["wins"], cmp["n_seeds"])],
+                         "epsilon": [("" if math.isinf(e) else e) for e in cmp["epsilon"]]})
 
 
 def challenger_figure(board: pd.DataFrame, challenger: str, path: str | os.PathLike, *, columns: int = 3) -> Path:
@@ -288,10 +285,6 @@ def challenger_figure(board: pd.DataFrame, challenger: str, path: str | os.PathL
 def comparison_markdown(df: pd.DataFrame, challenger: str, reference: str | None = None) -> str:
     """The report's sections on a challenger: the paired comparison and the leaderboard."""
     cmp = paired_comparison(df, challenger, reference=reference)
-    shown = cmp.assign(**{"mean diff (95% CI)": [_diff(m, lo, hi) for m, lo, hi in
-                                                 zip(cmp["mean_diff"], cmp["ci_low"], cmp["ci_high"])],
-                          "wins": [f"{w}/{n}" for w, n in zip(cmp["wins"], cmp["n_seeds"])],
-                          "epsilon": [("" if math.isinf(e) else e) for e in cmp["epsilon"]]})
     ref = f" The reference is `{reference}` (listed first)." if reference else ""
     parts = ["## Challenger: paired comparison", "",
              f"`{challenger}` against each baseline on the same seeds (common random numbers): per-seed difference "
@@ -301,8 +294,8 @@ def comparison_markdown(df: pd.DataFrame, challenger: str, reference: str | None
              "One line per board: the challenger's rank and its comparison with "
              + (f"`{reference}`" if reference else "the board's strongest private baseline") + ".", "",
              comparison_lines(df, challenger, reference), "", "Against every baseline:", "",
-             markdown_table(shown, ["env", "horizon", "epsilon", "baseline", "baseline_model", "n_seeds",
-                                    "mean diff (95% CI)", "wins", "ratio", "verdict"]) if not cmp.empty
+             markdown_table(_shown(cmp), ["env", "horizon", "epsilon", "baseline", "baseline_model", "n_seeds",
+                                          "mean diff (95% CI)", "wins", "ratio", "verdict"]) if not cmp.empty
              else "No baseline shares a seed with the challenger.", "",
              "## Leaderboard", "",
              "Every agent ranked by mean final regret per env, horizon, privacy model and level (the non-private "

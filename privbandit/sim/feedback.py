@@ -11,18 +11,10 @@ probabilities of all rounds come from one batched call, so there is no per-round
 The log is the interaction data itself (users' features and rewards), not a private release: it is for
 evaluating estimators and policies offline, as a simulator's ground truth.
 
-Two exports and a reward model:
-
-- :meth:`BanditFeedback.to_frame`: a pandas table, one row per round.
-- :meth:`BanditFeedback.to_obp`: a dict in Open Bandit Pipeline's bandit-feedback layout (the one
-  ``obp.dataset.SyntheticBanditDataset.obtain_batch_bandit_feedback`` returns), ready for
-  ``obp.ope.OffPolicyEvaluation(bandit_feedback=..., ope_estimators=[...])``.
-- :meth:`BanditFeedback.estimated_rewards`: OBP's ``estimated_rewards_by_reg_model`` (n, K, 1) for the
-  Direct Method and Doubly Robust, from a cross-fitted ridge on the chosen arms' features. OBP's own
-  ``RegressionModel`` sees a round as ``context`` (one vector per round) joined to ``action_context[a]``
-  (one fixed vector per arm), which cannot hold features that vary with both the round and the arm;
-  a linear model on that layout cannot express <phi_t(a), theta*>, this one does.
-  :meth:`BanditFeedback.policy_value` is the ground truth to compare an estimate with.
+:meth:`BanditFeedback.to_frame` exports a pandas table, :meth:`BanditFeedback.to_obp` Open Bandit Pipeline's
+bandit-feedback dict (the layout ``obp.dataset.SyntheticBanditDataset.obtain_batch_bandit_feedback`` returns, ready
+for ``obp.ope.OffPolicyEvaluation``); :meth:`BanditFeedback.estimated_rewards` is the reward model of the Direct
+Method and Doubly Robust, and :meth:`BanditFeedback.policy_value` the ground truth to compare an estimate with.
 
 References
 ----------
@@ -125,7 +117,6 @@ class BanditFeedback:
         return dict(n_rounds=self.n_rounds, n_actions=self.n_actions, context=context,
                     action_context=np.eye(self.n_actions), action=self.action, position=None, reward=self.reward,
                     expected_reward=self.expected_reward, pi_b=self.action_dist[:, :, None], pscore=self.pscore)
-
 
     def estimated_rewards(self, n_folds: int = 5, ridge: float = 1.0, rng: Any = 0) -> np.ndarray:
         """Cross-fitted ridge estimates q_hat(x_t, a) = <phi_t(a), theta_hat_(-f(t))> of every round and arm.

@@ -19,7 +19,7 @@ import hashlib
 import json
 import numbers
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -251,15 +251,10 @@ class Grid:
 
     def cells(self, entropy: int = DEFAULT_ENTROPY) -> list[Cell]:
         """The grid's cells in a fixed order (env, agent, epsilon, seed)."""
-        out = []
-        for env in self.envs:
-            for agent in self.agents:
-                levels: Sequence[float | None] = self.epsilons if agent.is_private() else (None,)
-                for eps in levels:
-                    for seed in self.seeds:
-                        out.append(Cell(agent, env, eps, seed, self.horizon, self.delta if eps is not None else None,
-                                        entropy, self.points_per_octave))
-        return out
+        return [Cell(agent, env, eps, seed, self.horizon, self.delta if eps is not None else None, entropy,
+                     self.points_per_octave)
+                for env in self.envs for agent in self.agents
+                for eps in (self.epsilons if agent.is_private() else (None,)) for seed in self.seeds]
 
 
 def _seed_list(seeds: Any) -> tuple[int, ...]:

@@ -9,10 +9,8 @@ A report's ``agent`` column holds labels. Every label it prints resolves back to
 - ``name(key=value, ...)``, the label :func:`kwargs_label` gives an agent with keyword arguments that no
   variant has, is ``name`` with those kwargs (values read as JSON, else as strings).
 
-A challenger's label is its own name (:func:`agent_name`): the name it is registered under (with
-``register_agent`` or as an entry point); for an import path, the ``name`` attribute of its factory, else of
-the agent it builds (an instance or a class attribute) unless that is another registered agent's name (a
-factory around ``make_agent("elim-jdp-ucb", ...)`` is not ``elim-jdp-ucb``), else the path's attribute.
+A challenger's label is its own name (:func:`agent_name`; a factory around ``make_agent("elim-jdp-ucb", ...)``
+is not ``elim-jdp-ucb``).
 """
 
 from __future__ import annotations

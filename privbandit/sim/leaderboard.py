@@ -81,11 +81,8 @@ def stored_results(suite: str) -> pd.DataFrame:
     archive, _ = reference_path(suite)
     if not archive.exists():
         return pd.DataFrame()
-    tables = []
     with tarfile.open(archive, mode="r:xz") as tar:
-        for member in tar.getmembers():
-            if member.isfile():
-                tables.append(read_cell(tar.extractfile(member).read()))
+        tables = [read_cell(tar.extractfile(m).read()) for m in tar.getmembers() if m.isfile()]
     return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
 
 
@@ -106,12 +103,11 @@ def ranked_boards(tables: Sequence[pd.DataFrame], reference: str | None = None) 
     final = final_rows(df)
     out = []
     for key, b in board.groupby(list(BOARD_KEYS), sort=False):
-        env, horizon = key[0], key[1]
+        env, horizon, model, eps, delta = key
         agents = list(b["agent"])
         public = b[b["privacy_model"] == "none"]
         ref = reference if reference in agents else (public["agent"].iloc[0] if len(public) else agents[0])
         here = final[(final["env"] == env) & (final["horizon"] == horizon)]
-        model, eps, delta = key[2], key[3], key[4]
         level = here[((here["privacy_model"] == model) & (here["epsilon"] == eps) & (here["delta"] == delta))
                      | (here["privacy_model"] == "none")]
         regret = {a: g.set_index("seed")["cum_regret"] for a, g in level.groupby("agent")}

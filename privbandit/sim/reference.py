@@ -2,44 +2,27 @@
 
 A challenger run (``privbandit bench --suite S --agent X``) needs the baselines' per-seed results, which
 are the same on every machine for one version of the suite and the library. :func:`store_reference`
-packs the cell files of a finished suite (:mod:`privbandit.sim.sweep`'s format: table, footer with key,
+packs the cell files of a finished suite (:mod:`privbandit.sim.cells`'s format: table, footer with key,
 identity, version and checksum) into one xz-compressed tar, ``privbandit/data/reference/SUITE.tar.xz``, with
-a manifest ``SUITE.json``:
+a manifest ``SUITE.json``: the :func:`suite_version`, the library version, the ``command`` that made them, the
+suite's declared ``results_version``, a :func:`stream_summary` per (env, horizon, seed) under ``streams``, the
+``stream_tolerance`` and ``made_on`` (:func:`machine`).
 
-- ``suite_version``: :func:`suite_version`, a hash of every baseline cell's identity (agent, kwargs, env,
-  epsilon, horizon, seed, entropy) and of the suite's declared ``results_version``: it changes whenever a
-  cell's definition does, and whenever a change to a baseline's code changes its numbers (the developer
-  raises ``results_version`` then: ``tests/test_reference.py`` re-runs one stored cell of every baseline and
-  fails until they do). A refactor that leaves every number as it was keeps the stored results valid;
-- ``privbandit``: the library version (a cell file carries it too; :func:`~privbandit.sim.sweep.load_cell`
-  refuses another one);
-- ``command``: the command that made them (``privbandit store-reference``);
-- ``results_version``: the suite's declared ``results_version`` when they were made;
-- ``streams``: per (env, horizon, seed), a summary of the first :data:`STREAM_ROUNDS` rounds (features and
-  rewards of every arm) of its round stream (:func:`stream_summary`): their sha256, and a small sketch of their
-  values with its scale;
-- ``stream_tolerance``: how far a stream here may be from the stored one (:data:`STREAM_TOLERANCE`);
-- ``made_on``: where the results were made (:func:`machine`: the versions of privbandit, numpy, scipy and
-  scikit-learn, numpy's BLAS and its kernel, the CPU features numpy dispatches to).
+A change to a baseline's code that changes its numbers must raise the suite's ``results_version``
+(``tests/test_reference.py`` re-runs one stored cell of every baseline and fails until it is raised); a refactor
+that leaves every number as it was keeps the stored results valid.
 
 Stored results are valid per cell (:func:`match_reference`): a stored cell stands in for a run here when the
-library version and the suite's ``results_version`` are the stored ones, the archive holds the cell (its file
-name is the cell's key, which hashes its identity, and the sweep checks the identity in its footer) and its round
-stream here is the stored one up to rounding: within :data:`STREAM_TOLERANCE` of the stored sketch's scale
-(:func:`stream_difference`). Bytes alone do not carry across machines: numpy evaluates exp and log with other
-SIMD code on CPUs with AVX-512 than on CPUs without, and OpenBLAS picks a kernel per CPU, which moves the last
-bits of the heavy-tailed and the real-data streams; another seed, generator or env code moves them by far more.
-A stored cell then stands for the run of its experiment; its agents see the same rounds up to rounding (the
-largest difference of final regret measured when stored cells are run again on another CPU is in
-``docs/guide/benchmarking.md``). A cell the archive does not hold (an agent added to a suite after the results
-were stored, a challenger) runs; so does every cell of a stream that differs.
-A manifest without ``results_version`` (stored before cells were checked one by one) is valid only as a whole,
-when its ``suite_version`` is this suite's.
-
-:func:`check_reference` says what keeps the whole suite from being stored (nothing: every cell stands in), and
-:func:`install_reference` writes the stored cell files into a results folder's ``cells/``, where the sweep
-finds them finished: only the other cells run (the challenger's), paired with the stored baselines by seed
-(common random numbers: a cell's seed fixes its round stream).
+library version and the suite's ``results_version`` are the stored ones, the archive holds the cell and its round
+stream here is the stored one up to rounding (:func:`stream_difference`). Bytes alone do not carry across
+machines: numpy evaluates exp and log with other SIMD code on CPUs with AVX-512 than on CPUs without, and
+OpenBLAS picks a kernel per CPU, which moves the last bits of the heavy-tailed and the real-data streams; another
+seed, generator or env code moves them by far more. A stored cell then stands for the run of its experiment; its
+agents see the same rounds up to rounding (the largest difference of final regret measured when stored cells are
+run again on another CPU is in ``docs/guide/benchmarking.md``). A cell the archive does not hold (an agent added
+to a suite after the results were stored, a challenger) runs; so does every cell of a stream that differs. A
+manifest without ``results_version`` (stored before cells were checked one by one) is valid only as a whole.
+:func:`install_reference` writes the stored cell files into a results folder, where the sweep finds them finished.
 """
 
 from __future__ import annotations
@@ -57,7 +40,8 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_info
 
-from .cells import atomic_write, cell_path, library_version, load_cell
+from .. import __version__
+from .cells import atomic_write, cell_path, load_cell
 from .grid import canonical
 from .runner import split_seed
 
@@ -89,15 +73,10 @@ def reference_path(suite: str, base: Path | None = None) -> tuple[Path, Path]:
     return base / f"{suite}.tar.xz", base / f"{suite}.json"
 
 
-def baseline_cells(suite) -> list:
-    """The suite's cells (its baselines: a suite holds no challenger)."""
-    return suite.cells()
-
-
 def suite_version(suite) -> str:
     """``NAME-HASH``: a hash of the suite's ``results_version`` and of every cell's identity."""
     h = hashlib.sha256(f"results_version={suite.results_version}".encode())
-    for cell in sorted(baseline_cells(suite), key=lambda c: c.key):
+    for cell in sorted(suite.cells(), key=lambda c: c.key):
         h.update(canonical(cell.identity()).encode())
     return f"{suite.name}-{h.hexdigest()[:16]}"
 
@@ -198,10 +177,9 @@ def _blas() -> str:
     return " ".join(str(libs[0].get(k, "?")) for k in ("internal_api", "version", "architecture"))
 
 
-def machine_differences(stored: dict[str, str] | None, here: dict[str, str] | None = None) -> str:
+def machine_differences(stored: dict[str, str] | None) -> str:
     """``key stored -> here`` for every entry of :func:`machine` that differs (empty when none does)."""
-    here = machine() if here is None else here
-    stored = stored or {}
+    here, stored = machine(), stored or {}
     return ", ".join(f"{k} {stored.get(k, 'unrecorded')} -> {here[k]}" for k in here if stored.get(k) != here[k])
 
 
@@ -213,7 +191,7 @@ def store_reference(suite, folder: str | Path, command: str, dest: Path | None =
     ValueError
         If a cell of the suite is missing from ``folder`` or fails the check.
     """
-    cells = baseline_cells(suite)
+    cells = suite.cells()
     archive, manifest = reference_path(suite.name, dest)
     archive.parent.mkdir(parents=True, exist_ok=True)
     buf = io.BytesIO()
@@ -229,7 +207,7 @@ def store_reference(suite, folder: str | Path, command: str, dest: Path | None =
             tar.addfile(info, io.BytesIO(data))
     archive.write_bytes(buf.getvalue())
     meta = dict(suite=suite.name, suite_version=suite_version(suite), results_version=suite.results_version,
-                privbandit=library_version(), command=command, cells=len(cells), stream_rounds=STREAM_ROUNDS,
+                privbandit=__version__, command=command, cells=len(cells), stream_rounds=STREAM_ROUNDS,
                 stream_tolerance=STREAM_TOLERANCE, streams=stream_summaries(cells), made_on=machine())
     manifest.write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
     return archive, manifest
@@ -282,8 +260,8 @@ def _archive_problems(suite, meta: dict[str, Any] | None, archive: Path) -> list
     elif meta.get("suite_version") != suite_version(suite):
         problems.append(f"suite version {meta.get('suite_version')} stored, {suite_version(suite)} here (a cell's "
                         "definition or the suite's results_version changed)")
-    if meta.get("privbandit") != library_version():
-        problems.append(f"stored by privbandit {meta.get('privbandit')}, this is {library_version()}")
+    if meta.get("privbandit") != __version__:
+        problems.append(f"stored by privbandit {meta.get('privbandit')}, this is {__version__}")
     if "streams" not in meta:
         problems.append("stored without round-stream summaries (before streams were compared to a tolerance): "
                         "store them again")
@@ -299,7 +277,7 @@ def match_reference(suite, cells: Sequence | None = None, base: Path | None = No
     the stored one (:func:`stream_difference`; every distinct stream is summarised once; with ``sample``, only that
     many of them, spread over the list, and the others are taken as matching).
     """
-    cells = list(baseline_cells(suite) if cells is None else cells)
+    cells = list(suite.cells() if cells is None else cells)
     archive, _ = reference_path(suite.name, base)
     meta = load_manifest(suite.name, base)
     problems = _archive_problems(suite, meta, archive)
@@ -345,7 +323,7 @@ def check_reference(suite, sample: int | None = None, base: Path | None = None) 
     match = match_reference(suite, base=base, sample=sample)
     problems = list(match.problems)
     if match.unstored:
-        labels = sorted({c.agent.label for c in baseline_cells(suite) if c.key in set(match.unstored)})
+        labels = sorted({c.agent.label for c in suite.cells() if c.key in set(match.unstored)})
         problems.append(f"{len(match.unstored)} cells of the suite are not in the stored results (agents: "
                         f"{', '.join(labels)})")
     return problems

@@ -5,9 +5,8 @@ stacked) and returns a small DataFrame; :func:`write_report` puts them into ``re
 
 A *run* is one (env, agent, privacy_model, epsilon, delta, horizon, seed). Confidence intervals are
 Student-t 95% intervals of the mean over seeds (one value per seed, so runs are independent); those of
-the regret, a non-negative quantity, are taken on the log scale (:func:`nonnegative_mean_ci`), so they
-never reach below 0 and stay drawable on log axes: the figures of :mod:`privbandit.plots` draw their bands
-with the same function. Groups of fewer than :data:`MIN_SEEDS` seeds are
+the regret, a non-negative quantity, are taken on the log scale (:func:`nonnegative_mean_ci`, the figures'
+bands too). Groups of fewer than :data:`MIN_SEEDS` seeds are
 flagged: their interval (none at all for one seed) says little. Given the seeds a sweep planned
 (:attr:`~privbandit.sim.sweep.SweepResult.planned`), every summary row carries ``n_seeds`` (found) and
 ``n_planned``, and a group with missing seeds is flagged ``incomplete``.
@@ -47,21 +46,14 @@ def _check(df: pd.DataFrame, needed: Iterable[str]) -> None:
         raise ValueError(f"data is missing the columns {missing} (a table from privbandit.sim.run or a sweep)")
 
 
-def mean_ci(values: np.ndarray, level: float = 0.95, floor: float | None = None) -> tuple[float, float, float]:
-    """Mean and Student-t confidence interval (low, high) of independent values (NaN width for n < 2).
-
-    Parameters
-    ----------
-    floor : float, optional
-        A lower bound of the quantity (0 for a regret): the interval's low end is cut there.
-    """
+def mean_ci(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
+    """Mean and Student-t confidence interval (low, high) of independent values (NaN width for n < 2)."""
     v = np.asarray(values, dtype=float)
     m = float(v.mean())
     if v.size < 2:
         return m, math.nan, math.nan
     half = float(stats.t.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
-    low = m - half if floor is None else max(m - half, floor)
-    return m, low, m + half
+    return m, m - half, m + half
 
 
 def nonnegative_mean_ci(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
@@ -420,9 +412,8 @@ def markdown_table(df: pd.DataFrame, columns: Sequence[str] | None = None) -> st
 
 
 def _flags(table: pd.DataFrame) -> list[str]:
-    planned = table["n_planned"] if "n_planned" in table else table["n_seeds"]
     return ["; ".join(f for f in (f"incomplete: {n} of {p} seeds" if n < p else "", FEW_SEEDS if n < MIN_SEEDS
-                                  else "") if f) for n, p in zip(table["n_seeds"], planned)]
+                                  else "") if f) for n, p in zip(table["n_seeds"], table["n_planned"])]
 
 
 def headline_table(final: pd.DataFrame) -> pd.DataFrame:
@@ -433,8 +424,6 @@ def headline_table(final: pd.DataFrame) -> pd.DataFrame:
     out["regret (95% CI)"] = [format_interval(m, lo, hi) for m, lo, hi in zip(out["mean"], out["ci_low"],
                                                                                out["ci_high"])]
     out["flag"] = _flags(out)
-    if "n_planned" not in out:
-        out["n_planned"] = out["n_seeds"]
     return out[["env", "agent", "privacy_model", "epsilon", "horizon", "n_seeds", "n_planned", "regret (95% CI)",
                 "flag"]]
 
@@ -474,10 +463,8 @@ def by_horizon(final: pd.DataFrame) -> list[tuple[int, pd.DataFrame]]:
 
 def final_regret_tables(final: pd.DataFrame) -> list[str]:
     """The final-regret tables of the report, one per horizon, rows by env then mean regret (markdown lines)."""
-    parts = []
-    for horizon, g in by_horizon(final):
-        parts += [f"### T = {horizon}", "", markdown_table(headline_table(g)), ""]
-    return parts
+    return [line for horizon, g in by_horizon(final)
+            for line in (f"### T = {horizon}", "", markdown_table(headline_table(g)), "")]
 
 
 def _summary_lines(final: pd.DataFrame) -> list[str]:
@@ -602,11 +589,9 @@ def write_report(df: pd.DataFrame, out: str | os.PathLike, *, title: str = "priv
     out.mkdir(parents=True, exist_ok=True)
     final = final_regret(df, planned=planned)
     slopes = loglog_slopes(df, *slope_window, planned=planned)
-    parts = [f"# {title}", "", *[f"- {n}" for n in notes]]
-    parts += _summary_lines(final)
-    parts += _final_regret_lines(final)
-    parts += [*sections, *_slope_lines(slopes, slope_window), *_price_lines(final, references or {}),
-              *_price_over_time_lines(df, references or {}), *_ledger_lines(df), *_figure_lines(figures, out)]
+    parts = [f"# {title}", "", *[f"- {n}" for n in notes], *_summary_lines(final), *_final_regret_lines(final),
+             *sections, *_slope_lines(slopes, slope_window), *_price_lines(final, references or {}),
+             *_price_over_time_lines(df, references or {}), *_ledger_lines(df), *_figure_lines(figures, out)]
     from .cells import atomic_write
 
     return atomic_write(out / "report.md", "\n".join(parts))

@@ -11,9 +11,6 @@ rounding of a tie (:mod:`privbandit.agents.base`), and each path gives byte-iden
   ``agent.act_batch`` chooses the chunk's m arms at once and ``agent.update`` gets the m chosen rows.
   Blocks have at most ``max_chunk`` rounds to bound memory (max_chunk x K x d floats).
 
-``run_many`` plays several agents on the batch path's rounds, drawn once for all of them: each agent's
-table is the one ``run`` gives it alone.
-
 Seeds
 -----
 One ``seed`` (an int or a :class:`numpy.random.SeedSequence`) is turned into a SeedSequence ``ss`` and
@@ -58,13 +55,6 @@ COLUMNS: tuple[str, ...] = (
 MODES: tuple[str, ...] = ("batch", "loop")
 
 
-def as_seed_sequence(seed: Any) -> np.random.SeedSequence:
-    """A :class:`numpy.random.SeedSequence` from a non-negative int or a SeedSequence."""
-    if isinstance(seed, np.random.SeedSequence):
-        return seed
-    return np.random.SeedSequence(check_int("seed", seed, low=0))
-
-
 def split_seed(seed: Any) -> tuple[int, np.random.Generator]:
     """The env's reset seed and the agent's Generator derived from one seed (see the module docstring).
 
@@ -86,7 +76,8 @@ def split_seed(seed: Any) -> tuple[int, np.random.Generator]:
 
 def _split(seed: Any) -> tuple[int, np.random.SeedSequence]:
     """:func:`split_seed` with the agent's SeedSequence instead of its Generator."""
-    env_ss, agent_ss = as_seed_sequence(seed).spawn(2)
+    ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(check_int("seed", seed, low=0))
+    env_ss, agent_ss = ss.spawn(2)
     words = env_ss.generate_state(4, dtype=np.uint32)
     return int(sum(int(w) << (32 * i) for i, w in enumerate(words))), agent_ss
 

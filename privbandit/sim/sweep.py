@@ -15,8 +15,6 @@ folder); it is written atomically too. One sweep at a time writes a folder (:fun
 Cells start in list order, each on the worker that frees up first, so a list with its costliest cells first
 (as the named suites order their grids) ends on short cells; :func:`estimate` times one run per agent, env and
 horizon and gives the wall time of that schedule.
-
-This module also gives the names of the grid model, the cell store and the backends, as it always has.
 """
 
 from __future__ import annotations
@@ -36,9 +34,6 @@ import pandas as pd
 from .._validation import check_choice, check_int
 from .backends import (
     BACKENDS,
-    THREAD_ENV,
-    TRACKER_FILTER,
-    BackendUnavailable,
     backend_context,
     check_plugins,
     limit_blas,
@@ -48,10 +43,8 @@ from .backends import (
     worker_lost_errors,
 )
 from .cells import (
-    FOOTER,
     REJECTED,
     CellFileError,
-    FolderLocked,
     atomic_write,
     cell_path,
     cell_text,
@@ -60,17 +53,11 @@ from .cells import (
     load_cell,
     move_aside,
     other_cells,
-    read_cell,
 )
-from .grid import DEFAULT_ENTROPY, AgentEntry, Cell, EnvEntry, Grid, stable_hash
+from .grid import Cell
 from .runner import run
 
-__all__ = [
-    "BACKENDS", "DEFAULT_ENTROPY", "FOOTER", "PLANNED_COLUMNS", "REJECTED", "THREAD_ENV", "TRACKER_FILTER",
-    "AgentEntry", "BackendUnavailable", "Cell", "CellFileError", "CellFilesRejected", "EnvEntry", "Estimate",
-    "FolderLocked", "Grid", "SweepResult", "atomic_write", "backend_context", "cell_path", "combine", "estimate",
-    "folder_lock", "load_cell", "other_cells", "read_cell", "run_cell", "stable_hash", "sweep",
-]
+__all__ = ["PLANNED_COLUMNS", "CellFilesRejected", "Estimate", "SweepResult", "estimate", "run_cell", "sweep"]
 
 
 class CellFilesRejected(UserWarning):
@@ -134,7 +121,6 @@ class SweepResult:
     table: pd.DataFrame
     ran: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
-    out: Path | None = None
     others: list[str] = field(default_factory=list)
     rejected: list[tuple[str, str]] = field(default_factory=list)
     lost: list[str] = field(default_factory=list)
@@ -234,15 +220,21 @@ def sweep(cells: Sequence[Cell], out: str | os.PathLike, *, jobs: int = 1, backe
     keys = [c.key for c in cells]
     if len(set(keys)) != len(keys):
         raise ValueError("cells must be distinct (two cells share a key)")
-    jobs = check_int("jobs", jobs, low=-1)
-    if jobs == 0:
-        raise ValueError("jobs must be -1 (all cores) or an integer >= 1, got 0")
+    jobs = _check_jobs(jobs)
     check_choice("backend", backend, BACKENDS)
     out = Path(out)
     cells_dir = out / "cells"
     cells_dir.mkdir(parents=True, exist_ok=True)
     with folder_lock(out):
         return _sweep(cells, out, cells_dir, jobs, backend, address, progress)
+
+
+def _check_jobs(jobs: Any) -> int:
+    """``jobs``, checked: -1 (all cores) or an integer >= 1."""
+    jobs = check_int("jobs", jobs, low=-1)
+    if jobs == 0:
+        raise ValueError("jobs must be -1 (all cores) or an integer >= 1, got 0")
+    return jobs
 
 
 def _sweep(cells: list[Cell], out: Path, cells_dir: Path, jobs: int, backend: str, address: str | None,
@@ -265,38 +257,33 @@ def _sweep(cells: list[Cell], out: Path, cells_dir: Path, jobs: int, backend: st
         n_jobs = min(jobs if jobs > 0 else os.cpu_count() or 1, len(todo))
         refs = plugin_refs(todo)
         bar = tqdm(total=len(todo), desc="cells", unit="cell", disable=not progress, dynamic_ncols=True)
+        serial = n_jobs == 1 and backend == "loky"  # in this process, where the plugins are registered
         try:
-            if n_jobs == 1 and backend == "loky":
-                check_plugins(todo, refs, 1, None)
-                results: Iterable[tuple[str, bool]] = (run_cell(c, cells_dir, (), planned_seeds[_group(c)])
-                                                       for c in todo)
-                for key, did in results:
-                    (ran if did else skipped).append(key)
-                    bar.update()
-            else:
-                with backend_context(backend, n_jobs, address):
-                    check_plugins(todo, refs, n_jobs, backend)
-                    gen = Parallel(return_as=return_as())(
-                        delayed(run_cell)(c, str(cells_dir), refs, planned_seeds[_group(c)]) for c in todo)
-                    try:
-                        for key, did in gen:
-                            (ran if did else skipped).append(key)
-                            bar.update()
-                    except worker_lost_errors():
-                        done = set(ran) | set(skipped)
-                        for c in todo:
-                            if c.key in done:
-                                continue
-                            try:  # a cell may have finished between the worker's death and the error
-                                load_cell(cell_path(cells_dir, c), c)
-                                ran.append(c.key)
-                            except CellFileError:
-                                lost.append(c.key)
+            with contextlib.nullcontext() if serial else backend_context(backend, n_jobs, address):
+                check_plugins(todo, refs, n_jobs, None if serial else backend)
+                results: Iterable[tuple[str, bool]] = (
+                    (run_cell(c, cells_dir, (), planned_seeds[_group(c)]) for c in todo) if serial else
+                    Parallel(return_as=return_as())(
+                        delayed(run_cell)(c, str(cells_dir), refs, planned_seeds[_group(c)]) for c in todo))
+                try:
+                    for key, did in results:
+                        (ran if did else skipped).append(key)
+                        bar.update()
+                except worker_lost_errors():
+                    done = set(ran) | set(skipped)
+                    for c in todo:
+                        if c.key in done:
+                            continue
+                        try:  # a cell may have finished between the worker's death and the error
+                            load_cell(cell_path(cells_dir, c), c)
+                            ran.append(c.key)
+                        except CellFileError:
+                            lost.append(c.key)
         finally:
             bar.close()
     table = combine(cells, out)
     others = [p.stem for p in other_cells(cells, out)]
-    return SweepResult(table=table, ran=ran, skipped=skipped, out=out, others=others, rejected=rejected, lost=lost,
+    return SweepResult(table=table, ran=ran, skipped=skipped, others=others, rejected=rejected, lost=lost,
                        planned=pd.DataFrame([(*k, len(v)) for k, v in groups.items()], columns=list(PLANNED_COLUMNS)))
 
 
@@ -331,9 +318,7 @@ def estimate(cells: Sequence[Cell], jobs: int = 1) -> Estimate:
     as :func:`sweep` starts them.
     """
     cells = list(cells)
-    jobs = check_int("jobs", jobs, low=-1)
-    if jobs == 0:
-        raise ValueError("jobs must be -1 (all cores) or an integer >= 1, got 0")
+    jobs = _check_jobs(jobs)
     jobs = jobs if jobs > 0 else os.cpu_count() or 1
     cost: dict[tuple, float] = {}
     for c in cells:
