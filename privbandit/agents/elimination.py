@@ -50,7 +50,6 @@ from .planner import (
     best_arms,
     can_eliminate,
     eliminate_all,
-    epoch_bounds,
     stack_estimates,
     stacked_bounds,
     stacked_survivors,
@@ -61,7 +60,7 @@ from .registry import register_preset
 from .spanner import masked_spanner
 
 __all__ = ["PLAY_RULES", "PLAY_RULE_CLASSES", "POOLING", "EliminationAgent", "GreedyPlay", "PlayRule", "SpannerPlay",
-           "UCBPlay", "can_eliminate", "cube_root_exploration", "epoch_bounds",
+           "UCBPlay", "can_eliminate", "cube_root_exploration",
            "surviving_actions", "theory_confidence", "uniform_over"]
 
 _PLAN_CHUNK = 4096
