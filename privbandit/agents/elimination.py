@@ -402,13 +402,18 @@ class EliminationAgent(EpochAgent):
         (the releases are fixed within one). What a play rule (:class:`PlayRule`) scores arms with, e.g.
         ``stacked_bounds(stack, features, agent.width_cap)``."""
         if self._stacks is None:
+            planned = self._planned_estimates()
             informative = {id(e) for e in self._informative}
-            index = np.array([j for j, e in enumerate(self.estimates) if id(e) in informative], dtype=np.int64)
+            index = np.array([j for j, e in enumerate(planned) if id(e) in informative], dtype=np.int64)
             if index.size and index[-1] - index[0] + 1 == index.size:      # a run of epochs: a view, no copies
                 index = np.s_[int(index[0]):int(index[-1]) + 1]
             informative_stack = stack_estimates(self._informative) if self._informative else None
-            self._stacks = (stack_estimates(self.estimates), informative_stack, index)
+            self._stacks = (stack_estimates(planned), informative_stack, index)
         return self._stacks
+
+    def _planned_estimates(self) -> list[Estimate]:
+        """The releases :meth:`stacked_estimates` stacks (all of them)."""
+        return self.estimates
 
     def play_set(self, features: np.ndarray) -> np.ndarray:
         """The set the policy plays uniformly on, (m, K) booleans: the spanner of the survivors."""

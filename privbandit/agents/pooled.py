@@ -94,7 +94,6 @@ from ..oracles.iw_jdp import IWRegressionDP, IWRelease
 from ..oracles.iw_ldp import IWRegressionLDP, LDPRelease
 from ._oracle_arg import register_variant
 from .elimination import JDP_UCB_FIRST_EPOCH, EliminationAgent
-from .planner import stack_estimates
 
 NON_NEGATIVE = Interval(numbers.Real, 0.0, None, closed="left")
 
@@ -391,16 +390,9 @@ class PooledEliminationAgent(EliminationAgent):
             recent = {id(e) for e in self.estimates[-self.plan_window:]}
             self._informative = [e for e in self._informative if id(e) in recent]
 
-    def stacked_estimates(self):
-        """As the elimination agent's, over the last ``plan_window`` releases only (all with None)."""
-        if self.plan_window is None or self._stacks is not None:
-            return super().stacked_estimates()
-        recent = self.estimates[-self.plan_window:]
-        informative = {id(e) for e in self._informative}
-        index = np.array([j for j, e in enumerate(recent) if id(e) in informative], dtype=np.int64)
-        informative_stack = stack_estimates(self._informative) if self._informative else None
-        self._stacks = (stack_estimates(recent), informative_stack, index)
-        return self._stacks
+    def _planned_estimates(self) -> list[Estimate]:
+        """The last ``plan_window`` releases (all with None)."""
+        return self.estimates if self.plan_window is None else self.estimates[-self.plan_window:]
 
 
 class PooledJDPAgent(PooledEliminationAgent):
