@@ -314,14 +314,7 @@ class SquareCBAgent(EpochAgent):
             f = latest.link(features @ latest.theta)
         else:
             f = np.zeros(features.shape[:2])
-        return _igw(f, self._checked_gamma())
-
-    def _checked_gamma(self) -> float:
-        g = self.gamma        # set by this class (finite, > 0), but a public attribute: check it
-        if not (isinstance(g, (float, int)) and math.isfinite(g) and g >= 0):
-            inverse_gap_weighting(np.zeros((1, 1)), g)            # raises the public function's error
-            g = float(g)      # a numpy scalar or 0-d array that passed
-        return g
+        return _igw(f, self.gamma)         # finite and >= 0, as _reset and _on_epoch_end set it
 
     def _choose(self, features: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
         return uniform_choice(self._probabilities(features), uniforms[:, 0])
