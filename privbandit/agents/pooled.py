@@ -317,13 +317,11 @@ class PooledStatistics:
 class PooledEliminationAgent(EliminationAgent):
     """Elimination on pooled, warm-started IW releases (the part the joint-DP and local-DP agents share).
 
-    Subclasses set the oracle they accept (``oracle_class``, ``oracle_name``), the field of its warm start
-    (``warm_field``), the oracle's W schedule under a warm start (``default_oracle``) and the registered name.
-    Not registered itself.
+    Subclasses declare the oracle they accept (``parameter_constraints["oracle"]``: one whose Estimate carries its
+    release), the field of its warm start (``warm_field``), the oracle's W schedule under a warm start
+    (``default_oracle``) and the registered name. Not registered itself.
     """
 
-    oracle_class: ClassVar[type] = IWRegressionDP
-    oracle_name: ClassVar[str] = "iw-regression-dp"
     warm_field: ClassVar[str] = "initial_w"
     default_oracle: ClassVar[dict[str, Any]] = {}
     parameter_constraints: ClassVar[ParameterConstraints] = {
@@ -340,9 +338,6 @@ class PooledEliminationAgent(EliminationAgent):
         if isinstance(oracle, str):
             kwargs["oracle_kwargs"] = {**self.default_oracle, **(kwargs.get("oracle_kwargs") or {})}
         super().__init__(oracle, play=play, first_epoch=first_epoch, growth=growth, **kwargs)
-        if not isinstance(self.oracle, self.oracle_class):
-            raise ValueError(f"oracle must be {self.oracle_class.__name__} ({self.oracle_name!r}), whose Estimate "
-                             f"carries its release; got {self.oracle.name!r}")
         if self.pooling != "none":
             raise ValueError(f"pooling must be 'none' (this agent pools released statistics), got {self.pooling!r}")
         self._store_parameters(reg_scale=reg_scale, z=z, norm_bound=norm_bound, kappa=kappa, rho=rho,
@@ -554,8 +549,6 @@ class PooledLDPAgent(PooledEliminationAgent):
     """
 
     name: ClassVar[str] = "elim-ldp-pooled"
-    oracle_class: ClassVar[type] = IWRegressionLDP
-    oracle_name: ClassVar[str] = "iw-regression-ldp"
     warm_field: ClassVar[str] = "initial_u"
     default_oracle: ClassVar[dict[str, Any]] = POOLED_LDP_ORACLE
     parameter_constraints: ClassVar[ParameterConstraints] = {
