@@ -156,21 +156,10 @@ class GLMUCBAgent(BatchedUCBAgent):
 
     Parameters
     ----------
-    lam : float
-        lambda > 0: the ridge of V and of the likelihood (lambda/2 ||theta||^2).
-    confidence : float
-        delta_c in (0, 1) of the theory radius.
-    noise_scale : float
-        R, the bound of the rewards' noise (1 for rewards in [-1, 1]).
-    norm_bound : float
-        S >= ||theta*|| (the practical radius' bias term).
-    width_multiplier : float
-        Multiplies rho (0 = greedy).
-    batch_size : int
-        Rounds between refits (1 = every round, the paper's algorithm).
-    radius : {"theory", "practical"}
-    c_width : float, optional
-        The practical radius' constant (default 2, as ``linucb-practical``); only with ``radius="practical"``.
+    lam, confidence, noise_scale, norm_bound, width_multiplier, batch_size, radius, c_width :
+        As in :class:`~privbandit.agents.LinUCBAgent`, for the radius rho: ``lam`` is also the likelihood's
+        ridge (lambda/2) ||theta||^2, ``noise_scale`` bounds the rewards' noise and ``batch_size`` is the rounds
+        between refits.
 
     Notes
     -----

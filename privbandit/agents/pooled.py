@@ -31,10 +31,8 @@ survivors, scored by the lowest of their upper bounds; first epoch 256 rounds, a
 one 1.5 times longer (:data:`POOLED_JDP_GROWTH`). Planning on every release would keep an under-covering release
 in the policy for the rest of the run; doubling epochs would put half the run under the last release.
 
-``elim-ldp-pooled`` and ``elim-ldp-greedy-pooled`` do the same with IW-Regression-LDP (`alg:LDP-linear-regression`):
-what its server holds (U_j and the means psi_hat_j, Psi_hat_j of the randomized outputs), warm-started U, one
-spectral stage on 20% of each epoch, the sampling covariance bounded by sum_j n_j U_j^{-2}, and planning on the
-latest release only.
+``elim-ldp-pooled`` and ``elim-ldp-greedy-pooled`` do the same with IW-Regression-LDP (`alg:LDP-linear-regression`,
+:class:`PooledLDPAgent`).
 
 ``elim-glm-jdp-pooled`` and ``elim-glm-ldp-pooled`` are the same two agents on a GLM's working rows
 (:class:`GLMWorkingRows`, chosen at construction with ``rows=``; the linear agents use :class:`LinearRows`,
@@ -226,16 +224,10 @@ class GLMWorkingRows(RowTransform):
     def __post_init__(self) -> None:
         check_parameters(type(self), dict(response_bound=self.response_bound), {"response_bound": [POSITIVE]})
 
-    def weights(self, link: Link, theta: np.ndarray, x: np.ndarray, bound: float,
-                norm_bound: float) -> tuple[np.ndarray, np.ndarray]:
-        """(eta, w): the clipped predictors and the weights nu'(eta) clipped to [mu, L], each (m,)."""
-        reach = bound * norm_bound
-        eta = np.clip(x @ theta, -reach, reach)
-        return eta, np.clip(link.derivative(eta), link.mu, link.lipschitz)
-
     def rows(self, link: Link, theta: np.ndarray, x: np.ndarray, y: np.ndarray, bound: float,
              norm_bound: float) -> tuple[np.ndarray, np.ndarray]:
-        eta, w = self.weights(link, theta, x, bound, norm_bound)
+        eta = np.clip(x @ theta, -bound * norm_bound, bound * norm_bound)
+        w = np.clip(link.derivative(eta), link.mu, link.lipschitz)
         root = np.sqrt(w / link.lipschitz)
         z = eta + (y - link(eta)) / w
         return x * root[:, None], np.clip(root * link.lipschitz * z / self.response_bound, -1.0, 1.0)
