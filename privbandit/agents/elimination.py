@@ -194,12 +194,10 @@ class UCBPlay(_ExploitingPlay):
         # one pass gives every needed estimate's bounds; elimination uses the informative ones (as
         # surviving_actions does), the score is the top of each arm's intersected interval over all of them
         stack, informative, index = agent.stacked_estimates()
-        if informative is None:
-            index = None
         mean, width = stacked_bounds(stack, features, agent.width_cap)
         upper = mean + width
         alive = np.ones(features.shape[:2], dtype=bool)
-        if index is not None:
+        if informative is not None:
             alive = eliminate_all(alive, mean, width, upper, ELIMINATION_TOLERANCE, index)
         return alive, best_arms(alive, np.min(upper, axis=0))
 

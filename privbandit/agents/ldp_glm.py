@@ -67,12 +67,11 @@ import numpy as np
 from .._validation import POSITIVE, POSITIVE_INT, UNIT_OPEN, Interval, Options, ParameterConstraints
 from ..links import Link
 from ..privacy import GaussianMechanism, L2BallChannel, LocalRandomizer, PrivacySpec
-from ..privacy.calibration import gaussian_sigma
 from ..privacy.randomizers import padded
 from .base import Agent
 from .registry import register_agent
 
-__all__ = ["CHANNELS", "GLMGradientStatistic", "LDPGLMSGDAgent", "gradient_noise_sd"]
+__all__ = ["CHANNELS", "GLMGradientStatistic", "LDPGLMSGDAgent"]
 
 CHANNELS = ("gaussian", "l2-ball")
 """The local channels of :class:`LDPGLMSGDAgent`."""
@@ -204,11 +203,6 @@ class LDPGLMSGDAgent(Agent):
         self._pending = np.zeros_like(theta)
         self._steps = 0.0
         self.randomizer = self._randomizer()
-
-
-def gradient_noise_sd(epsilon: float, delta: float, bound: float = 1.0) -> float:
-    """The Gaussian channel's per-coordinate noise sd: z(epsilon, delta) 2 R with R = 2 B (1 + 1e-9), ~ 4 z B."""
-    return gaussian_sigma(epsilon, delta, 2.0 * padded(2.0 * bound))
 
 
 register_agent("ldp-glm-sgd", LDPGLMSGDAgent, privacy="ldp",
