@@ -385,12 +385,9 @@ class PooledEliminationAgent(EliminationAgent):
 class PooledJDPAgent(PooledEliminationAgent):
     """Joint-DP elimination on pooled, warm-started IW-Regression-DP releases, UCB play, variance-plus-bias width.
 
-    Each epoch runs a fresh IW-Regression-DP fit (`alg:JDP-linear-regression`) on its own users, whose
-    spectral iteration (`alg:W-JDP`) starts from the W the previous epoch released. At each epoch end the
-    agent reads the fit's release (``estimate.release``, an :class:`~privbandit.oracles.iw_jdp.IWRelease`:
-    W_j, psi~_j, Psi~_j, lambda_j, the noise sds, n_j) and releases its own Estimate, the pooled solve over
-    all epochs so far with the variance-plus-bias radius (module docstring; research note, section 3). The
-    planner then eliminates over the latest pooled estimate (`alg:plan`) and plays UCB among the survivors.
+    The module docstring's ``elim-jdp-pooled``: each epoch's fresh IW-Regression-DP fit (`alg:JDP-linear-regression`,
+    its `alg:W-JDP` warm-started) releases an :class:`~privbandit.oracles.iw_jdp.IWRelease` (``estimate.release``),
+    and the agent releases the pooled solve over all epochs so far, on which it eliminates and plays UCB.
 
     Parameters
     ----------
