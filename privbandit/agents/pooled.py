@@ -28,8 +28,7 @@ oracle released (research note "jdp-cost", section 3):
 
 Play: elimination over the last ``plan_window`` = 2 pooled releases (`alg:plan`), then UCB among the
 survivors, scored by the lowest of their upper bounds; first epoch 256 rounds, as ``elim-jdp-ucb``, each next
-one 1.5 times longer (:data:`POOLED_JDP_GROWTH`). Planning on every release would keep an under-covering release
-in the policy for the rest of the run; doubling epochs would put half the run under the last release.
+one 1.5 times longer (:data:`POOLED_JDP_GROWTH`).
 
 ``elim-ldp-pooled`` and ``elim-ldp-greedy-pooled`` do the same with IW-Regression-LDP (`alg:LDP-linear-regression`,
 :class:`PooledLDPAgent`).
@@ -37,15 +36,11 @@ in the policy for the rest of the run; doubling epochs would put half the run un
 ``elim-glm-jdp-pooled`` and ``elim-glm-ldp-pooled`` are the same two agents on a GLM's working rows
 (:class:`GLMWorkingRows`, chosen at construction with ``rows=``; the linear agents use :class:`LinearRows`,
 the rows as they are). Each user of epoch j forms, from their own (phi, y) and the previous pooled release
-theta_{j-1} (public), the IRLS row at that linearisation point,
-
-    w = nu'(<phi, theta_{j-1}>),  z = <phi, theta_{j-1}> + (y - nu(<phi, theta_{j-1}>)) / w,
-    phi' = sqrt(w / L) phi,       y' = clip(sqrt(w / L) L z, -C, C) / C,
-
-and hands (phi', y') to the unchanged oracle. The pooled solve of these rows is one private Newton step per
-epoch, pooled over the epochs as for the linear model (each epoch's rows are linear in theta* to first order
-around its own theta_{j-1}); the agent releases it on the linear predictor (identity link) and plays
-elimination and UCB there, which order the arms as nu of the same intervals would (nu is increasing).
+theta_{j-1} (public), the IRLS row (phi', y') at that linearisation point and hands it to the unchanged oracle.
+The pooled solve of these rows is one private Newton step per epoch, pooled over the epochs as for the linear
+model (each epoch's rows are linear in theta* to first order around its own theta_{j-1}); the agent releases it
+on the linear predictor (identity link) and plays elimination and UCB there, which order the arms as nu of the
+same intervals would (nu is increasing).
 
 Privacy of the GLM agents: ||phi'|| <= ||phi|| <= B and |y'| <= 1 for every row and every theta_{j-1}, the
 bounds the oracles' sensitivities (IW-Regression-DP: 2B/(gamma N) for H, 2 sqrt(2) B/(gamma n) for
