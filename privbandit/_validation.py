@@ -156,12 +156,7 @@ def check_bool(name: str, value: Any) -> bool:
     return bool(value)
 
 
-# -- declared parameter constraints -------------------------------------------------------------------
-#
-# A configuration (an oracle dataclass, an agent) declares ``parameter_constraints``: a dict from each
-# constructor argument to a list of constraints, the value being valid when it meets one of them (``None``
-# in the list allows None). ``check_parameters`` checks every argument against its list in one place; each
-# constraint delegates to one of the check_* helpers above, so the messages are theirs.
+# -- declared parameter constraints (privbandit.constraints): each delegates to a check_* helper above ----------
 
 
 class Constraint(abc.ABC):

@@ -29,21 +29,17 @@ class AgentProtocol(Protocol):
     ----------
     name : str
         The label of its tables.
-    privacy : PrivacySpec
-        The guarantee it promises; the runner checks ``ledger`` against it at the end of a run.
-    ledger : PrivacyLedger
-        What every release of the run spent, per user (round).
     """
 
     name: str
 
     @property
     def privacy(self) -> PrivacySpec:
-        """The privacy spec the agent promises."""
+        """The guarantee the agent promises; the runner checks ``ledger`` against it at the end of a run."""
 
     @property
     def ledger(self) -> PrivacyLedger:
-        """The per-user ledger of the current run."""
+        """What every release of the current run spent, per user (round)."""
 
     def reset(self, spec: BanditSpec, rng: Any = None) -> Any:
         """Start a run on the bandit ``spec``; all action randomness comes from ``rng``."""

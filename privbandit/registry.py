@@ -172,10 +172,6 @@ class Registry:
         """Whether ``name`` is registered (plugins not loaded yet are not)."""
         return name in self._entries
 
-    def is_plugin(self, name: Any) -> bool:
-        """Whether ``name`` is an import path or the name of an entry point of the group (loaded or not)."""
-        return is_import_path(name) or (isinstance(name, str) and name in self._entry_points())
-
     def names(self) -> tuple[str, ...]:
         """The registered names (in order of registration), then the group's entry points not loaded yet."""
         return tuple(self._entries) + tuple(n for n in sorted(self._entry_points()) if n not in self._entries)

@@ -10,15 +10,21 @@ import pytest
 import privbandit  # noqa: F401  (registers the envs)
 from privbandit.agents import BanditSpec, LDPGLMSGDAgent, check_agent, make_agent
 from privbandit.agents.checks import check_step_loop_equals_batch_path, synthetic_stream
-from privbandit.agents.ldp_glm import GLMGradientStatistic, gradient_noise_sd
+from privbandit.agents.ldp_glm import GLMGradientStatistic
 from privbandit.links import identity_link, logistic_link
 from privbandit.privacy import GaussianMechanism, L2BallChannel
-from privbandit.privacy.calibration import analytic_noise_multiplier
+from privbandit.privacy.calibration import analytic_noise_multiplier, gaussian_sigma
+from privbandit.privacy.randomizers import padded
 from privbandit.sim import run
 from privbandit.sim.audit import audit_agent
 
 EPS, DELTA = 1.0, 1e-5
 SPEC = BanditSpec(n_arms=4, dim=3, horizon=64, bound=1.0, link=logistic_link(2.0))
+
+
+def gradient_noise_sd(epsilon, delta, bound=1.0):
+    """The Gaussian channel's per-coordinate noise sd: z(epsilon, delta) 2 R with R = 2 B (1 + 1e-9), ~ 4 z B."""
+    return gaussian_sigma(epsilon, delta, 2.0 * padded(2.0 * bound))
 
 
 @pytest.mark.parametrize(("kwargs", "words"), [

@@ -3,7 +3,16 @@
 import numpy as np
 import pytest
 
-from privbandit.agents.spanner import barycentric_spanner, spanner_coefficients
+from privbandit.agents.spanner import barycentric_spanner
+
+
+def spanner_coefficients(features, spanner, candidates):
+    """Least-squares coefficients (n_candidates, n_spanner) of each candidate on one context's spanner, and the
+    largest residual ||phi_a - sum gamma phi_a'|| over the candidates."""
+    basis, target = features[spanner], features[candidates]
+    coefs, *_ = np.linalg.lstsq(basis.T, target.T, rcond=None)
+    resid = np.linalg.norm(basis.T @ coefs - target.T, axis=0)
+    return coefs.T, float(resid.max(initial=0.0))
 
 
 def _algorithm(phi, mask, c):

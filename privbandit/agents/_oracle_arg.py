@@ -54,14 +54,8 @@ def resolve_oracle(oracle: Oracle | str, *, epsilon: float | None = None, delta:
             raise ValueError("epsilon, delta, model and oracle_kwargs apply only when oracle is given by name "
                              "(with an Oracle instance, only its own budget); configure the Oracle instance instead")
         return oracle
-    kwargs = dict(oracle_kwargs or {})
-    if epsilon is not None:
-        kwargs["epsilon"] = epsilon
-    if delta is not None:
-        kwargs["delta"] = delta
-    if model is not None:
-        kwargs["model"] = model
-    return make_oracle(oracle, **kwargs)
+    given = {k: v for k, v in dict(epsilon=epsilon, delta=delta, model=model).items() if v is not None}
+    return make_oracle(oracle, **{**(oracle_kwargs or {}), **given})
 
 
 def register_variant(cls: type[Agent], agent_name: str, oracle_name: str | None, model: str, description: str,

@@ -405,7 +405,7 @@ class EpochAgent(EpochScheduled):
 
     At each epoch end the fit's :class:`Estimate` is appended to ``estimates`` and its ledger merged
     into the agent's at the epoch's first round. Subclasses implement ``_choose`` / ``_probabilities``
-    from ``self.estimates``, and may override ``_schedule``, ``_fit_oracle`` and ``_on_epoch_end``.
+    from ``self.estimates``, and may override ``_fit_oracle`` and ``_on_epoch_end``.
 
     Parameters
     ----------
@@ -431,15 +431,9 @@ class EpochAgent(EpochScheduled):
         """The oracle's privacy spec."""
         return self.oracle.privacy
 
-    def _schedule(self, horizon: int) -> np.ndarray:
-        """Cumulative epoch ends (:func:`epoch_schedule` with ``first_epoch`` and ``growth``; doubling by default)."""
-        return epoch_schedule(horizon, first_epoch=self.first_epoch, growth=self.growth)
-
     def _reset(self) -> None:
         spec = self._require_spec()
-        self.epoch_ends = self._schedule(spec.horizon)
-        if self.epoch_ends[-1] != spec.horizon or np.any(np.diff(self.epoch_ends) <= 0) or self.epoch_ends[0] <= 0:
-            raise ValueError("an epoch schedule must be strictly increasing, start above 0 and end at the horizon")
+        self.epoch_ends = epoch_schedule(spec.horizon, first_epoch=self.first_epoch, growth=self.growth)
         self.epoch = 0
         self.estimates: list[Estimate] = []
         self._start_fit()

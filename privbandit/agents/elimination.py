@@ -50,7 +50,6 @@ from .planner import (
     best_arms,
     can_eliminate,
     eliminate_all,
-    epoch_bounds,
     stack_estimates,
     stacked_bounds,
     stacked_survivors,
@@ -61,7 +60,7 @@ from .registry import register_preset
 from .spanner import masked_spanner
 
 __all__ = ["PLAY_RULES", "PLAY_RULE_CLASSES", "POOLING", "EliminationAgent", "GreedyPlay", "PlayRule", "SpannerPlay",
-           "UCBPlay", "can_eliminate", "cube_root_exploration", "epoch_bounds",
+           "UCBPlay", "can_eliminate", "cube_root_exploration",
            "surviving_actions", "theory_confidence", "uniform_over"]
 
 _PLAN_CHUNK = 4096
@@ -195,12 +194,10 @@ class UCBPlay(_ExploitingPlay):
         # one pass gives every needed estimate's bounds; elimination uses the informative ones (as
         # surviving_actions does), the score is the top of each arm's intersected interval over all of them
         stack, informative, index = agent.stacked_estimates()
-        if informative is None:
-            index = None
         mean, width = stacked_bounds(stack, features, agent.width_cap)
         upper = mean + width
         alive = np.ones(features.shape[:2], dtype=bool)
-        if index is not None:
+        if informative is not None:
             alive = eliminate_all(alive, mean, width, upper, ELIMINATION_TOLERANCE, index)
         return alive, best_arms(alive, np.min(upper, axis=0))
 
@@ -238,52 +235,6 @@ class GreedyPlay(_ExploitingPlay):
 
 PLAY_RULE_CLASSES: dict[str, type[PlayRule]] = {"spanner": SpannerPlay, "ucb": UCBPlay, "greedy": GreedyPlay}
 """The built-in play rules by name (``play="ucb"`` is ``play=UCBPlay()``)."""
-
-
-class _EpochFits:
-    """``pooling="none"``: each epoch's rows feed the epoch's own fit, whose result is the epoch's release
-    (`alg:batch-cb-meta`)."""
-
-    def check(self, oracle: Oracle) -> None:
-        """Refuse an oracle this way of learning cannot use (every oracle can)."""
-
-    def reset(self, agent: EliminationAgent) -> None:
-        """Start the run (nothing beyond the agent's own epoch fits)."""
-
-    def add(self, agent: EliminationAgent, x: np.ndarray, y: np.ndarray) -> None:
-        """Rows (m, d), already checked and clipped by ``update``, all inside the current epoch."""
-        agent.fit.add_clipped(x, y)
-
-    def epoch_estimate(self, agent: EliminationAgent) -> Estimate:
-        """The estimate the agent plays on after the current epoch (the epoch fit's release)."""
-        return agent.fit.result()
-
-
-class _RidgePool(_EpochFits):
-    """``pooling="ridge"`` (non-private only): one ridge fit over the whole run, read (never finished) at each
-    epoch end; the epochs' own fits get no rows (they would never be released)."""
-
-    def check(self, oracle: Oracle) -> None:
-        if oracle.privacy.is_private:
-            raise ValueError(f"pooling='ridge' fits every past user's raw rows: it is for the non-private "
-                             f"reference only, and private oracles never pool (oracle {oracle.name!r} is "
-                             f"{oracle.privacy.model!r}); use pooling='none'")
-        if not isinstance(oracle, Ridge):
-            raise ValueError(f"pooling='ridge' needs the 'ridge' oracle, got {oracle.name!r}")
-
-    def reset(self, agent: EliminationAgent) -> None:
-        spec = agent._require_spec()
-        self.fit: RidgeFit = agent._fit_oracle().start(spec.horizon, dim=spec.dim, bound=spec.bound,
-                                                       link=spec.link, rng=0)
-
-    def add(self, agent: EliminationAgent, x: np.ndarray, y: np.ndarray) -> None:
-        self.fit.add_clipped(x, y)
-
-    def epoch_estimate(self, agent: EliminationAgent) -> Estimate:
-        return self.fit.current()
-
-
-_POOLING_CLASSES: dict[str, type[_EpochFits]] = {"none": _EpochFits, "ridge": _RidgePool}
 
 
 class EliminationAgent(EpochAgent):
@@ -368,8 +319,12 @@ class EliminationAgent(EpochAgent):
         self.play_rule = PLAY_RULE_CLASSES[play]() if isinstance(play, str) else play
         if exploration is not None and not isinstance(self.play_rule, GreedyPlay):
             raise ValueError(f"exploration is greedy play's rate: it needs play='greedy', got play={play!r}")
-        self._pooling = _POOLING_CLASSES[pooling]()
-        self._pooling.check(self.oracle)
+        if pooling == "ridge" and self.oracle.privacy.is_private:
+            raise ValueError(f"pooling='ridge' fits every past user's raw rows: it is for the non-private "
+                             f"reference only, and private oracles never pool (oracle {self.oracle.name!r} is "
+                             f"{self.oracle.privacy.model!r}); use pooling='none'")
+        if pooling == "ridge" and not isinstance(self.oracle, Ridge):
+            raise ValueError(f"pooling='ridge' needs the 'ridge' oracle, got {self.oracle.name!r}")
 
     def _fit_oracle(self) -> Oracle:
         """The oracle with the proofs' per-epoch confidence for the run's horizon in theory mode, else
@@ -382,14 +337,20 @@ class EliminationAgent(EpochAgent):
         super()._reset()
         self._informative: list[Estimate] = []
         self._stacks: tuple[EstimateStack, EstimateStack | None, np.ndarray | slice] | None = None  # stacked_estimates
-        self._pooling.reset(self)
+        if self.pooling == "ridge":         # one ridge fit over the whole run, read (never finished) at epoch ends
+            spec = self._require_spec()
+            self._ridge_pool: RidgeFit = self._fit_oracle().start(spec.horizon, dim=spec.dim, bound=spec.bound,
+                                                                  link=spec.link, rng=0)
 
     def _observe(self, x: np.ndarray, y: np.ndarray) -> None:
-        self._pooling.add(self, x, y)       # update has checked and clipped the rows to the fit's bounds
+        if self.pooling == "none":
+            super()._observe(x, y)
+            return
+        self._ridge_pool.add_clipped(x, y)  # the epochs' own fits get no rows: they would never be released
         self._after_rows(x.shape[0])
 
     def _release(self) -> Estimate:
-        return self._pooling.epoch_estimate(self)
+        return self._ridge_pool.current() if self.pooling == "ridge" else super()._release()
 
     def _on_epoch_end(self, estimate: Estimate) -> None:
         # estimates whose test can never remove an arm are skipped by the planner (same survivors)
@@ -403,13 +364,18 @@ class EliminationAgent(EpochAgent):
         (the releases are fixed within one). What a play rule (:class:`PlayRule`) scores arms with, e.g.
         ``stacked_bounds(stack, features, agent.width_cap)``."""
         if self._stacks is None:
+            planned = self._planned_estimates()
             informative = {id(e) for e in self._informative}
-            index = np.array([j for j, e in enumerate(self.estimates) if id(e) in informative], dtype=np.int64)
+            index = np.array([j for j, e in enumerate(planned) if id(e) in informative], dtype=np.int64)
             if index.size and index[-1] - index[0] + 1 == index.size:      # a run of epochs: a view, no copies
                 index = np.s_[int(index[0]):int(index[-1]) + 1]
             informative_stack = stack_estimates(self._informative) if self._informative else None
-            self._stacks = (stack_estimates(self.estimates), informative_stack, index)
+            self._stacks = (stack_estimates(planned), informative_stack, index)
         return self._stacks
+
+    def _planned_estimates(self) -> list[Estimate]:
+        """The releases :meth:`stacked_estimates` stacks (all of them)."""
+        return self.estimates
 
     def play_set(self, features: np.ndarray) -> np.ndarray:
         """The set the policy plays uniformly on, (m, K) booleans: the spanner of the survivors."""

@@ -13,12 +13,8 @@ and choose deterministically (ties to the lowest index, no action uniforms). One
 loop and the batch path: rows enter ``_absorb_rows`` as they arrive, one by one or in blocks, and the policy is
 recomputed at the batch ends only.
 
-- :class:`GLMUCBAgent` (Filippi, Cappe, Garivier & Szepesvari 2010): the penalised maximum-likelihood estimate
-  theta_hat = argmin sum_s l_nu(<phi_s, theta>, y_s) + (lambda/2) ||theta||^2 of every row so far, refitted at each
-  batch end (:func:`fit_glm`: damped Newton steps warm-started at the last estimate), and the score in the reward
-  space, nu(<phi, theta_hat>) + rho ||phi||_{V^{-1}}.
-- :class:`GLOCAgent` (Jun, Bhargava, Nowak & Willett 2017): the online-to-confidence-set conversion of the online
-  Newton step (GLM-ONS), O(d^2) per round and O(d^2) memory.
+- :class:`GLMUCBAgent` (Filippi, Cappe, Garivier & Szepesvari 2010): penalised maximum likelihood (:func:`fit_glm`).
+- :class:`GLOCAgent` (Jun, Bhargava, Nowak & Willett 2017): the online Newton step, O(d^2) per round and memory.
 
 Why GLOC rather than ECOLog (Faury, Abeille, Jun & Calauzenes 2022): GLOC needs only what a
 :class:`~privbandit.Link` declares (a lower bound mu_nu on nu' and the reward's sub-Gaussian scale) and so serves
@@ -45,7 +41,7 @@ import numpy as np
 from ..linalg import inverse_rank_update, symmetric_part
 from ..links import Link
 from ..oracles.glm_jdp import trust_region_step
-from .linucb import BatchedUCBAgent
+from .linucb import BatchedUCBAgent, LinUCBAgent
 from .registry import register_agent, register_preset
 
 __all__ = ["GLMFit", "GLMUCBAgent", "GLOCAgent", "fit_glm", "glm_gradient", "glm_hessian"]
@@ -160,21 +156,10 @@ class GLMUCBAgent(BatchedUCBAgent):
 
     Parameters
     ----------
-    lam : float
-        lambda > 0: the ridge of V and of the likelihood (lambda/2 ||theta||^2).
-    confidence : float
-        delta_c in (0, 1) of the theory radius.
-    noise_scale : float
-        R, the bound of the rewards' noise (1 for rewards in [-1, 1]).
-    norm_bound : float
-        S >= ||theta*|| (the practical radius' bias term).
-    width_multiplier : float
-        Multiplies rho (0 = greedy).
-    batch_size : int
-        Rounds between refits (1 = every round, the paper's algorithm).
-    radius : {"theory", "practical"}
-    c_width : float, optional
-        The practical radius' constant (default 2, as ``linucb-practical``); only with ``radius="practical"``.
+    lam, confidence, noise_scale, norm_bound, width_multiplier, batch_size, radius, c_width :
+        As in :class:`~privbandit.agents.LinUCBAgent`, for the radius rho: ``lam`` is also the likelihood's
+        ridge (lambda/2) ||theta||^2, ``noise_scale`` bounds the rewards' noise and ``batch_size`` is the rounds
+        between refits.
 
     Notes
     -----
@@ -201,7 +186,6 @@ class GLMUCBAgent(BatchedUCBAgent):
         kappa = math.sqrt(3.0 + 2.0 * math.log1p(2.0 * spec.bound ** 2 / self.lam))
         self._rho_scale = 2.0 * spec.link.lipschitz * kappa * self.noise_scale / spec.link.mu
         self._rho_log = math.log(2.0 * d * spec.horizon / self.confidence)
-        self.newton_steps_ = 0
         self._refresh(0)
 
     def _absorb_rows(self, x: np.ndarray, y: np.ndarray) -> None:
@@ -221,7 +205,6 @@ class GLMUCBAgent(BatchedUCBAgent):
         if t > 0:
             fit = fit_glm(self._x[:t], self._y[:t], spec.link, self.lam, self.theta_, self._hess)
             self.theta_, self._hess = fit.theta, fit.hessian
-            self.newton_steps_ += fit.steps
         if self.radius == "practical":
             self.beta_ = self.width_multiplier * (self.c_width * self.noise_scale
                                                   + math.sqrt(self.lam) * self.norm_bound)
@@ -340,12 +323,7 @@ class GLOCAgent(BatchedUCBAgent):
         beta = alpha + self.lam * self.norm_bound ** 2 - (self.zz - float(self.theta_ @ self.xtz))
         self.beta_ = self.width_multiplier * math.sqrt(max(beta, 0.0))
 
-    def _scores(self, features: np.ndarray) -> np.ndarray:
-        """<phi_a, theta_hat> + sqrt(beta) ||phi_a||_{V^{-1}} of contexts (m, K, d), as (m, K)."""
-        m, k, d = features.shape
-        x = features.reshape(m * k, d)
-        w = np.add.reduce(x.dot(self.policy_v_inv_) * x, axis=1)
-        return (x.dot(self.theta_) + self.beta_ * np.sqrt(np.maximum(w, 0.0))).reshape(m, k)
+    _scores = LinUCBAgent._scores     # <phi_a, theta_hat> + sqrt(beta) ||phi_a||_{V^{-1}}, V of the last refresh
 
 
 register_agent("glm-ucb", GLMUCBAgent, privacy="none",

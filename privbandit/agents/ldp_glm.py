@@ -67,12 +67,11 @@ import numpy as np
 from .._validation import POSITIVE, POSITIVE_INT, UNIT_OPEN, Interval, Options, ParameterConstraints
 from ..links import Link
 from ..privacy import GaussianMechanism, L2BallChannel, LocalRandomizer, PrivacySpec
-from ..privacy.calibration import gaussian_sigma
 from ..privacy.randomizers import padded
-from .base import Agent
+from .linucb import BatchedAgent
 from .registry import register_agent
 
-__all__ = ["CHANNELS", "GLMGradientStatistic", "LDPGLMSGDAgent", "gradient_noise_sd"]
+__all__ = ["CHANNELS", "GLMGradientStatistic", "LDPGLMSGDAgent"]
 
 CHANNELS = ("gaussian", "l2-ball")
 """The local channels of :class:`LDPGLMSGDAgent`."""
@@ -98,7 +97,7 @@ class GLMGradientStatistic:
         return x * (pred - y)[:, None]
 
 
-class LDPGLMSGDAgent(Agent):
+class LDPGLMSGDAgent(BatchedAgent):
     """LDP-SGD of Han et al. (2021): greedy play on an SGD iterate trained on locally privatized GLM gradients.
 
     Parameters
@@ -123,7 +122,6 @@ class LDPGLMSGDAgent(Agent):
     """
 
     name: ClassVar[str] = "ldp-glm-sgd"
-    uniforms_per_round: ClassVar[int] = 0
     parameter_constraints: ClassVar[ParameterConstraints] = {
         "epsilon": [POSITIVE], "delta": [UNIT_OPEN], "eta": [POSITIVE],
         "lam": [Interval(numbers.Real, 0.0, None, closed="left")], "norm_bound": [None, POSITIVE],
@@ -163,29 +161,14 @@ class LDPGLMSGDAgent(Agent):
         stat = GLMGradientStatistic(self.theta_.copy(), spec.link)
         return LocalRandomizer(stat, self.gradient_radius, self.mechanism, spec.bound)
 
-    def rounds_until_update(self) -> int:
-        """Rounds left in the current batch of ``batch_size`` rounds (0 at the horizon)."""
-        spec = self._require_spec()
-        if self.t >= spec.horizon:
-            return 0
-        return min(self.batch_size - self.t % self.batch_size, spec.horizon - self.t)
+    def _scores(self, features: np.ndarray) -> np.ndarray:
+        return features @ self.theta_
 
-    def _choose(self, features: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-        return np.argmax(features @ self.theta_, axis=1)
-
-    def _probabilities(self, features: np.ndarray) -> np.ndarray:
-        best = self._choose(features, np.empty((features.shape[0], 0)))
-        p = np.zeros(features.shape[:2])
-        p[np.arange(p.shape[0]), best] = 1.0
-        return p
-
-    def _observe(self, x: np.ndarray, y: np.ndarray) -> None:
+    def _absorb_rows(self, x: np.ndarray, y: np.ndarray) -> None:
         outputs = self.randomizer(x, y, self._fit_rng)       # raw rows stop here
         self.ledger.record(self.t, self.t + x.shape[0], self.randomizer.ledger_entry(), kind="local",
                            label="ldp-glm-sgd gradient")
         self._absorb(outputs)
-        if (self.t + x.shape[0]) % self.batch_size == 0:
-            self._step()
 
     def _absorb(self, outputs: np.ndarray) -> None:
         """Aggregate randomized gradients (m, d) of the users t, ..., t + m - 1; never sees raw rows."""
@@ -193,8 +176,8 @@ class LDPGLMSGDAgent(Agent):
         self._pending += eta @ outputs
         self._steps += float(eta.sum())
 
-    def _step(self) -> None:
-        """Close the batch: theta <- Proj_S(theta - sum eta_t (g~_t + lam theta)); a new randomizer."""
+    def _refresh(self, t: int) -> None:
+        """Close the batch after round t: theta <- Proj_S(theta - sum eta_t (g~_t + lam theta)); a new randomizer."""
         theta = self.theta_ - self._pending - (self._steps * self.lam) * self.theta_
         if self.norm_bound is not None:
             norm = float(np.linalg.norm(theta))
@@ -204,11 +187,6 @@ class LDPGLMSGDAgent(Agent):
         self._pending = np.zeros_like(theta)
         self._steps = 0.0
         self.randomizer = self._randomizer()
-
-
-def gradient_noise_sd(epsilon: float, delta: float, bound: float = 1.0) -> float:
-    """The Gaussian channel's per-coordinate noise sd: z(epsilon, delta) 2 R with R = 2 B (1 + 1e-9), ~ 4 z B."""
-    return gaussian_sigma(epsilon, delta, 2.0 * padded(2.0 * bound))
 
 
 register_agent("ldp-glm-sgd", LDPGLMSGDAgent, privacy="ldp",

@@ -78,38 +78,23 @@ from ..privacy.randomizers import padded
 from .base import Agent
 from .registry import register_agent, register_preset
 
-__all__ = ["BatchedUCBAgent", "LDPUCBAgent", "LinUCBAgent", "SSLinUCBAgent"]
+__all__ = ["BatchedAgent", "BatchedUCBAgent", "LDPUCBAgent", "LinUCBAgent", "SSLinUCBAgent"]
 
 _EIG_FLOOR = 1e-9
 _CHUNK = 4096
 
 
-class BatchedUCBAgent(Agent):
-    """Shared machinery of the per-round UCB agents: batching of policy updates, the optimistic choice and its
-    probabilities.
+class BatchedAgent(Agent):
+    """A deterministic agent whose policy changes every ``batch_size`` rounds: each round, the arm of the largest
+    score (ties to the lowest index).
 
-    A subclass keeps its statistics in ``_absorb_rows(x, y)`` (every row, as it arrives) and sets the policy
-    in ``_refresh(t)`` (after round t, at the end of each batch of ``batch_size`` rounds); ``_scores`` gives
-    the UCB score of every arm (by default <phi, theta_> + beta_ ||phi||_{V^{-1}} with ``v_inv_sqrt_``).
+    A subclass sets ``batch_size``, keeps its statistics in ``_absorb_rows(x, y)`` (every row, as it arrives),
+    sets the policy in ``_refresh(t)`` (after round t, at the end of each batch) and scores the arms in
+    ``_scores(features)`` ((m, K, d) -> (m, K)).
     """
 
     uniforms_per_round: ClassVar[int] = 0
-    parameter_constraints: ClassVar[ParameterConstraints] = {
-        "lam": [POSITIVE], "confidence": [UNIT_OPEN], "noise_scale": [POSITIVE], "norm_bound": [POSITIVE],
-        "width_multiplier": [Interval(numbers.Real, 0.0, None)], "batch_size": [POSITIVE_INT],
-        "radius": [Options(CONSTANTS)], "c_width": [None, POSITIVE]}
-
-    def __init__(self, *, lam: float = 1.0, confidence: float = 0.05, noise_scale: float = 1.0,
-                 norm_bound: float = 1.0, width_multiplier: float = 1.0, batch_size: int = 1,
-                 radius: str = "theory", c_width: float | None = None) -> None:
-        super().__init__()
-        self._store_parameters(lam=lam, confidence=confidence, noise_scale=noise_scale, norm_bound=norm_bound,
-                               width_multiplier=width_multiplier, batch_size=batch_size, radius=radius,
-                               c_width=c_width)
-        if c_width is not None and radius != "practical":
-            raise ValueError(f"c_width sets the practical radius: it needs radius='practical', got radius={radius!r}")
-        if self.c_width is None:
-            self.c_width = PRACTICAL_WIDTH
+    batch_size: int
 
     def rounds_until_update(self) -> int:
         """Rounds left in the current batch of ``batch_size`` rounds (0 at the horizon)."""
@@ -119,10 +104,7 @@ class BatchedUCBAgent(Agent):
         return min(self.batch_size - self.t % self.batch_size, spec.horizon - self.t)
 
     def _scores(self, features: np.ndarray) -> np.ndarray:
-        x = features
-        mean = x @ self.theta_
-        proj = x @ self.v_inv_sqrt_
-        return mean + self.beta_ * np.sqrt(np.einsum("mkd,mkd->mk", proj, proj))
+        raise NotImplementedError
 
     def _choose(self, features: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
         return np.argmax(self._scores(features), axis=1)
@@ -143,6 +125,34 @@ class BatchedUCBAgent(Agent):
 
     def _refresh(self, t: int) -> None:
         raise NotImplementedError
+
+
+class BatchedUCBAgent(BatchedAgent):
+    """Shared machinery of the per-round UCB agents: their arguments and the optimistic score, by default
+    <phi, theta_> + beta_ ||phi||_{V^{-1}} with ``v_inv_sqrt_``."""
+
+    parameter_constraints: ClassVar[ParameterConstraints] = {
+        "lam": [POSITIVE], "confidence": [UNIT_OPEN], "noise_scale": [POSITIVE], "norm_bound": [POSITIVE],
+        "width_multiplier": [Interval(numbers.Real, 0.0, None)], "batch_size": [POSITIVE_INT],
+        "radius": [Options(CONSTANTS)], "c_width": [None, POSITIVE]}
+
+    def __init__(self, *, lam: float = 1.0, confidence: float = 0.05, noise_scale: float = 1.0,
+                 norm_bound: float = 1.0, width_multiplier: float = 1.0, batch_size: int = 1,
+                 radius: str = "theory", c_width: float | None = None) -> None:
+        super().__init__()
+        self._store_parameters(lam=lam, confidence=confidence, noise_scale=noise_scale, norm_bound=norm_bound,
+                               width_multiplier=width_multiplier, batch_size=batch_size, radius=radius,
+                               c_width=c_width)
+        if c_width is not None and radius != "practical":
+            raise ValueError(f"c_width sets the practical radius: it needs radius='practical', got radius={radius!r}")
+        if self.c_width is None:
+            self.c_width = PRACTICAL_WIDTH
+
+    def _scores(self, features: np.ndarray) -> np.ndarray:
+        x = features
+        mean = x @ self.theta_
+        proj = x @ self.v_inv_sqrt_
+        return mean + self.beta_ * np.sqrt(np.einsum("mkd,mkd->mk", proj, proj))
 
 
 class LinUCBAgent(BatchedUCBAgent):

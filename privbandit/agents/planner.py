@@ -24,7 +24,7 @@ import numpy as np
 
 from ..oracles.base import Estimate
 
-__all__ = ["ELIMINATION_TOLERANCE", "EstimateStack", "best_arms", "can_eliminate", "eliminate_all", "epoch_bounds",
+__all__ = ["ELIMINATION_TOLERANCE", "EstimateStack", "best_arms", "can_eliminate", "eliminate_all",
            "stack_estimates", "stacked_bounds", "stacked_survivors", "surviving_actions", "uniform_over"]
 
 _FEW = 256            # arrays this small take numpy's reductions (one call) instead of one pass per arm
@@ -163,31 +163,6 @@ def stacked_survivors(stack: EstimateStack, x: np.ndarray, width_cap: float, tol
     """:func:`surviving_actions` from stacked estimates (at least one)."""
     mean, width = stacked_bounds(stack, x, width_cap)
     return eliminate_all(np.ones(x.shape[:2], dtype=bool), mean, width, mean + width, tolerance)
-
-
-def epoch_bounds(estimates: Sequence[Estimate], features: np.ndarray, *, width_cap: float = 2.0
-                 ) -> tuple[np.ndarray, np.ndarray]:
-    """Every epoch's mean f_tau(x, a) and capped radius min(b_tau(x, a), width_cap) for a batch of contexts.
-
-    Parameters
-    ----------
-    estimates : sequence of Estimate
-        The released estimates, at least one.
-    features : ndarray (m, K, d)
-        phi(x, a) of m contexts.
-    width_cap : float
-        Cap on the radius (as in :func:`surviving_actions`).
-
-    Returns
-    -------
-    (mean, width) : ndarrays (J, m, K)
-        One slice per estimate, in order.
-
-    References
-    ----------
-    Source paper, `alg:plan` (the pairs (f_tau, b_tau)), `alg:batch-cb-JDP`.
-    """
-    return stacked_bounds(stack_estimates(estimates), np.asarray(features, dtype=float), width_cap)
 
 
 def best_arms(mask: np.ndarray, score: np.ndarray) -> np.ndarray:

@@ -1,18 +1,10 @@
 """The public base of a user's epoch agent: write how to act on the latest releases, nothing else.
 
-A :class:`PolicyAgent` subclass writes one method, ``policy(features, estimate)``: the law of each round's
-action (an (m, K) array of probabilities) given the estimate the agent plays on. The base draws each arm
-from that law with one of the agent's uniforms per round (inverse CDF, :func:`~privbandit.agents.uniform_choice`),
-so the actions and their exact probabilities (``action_probabilities``, which off-policy evaluation and
-:func:`~privbandit.agents.check_agent` rely on) come from the same code. Optionally it writes
-``combine(estimates)``: how the estimates released so far become the estimate it plays on (the latest one
-by default).
-
-Everything else is the base's: the epoch schedule (``first_epoch``, ``growth``), one oracle fit per epoch fed
-that epoch's rows, the releases at epoch ends and the privacy ledger. Hyperparameters are declared, not
-written into a constructor: each one's constraints in ``parameter_constraints`` and its default as a class
-attribute; the constructor then takes them as keyword arguments, checks them, and ``get_params``,
-``set_params``, :func:`~privbandit.agents.clone` and ``repr`` know them.
+:class:`PolicyAgent` runs the epoch schedule, one oracle fit per epoch, the releases and the privacy ledger; a
+subclass writes ``policy`` (and optionally ``combine``) and declares its hyperparameters (the tutorial
+``docs/tutorials/own_agent.md`` builds one). Each arm is drawn from ``policy``'s law with one uniform per round
+(inverse CDF, :func:`~privbandit.agents.uniform_choice`), so the actions and their exact probabilities
+(``action_probabilities``, which off-policy evaluation and :func:`~privbandit.agents.check_agent` rely on) agree.
 
 What ``policy`` and ``combine`` may read keeps the oracle's guarantee: released estimates, the current
 round's features, public values fixed before the run (``self.spec``, the hyperparameters, the round index

@@ -28,26 +28,19 @@ oracle released (research note "jdp-cost", section 3):
 
 Play: elimination over the last ``plan_window`` = 2 pooled releases (`alg:plan`), then UCB among the
 survivors, scored by the lowest of their upper bounds; first epoch 256 rounds, as ``elim-jdp-ucb``, each next
-one 1.5 times longer (:data:`POOLED_JDP_GROWTH`). Planning on every release would keep an under-covering release
-in the policy for the rest of the run; doubling epochs would put half the run under the last release.
+one 1.5 times longer (:data:`POOLED_JDP_GROWTH`).
 
-``elim-ldp-pooled`` and ``elim-ldp-greedy-pooled`` do the same with IW-Regression-LDP (`alg:LDP-linear-regression`):
-what its server holds (U_j and the means psi_hat_j, Psi_hat_j of the randomized outputs), warm-started U, one
-spectral stage on 20% of each epoch, the sampling covariance bounded by sum_j n_j U_j^{-2}, and planning on the
-latest release only.
+``elim-ldp-pooled`` and ``elim-ldp-greedy-pooled`` do the same with IW-Regression-LDP (`alg:LDP-linear-regression`,
+:class:`PooledLDPAgent`).
 
 ``elim-glm-jdp-pooled`` and ``elim-glm-ldp-pooled`` are the same two agents on a GLM's working rows
 (:class:`GLMWorkingRows`, chosen at construction with ``rows=``; the linear agents use :class:`LinearRows`,
 the rows as they are). Each user of epoch j forms, from their own (phi, y) and the previous pooled release
-theta_{j-1} (public), the IRLS row at that linearisation point,
-
-    w = nu'(<phi, theta_{j-1}>),  z = <phi, theta_{j-1}> + (y - nu(<phi, theta_{j-1}>)) / w,
-    phi' = sqrt(w / L) phi,       y' = clip(sqrt(w / L) L z, -C, C) / C,
-
-and hands (phi', y') to the unchanged oracle. The pooled solve of these rows is one private Newton step per
-epoch, pooled over the epochs as for the linear model (each epoch's rows are linear in theta* to first order
-around its own theta_{j-1}); the agent releases it on the linear predictor (identity link) and plays
-elimination and UCB there, which order the arms as nu of the same intervals would (nu is increasing).
+theta_{j-1} (public), the IRLS row (phi', y') at that linearisation point and hands it to the unchanged oracle.
+The pooled solve of these rows is one private Newton step per epoch, pooled over the epochs as for the linear
+model (each epoch's rows are linear in theta* to first order around its own theta_{j-1}); the agent releases it
+on the linear predictor (identity link) and plays elimination and UCB there, which order the arms as nu of the
+same intervals would (nu is increasing).
 
 Privacy of the GLM agents: ||phi'|| <= ||phi|| <= B and |y'| <= 1 for every row and every theta_{j-1}, the
 bounds the oracles' sensitivities (IW-Regression-DP: 2B/(gamma N) for H, 2 sqrt(2) B/(gamma n) for
@@ -94,7 +87,6 @@ from ..oracles.iw_jdp import IWRegressionDP, IWRelease
 from ..oracles.iw_ldp import IWRegressionLDP, LDPRelease
 from ._oracle_arg import register_variant
 from .elimination import JDP_UCB_FIRST_EPOCH, EliminationAgent
-from .planner import stack_estimates
 
 NON_NEGATIVE = Interval(numbers.Real, 0.0, None, closed="left")
 
@@ -227,16 +219,10 @@ class GLMWorkingRows(RowTransform):
     def __post_init__(self) -> None:
         check_parameters(type(self), dict(response_bound=self.response_bound), {"response_bound": [POSITIVE]})
 
-    def weights(self, link: Link, theta: np.ndarray, x: np.ndarray, bound: float,
-                norm_bound: float) -> tuple[np.ndarray, np.ndarray]:
-        """(eta, w): the clipped predictors and the weights nu'(eta) clipped to [mu, L], each (m,)."""
-        reach = bound * norm_bound
-        eta = np.clip(x @ theta, -reach, reach)
-        return eta, np.clip(link.derivative(eta), link.mu, link.lipschitz)
-
     def rows(self, link: Link, theta: np.ndarray, x: np.ndarray, y: np.ndarray, bound: float,
              norm_bound: float) -> tuple[np.ndarray, np.ndarray]:
-        eta, w = self.weights(link, theta, x, bound, norm_bound)
+        eta = np.clip(x @ theta, -bound * norm_bound, bound * norm_bound)
+        w = np.clip(link.derivative(eta), link.mu, link.lipschitz)
         root = np.sqrt(w / link.lipschitz)
         z = eta + (y - link(eta)) / w
         return x * root[:, None], np.clip(root * link.lipschitz * z / self.response_bound, -1.0, 1.0)
@@ -318,13 +304,11 @@ class PooledStatistics:
 class PooledEliminationAgent(EliminationAgent):
     """Elimination on pooled, warm-started IW releases (the part the joint-DP and local-DP agents share).
 
-    Subclasses set the oracle they accept (``oracle_class``, ``oracle_name``), the field of its warm start
-    (``warm_field``), the oracle's W schedule under a warm start (``default_oracle``) and the registered name.
-    Not registered itself.
+    Subclasses declare the oracle they accept (``parameter_constraints["oracle"]``: one whose Estimate carries its
+    release), the field of its warm start (``warm_field``), the oracle's W schedule under a warm start
+    (``default_oracle``) and the registered name. Not registered itself.
     """
 
-    oracle_class: ClassVar[type] = IWRegressionDP
-    oracle_name: ClassVar[str] = "iw-regression-dp"
     warm_field: ClassVar[str] = "initial_w"
     default_oracle: ClassVar[dict[str, Any]] = {}
     parameter_constraints: ClassVar[ParameterConstraints] = {
@@ -341,9 +325,6 @@ class PooledEliminationAgent(EliminationAgent):
         if isinstance(oracle, str):
             kwargs["oracle_kwargs"] = {**self.default_oracle, **(kwargs.get("oracle_kwargs") or {})}
         super().__init__(oracle, play=play, first_epoch=first_epoch, growth=growth, **kwargs)
-        if not isinstance(self.oracle, self.oracle_class):
-            raise ValueError(f"oracle must be {self.oracle_class.__name__} ({self.oracle_name!r}), whose Estimate "
-                             f"carries its release; got {self.oracle.name!r}")
         if self.pooling != "none":
             raise ValueError(f"pooling must be 'none' (this agent pools released statistics), got {self.pooling!r}")
         self._store_parameters(reg_scale=reg_scale, z=z, norm_bound=norm_bound, kappa=kappa, rho=rho,
@@ -391,27 +372,17 @@ class PooledEliminationAgent(EliminationAgent):
             recent = {id(e) for e in self.estimates[-self.plan_window:]}
             self._informative = [e for e in self._informative if id(e) in recent]
 
-    def stacked_estimates(self):
-        """As the elimination agent's, over the last ``plan_window`` releases only (all with None)."""
-        if self.plan_window is None or self._stacks is not None:
-            return super().stacked_estimates()
-        recent = self.estimates[-self.plan_window:]
-        informative = {id(e) for e in self._informative}
-        index = np.array([j for j, e in enumerate(recent) if id(e) in informative], dtype=np.int64)
-        informative_stack = stack_estimates(self._informative) if self._informative else None
-        self._stacks = (stack_estimates(recent), informative_stack, index)
-        return self._stacks
+    def _planned_estimates(self) -> list[Estimate]:
+        """The last ``plan_window`` releases (all with None)."""
+        return self.estimates if self.plan_window is None else self.estimates[-self.plan_window:]
 
 
 class PooledJDPAgent(PooledEliminationAgent):
     """Joint-DP elimination on pooled, warm-started IW-Regression-DP releases, UCB play, variance-plus-bias width.
 
-    Each epoch runs a fresh IW-Regression-DP fit (`alg:JDP-linear-regression`) on its own users, whose
-    spectral iteration (`alg:W-JDP`) starts from the W the previous epoch released. At each epoch end the
-    agent reads the fit's release (``estimate.release``, an :class:`~privbandit.oracles.iw_jdp.IWRelease`:
-    W_j, psi~_j, Psi~_j, lambda_j, the noise sds, n_j) and releases its own Estimate, the pooled solve over
-    all epochs so far with the variance-plus-bias radius (module docstring; research note, section 3). The
-    planner then eliminates over the latest pooled estimate (`alg:plan`) and plays UCB among the survivors.
+    The module docstring's ``elim-jdp-pooled``: each epoch's fresh IW-Regression-DP fit (`alg:JDP-linear-regression`,
+    its `alg:W-JDP` warm-started) releases an :class:`~privbandit.oracles.iw_jdp.IWRelease` (``estimate.release``),
+    and the agent releases the pooled solve over all epochs so far, on which it eliminates and plays UCB.
 
     Parameters
     ----------
@@ -562,8 +533,6 @@ class PooledLDPAgent(PooledEliminationAgent):
     """
 
     name: ClassVar[str] = "elim-ldp-pooled"
-    oracle_class: ClassVar[type] = IWRegressionLDP
-    oracle_name: ClassVar[str] = "iw-regression-ldp"
     warm_field: ClassVar[str] = "initial_u"
     default_oracle: ClassVar[dict[str, Any]] = POOLED_LDP_ORACLE
     parameter_constraints: ClassVar[ParameterConstraints] = {

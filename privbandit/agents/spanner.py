@@ -262,28 +262,3 @@ def _max_swaps(d: int, constant: float) -> int:
     """The default cap on step 2's swaps per context (far above d log_C d)."""
     return 4 * d * (1 + int(np.ceil(np.log(max(d, 2)) / np.log(constant)))) + 8
 
-
-def spanner_coefficients(features: np.ndarray, spanner: np.ndarray, candidates: np.ndarray) -> tuple[np.ndarray, float]:
-    """Least-squares coefficients of each candidate on one context's spanner (for checks and tests).
-
-    Parameters
-    ----------
-    features : ndarray (K, d)
-        One context's features.
-    spanner : ndarray of bool (K,)
-        The spanner.
-    candidates : ndarray of bool (K,)
-        The set the spanner should span.
-
-    Returns
-    -------
-    coefficients : ndarray (n_candidates, n_spanner)
-    residual : float
-        max over candidates of ||phi_a - sum gamma phi_{a'}||.
-    """
-    phi = check_array("features", features, ndim=2)
-    basis = phi[np.asarray(spanner, dtype=bool)]
-    target = phi[np.asarray(candidates, dtype=bool)]
-    coefs, *_ = np.linalg.lstsq(basis.T, target.T, rcond=None)
-    resid = np.linalg.norm(basis.T @ coefs - target.T, axis=0)
-    return coefs.T, float(resid.max(initial=0.0))

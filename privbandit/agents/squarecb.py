@@ -24,17 +24,13 @@ with sigma_alpha = 4 sqrt(log(2.5/delta)) / epsilon. ``gamma_scale`` multiplies 
 up to constants). ``gamma_schedule="vw"`` instead uses VW's gamma = gamma_scale * t^gamma_exponent
 with t the number of rounds seen before the epoch (VW defaults 10 and 1/2).
 
-``gamma_schedule="calibrated"`` keeps the theorem's form gamma_j = gamma_scale sqrt(K / err_j) but puts in err_j
-a mean squared error calibrated on measurements instead of the high-probability rate: err_j = c * E0(N_{j-1})^2
-(:func:`calibrated_error`), where E0 is the rate above without its union-bound factor log(1/delta') and c
-(:data:`CALIBRATED_ERROR_CONSTANTS`) is the envelope of the oracle's measured error on uniformly played rows
-divided by E0^2 (the agents guide, ``docs/guide/agents.md``, "SquareCB"). The theorem's rate is a
-(1 - delta') bound with constants 1, far above the measured error, so its gamma stays near uniform play.
-err_j reads only public values: the epoch's size, d, K, B, the budget, and the fit's lambda and gamma
-(IW-Regression-DP), fixed before it saw a row. The registered ``squarecb-jdp-iw-cal`` uses it
-with ``gamma_scale`` = :data:`CALIBRATED_GAMMA_SCALE`; the DP-SGD and LDP-SGD agents take it as keyword
-arguments, e.g. ``make_agent("squarecb-dpsgd", epsilon=1.0, gamma_schedule="calibrated", gamma_scale=30.0)``
-(``privbandit run --agent squarecb-dpsgd --agent-kwargs '{"gamma_schedule": "calibrated", "gamma_scale": 30}'``).
+``gamma_schedule="calibrated"`` keeps the theorem's form gamma_j = gamma_scale sqrt(K / err_j) with err_j the
+oracle's mean squared error calibrated on measurements (:func:`calibrated_error`; the agents guide,
+``docs/guide/agents.md``, "SquareCB") instead of the theorem's (1 - delta') rate, which with constants 1 is far
+above the measured error and keeps gamma near uniform play. err_j reads only public values: the epoch's size,
+d, K, B, the budget, and the fit's lambda and gamma (IW-Regression-DP), fixed before it saw a row. The registered
+``squarecb-jdp-iw-cal`` uses it with ``gamma_scale`` = :data:`CALIBRATED_GAMMA_SCALE`; the other agents take it
+as keyword arguments, e.g. ``make_agent("squarecb-dpsgd", epsilon=1.0, gamma_schedule="calibrated", gamma_scale=30.0)``.
 
 Privacy: the agent sees data only through the oracle fits (one per epoch, disjoint users), so it is
 JDP (LDP) when the oracle is DP (LDP).
@@ -314,14 +310,7 @@ class SquareCBAgent(EpochAgent):
             f = latest.link(features @ latest.theta)
         else:
             f = np.zeros(features.shape[:2])
-        return _igw(f, self._checked_gamma())
-
-    def _checked_gamma(self) -> float:
-        g = self.gamma        # set by this class (finite, > 0), but a public attribute: check it
-        if not (isinstance(g, (float, int)) and math.isfinite(g) and g >= 0):
-            inverse_gap_weighting(np.zeros((1, 1)), g)            # raises the public function's error
-            g = float(g)      # a numpy scalar or 0-d array that passed
-        return g
+        return _igw(f, self.gamma)         # finite and >= 0, as _reset and _on_epoch_end set it
 
     def _choose(self, features: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
         return uniform_choice(self._probabilities(features), uniforms[:, 0])
