@@ -237,6 +237,52 @@ PLAY_RULE_CLASSES: dict[str, type[PlayRule]] = {"spanner": SpannerPlay, "ucb": U
 """The built-in play rules by name (``play="ucb"`` is ``play=UCBPlay()``)."""
 
 
+class _EpochFits:
+    """``pooling="none"``: each epoch's rows feed the epoch's own fit, whose result is the epoch's release
+    (`alg:batch-cb-meta`)."""
+
+    def check(self, oracle: Oracle) -> None:
+        """Refuse an oracle this way of learning cannot use (every oracle can)."""
+
+    def reset(self, agent: EliminationAgent) -> None:
+        """Start the run (nothing beyond the agent's own epoch fits)."""
+
+    def add(self, agent: EliminationAgent, x: np.ndarray, y: np.ndarray) -> None:
+        """Rows (m, d), already checked and clipped by ``update``, all inside the current epoch."""
+        agent.fit.add_clipped(x, y)
+
+    def epoch_estimate(self, agent: EliminationAgent) -> Estimate:
+        """The estimate the agent plays on after the current epoch (the epoch fit's release)."""
+        return agent.fit.result()
+
+
+class _RidgePool(_EpochFits):
+    """``pooling="ridge"`` (non-private only): one ridge fit over the whole run, read (never finished) at each
+    epoch end; the epochs' own fits get no rows (they would never be released)."""
+
+    def check(self, oracle: Oracle) -> None:
+        if oracle.privacy.is_private:
+            raise ValueError(f"pooling='ridge' fits every past user's raw rows: it is for the non-private "
+                             f"reference only, and private oracles never pool (oracle {oracle.name!r} is "
+                             f"{oracle.privacy.model!r}); use pooling='none'")
+        if not isinstance(oracle, Ridge):
+            raise ValueError(f"pooling='ridge' needs the 'ridge' oracle, got {oracle.name!r}")
+
+    def reset(self, agent: EliminationAgent) -> None:
+        spec = agent._require_spec()
+        self.fit: RidgeFit = agent._fit_oracle().start(spec.horizon, dim=spec.dim, bound=spec.bound,
+                                                       link=spec.link, rng=0)
+
+    def add(self, agent: EliminationAgent, x: np.ndarray, y: np.ndarray) -> None:
+        self.fit.add_clipped(x, y)
+
+    def epoch_estimate(self, agent: EliminationAgent) -> Estimate:
+        return self.fit.current()
+
+
+_POOLING_CLASSES: dict[str, type[_EpochFits]] = {"none": _EpochFits, "ridge": _RidgePool}
+
+
 class EliminationAgent(EpochAgent):
     """Action elimination over past epochs' confidence intervals, playing uniformly on a spanner.
 
@@ -319,12 +365,8 @@ class EliminationAgent(EpochAgent):
         self.play_rule = PLAY_RULE_CLASSES[play]() if isinstance(play, str) else play
         if exploration is not None and not isinstance(self.play_rule, GreedyPlay):
             raise ValueError(f"exploration is greedy play's rate: it needs play='greedy', got play={play!r}")
-        if pooling == "ridge" and self.oracle.privacy.is_private:
-            raise ValueError(f"pooling='ridge' fits every past user's raw rows: it is for the non-private "
-                             f"reference only, and private oracles never pool (oracle {self.oracle.name!r} is "
-                             f"{self.oracle.privacy.model!r}); use pooling='none'")
-        if pooling == "ridge" and not isinstance(self.oracle, Ridge):
-            raise ValueError(f"pooling='ridge' needs the 'ridge' oracle, got {self.oracle.name!r}")
+        self._pooling = _POOLING_CLASSES[pooling]()
+        self._pooling.check(self.oracle)
 
     def _fit_oracle(self) -> Oracle:
         """The oracle with the proofs' per-epoch confidence for the run's horizon in theory mode, else
@@ -337,20 +379,14 @@ class EliminationAgent(EpochAgent):
         super()._reset()
         self._informative: list[Estimate] = []
         self._stacks: tuple[EstimateStack, EstimateStack | None, np.ndarray | slice] | None = None  # stacked_estimates
-        if self.pooling == "ridge":         # one ridge fit over the whole run, read (never finished) at epoch ends
-            spec = self._require_spec()
-            self._ridge_pool: RidgeFit = self._fit_oracle().start(spec.horizon, dim=spec.dim, bound=spec.bound,
-                                                                  link=spec.link, rng=0)
+        self._pooling.reset(self)
 
     def _observe(self, x: np.ndarray, y: np.ndarray) -> None:
-        if self.pooling == "none":
-            super()._observe(x, y)
-            return
-        self._ridge_pool.add_clipped(x, y)  # the epochs' own fits get no rows: they would never be released
+        self._pooling.add(self, x, y)       # update has checked and clipped the rows to the fit's bounds
         self._after_rows(x.shape[0])
 
     def _release(self) -> Estimate:
-        return self._ridge_pool.current() if self.pooling == "ridge" else super()._release()
+        return self._pooling.epoch_estimate(self)
 
     def _on_epoch_end(self, estimate: Estimate) -> None:
         # estimates whose test can never remove an arm are skipped by the planner (same survivors)
