@@ -718,7 +718,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     users), the empirical lower bound and the agent's own ledger; exit code 1 if refuted (by a privacy check of the
     contract or by the bound), else :data:`EXIT_LEDGER` if the ledger is missing or above the claim (whatever the
     bound says), else :data:`EXIT_CONTRACT` if a check that is not about privacy failed."""
-    from .sim.audit import audit_agent
+    from .oracles import ContractError
+    from .sim.audit import CONTRACT_NOT_PRIVACY, audit_agent
 
     kwargs = _agent_kwargs(args)
     try:
@@ -726,6 +727,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
                           n_draws=args.draws, pilot_draws=args.pilot_draws, seed=args.seed)
     except (ValueError, TypeError) as exc:
         raise UsageError(f"--agent {args.agent}: {str(exc).splitlines()[0]}") from None
+    except ContractError as exc:  # the agent cannot be played through its interface: no claim to test
+        print(f"privbandit audit: {CONTRACT_NOT_PRIVACY}: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return EXIT_CONTRACT
     print("\n".join(res.lines()))
     return 1 if res.refuted else EXIT_LEDGER if not res.ledger_ok else EXIT_CONTRACT if not res.contract_ok else 0
 

@@ -189,6 +189,27 @@ class TwoRules(GreedyIW):
 make_two_rules = _factory(TwoRules)
 
 
+class Stalled(GreedyIW):
+    """Private, but its policy never ends: ``rounds_until_update()`` is 0 before the horizon."""
+
+    def rounds_until_update(self) -> int:
+        return 0
+
+
+make_stalled = _factory(Stalled)
+
+
+def test_an_agent_whose_policy_never_ends_is_a_contract_failure_not_an_endless_audit(capsys):
+    """The audit plays the agent's blocks to find its schedule: a block of 0 rounds would never reach the horizon.
+    It stops with the shapes check's message, a contract failure (exit 5) in one line."""
+    code = cli.main(["audit", "--agent", f"{__name__}:make_stalled", "--epsilon", "1", *SMALL])
+    captured = capsys.readouterr()
+    assert code == cli.EXIT_CONTRACT, captured
+    assert captured.err.startswith(f"privbandit audit: {CONTRACT_NOT_PRIVACY}: check_act_and_update_shapes: ")
+    assert "rounds_until_update() at round 0 of" in captured.err and "got 0" in captured.err
+    assert len(captured.err.strip().splitlines()) == 1 and captured.out == ""
+
+
 def test_the_contract_changes_the_first_users_the_epoch_boundaries_and_a_random_one():
     """A doubling schedule in 64 rounds: users 0 and 1, the first and last users of the first three epochs and of
     the last two, and one random user that is none of them; the same seed draws the same one."""

@@ -28,7 +28,7 @@ __all__ = [
     "AGENT_CHECKS", "PRIVACY_CHECKS", "AgentLike", "Played", "check_act_and_update_shapes",
     "check_action_probabilities", "check_actions_depend_only_on_releases", "check_agent", "check_bad_input_errors",
     "check_ledger_within_budget", "check_releases_within_sensitivity", "check_step_loop_equals_batch_path",
-    "play_batch", "play_loop", "STEP_BATCH_RTOL", "synthetic_stream",
+    "play_batch", "play_loop", "policy_rounds", "STEP_BATCH_RTOL", "synthetic_stream",
 ]
 
 AgentLike = Agent | Callable[[], Agent]
@@ -84,8 +84,23 @@ def _reset(agent: Agent, features: np.ndarray, rng: Any, spec: BanditSpec | None
     return horizon
 
 
-def _policy_rounds(agent: Agent, t: int, horizon: int) -> int:
-    """``agent.rounds_until_update()``, or a ContractError (of the shapes check) unless it is in [1, horizon - t]."""
+def policy_rounds(agent: Agent, t: int, horizon: int) -> int:
+    """``agent.rounds_until_update()`` at round ``t``, checked, so a loop that plays the agent's blocks moves on.
+
+    Parameters
+    ----------
+    agent : Agent
+        A reset agent.
+    t : int
+        The round the next block starts at, < ``horizon``.
+    horizon : int
+        The rounds of the run.
+
+    Raises
+    ------
+    ContractError
+        Naming :func:`check_act_and_update_shapes`, unless the answer is an int in [1, horizon - t].
+    """
     m = agent.rounds_until_update()
     if not (isinstance(m, (int, np.integer)) and 1 <= m <= horizon - t):
         raise ContractError("check_act_and_update_shapes", f"rounds_until_update() at round {t} of {horizon} must "
@@ -126,7 +141,7 @@ def play_batch(agent: Agent, features: np.ndarray, rewards: np.ndarray, rng: Any
     probs = np.empty(rewards.shape) if probabilities else None
     t = 0
     while t < horizon:
-        m = _policy_rounds(agent, t, horizon)
+        m = policy_rounds(agent, t, horizon)
         if probs is not None:
             probs[t:t + m] = agent.action_probabilities(features[t:t + m])
         a = np.asarray(agent.act_batch(features[t:t + m]))
@@ -186,7 +201,7 @@ def check_act_and_update_shapes(agent: AgentLike, *, n_arms: int = 4, dim: int =
         raise ContractError(name, "reset(spec, rng) must return the agent itself")
     t = 0
     while t < horizon:
-        m = _policy_rounds(a, t, horizon)
+        m = policy_rounds(a, t, horizon)
         p_one, p_many = a.action_probabilities(x[t]), a.action_probabilities(x[t:t + m])
         if np.shape(p_one) != (n_arms,) or np.shape(p_many) != (m, n_arms):
             raise ContractError(name, f"action_probabilities must have shape ({n_arms},) for one round and ({m}, "
@@ -238,7 +253,7 @@ def check_step_loop_equals_batch_path(agent: AgentLike, *, n_arms: int = 4, dim:
         _reset(batch, x, rng, spec)
         t = 0
         while t < horizon:
-            m = _policy_rounds(batch, t, horizon)
+            m = policy_rounds(batch, t, horizon)
             m = m if max_chunk is None else min(m, max_chunk)
             before = copy.deepcopy(batch)
             batch_arms = np.asarray(batch.act_batch(x[t:t + m]))

@@ -96,6 +96,7 @@ from ..agents.checks import (
     PRIVACY_CHECKS,
     check_ledger_within_budget,
     play_batch,
+    policy_rounds,
     synthetic_stream,
 )
 from ..bandit_spec import BanditSpec
@@ -176,7 +177,7 @@ def policy_starts(agent, feats: np.ndarray, rewards: np.ndarray, rng: Any = 0) -
     starts, t = [], 0
     while t < horizon:
         starts.append(t)
-        m = int(agent.rounds_until_update())
+        m = policy_rounds(agent, t, horizon)        # a ContractError, not an endless loop, outside [1, T - t]
         a = np.asarray(agent.act_batch(feats[t:t + m]))
         rows = np.arange(m)
         agent.update(feats[t:t + m][rows, a], rewards[t:t + m][rows, a])
