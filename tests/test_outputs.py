@@ -81,10 +81,94 @@ def test_the_price_table_flags_a_ratio_below_1_and_agents_at_uniform_play():
     assert pop.loc["dear", "note"] == ""
     assert "beyond both 95% intervals" in pop.loc["cheap", "note"]
     assert "within noise" in pop.loc["close", "note"]
-    assert "its counterpart is no better than uniform play" in pop.loc["flat-too", "note"]
+    # flat-too's own algorithm (np-flat) is at uniform play, but its price is against the best non-private agent
+    assert pop.loc["flat-too", "reference"] == "np" and pop.loc["flat-too", "same_algorithm"] == "np-flat"
+    assert pop.loc["flat-too", "same_algorithm_ratio"] == pytest.approx(3830.0 / 3800.0)
+    # a board whose best non-private agent did not learn says that its ratios are no price of privacy
+    stuck = price_of_privacy(_priced()[lambda f: f["agent"] != "np"], refs).set_index("agent")
+    assert "the best non-private agent is no better than uniform play" in stuck.loc["dear", "note"]
     # without uniform play in the table, there is nothing to compare with
     alone = price_of_privacy(_priced()[lambda f: f["agent"] != "uniform"], refs).set_index("agent")
     assert alone.loc["flat", "note"] == "" and "ratio below 1" in alone.loc["cheap", "note"]
+
+
+def _mixed_counterparts() -> pd.DataFrame:
+    """The issue's board: two non-private agents of different algorithms (a UCB one, the best, and a plain one) and
+    private agents whose same-algorithm counterparts differ, as elim-jdp-pooled (elim-ucb) and elim-ldp-pooled and
+    elim-ldp-greedy (elim-nonprivate) did in the quick suite: the best LDP agent is 118x the best non-private."""
+    rng = np.random.default_rng(5)
+    rows = []
+    for agent, model, eps, level in (("uniform", "none", np.inf, 30000.0), ("elim-ucb", "none", np.inf, 83.5),
+                                     ("elim-nonprivate", "none", np.inf, 1850.0), ("jdp-ucb", "jdp", 1.0, 238.4),
+                                     ("ldp-plain", "ldp", 1.0, 9909.0), ("ldp-greedy", "ldp", 1.0, 9852.0)):
+        for seed in range(3):
+            rows.append(dict(env="e", agent=agent, privacy_model=model, epsilon=eps, delta=1e-5, horizon=64,
+                             seed=seed, t=64, cum_regret=level * (1 + 0.01 * rng.standard_normal()),
+                             epsilon_spent=0.0 if model == "none" else 1.0))
+    return pd.DataFrame(rows)
+
+
+MIXED_REFERENCES = {"jdp-ucb": "elim-ucb", "ldp-plain": "elim-nonprivate", "ldp-greedy": "elim-nonprivate"}
+
+
+def test_every_price_is_against_the_best_nonprivate_agent_and_the_summary_is_its_lowest():
+    from privbandit.sim.report import best_nonprivate, final_regret
+
+    final = final_regret(_mixed_counterparts())
+    pop = price_of_privacy(final, MIXED_REFERENCES)
+    best = best_nonprivate(final)[("e", 64)]
+    assert best["agent"] == "elim-ucb" and set(pop["reference"]) == {"elim-ucb"}
+    assert np.allclose(pop["ratio"], pop["regret"] / best["mean"])
+    # the same-algorithm ratio is a column of its own, never the price
+    assert pop.set_index("agent").loc["ldp-plain", "same_algorithm_ratio"] == pytest.approx(9909 / 1850, rel=0.05)
+    summary = summary_table(final)
+    for row in summary.itertuples():
+        block = pop[(pop["privacy_model"] == row.privacy_model) & (pop["epsilon"] == row.epsilon)]
+        assert row.ratio == pytest.approx(block["ratio"].min()), row.privacy_model
+    assert summary.set_index("privacy_model").loc["ldp", "ratio"] == pytest.approx(9852 / 83.5, rel=0.05)
+
+
+def test_the_report_says_what_every_price_is_against_and_agrees_with_its_summary(tmp_path):
+    text = write_report(_mixed_counterparts(), tmp_path, references=MIXED_REFERENCES).read_text()
+    summary = text.split("## Summary", 1)[1].split("## Final regret")[0]
+    price = text.split("## Price of privacy", 1)[1].split("## Privacy ledgers")[0]
+    assert "price (ratio to best non-private)" in price and "best non-private agent of the same env and T" in price
+
+    def cells(section: str, header: str) -> dict[str, list[str]]:
+        lines = [line for line in section.splitlines() if line.startswith("|")]
+        names = [c.strip() for c in lines[0].strip("|").split("|")]
+        rows = [[c.strip() for c in line.strip("|").split("|")] for line in lines[2:]]
+        return {r[names.index(header)]: r for r in rows}, names
+
+    price_rows, price_names = cells(price, "agent")
+    summary_rows, summary_names = cells(summary, "best private")
+    assert {r[price_names.index("best non-private")] for r in price_rows.values()} == {"elim-ucb"}
+    for agent, row in summary_rows.items():  # the Summary's ratio is the price table's, for the same agent
+        assert row[summary_names.index("ratio")] == price_rows[agent][price_names.index(
+            "price (ratio to best non-private)")], agent
+    assert summary_rows["ldp-greedy"][summary_names.index("ratio")].startswith("11")  # ~118, not 5.3
+
+
+def test_each_suite_reference_is_its_agent_without_privacy_playing_the_same_rule():
+    """A suite's reference is the same algorithm without privacy (the price table's `same algorithm`): an
+    elimination agent's reference plays its rule among the survivors (elim-ldp-pooled plays UCB: elim-ucb)."""
+    from privbandit.agents import make_agent
+    from privbandit.sim.labels import resolve_label
+    from privbandit.sim.suites import SUITES
+
+    checked = set()
+    for suite in SUITES.values():
+        for grid in suite.grids:
+            for entry in grid.agents:
+                if not entry.reference or (entry.label, entry.reference) in checked:
+                    continue
+                checked.add((entry.label, entry.reference))
+                private = make_agent(entry.name, **dict(entry.kwargs), epsilon=1.0, delta=1e-5)
+                name, kwargs = resolve_label(entry.reference)
+                plain = make_agent(name, **kwargs)
+                if hasattr(private, "play") and hasattr(plain, "play"):
+                    assert private.play == plain.play, (entry.label, entry.reference)
+    assert ("elim-ldp-pooled", "elim-ucb") in checked and ("elim-jdp-pooled", "elim-ucb") in checked
 
 
 def test_the_report_prints_the_price_notes(tmp_path):
@@ -102,6 +186,7 @@ def test_the_report_prints_the_price_notes(tmp_path):
     line = {row.split("|")[2].strip(): row for row in price.splitlines() if row.startswith("| e |")}
     assert "no better than uniform play" in line["elim-jdp"] and "ratio below 1" not in line["elim-jdp"]
     assert "ratio below 1" in line["elim-jdp-ucb"] and "uniform" not in line["elim-jdp-ucb"]
+    assert "best non-private agent" in line["elim-jdp-ucb"]
 
 
 def test_regret_intervals_stay_above_zero_and_match_the_figures_band():
@@ -125,8 +210,9 @@ def _runs(agent: str, epsilon: float, per_round: list[float], seeds: int = 2) ->
         cum, t = 0.0, 1
         for k, r in enumerate(per_round):
             cum += r * (1 if k == 0 else t // 2)
-            rows.append(dict(env="e", agent=agent, epsilon=epsilon, seed=seed, horizon=2 ** (len(per_round) - 1),
-                             t=t, cum_regret=cum))
+            rows.append(dict(env="e", agent=agent, privacy_model="none" if math.isinf(epsilon) else "jdp",
+                             epsilon=epsilon, delta=1e-5, seed=seed, horizon=2 ** (len(per_round) - 1), t=t,
+                             cum_regret=cum))
             t *= 2
     return pd.DataFrame(rows)
 
@@ -136,12 +222,14 @@ def test_the_price_over_time_is_the_ratio_of_mean_regrets_and_of_the_recent_roun
 
     n = 15                                                   # rounds 1 .. 2^14
     private = [1.0] * 13 + [0.1, 0.1]                        # pays as the reference until 2^12, then 10x less
-    df = pd.concat([_runs("p", 1.0, private), _runs("p", 0.3, [1.0] * n), _runs("ref", math.inf, [1.0] * n)])
-    pot = price_over_time(df, {"p": "ref"}).set_index(["epsilon", "t"])
+    df = pd.concat([_runs("p", 1.0, private), _runs("p", 0.3, [1.0] * n), _runs("ref", math.inf, [1.0] * n),
+                    _runs("worse", math.inf, [2.0] * n)])
+    pot = price_over_time(df).set_index(["epsilon", "t"])
+    assert set(pot["reference"]) == {"ref"}                  # the best non-private agent, not the worse one
     assert sorted(pot.index.get_level_values("t").unique()) == [2 ** 12, 2 ** 14]
     assert pot.loc[(0.3, 2 ** 14), "ratio"] == pytest.approx(1.0)
     assert pot.loc[(1.0, 2 ** 12), "ratio"] == pytest.approx(1.0)
     # rounds (2^12, 2^14]: 2^12 + 2^13 rounds at 0.1 against 1.0
     assert pot.loc[(1.0, 2 ** 14), "recent_ratio"] == pytest.approx(0.1)
     assert pot.loc[(1.0, 2 ** 14), "ratio"] == pytest.approx((2 ** 12 + 0.1 * 3 * 2 ** 12) / 2 ** 14)
-    assert price_over_time(df, {}).empty and price_over_time(df, {"p": "missing"}).empty
+    assert price_over_time(df[df["agent"] != "p"]).empty and price_over_time(df[df["agent"] == "p"]).empty

@@ -215,7 +215,8 @@ def test_report_numbers():
     slopes = loglog_slopes(df).set_index("agent")
     assert np.allclose(slopes.loc[["ref", "priv"], "mean"], [0.5, 0.75])
     pop = price_of_privacy(final_regret(df), {"priv": "ref"})
-    assert len(pop) == 1 and np.isclose(pop["ratio"].iloc[0], 1024 ** 0.25)
+    pop = pop.set_index("agent")  # every private agent, against the best non-private one (ref)
+    assert list(pop.index) == ["priv", "leaky"] and np.isclose(pop.loc["priv", "ratio"], 1024 ** 0.25)
     ledger = ledger_guarantees(df).set_index("agent")
     assert ledger.loc["priv", "within_budget"] and not ledger.loc["leaky", "within_budget"]
     assert ledger.loc["ref", "runs"] == 3

@@ -245,8 +245,8 @@ def price_notes(agent: tuple[float, float, float], reference: tuple[float, float
     Parameters
     ----------
     agent, reference : (mean, low, high)
-        Final regret of the private agent and of its non-private counterpart, with 95% intervals (NaN ends
-        for one seed).
+        Final regret of the private agent and of its counterpart (the best non-private agent of its board,
+        :func:`best_nonprivate`), with 95% intervals (NaN ends for one seed).
     uniform : (mean, low, high), optional
         Final regret of uniform play on the same env and horizon (None when it did not run).
 
@@ -259,7 +259,7 @@ def price_notes(agent: tuple[float, float, float], reference: tuple[float, float
     Examples
     --------
     >>> price_notes((50.0, 40.0, 60.0), (100.0, 90.0, 110.0), None)
-    'ratio below 1: lower regret than its non-private counterpart (beyond both 95% intervals)'
+    'ratio below 1: lower regret than the best non-private agent (beyond both 95% intervals)'
     >>> price_notes((3815.0, 3700.0, 3930.0), (2400.0, 2300.0, 2500.0), (3815.0, 3790.0, 3840.0))
     'no better than uniform play: it did not learn at this T'
     """
@@ -271,57 +271,97 @@ def price_notes(agent: tuple[float, float, float], reference: tuple[float, float
             why = "beyond both 95% intervals"
         else:
             why = "within noise: the 95% intervals overlap"
-        notes.append(f"ratio below 1: lower regret than its non-private counterpart ({why})")
+        notes.append(f"ratio below 1: lower regret than the best non-private agent ({why})")
     if uniform is not None:
         if no_better_than(agent, uniform):
             notes.append("no better than uniform play: it did not learn at this T")
         if no_better_than(reference, uniform):
-            notes.append("its counterpart is no better than uniform play: the ratio is no price of privacy")
+            notes.append("the best non-private agent is no better than uniform play: the ratio is no price of privacy")
     return "; ".join(notes)
 
 
-def price_of_privacy(final: pd.DataFrame, references: Mapping[str, str], uniform: str = UNIFORM) -> pd.DataFrame:
-    """Final regret of each private agent over that of its non-private reference on the same env and T.
+def best_nonprivate(final: pd.DataFrame) -> dict[tuple[str, int], pd.Series]:
+    """(env, horizon) -> the :func:`final_regret` row of the non-private agent of lowest mean final regret there:
+    the counterpart of every private agent's price of privacy (:func:`price_of_privacy`) and of the report's
+    Summary (:func:`summary_table`).
+
+    The source paper's price of privacy (`eq:PoP`) divides the best private error by the best non-private one:
+    what privacy costs a user who could otherwise run any non-private agent, whatever the private agent's own
+    algorithm. Boards without a non-private agent have none.
+    """
+    public = final[final["privacy_model"] == "none"]
+    return {(str(env), int(horizon)): g.loc[g["mean"].idxmin()]
+            for (env, horizon), g in public.groupby(["env", "horizon"], sort=True)}
+
+
+PRICE_COLUMNS: tuple[str, ...] = ("env", "agent", "privacy_model", "epsilon", "horizon", "regret", "reference",
+                                  "reference_regret", "ratio", "same_algorithm", "same_algorithm_ratio", "note")
+"""The columns of :func:`price_of_privacy`'s table."""
+
+
+def price_of_privacy(final: pd.DataFrame, references: Mapping[str, str] | None = None,
+                     uniform: str = UNIFORM) -> pd.DataFrame:
+    """Final regret of each private agent over that of the best non-private agent on the same env and T.
+
+    Every private agent is priced against the same kind of counterpart: the non-private agent of lowest mean
+    final regret on its board (:func:`best_nonprivate`, the paper's `eq:PoP`), so the ratios of one board are
+    comparable and the lowest of them is the Summary's (:func:`summary_table`). Beside it, ``same_algorithm_ratio``
+    divides by the agent's own algorithm run without privacy (``references``), where that ran: what privacy costs
+    that algorithm, not the user.
 
     Parameters
     ----------
     final : DataFrame
         :func:`final_regret`'s table.
-    references : mapping
-        Agent label -> label of its non-private counterpart (e.g. ``{"iw-elim-jdp": "elim-nonprivate"}``).
+    references : mapping, optional
+        Agent label -> label of the same algorithm without privacy (e.g. ``{"elim-jdp": "elim-nonprivate"}``),
+        for the ``same_algorithm`` columns (empty where an agent has none, or it did not run on the board).
     uniform : str
         Label of uniform play: rows at its regret are flagged (:func:`price_notes`).
 
     Returns
     -------
     DataFrame
-        env, agent, reference, privacy_model, epsilon, horizon, regret, reference_regret, ratio, note (the
-        findings of :func:`price_notes`: a ratio below 1, an agent at uniform play's regret).
+        :data:`PRICE_COLUMNS`: env, agent, privacy_model, epsilon, horizon, regret, reference (the best non-private
+        agent), reference_regret, ratio (the price of privacy), same_algorithm, same_algorithm_ratio, note (the
+        findings of :func:`price_notes` on the price: a ratio below 1, an agent at uniform play's regret). One row
+        per private agent and privacy level on a board with a non-private agent.
+
+    Examples
+    --------
+    >>> final = pd.DataFrame(dict(env="e", horizon=8, privacy_model=["jdp", "none", "none"], epsilon=[1, np.inf,
+    ...                           np.inf], agent=["p", "p-plain", "best"], mean=[30.0, 20.0, 10.0]))
+    >>> row = price_of_privacy(final, {"p": "p-plain"}).iloc[0]
+    >>> row["reference"], float(row["ratio"]), row["same_algorithm"], float(row["same_algorithm_ratio"])
+    ('best', 3.0, 'p-plain', 1.5)
     """
-    cols = ["env", "agent", "reference", "privacy_model", "epsilon", "horizon", "regret", "reference_regret", "ratio",
-            "note"]
+    references = references or {}
+    best = best_nonprivate(final)
     rows = []
-    for _, r in final.iterrows():
-        ref = references.get(r["agent"])
-        if ref is None:
+    for _, r in final[final["privacy_model"] != "none"].iterrows():
+        base = best.get((str(r["env"]), int(r["horizon"])))
+        if base is None:
             continue
         here = final[(final["env"] == r["env"]) & (final["horizon"] == r["horizon"])]
-        base = here[here["agent"] == ref]
-        if base.empty:
-            continue
-        b = float(base["mean"].iloc[0])
+        own = here[(here["agent"] == references.get(r["agent"])) & (here["privacy_model"] == "none")]
+        own_mean = float(own["mean"].iloc[0]) if not own.empty else math.nan
+        b = float(base["mean"])
         flat = here[here["agent"] == uniform]
-        note = price_notes(_interval_of(r), _interval_of(base.iloc[0]),
-                           _interval_of(flat.iloc[0]) if not flat.empty else None)
-        rows.append(dict(env=r["env"], agent=r["agent"], reference=ref, privacy_model=r["privacy_model"],
-                         epsilon=r["epsilon"], horizon=r["horizon"], regret=r["mean"], reference_regret=b,
-                         ratio=r["mean"] / b if b > 0 else math.inf, note=note))
-    return pd.DataFrame(rows, columns=cols)
+        note = price_notes(_interval_of(r), _interval_of(base), _interval_of(flat.iloc[0]) if not flat.empty else None)
+        rows.append(dict(env=r["env"], agent=r["agent"], privacy_model=r["privacy_model"], epsilon=r["epsilon"],
+                         horizon=r["horizon"], regret=r["mean"], reference=base["agent"], reference_regret=b,
+                         ratio=r["mean"] / b if b > 0 else math.inf,
+                         same_algorithm=own["agent"].iloc[0] if not own.empty else "",
+                         same_algorithm_ratio=(math.nan if own.empty else r["mean"] / own_mean if own_mean > 0
+                                               else math.inf), note=note))
+    return pd.DataFrame(rows, columns=list(PRICE_COLUMNS))
 
 
-def price_over_time(df: pd.DataFrame, references: Mapping[str, str], *, first: int = 2 ** 12) -> pd.DataFrame:
-    """The price of privacy as the run goes on: each private agent's mean regret over its reference's at the
-    logged rounds t = ``first``, 4 ``first``, 16 ``first``, ... up to the horizon (and at the horizon).
+def price_over_time(df: pd.DataFrame, *, first: int = 2 ** 12) -> pd.DataFrame:
+    """The price of privacy as the run goes on: each private agent's mean regret over that of the best non-private
+    agent of its board (:func:`best_nonprivate`, at the horizon: one counterpart for the whole row, the one of
+    :func:`price_of_privacy`) at the logged rounds t = ``first``, 4 ``first``, 16 ``first``, ... up to the horizon
+    (and at the horizon).
 
     Beside the cumulative ratio at t, ``recent_ratio`` is that of the regret earned in the rounds (t/4, t] alone:
     where the cumulative ratio is heading (a private agent that has started to eliminate pays less per round
@@ -331,8 +371,6 @@ def price_over_time(df: pd.DataFrame, references: Mapping[str, str], *, first: i
     ----------
     df : DataFrame
         The results table (every power of two is logged).
-    references : mapping
-        Agent label -> label of its non-private counterpart, as for :func:`price_of_privacy`.
     first : int
         The first round of the table (a power of two).
 
@@ -344,22 +382,23 @@ def price_over_time(df: pd.DataFrame, references: Mapping[str, str], *, first: i
     """
     cols = ["env", "agent", "reference", "epsilon", "horizon", "t", "ratio", "recent_ratio"]
     rows = []
+    best = {key: str(row["agent"]) for key, row in best_nonprivate(final_regret(df)).items()}
     for horizon, runs in df.groupby("horizon", sort=True):
         times = sorted({t for t in (first * 4 ** k for k in range(64)) if t <= horizon} | {int(horizon)})
-        means = {t: runs[runs["t"] == t].groupby(["env", "agent", "epsilon"])["cum_regret"].mean()
+        means = {t: runs[runs["t"] == t].groupby(["env", "agent", "privacy_model", "epsilon"])["cum_regret"].mean()
                  for t in {*times, *(t // 4 for t in times)} if (runs["t"] == t).any()}
         for t in times:
             if t not in means or t // 4 not in means:
                 continue
             now, before = means[t], means[t // 4]
-            plain = {(env, agent): v for (env, agent, _), v in now.items()}      # a reference runs at one epsilon
-            plain_before = {(env, agent): v for (env, agent, _), v in before.items()}
-            for (env, agent, eps), value in now.items():
-                ref = references.get(agent)
-                if (env, ref) not in plain or (env, ref) not in plain_before:
+            plain = {(env, agent): v for (env, agent, model, _), v in now.items() if model == "none"}
+            plain_before = {(env, agent): v for (env, agent, model, _), v in before.items() if model == "none"}
+            for (env, agent, model, eps), value in now.items():
+                ref = best.get((str(env), int(horizon)))
+                if model == "none" or (env, ref) not in plain or (env, ref) not in plain_before:
                     continue
                 b, b0 = plain[(env, ref)], plain_before[(env, ref)]
-                a0 = before.get((env, agent, eps), math.nan)
+                a0 = before.get((env, agent, model, eps), math.nan)
                 rows.append(dict(env=env, agent=agent, reference=ref, epsilon=eps, horizon=int(horizon), t=t,
                                  ratio=value / b if b > 0 else math.inf,
                                  recent_ratio=(value - a0) / (b - b0) if b > b0 else math.nan))
@@ -430,7 +469,8 @@ def headline_table(final: pd.DataFrame) -> pd.DataFrame:
 
 def summary_table(final: pd.DataFrame) -> pd.DataFrame:
     """The report's opening: per block (env, horizon, privacy model, epsilon) the private agent of lowest
-    mean final regret and its ratio to the best non-private agent of the same env and horizon.
+    mean final regret and its ratio to the best non-private agent of the same env and horizon
+    (:func:`best_nonprivate`): the lowest ``ratio`` of :func:`price_of_privacy` in the block.
 
     Examples
     --------
@@ -441,12 +481,11 @@ def summary_table(final: pd.DataFrame) -> pd.DataFrame:
     ('b', 20.0, 'c', 2.0)
     """
     rows = []
-    public = final[final["privacy_model"] == "none"]
+    public = best_nonprivate(final)
     private = final[final["privacy_model"] != "none"]
     for (env, horizon, model, eps), g in private.groupby(["env", "horizon", "privacy_model", "epsilon"], sort=True):
         best = g.loc[g["mean"].idxmin()]
-        pub = public[(public["env"] == env) & (public["horizon"] == horizon)]
-        ref = pub.loc[pub["mean"].idxmin()] if not pub.empty else None
+        ref = public.get((str(env), int(horizon)))
         ratio = math.nan if ref is None else best["mean"] / ref["mean"] if ref["mean"] > 0 else math.inf
         rows.append((env, horizon, model, eps, best["agent"], best["mean"], None if ref is None else ref["agent"],
                      math.nan if ref is None else ref["mean"], ratio))
@@ -472,8 +511,10 @@ def _summary_lines(final: pd.DataFrame) -> list[str]:
     parts = []
     summary = summary_table(final)
     if not summary.empty:
-        parts += ["", "## Summary", "", "Best private agent per block (lowest mean final regret) and its ratio to the "
-                  "best non-private agent of the same env and horizon.", "", markdown_table(summary)]
+        parts += ["", "## Summary", "", "Best private agent per block (lowest mean final regret) and its price of "
+                  "privacy: its ratio to the best non-private agent of the same env and horizon (the counterpart of "
+                  "every ratio of the Price of privacy table below, whose lowest ratio per block this is).", "",
+                  markdown_table(summary)]
     missing = incomplete_groups(final)
     if missing:
         parts += [f"- **{missing} groups incomplete** (fewer seeds found than planned, flagged below): rerun the "
@@ -504,22 +545,32 @@ def _slope_lines(slopes: pd.DataFrame, slope_window: tuple[int | None, int | Non
                             "ci_low", "ci_high", "flag"]), ""]
 
 
+PRICE_HEADERS: dict[str, str] = {"reference": "best non-private", "reference_regret": "its regret",
+                                 "ratio": "price (ratio to best non-private)", "same_algorithm": "same algorithm",
+                                 "same_algorithm_ratio": "ratio to same algorithm"}
+"""The report's headers of :func:`price_of_privacy`'s columns that name the counterpart of their ratio."""
+
+
 def _price_lines(final: pd.DataFrame, references: Mapping[str, str]) -> list[str]:
-    """The report's price-of-privacy section."""
+    """The report's price-of-privacy section, rows by env, T, privacy model, epsilon and price."""
     pop = price_of_privacy(final, references)
-    none = "No private agent with a non-private reference in this run."
+    none = "No private agent on a board with a non-private agent in this run."
+    pop = pop.sort_values(["env", "horizon", "privacy_model", "epsilon", "ratio"], kind="stable")
     return ["## Price of privacy", "",
-            "Final regret of each private agent over that of its non-private counterpart (same env, same T). "
-            "`note` is computed from the final-regret table: it flags a ratio below 1 (a private agent with lower "
-            "regret than its non-private counterpart: noise, or a private algorithm that explores better), and an "
-            f"agent or counterpart no better than uniform play (`{UNIFORM}`; mean regret within or above its 95% "
+            "Final regret of each private agent over that of the best non-private agent of the same env and T "
+            "(every agent against the same kind of counterpart, the source paper's `eq:PoP`: what privacy costs a "
+            "user who could run any non-private agent; the Summary's ratio is the lowest of its block). `ratio to "
+            "same algorithm` divides by the agent's own algorithm run without privacy instead, where it ran: what "
+            "privacy costs that algorithm. `note` is computed from the final-regret table: it flags a price below 1 "
+            "(noise, or a private algorithm that explores better than every non-private one), and an agent or the "
+            f"best non-private agent no better than uniform play (`{UNIFORM}`; mean regret within or above its 95% "
             "interval: it did not learn, so its ratio is no price of privacy).", "",
-            markdown_table(pop) if not pop.empty else none, ""]
+            markdown_table(pop.rename(columns=PRICE_HEADERS)) if not pop.empty else none, ""]
 
 
-def _price_over_time_lines(df: pd.DataFrame, references: Mapping[str, str]) -> list[str]:
+def _price_over_time_lines(df: pd.DataFrame) -> list[str]:
     """The report's price-of-privacy-over-time section, at each private agent's largest epsilon."""
-    pot = price_over_time(df, references)
+    pot = price_over_time(df)
     if pot.empty:
         return []
     pot = pot[pot["epsilon"] == pot.groupby(["env", "agent"])["epsilon"].transform("max")]
@@ -530,7 +581,8 @@ def _price_over_time_lines(df: pd.DataFrame, references: Mapping[str, str]) -> l
     wide.columns = [f"t = 2^{int(c).bit_length() - 1}" if isinstance(c, (int, np.integer)) else c
                     for c in wide.columns]
     return ["## Price of privacy over time", "",
-            "Mean regret of each private agent (at its largest epsilon) over its non-private counterpart's, "
+            "Mean regret of each private agent (at its largest epsilon) over that of the best non-private agent of "
+            "its env and T (`reference`, as in the Price of privacy table), "
             "cumulative at t, and in brackets of the rounds (t/4, t] alone (where the ratio is heading).", "",
             markdown_table(wide.fillna("")), ""]
 
@@ -567,7 +619,8 @@ def write_report(df: pd.DataFrame, out: str | os.PathLike, *, title: str = "priv
     out : path
         Folder of the report; figure paths are written relative to it.
     references : mapping, optional
-        Agent label -> non-private reference label (for the price of privacy).
+        Agent label -> label of the same algorithm without privacy (the price table's ``same algorithm``
+        column; every price of privacy is against the best non-private agent of its board).
     figures : sequence of paths
         PNG files to embed.
     notes : sequence of str
@@ -591,7 +644,7 @@ def write_report(df: pd.DataFrame, out: str | os.PathLike, *, title: str = "priv
     slopes = loglog_slopes(df, *slope_window, planned=planned)
     parts = [f"# {title}", "", *[f"- {n}" for n in notes], *_summary_lines(final), *_final_regret_lines(final),
              *sections, *_slope_lines(slopes, slope_window), *_price_lines(final, references or {}),
-             *_price_over_time_lines(df, references or {}), *_ledger_lines(df), *_figure_lines(figures, out)]
+             *_price_over_time_lines(df), *_ledger_lines(df), *_figure_lines(figures, out)]
     from .cells import atomic_write
 
     return atomic_write(out / "report.md", "\n".join(parts))

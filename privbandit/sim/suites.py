@@ -73,13 +73,13 @@ LDP_AGENTS: tuple[AgentEntry, ...] = (
     AgentEntry("uniform", private=False),
     AgentEntry("elim-nonprivate", private=False),
     AgentEntry("elim-ldp", private=True, reference="elim-nonprivate"),
-    AgentEntry("elim-ldp-greedy", private=True, reference="elim-nonprivate"),
+    AgentEntry("elim-ldp-greedy", private=True),  # no non-private agent plays greedy among the survivors
     AgentEntry("elim-ldp-ssp", private=True, reference="elim-nonprivate"),
     AgentEntry("ldp-ucb", private=True, reference="linucb"),
     preset_entry("ldp-ucb-practical", private=True, reference="linucb-practical"),
     AgentEntry("linucb", private=False),
     AgentEntry("squarecb-ldp-sgd", private=True, reference="squarecb-nonprivate"),
-    AgentEntry("elim-ldp-pooled", private=True, reference="elim-nonprivate", version=2),  # 2: as elim-jdp-pooled's 3
+    AgentEntry("elim-ldp-pooled", private=True, reference="elim-ucb", version=2),  # 2: as elim-jdp-pooled's 3
 )
 """Agents of the local-DP blocks; extend by appending."""
 
