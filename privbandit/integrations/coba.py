@@ -58,6 +58,7 @@ Source paper, `alg:batch-cb-meta` (the agents' epochs), `def:JDP-interactive`.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -225,8 +226,6 @@ class CobaLearner(coba.Learner):
 
     def __deepcopy__(self, memo: dict) -> CobaLearner:
         """A copy that starts a new run (coba copies a learner it evaluates in several tasks)."""
-        import copy
-
         return type(self)(copy.deepcopy(self.agent, memo), horizon=self.horizon, bound=self.bound,
                           link=self.link, seed=self.seed, feature_map=self.feature_map)
 
