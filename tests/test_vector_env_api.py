@@ -125,3 +125,11 @@ def test_the_api_does_not_change_the_rounds():
     actions = rng.integers(0, 4, size=3)
     for got, want in zip(native.step(actions)[:4], sync.step(actions)[:4]):
         np.testing.assert_array_equal(got, want)
+
+
+def test_with_max_episode_steps_the_sub_env_spec_is_syncs_and_the_horizon_is_the_episode_length():
+    native, sync = pair(max_episode_steps=7)
+    assert native.get_attr("spec") == sync.get_attr("spec") and native.get_attr("spec")[0].max_episode_steps == 7
+    # the documented difference: sync's sub-envs keep their horizon under a TimeLimit, the native env's is 7
+    assert native.get_attr("horizon") == (7, 7, 7) and sync.get_attr("horizon") == (40, 40, 40)
+    assert native.call("bandit_spec")[0].horizon == native.unwrapped.bandit_spec().horizon == 7

@@ -19,6 +19,8 @@ horizon (the episode length, ``min(horizon, max_episode_steps)``) and the spaces
   every sub-env; a method is called once per sub-env (``call`` returns a tuple of num_envs results);
 - the per-sub-env state that Gymnasium exposes is each sub-env's own: ``np_random`` (its generator),
   ``np_random_seed`` and ``render`` (its frame); ``spec`` is the ``EnvSpec`` ``gym.make`` gives a sub-env;
+- one difference: with ``max_episode_steps`` the sync env's sub-envs keep their ``horizon`` (a ``TimeLimit``
+  wrapper ends the episode), while the native env's ``horizon`` and ``bandit_spec()`` are the episode length;
 - what plays a sub-env's episode (``reset``, ``step``, ``sample_batch``, ``close``) is the vector env's
   own job, and a private name is no sub-env attribute: both raise an AttributeError naming the name.
 
@@ -274,7 +276,8 @@ class PrivBanditVectorEnv(VectorEnv):
         if self.spec is None:
             return None
         kwargs = {k: v for k, v in self.spec.kwargs.items() if k not in VECTOR_KWARGS}
-        return dataclasses.replace(self.spec, kwargs=kwargs)
+        steps = kwargs.pop("max_episode_steps", self.spec.max_episode_steps)     # gym.make's field, not a kwarg
+        return dataclasses.replace(self.spec, kwargs=kwargs, max_episode_steps=steps)
 
     def _sub_env_attribute(self, name: str) -> Any:
         """The attribute ``name`` the sub-envs share (on the single env), refusing what is no sub-env attribute."""
