@@ -16,6 +16,12 @@ import numpy as np
 
 from ._validation import check_positive
 
+DOMAIN_GRID = 1025
+"""Points of the grid on [-domain, domain] on which a :class:`Link` is checked when it is made."""
+
+DERIVATIVE_TOLERANCE = 1e-9
+"""Relative slack of the check mu <= nu' <= L on the grid (rounding of nu' at the ends)."""
+
 
 @dataclass(frozen=True)
 class Link:
@@ -30,9 +36,24 @@ class Link:
     derivative : callable
         nu', vectorised.
     mu : float
-        Lower bound mu_nu > 0 on nu' over the predictors |z| <= B ||theta*|| (`def:GLM`).
+        Lower bound mu_nu > 0 on nu' over the domain (`def:GLM`).
     lipschitz : float
-        Upper bound L_nu on nu' (scales confidence widths from the predictor to the mean reward).
+        Upper bound L_nu on nu' over the domain (scales confidence widths from the predictor to the mean reward).
+    domain : float
+        The largest |z| the link is used on, B S for features ||phi|| <= B and ||theta*|| <= S: the predictors
+        of an env (B ||theta*||, at most 1 for the identity link) and the GLM agents' working rows
+        (``norm_bound`` S, 1 by default) clipped there. Default 1 (B = S = 1); :func:`logistic_link` sets it
+        to its ``bound``. The link's bounds mu and L are claims about [-domain, domain].
+
+    Raises
+    ------
+    ValueError
+        When made, the link is checked on a grid of :data:`DOMAIN_GRID` points of [-domain, domain]: ``fn`` and
+        ``derivative`` must be vectorised (an array of the grid's shape out), finite (no NaN or inf), and
+        mu <= nu' <= L (to a relative :data:`DERIVATIVE_TOLERANCE`); the error names the first point that
+        fails. A grid cannot see between its points: a link is the user's claim, this check catches the
+        mistakes that show on it (a NaN region, a wrong mu or L) before any user's data reaches the link.
+        That nu maps into [-1, 1] is checked by the env, which knows its predictors' range.
     """
 
     name: str
@@ -40,14 +61,39 @@ class Link:
     derivative: Callable[[np.ndarray], np.ndarray] = field(repr=False, compare=False)
     mu: float = 1.0
     lipschitz: float = 1.0
+    domain: float = field(default=1.0, repr=False)
 
     def __post_init__(self) -> None:
         if not callable(self.fn) or not callable(self.derivative):
             raise TypeError("fn and derivative must be callables")
         object.__setattr__(self, "mu", check_positive("mu", self.mu))
         object.__setattr__(self, "lipschitz", check_positive("lipschitz", self.lipschitz))
+        object.__setattr__(self, "domain", check_positive("domain", self.domain))
         if self.mu > self.lipschitz:
             raise ValueError(f"mu must be <= lipschitz, got mu={self.mu:g}, lipschitz={self.lipschitz:g}")
+        self._check_on_domain()
+
+    def _check_on_domain(self) -> None:
+        """The grid check of the class docstring."""
+        z = np.linspace(-self.domain, self.domain, DOMAIN_GRID)
+        where = f"on its domain |z| <= {self.domain:g}"
+        for part, values in (("fn", self.fn(z.copy())), ("derivative", self.derivative(z.copy()))):
+            values = np.asarray(values, dtype=float)
+            if values.shape != z.shape:
+                raise ValueError(f"link {self.name!r}: {part} must be vectorised (an array of the input's shape "
+                                 f"out), got shape {values.shape} for input of shape {z.shape}")
+            bad = ~np.isfinite(values)
+            if bad.any():
+                raise ValueError(f"link {self.name!r}: {part} is not finite {where} ({int(bad.sum())} of "
+                                 f"{z.size} grid points, first at z = {z[bad.argmax()]:g}: {values[bad.argmax()]})")
+            if part == "derivative":
+                off = ((values < self.mu * (1 - DERIVATIVE_TOLERANCE))
+                       | (values > self.lipschitz * (1 + DERIVATIVE_TOLERANCE)))
+                if off.any():
+                    raise ValueError(f"link {self.name!r}: its derivative {where} ranges over "
+                                     f"[{values.min():g}, {values.max():g}], outside [mu, lipschitz] = "
+                                     f"[{self.mu:g}, {self.lipschitz:g}] (first at z = {z[off.argmax()]:g}); "
+                                     "declare the bounds that hold there, or a smaller domain")
 
     def __call__(self, z: np.ndarray) -> np.ndarray:
         """nu(z)."""
@@ -102,7 +148,7 @@ def logistic_link(scale: float = 2.0, bound: float = 1.0) -> Link:
     scale : float
         Slope s > 0; nu'(0) = s/2.
     bound : float
-        Largest |z| the link will see (B ||theta*||); mu = nu'(bound) = (s/2)(1 - tanh^2(s bound/2)).
+        Largest |z| the link will see (B ||theta*||), its ``domain``; mu = nu'(bound) = (s/2)(1 - tanh^2(s bound/2)).
     """
     scale = check_positive("scale", scale)
     bound = check_positive("bound", bound)
@@ -110,7 +156,7 @@ def logistic_link(scale: float = 2.0, bound: float = 1.0) -> Link:
     if not mu > 0:
         raise ValueError(f"scale * bound must be small enough that nu'(bound) > 0 in floating point (mu_nu > 0, "
                          f"def:GLM), got scale={scale:g}, bound={bound:g}")
-    return Link("logistic", _ScaledLogistic(scale), _ScaledLogisticDerivative(scale), mu, 0.5 * scale)
+    return Link("logistic", _ScaledLogistic(scale), _ScaledLogisticDerivative(scale), mu, 0.5 * scale, domain=bound)
 
 
 LINKS = {"identity": identity_link, "logistic": logistic_link}

@@ -337,9 +337,11 @@ def test_disjoint_context_dimension_and_link_kwargs_errors_name_the_users_keywor
 def test_bad_links_raise():
     with pytest.raises(ValueError, match="link must be"):
         PrivGLMCBEnv(link="probit")
-    lying = Link("lying", _cubic, _cubic_derivative, mu=0.6, lipschitz=1.25)  # nu'(0) = 0.5 < mu
-    with pytest.raises(ValueError, match="derivative"):
-        PrivGLMCBEnv(link=lying)
+    with pytest.raises(ValueError, match="derivative"):    # nu'(0) = 0.5 < mu: refused when made (Link's check)
+        Link("lying", _cubic, _cubic_derivative, mu=0.6, lipschitz=1.25)
+    short = Link("short", _cubic, _cubic_derivative, mu=0.5, lipschitz=0.6875, domain=0.5)   # honest on |z| <= 0.5
+    with pytest.raises(ValueError, match="derivative"):    # ... but the env's predictors reach |z| = 1
+        PrivGLMCBEnv(link=short)
     big = Link("big", lambda z: 3 * z, lambda z: np.full_like(z, 3.0), mu=3.0, lipschitz=3.0)
     with pytest.raises(ValueError, match=r"into \[-1, 1\]"):
         PrivGLMCBEnv(link=big)

@@ -83,3 +83,45 @@ def test_make_link_and_validation():
     # Links compare by name and constants (the callables are excluded), and are hashable (frozen).
     assert logistic_link(2.0, 1.0) == logistic_link(2.0, 1.0)
     assert hash(identity_link()) == hash(identity_link())
+
+
+def _nan_beyond_half(z):
+    """tanh with a NaN hole on z > 1/2 (a user's link defined by a formula valid on part of its domain)."""
+    z = np.asarray(z, dtype=float)
+    return np.where(z > 0.5, np.nan, np.tanh(z))
+
+
+def _tanh_derivative(z):
+    return 1.0 - np.tanh(np.asarray(z, dtype=float)) ** 2
+
+
+def test_a_link_that_is_nan_somewhere_on_its_domain_is_refused_when_made():
+    with pytest.raises(ValueError, match=r"link 'holey': fn is not finite on its domain \|z\| <= 1 "
+                                         r"\(256 of 1025 grid points, first at z = 0\.50"):
+        Link("holey", _nan_beyond_half, _tanh_derivative, mu=0.4, lipschitz=1.0)
+    with pytest.raises(ValueError, match="derivative is not finite"):
+        Link("holey", np.tanh, lambda z: np.where(np.abs(z) > 0.9, np.inf, _tanh_derivative(z)), mu=0.4,
+             lipschitz=1.0)
+    # on a domain that avoids the hole the same link is fine (the claim is about [-domain, domain] only)
+    assert Link("holey", _nan_beyond_half, _tanh_derivative, mu=0.7, lipschitz=1.0, domain=0.5).domain == 0.5
+
+
+def test_a_link_whose_derivative_leaves_mu_and_l_on_its_domain_is_refused_when_made():
+    with pytest.raises(ValueError, match=r"derivative on its domain \|z\| <= 1 ranges over \[0\.41\d*, 1\], "
+                                         r"outside \[mu, lipschitz\] = \[0\.5, 1\]"):
+        Link("tanh", np.tanh, _tanh_derivative, mu=0.5, lipschitz=1.0)         # nu'(1) = 0.42 < mu
+    with pytest.raises(ValueError, match="outside"):
+        Link("tanh", np.tanh, _tanh_derivative, mu=0.4, lipschitz=0.9)         # nu'(0) = 1 > L
+    assert Link("tanh", np.tanh, _tanh_derivative, mu=0.4, lipschitz=1.0).domain == 1.0
+    with pytest.raises(ValueError, match="must be vectorised"):
+        Link("scalar", lambda z: float(np.tanh(z[0])), _tanh_derivative, mu=0.4, lipschitz=1.0)
+    with pytest.raises(ValueError, match="domain"):
+        Link("tanh", np.tanh, _tanh_derivative, mu=0.4, lipschitz=1.0, domain=0.0)
+
+
+def test_the_built_in_links_pass_their_own_check_and_keep_their_constants():
+    for scale, bound in [(2.0, 1.0), (0.5, 3.0), (8.0, 0.2), (8.0, 5.0), (20.0, 5.0)]:
+        link = logistic_link(scale, bound)
+        assert link.domain == bound and link.mu == pytest.approx(0.5 * scale / math.cosh(0.5 * scale * bound) ** 2)
+    assert identity_link().domain == 1.0
+    assert "domain" not in repr(logistic_link())          # reprs (and anything keyed on them) are unchanged

@@ -10,7 +10,7 @@ from privbandit.agents import check_agent, make_agent
 from privbandit.agents.base import BanditSpec
 from privbandit.agents.checks import check_step_loop_equals_batch_path, synthetic_stream
 from privbandit.agents.pooled import GLM_RESPONSE_BOUND, GLMWorkingRows, LinearRows, PooledJDPAgent
-from privbandit.links import identity_link, logistic_link
+from privbandit.links import Link, identity_link, logistic_link
 from privbandit.sim import run_many
 
 LINKS = {"identity": identity_link(), "logistic-2": logistic_link(2.0), "logistic-6": logistic_link(6.0)}
@@ -169,3 +169,59 @@ def test_the_glm_agent_is_the_pooled_agent_with_glm_rows():
     agent = make_agent("elim-glm-jdp-pooled", epsilon=1.0, delta=1e-5)
     assert isinstance(agent, PooledJDPAgent) and agent.rows == GLMWorkingRows()
     assert make_agent("elim-jdp-pooled", epsilon=1.0, delta=1e-5).rows == LinearRows()
+
+
+def _tanh_with_nan_beyond_one(z):
+    """tanh, NaN on |z| > 1: finite on its declared domain |z| <= 1, not on an agent's wider [-B S, B S]."""
+    z = np.asarray(z, dtype=float)
+    return np.where(np.abs(z) > 1.0, np.nan, np.tanh(z))
+
+
+def _tanh_derivative(z):
+    return 1.0 - np.tanh(np.asarray(z, dtype=float)) ** 2
+
+
+HOLEY = Link("holey", _tanh_with_nan_beyond_one, _tanh_derivative, mu=0.4, lipschitz=1.0)
+
+
+def test_working_rows_refuse_non_finite_values_before_any_oracle_sees_them():
+    x, y = _unit_rows(50, 3, 4)
+    theta = np.array([0.9, 0.0, 0.0])                       # |eta| <= 0.9: inside the link's domain
+    xs, ys = GLMWorkingRows().rows(HOLEY, theta, x, y, 1.0, 1.0)
+    assert np.isfinite(xs).all() and np.isfinite(ys).all()
+    # with B S = 2 a user's predictor can leave the domain: np.clip would keep the NaN; the rows refuse it
+    with pytest.raises(ValueError, match=r"GLM working rows are not finite: the link 'holey' gives NaN or inf at "
+                                         r"a predictor in \[-B S, B S\] = \[-2, 2\] \(it was checked on its "
+                                         r"domain \|z\| <= 1 only"):
+        GLMWorkingRows().rows(HOLEY, 2.0 * theta, 2.0 * x, y, 2.0, 1.0)
+    with pytest.raises(ValueError, match="not finite"):
+        GLMWorkingRows().rows(logistic_link(2.0), np.array([np.nan, 0.0, 0.0]), x, y, 1.0, 1.0)
+
+
+def test_the_agent_refuses_the_row_before_its_oracle_gets_it(monkeypatch):
+    """elim-glm-jdp-pooled (IW-Regression-DP, which does not clip again) on a spec whose B S reaches the hole."""
+    from privbandit.oracles.base import EpochFit
+
+    added = []
+    real = EpochFit.add_clipped
+    monkeypatch.setattr(EpochFit, "add_clipped", lambda self, x, y: (added.append(x.copy()), real(self, x, y)))
+    agent = make_agent("elim-glm-jdp-pooled", epsilon=1.0, delta=1e-5, first_epoch=4, norm_bound=2.0)
+    agent.reset(BanditSpec(n_arms=2, dim=3, horizon=64, bound=1.0, link=HOLEY), rng=0)
+    agent._theta_public = np.array([1.5, 0.0, 0.0])        # a release far along e_1 (public; set for the test)
+    agent.update(np.array([0.1, 0.0, 0.0]), 0.5)          # eta = 0.15: fine
+    with pytest.raises(ValueError, match="GLM working rows are not finite"):
+        agent.update(np.array([1.0, 0.0, 0.0]), 0.5)      # eta = 1.5: nu is NaN there
+    assert len(added) == 1 and agent.t == 1
+
+
+def test_add_clipped_refuses_nan_and_inf_that_add_would_refuse():
+    from privbandit.oracles import make_oracle
+
+    fit = make_oracle("ridge").start(8, dim=2, bound=1.0, link=identity_link(), rng=0)
+    fit.add_clipped(np.array([[0.5, 0.0]]), np.array([0.5]))
+    for x, y in ((np.array([[np.nan, 0.0]]), np.array([0.5])), (np.array([[0.5, 0.0]]), np.array([np.inf]))):
+        with pytest.raises(ValueError, match="add_clipped got NaN or inf"):
+            fit.add_clipped(x, y)
+        with pytest.raises(ValueError):
+            fit.add(x, y)
+    assert fit.n_seen == 1

@@ -42,16 +42,21 @@ model (each epoch's rows are linear in theta* to first order around its own thet
 on the linear predictor (identity link) and plays elimination and UCB there, which order the arms as nu of the
 same intervals would (nu is increasing).
 
-Privacy of the GLM agents: ||phi'|| <= ||phi|| <= B and |y'| <= 1 for every row and every theta_{j-1}, the
-bounds the oracles' sensitivities (IW-Regression-DP: 2B/(gamma N) for H, 2 sqrt(2) B/(gamma n) for
-(B psi, vec Psi)) and randomizers (IW-Regression-LDP: norms <= B and sqrt(1 + B)) are computed from, so
-they hold unchanged; the oracles clip to those bounds again (a no-op). A user's row reads only their own data,
-public constants (nu, L, mu, B, S, C) and theta_{j-1}, a post-processing of earlier epochs' releases, so the
-transform is part of the user's (joint DP: the curator's per-row, local DP: the device's) computation before
-the one release they enter, exactly as the warm-started W is. Composition is as for the linear agents: each
-user enters one release of one epoch at the full (epsilon, delta), the epochs compose in parallel and the
-adaptive choice of (W_j, theta_{j-1}) from earlier releases is allowed (`def:JDP-interactive`, `def:LDP`).
-The ledger is the oracle's, recorded as for ``elim-jdp-pooled`` / ``elim-ldp-pooled``.
+Privacy of the GLM agents: ||phi'|| <= ||phi|| <= B and |y'| <= 1 for every row and every theta_{j-1}, the bounds
+the oracles' sensitivities (IW-Regression-DP: 2B/(gamma N) for H, 2 sqrt(2) B/(gamma n) for (B psi, vec Psi)) and
+randomizers (IW-Regression-LDP: norms <= B and sqrt(1 + B)) are computed from, so they hold unchanged. What is
+clipped where: ``Agent.update`` clips each user's (phi, y) to ||phi|| <= B and [-1, 1] (refusing NaN and inf);
+:class:`GLMWorkingRows` clips the predictor to [-B S, B S], the weight to [mu, L] and the response y' to [-1, 1],
+and refuses rows that are not finite; the rows then enter the epoch's fit through ``EpochFit.add_clipped``, which
+refuses NaN and inf but does not clip again. IW-Regression-DP uses the rows as given (their bounds are the ones
+above); IW-Regression-LDP's local randomizer checks and clips each row again on the device (features to B, rewards
+to [-1, 1]: a no-op for these rows). A user's row reads only their own data, public constants (nu, L, mu, B, S, C)
+and theta_{j-1}, a post-processing of earlier epochs' releases, so the transform is part of the user's (joint DP:
+the curator's per-row, local DP: the device's) computation before the one release they enter, exactly as the
+warm-started W is. Composition is as for the linear agents: each user enters one release of one epoch at the full
+(epsilon, delta), the epochs compose in parallel and the adaptive choice of (W_j, theta_{j-1}) from earlier
+releases is allowed (`def:JDP-interactive`, `def:LDP`). The ledger is the oracle's, recorded as for
+``elim-jdp-pooled`` / ``elim-ldp-pooled``.
 
 References
 ----------
@@ -190,7 +195,9 @@ class GLMWorkingRows(RowTransform):
         phi' = sqrt(w / L) phi,      y' = clip(sqrt(w / L) L z, -C, C) / C,
 
     so ||phi'|| <= ||phi|| <= B and |y'| <= 1 for every reward and every theta_{j-1}: the oracle's bounds, hence
-    its sensitivities and randomizers, hold as for the linear model. Least squares of y' on phi' is the Newton
+    its sensitivities and randomizers, hold as for the linear model. Rows that are not finite (a link that is
+    NaN or inf somewhere on [-B S, B S], outside the domain its construction checked) are refused here with a
+    ValueError, before any oracle sees them (``np.clip`` would keep a NaN). Least squares of y' on phi' is the Newton
     step of the GLM's likelihood at theta_{j-1} (weights w / L, response L z / C), so E y' ~ <phi', theta*> L / C
     when theta_{j-1} is near theta* and the clip is inactive; the pooled solve theta' estimates theta* L / C and
     is released as (C / L) theta' on the linear predictor (identity link). Elimination and UCB on intervals of
@@ -225,7 +232,13 @@ class GLMWorkingRows(RowTransform):
         w = np.clip(link.derivative(eta), link.mu, link.lipschitz)
         root = np.sqrt(w / link.lipschitz)
         z = eta + (y - link(eta)) / w
-        return x * root[:, None], np.clip(root * link.lipschitz * z / self.response_bound, -1.0, 1.0)
+        rows, response = x * root[:, None], np.clip(root * link.lipschitz * z / self.response_bound, -1.0, 1.0)
+        if not (np.isfinite(rows).all() and np.isfinite(response).all()):      # np.clip keeps a NaN
+            raise ValueError(f"the GLM working rows are not finite: the link {link.name!r} gives NaN or inf at a "
+                             f"predictor in [-B S, B S] = [{-bound * norm_bound:g}, {bound * norm_bound:g}] "
+                             f"(it was checked on its domain |z| <= {link.domain:g} only, or the linearisation "
+                             "point is not finite); use a link finite on [-B S, B S]")
+        return rows, response
 
     def theta_scale_of(self, link: Link) -> float:
         """C / L: the pooled solve of these rows estimates theta* L / C."""

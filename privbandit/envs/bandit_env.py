@@ -240,6 +240,8 @@ class PrivLinCBEnv(PrivBanditEnv):
 
     ## Observation Space
     ``Box(-B, B, (K, d), float64)``: row a is the feature vector phi(x_t, a), with ||phi|| <= B.
+    For a 1-D observation (Stable-Baselines3's ``check_env`` warns on this shape), wrap the env in
+    Gymnasium's ``FlattenObservation``: a ``Box`` of shape (K d,), row-major, that an agent reshapes back.
 
     ## Rewards
     The chosen arm's drawn reward, a float in [-1, 1] with mean m_a = <phi(x_t, a), theta*>:
@@ -335,7 +337,8 @@ class PrivGLMCBEnv(PrivBanditEnv):
     ``Discrete(K)``.
 
     ## Observation Space
-    ``Box(-B, B, (K, d), float64)``: the K feature vectors of the round.
+    ``Box(-B, B, (K, d), float64)``: the K feature vectors of the round (``FlattenObservation`` makes it
+    1-D, as for ``PrivLinCB-v0``).
 
     ## Rewards
     The chosen arm's reward in [-1, 1] with mean nu(<phi(x_t, a_t), theta*>) (Rademacher or
@@ -395,7 +398,8 @@ class PrivCBifyEnv(PrivBanditEnv):
     ``Discrete(K)``: K = the number of classes.
 
     ## Observation Space
-    ``Box(-B, B, (K, d), float64)`` with d = K p: row a is phi(x, a) = e_a (x) x, ||phi|| = ||x|| <= B.
+    ``Box(-B, B, (K, d), float64)`` with d = K p: row a is phi(x, a) = e_a (x) x, ||phi|| = ||x|| <= B
+    (``FlattenObservation`` makes it 1-D, as for ``PrivLinCB-v0``).
 
     Features: the columns of X are standardised (centred, divided by their standard deviation; a
     constant column becomes 0) with statistics of the whole dataset computed once before the run,

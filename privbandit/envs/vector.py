@@ -7,6 +7,29 @@ the blocks are stacked so a step gathers all sub-envs' rounds with one indexing 
 Autoreset follows ``AutoresetMode.NEXT_STEP``: the step after a truncation resets that sub-env
 (reward 0, no regret info) and ignores its action.
 
+What a sub-env is, for Gymnasium's vector API (``call``, ``get_attr``, ``set_attr``). The vector env holds
+no Env per index: sub-env i is the i-th slice of the stacked state (its generator, round counter and
+blocks of rounds), and every sub-env shares one instance (theta*, the context law, K, d, B, the link), one
+horizon (the episode length, ``min(horizon, max_episode_steps)``) and the spaces. So a name is answered as
+:class:`gymnasium.vector.SyncVectorEnv` answers it on ``gym.make(...)`` sub-envs with the same arguments:
+
+- the instance's attributes and methods (``n_arms``, ``dim``, ``bound``, ``theta``, ``bandit_spec``,
+  ``horizon``, ``instance``, ``render_mode``, ``uniform_policy_features``, ``u_star``, ...) come from one
+  single env of :attr:`~PrivBanditVectorEnv.env_class` built with the vector env's arguments, the same for
+  every sub-env; a method is called once per sub-env (``call`` returns a tuple of num_envs results);
+- the per-sub-env state that Gymnasium exposes is each sub-env's own: ``np_random`` (its generator),
+  ``np_random_seed`` and ``render`` (its frame); ``spec`` is the ``EnvSpec`` ``gym.make`` gives a sub-env;
+- one difference: with ``max_episode_steps`` the sync env's sub-envs keep their ``horizon`` (a ``TimeLimit``
+  wrapper ends the episode), while the native env's ``horizon`` and ``bandit_spec()`` are the episode length;
+- what plays a sub-env's episode (``reset``, ``step``, ``sample_batch``, ``close``) is the vector env's
+  own job, and a private name is no sub-env attribute: both raise an AttributeError naming the name.
+
+``set_attr`` takes a value, or a list or tuple of one value per sub-env; as the sub-envs share one
+instance the values must be equal (a ValueError otherwise); the value is set on the shared single env and,
+for ``horizon`` (which the vector env reads itself), on the vector env too. ``np_random``,
+``np_random_seed`` and ``render_mode`` cannot be set (an AttributeError, as SyncVectorEnv's for
+``render_mode``).
+
 References
 ----------
 Source paper, `sec:intro-cb`.
@@ -14,12 +37,14 @@ Source paper, `sec:intro-cb`.
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import logger
+from gymnasium.envs.registration import EnvSpec
 from gymnasium.error import ResetNeeded
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
@@ -33,6 +58,19 @@ from .instance import BLOCK_SIZE, draw_block
 from .render import RENDER_FPS, RENDER_MODES, RegretTrace, RoundView, render_ansi, render_rgb
 
 __all__ = ["PrivBanditVectorEnv", "PrivCBifyVectorEnv", "PrivGLMCBVectorEnv", "PrivLinCBVectorEnv"]
+
+EPISODE_NAMES: frozenset[str] = frozenset({"reset", "step", "sample_batch", "close"})
+"""Sub-env methods ``call`` refuses: they play a sub-env's episode, which the vector env steps as one."""
+
+VECTOR_KWARGS: frozenset[str] = frozenset({"num_envs", "vectorization_mode", "vector_kwargs", "wrappers"})
+"""What ``gym.make_vec`` adds to a vector env's ``spec.kwargs`` beyond the sub-envs' own arguments."""
+
+MIRRORED_NAMES: frozenset[str] = frozenset({"horizon"})
+"""Sub-env attributes the vector env reads itself: ``set_attr`` sets them on both."""
+
+READ_ONLY_NAMES: frozenset[str] = frozenset({"np_random", "np_random_seed", "render_mode"})
+"""Sub-env attributes ``set_attr`` refuses (the generators are seeded by ``reset``; ``gym.make``'s wrappers make
+``render_mode`` read-only, so SyncVectorEnv refuses it too)."""
 
 
 class PrivBanditVectorEnv(VectorEnv):
@@ -62,6 +100,9 @@ class PrivBanditVectorEnv(VectorEnv):
         self.render_mode, self.horizon, self.instance = single.render_mode, single.horizon, single.instance
         if max_episode_steps is not None:
             self.horizon = min(self.horizon, check_int("max_episode_steps", max_episode_steps, low=1))
+            single.horizon = self.horizon
+        self._single = single                # what every sub-env shares, for call / get_attr / set_attr
+        self._seeds: list[int | None] = [None] * self.num_envs
         self.single_observation_space = single.observation_space
         self.single_action_space = single.action_space
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
@@ -88,7 +129,7 @@ class PrivBanditVectorEnv(VectorEnv):
             self._pos[i] = 0
 
     def _start(self, seeds: Sequence[int | None]) -> None:
-        self._rngs = [seeding.np_random(s)[0] for s in seeds]
+        self._rngs, self._seeds = map(list, zip(*(seeding.np_random(s) for s in seeds)))
         n, k, d = self.num_envs, self.instance.n_arms, self.instance.dim
         self._bufs = (np.empty((n, BLOCK_SIZE, k, d)), np.empty((n, BLOCK_SIZE, k)), np.empty((n, BLOCK_SIZE, k)),
                       np.empty((n, BLOCK_SIZE)), np.empty((n, BLOCK_SIZE), dtype=np.int64))
@@ -125,7 +166,7 @@ class PrivBanditVectorEnv(VectorEnv):
                 self._advance(np.array(keep, dtype=np.int64))
                 for i, s in enumerate(seeds):
                     if s is not None:
-                        self._rngs[i] = seeding.np_random(s)[0]
+                        self._rngs[i], self._seeds[i] = seeding.np_random(s)
                         self._refill(np.array([i]))
         self._t[:] = 0
         self._done[:] = False
@@ -166,6 +207,89 @@ class PrivBanditVectorEnv(VectorEnv):
         self._done = truncated.copy()
         return self._observe(), reward, np.zeros(n, dtype=bool), truncated, infos
 
+    # -- the sub-envs' attributes (Gymnasium's vector API) --------------------------------------
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """Call the method ``name`` of every sub-env with ``args`` and ``kwargs`` (an attribute is returned as it
+        is), as :meth:`gymnasium.vector.SyncVectorEnv.call` does; what a sub-env is: the module docstring.
+
+        Returns
+        -------
+        tuple
+            One result per sub-env.
+
+        Raises
+        ------
+        AttributeError
+            If ``name`` is private, plays a sub-env's episode (``reset``, ``step``, ``sample_batch``,
+            ``close``: use the vector env's own) or is no attribute of the sub-envs.
+        """
+        if name == "render":
+            frames = self.render(*args, **kwargs)
+            return (None,) * self.num_envs if frames is None else frames
+        if name in ("np_random", "np_random_seed"):
+            if self._rngs is None:           # as gymnasium's Env: the generator is made at first use
+                self._start([None] * self.num_envs)
+            return tuple(self._rngs) if name == "np_random" else tuple(self._seeds)
+        if name == "spec":
+            return (self._sub_env_spec(),) * self.num_envs
+        results = []
+        for _ in range(self.num_envs):          # looked up per sub-env, as sync's: a property is read each time
+            attribute = self._sub_env_attribute(name)
+            results.append(attribute(*args, **kwargs) if callable(attribute) else attribute)
+        return tuple(results)
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        """The attribute ``name`` of every sub-env (``call`` of it, as in ``SyncVectorEnv``)."""
+        return self.call(name)
+
+    def set_attr(self, name: str, values: list[Any] | tuple[Any, ...] | Any) -> None:
+        """Set the attribute ``name`` of the sub-envs to ``values``: one value, or a list or tuple of one per
+        sub-env (all equal: the sub-envs share one instance).
+
+        Raises
+        ------
+        ValueError
+            If a list or tuple has not ``num_envs`` values, or its values differ.
+        AttributeError
+            If ``name`` is private, read-only (``np_random``, ``np_random_seed``: seeded by ``reset``;
+            ``render_mode``: fixed when the env is made), or the attribute cannot be set.
+        """
+        if not isinstance(values, (list, tuple)):
+            values = [values] * self.num_envs
+        if len(values) != self.num_envs:
+            raise ValueError("Values must be a list or tuple with length equal to the number of environments. "
+                             f"Got `{len(values)}` values for {self.num_envs} environments.")
+        if any(not _same_value(v, values[0]) for v in values[1:]):
+            raise ValueError(f"set_attr({name!r}) got different values per sub-env, but the native vector env's "
+                             "sub-envs share one instance; use gym.make_vec(..., vectorization_mode='sync') for "
+                             "sub-envs that differ")
+        if name in READ_ONLY_NAMES:
+            raise AttributeError(f"set_attr({name!r}): {name} is read-only (the generators are seeded by "
+                                 "reset(seed=...), the render mode is fixed when the env is made)")
+        self._sub_env_attribute(name)
+        setattr(self._single, name, values[0])
+        if name in MIRRORED_NAMES:
+            setattr(self, name, values[0])
+
+    def _sub_env_spec(self) -> EnvSpec | None:
+        """The ``EnvSpec`` ``gym.make`` gives a sub-env: ``gym.make_vec``'s spec without its vector arguments."""
+        if self.spec is None:
+            return None
+        kwargs = {k: v for k, v in self.spec.kwargs.items() if k not in VECTOR_KWARGS}
+        steps = kwargs.pop("max_episode_steps", self.spec.max_episode_steps)     # gym.make's field, not a kwarg
+        return dataclasses.replace(self.spec, kwargs=kwargs, max_episode_steps=steps)
+
+    def _sub_env_attribute(self, name: str) -> Any:
+        """The attribute ``name`` the sub-envs share (on the single env), refusing what is no sub-env attribute."""
+        if not isinstance(name, str) or name.startswith("_"):
+            raise AttributeError(f"name must be a public attribute of the sub-envs, got {name!r}")
+        if name in EPISODE_NAMES:
+            raise AttributeError(f"{name!r} plays a sub-env's episode, which the native vector env steps as one: "
+                                 f"use the vector env's own {name}() (or vectorization_mode='sync')")
+        if not hasattr(self._single, name):
+            raise AttributeError(f"the sub-envs ({self.env_class.__name__}) have no attribute {name!r}")
+        return getattr(self._single, name)
+
     # -- rendering -------------------------------------------------------------------------------
     def _record(self, play: np.ndarray, means: np.ndarray, optimal: np.ndarray, actions: np.ndarray,
                 reward: np.ndarray, regret: np.ndarray) -> None:
@@ -202,6 +326,18 @@ class PrivBanditVectorEnv(VectorEnv):
             shown = self._last[i] or (self._bufs[2][i, p].copy(), int(self._bufs[4][i, p]), None, None, None)
             frames.append(draw(RoundView(int(self._t[i]), self.horizon, *shown, self._traces[i].array())))
         return tuple(frames)
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    """Whether two ``set_attr`` values are the same (arrays by their elements)."""
+    if a is b:
+        return True
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return bool(np.array_equal(a, b))
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
 
 
 class PrivLinCBVectorEnv(PrivBanditVectorEnv):

@@ -9,14 +9,24 @@ coba (https://github.com/VowpalWabbit/coba, tested with 8.1) runs contextual-ban
   ``SimulatedInteraction`` per round with ``context=None``, ``actions`` the K arms' feature rows
   phi_t(a) (tuples of floats) and ``rewards`` every arm's drawn reward. The env is reset with the seed
   split of :func:`privbandit.sim.run`, so the rounds are those ``run(agent, env, seed=seed)`` plays.
-- :class:`CobaLearner` wraps any privbandit agent. On the first interaction it builds the agent's
-  :class:`~privbandit.agents.base.BanditSpec` from what coba shows it (K = the number of actions, d =
-  the length of a feature row) and the public horizon, bound and link given to it, and resets the
+- :class:`CobaLearner` wraps any privbandit agent. On the first interaction of a run it builds the
+  agent's :class:`~privbandit.agents.base.BanditSpec` from what coba shows it (K = the number of actions,
+  d = the length of a feature row) and the public horizon, bound and link given to it, and resets the
   agent with the seed split of :func:`privbandit.sim.run`; then ``predict`` is ``agent.act`` on the
   round's (K, d) features, returning the chosen action and its probability under the agent's policy,
-  and ``learn`` is ``agent.update`` with the chosen row and its reward. So
-  ``CobaLearner.for_environment(agent, CobaEnvironment(env, seed=s))`` plays, inside coba, exactly the
-  arms ``run(agent, env, seed=s)`` plays.
+  and ``learn(context, action, reward, probability)`` is ``agent.update`` with the row of the action
+  coba passes and its reward: the agent's own action on-policy (``SequentialCB(learn="on")``), the
+  logged action off-policy (``learn="off"`` on ``Environments.logged(...)`` data). The action is found
+  among the interaction's actions (the same object, else an equal one); one that is none of them is a
+  ValueError. So ``CobaLearner.for_environment(agent, CobaEnvironment(env, seed=s))`` plays, inside
+  coba, exactly the arms ``run(agent, env, seed=s)`` plays.
+- The horizon. coba never tells a learner how many interactions it will see, and an agent's epochs and
+  privacy calibration are fixed from T before the first one, so T is given: ``for_environment`` takes
+  it from a :class:`CobaEnvironment`; on coba's own environments pass ``horizon=`` (a learner without
+  one refuses its first interaction with a ValueError saying so). A run is ``horizon`` interactions;
+  a copy coba makes of the learner (one per task when it is evaluated in several) starts a new run,
+  and so does the learner at its first interaction after a finished run (a second experiment): every
+  run starts from the learner's seed.
 
 Features on coba's own environments. ``feature_map="actions"`` uses each action's own features as
 phi(x, a) (what :class:`CobaEnvironment` serves); ``"disjoint"`` uses phi(x, a_i) = e_i (x) x, the
@@ -28,8 +38,10 @@ before the run, so choose ``bound`` from public knowledge of the data, not from 
 outside [-1, 1] are clipped the same way.
 
 What coba stores, and pseudo-regret. coba's ``Result`` numbers interactions with a 1-based ``index``
-(round t = index) and stores every float it records (the action's features, the reward, the
-probability) rounded to 5 decimals; it records realised rewards, never the pseudo-regret. So
+(their position in the stream a learner played) and stores every float it records (the action's
+features, the reward, the probability) rounded to 5 decimals; it records realised rewards, never the
+pseudo-regret. :class:`CobaEnvironment` gives every interaction its env round (``round``, 1-based), which
+coba records beside the index, so the round is known after ``shuffle`` or ``take``; then
 :func:`pseudo_regret` maps each stored action back to an arm by the nearest feature row of its round
 (the env's rounds are regenerated from the seed; a stored action must lie within the rounding of one
 of them) and computes max_a m_t(a) - m_t(a_t) from the env's expected rewards, for every learner,
@@ -46,6 +58,7 @@ Source paper, `alg:batch-cb-meta` (the agents' epochs), `def:JDP-interactive`.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -147,13 +160,19 @@ class CobaEnvironment(coba.Environment):
                 np.concatenate([np.asarray(b.expected_rewards, dtype=float) for b in batches]))
 
     def read(self) -> Iterator[coba.SimulatedInteraction]:
-        """One ``SimulatedInteraction(context=None, actions=[phi_t(a)], rewards)`` per round (re-iterable)."""
+        """One ``SimulatedInteraction(context=None, actions=[phi_t(a)], rewards, round=t)`` per round (re-iterable).
+
+        ``round`` is the env's 1-based round t; coba records it with every interaction, so the rounds are
+        known after coba's ``shuffle`` or ``take`` renumber its ``index``.
+        """
+        t = 0
         for batch in self._batches():
             features = np.asarray(batch.features, dtype=float).tolist()
             rewards = np.asarray(batch.rewards, dtype=float).tolist()
             for rows, drawn in zip(features, rewards):
+                t += 1
                 actions = [tuple(row) for row in rows]
-                yield coba.SimulatedInteraction(None, actions, _ArmRewards(actions, drawn))
+                yield coba.SimulatedInteraction(None, actions, _ArmRewards(actions, drawn), round=t)
 
 
 class CobaLearner(coba.Learner):
@@ -162,22 +181,34 @@ class CobaLearner(coba.Learner):
     Parameters
     ----------
     agent : Agent
-        Any privbandit agent; reset here on the first interaction.
-    horizon : int
-        T, the number of interactions the agent will see (public; it fixes the epoch schedule).
+        Any privbandit agent; reset here at the first interaction of every run.
+    horizon : int, optional
+        T, the number of interactions of one run (public; it fixes the agent's epoch schedule and
+        calibration). coba never tells a learner how many interactions it will see, so on coba's own
+        environments pass it (the ``n`` of ``from_linear_synthetic(n, ...)`` or of ``take(n)``);
+        :meth:`for_environment` takes it from a :class:`CobaEnvironment`. Without it the first
+        ``predict`` raises a ValueError saying so.
     bound : float
         The feature bound B of the agent's spec (public).
     link : Link, optional
         The reward link of the agent's spec (identity by default).
     seed : int
-        The agent's seed, split as in :func:`privbandit.sim.run`.
+        The agent's seed, split as in :func:`privbandit.sim.run`; every run starts from it.
     feature_map : {"actions", "disjoint"} or callable, optional
         How coba's (context, actions) become the (K, d) feature rows; by default ``"actions"`` when the
         context is None and ``"disjoint"`` otherwise.
+
+    Notes
+    -----
+    A run is ``horizon`` interactions. The learner is reusable: coba evaluates a copy of it when it appears
+    in several tasks (a copy starts a new run), and the learner itself starts a new run (``agent.reset``
+    with its seed, so the same play) at the first interaction after a finished run, as in a second
+    experiment. So give it the horizon of the environments it is evaluated on: an environment longer than
+    ``horizon`` is played as consecutive runs.
     """
 
-    def __init__(self, agent: Agent, *, horizon: int, bound: float = 1.0, link: Link | None = None, seed: int = 0,
-                 feature_map: str | Callable[[Any, Any], Any] | None = None) -> None:
+    def __init__(self, agent: Agent, *, horizon: int | None = None, bound: float = 1.0, link: Link | None = None,
+                 seed: int = 0, feature_map: str | Callable[[Any, Any], Any] | None = None) -> None:
         if not isinstance(agent, Agent):
             raise TypeError(f"agent must be a privbandit Agent, got {type(agent).__name__}")
         if feature_map is not None and not callable(feature_map):
@@ -185,13 +216,18 @@ class CobaLearner(coba.Learner):
         if link is not None and not isinstance(link, Link):
             raise TypeError(f"link must be a privbandit Link, got {type(link).__name__}")
         self.agent = agent
-        self.horizon = check_int("horizon", horizon, low=1)
+        self.horizon = None if horizon is None else check_int("horizon", horizon, low=1)
         self.bound = check_positive("bound", bound)
         self.link = link
         self.seed = check_int("seed", seed, low=0)
         self.feature_map = feature_map
-        self._started = False
-        self._chosen: np.ndarray | None = None
+        self._played = 0                      # interactions predicted in the current run (0: no run yet)
+        self._round: tuple[Sequence[Any], np.ndarray] | None = None     # this interaction's actions and rows
+
+    def __deepcopy__(self, memo: dict) -> CobaLearner:
+        """A copy that starts a new run (coba copies a learner it evaluates in several tasks)."""
+        return type(self)(copy.deepcopy(self.agent, memo), horizon=self.horizon, bound=self.bound,
+                          link=self.link, seed=self.seed, feature_map=self.feature_map)
 
     @classmethod
     def for_environment(cls, agent: Agent, environment: CobaEnvironment, seed: int | None = None) -> CobaLearner:
@@ -228,34 +264,68 @@ class CobaLearner(coba.Learner):
         return phi
 
     def _start(self, phi: np.ndarray) -> None:
+        if self.horizon is None:
+            raise ValueError("CobaLearner needs horizon=T, the number of interactions of a run: coba does not "
+                             "tell a learner, and the agent's epochs and privacy calibration are fixed from T "
+                             "before the first interaction (pass horizon=, or use CobaLearner.for_environment)")
         spec = BanditSpec(phi.shape[0], phi.shape[1], self.horizon, self.bound, self.link or identity_link())
         _env_seed, agent_rng = split_seed(self.seed)
         self.agent.reset(spec, rng=agent_rng)
-        self._started = True
+        self._played = 0
 
     def predict(self, context: Any, actions: Sequence[Any]) -> tuple[Any, float]:
         """The agent's arm for this interaction as (the coba action, its probability under the policy)."""
         phi = self._features(context, actions)
-        if not self._started:
-            self._start(phi)
+        if self._played == 0 or self._played >= self.agent.spec.horizon:
+            self._start(phi)                  # the first interaction, or the one after a finished run
         spec = self.agent.spec
         if phi.shape != (spec.n_arms, spec.dim):
             raise ValueError(f"coba gave {phi.shape[0]} actions with {phi.shape[1]} features, but the agent was "
                              f"started with K={spec.n_arms}, d={spec.dim}")
-        if self.agent.t >= spec.horizon:
-            raise ValueError(f"the agent has played its horizon of {spec.horizon} interactions; make the learner "
-                             "with horizon at least the environment's number of interactions")
         arm = self.agent.act(phi)
         probability = float(self.agent.action_probabilities(phi)[arm])
-        self._chosen = phi[arm]
+        self._round = (actions, phi)
+        self._played += 1
         return actions[arm], probability
 
     def learn(self, context: Any, action: Any, reward: float, probability: float, **kwargs: Any) -> None:
-        """Feed the chosen row and its reward to the agent."""
-        if self._chosen is None:
-            raise RuntimeError("learn was called without a predict before it")
-        row, self._chosen = self._chosen, None
-        self.agent.update(row, float(reward))
+        """Feed the row of ``action`` (the action coba passes: the agent's own, or the logged one) and its reward.
+
+        Raises
+        ------
+        RuntimeError
+            If no ``predict`` of this interaction came before (the agent needs the interaction's actions).
+        ValueError
+            If ``action`` is none of the interaction's actions.
+        """
+        if self._round is None:
+            raise RuntimeError("learn was called without a predict of the same interaction before it: CobaLearner "
+                               "needs the interaction's actions (evaluate with an eval that predicts, such as "
+                               "SequentialCB's default eval='on')")
+        (actions, phi), self._round = self._round, None
+        self.agent.update(phi[_action_index(action, actions, phi)], float(reward))
+
+
+def _action_index(action: Any, actions: Sequence[Any], phi: np.ndarray) -> int:
+    """The index of ``action`` among ``actions``: the same object, else the equal ones if their rows agree."""
+    for i, candidate in enumerate(actions):
+        if candidate is action:
+            return i
+    equal = [i for i, candidate in enumerate(actions) if _same_action(candidate, action)]
+    if not equal or any(not np.array_equal(phi[i], phi[equal[0]]) for i in equal[1:]):
+        raise ValueError(f"learn got the action {action!r}, which is {'none' if not equal else 'several'} of the "
+                         f"interaction's {len(actions)} actions (with different feature rows), so its row is unknown")
+    return equal[0]
+
+
+def _same_action(candidate: Any, action: Any) -> bool:
+    """Whether two coba actions are equal (a value, a sequence of values or a dict of features)."""
+    if isinstance(candidate, dict) or isinstance(action, dict):
+        return candidate == action
+    try:
+        return bool(np.array_equal(np.asarray(candidate, dtype=float), np.asarray(action, dtype=float)))
+    except (TypeError, ValueError):
+        return bool(candidate == action)
 
 
 def pseudo_regret(result: Any, environment: CobaEnvironment, environment_id: int | None = None) -> pd.DataFrame:
@@ -274,9 +344,11 @@ def pseudo_regret(result: Any, environment: CobaEnvironment, environment_id: int
     Returns
     -------
     pandas.DataFrame
-        One row per stored interaction: ``environment_id``, ``learner_id``, ``learner`` (coba's family),
-        ``evaluator_id``, ``t`` (coba's 1-based index), ``arm`` (0-based), ``reward`` (as coba stored it),
-        ``regret`` (max_a m_t(a) - m_t(a_t)) and ``cum_regret`` (its running sum per learner).
+        One row per stored interaction, in coba's order of play: ``environment_id``, ``learner_id``,
+        ``learner`` (coba's family), ``evaluator_id``, ``index`` (coba's 1-based position in the stream it
+        played), ``t`` (the env's 1-based round: equal to ``index`` unless coba's ``shuffle`` or ``take``
+        reordered the rounds), ``arm`` (0-based), ``reward`` (as coba stored it), ``regret``
+        (max_a m_t(a) - m_t(a_t)) and ``cum_regret`` (its running sum per learner, in order of play).
 
     Raises
     ------
@@ -289,9 +361,11 @@ def pseudo_regret(result: Any, environment: CobaEnvironment, environment_id: int
     if "action" not in rows.columns:
         raise ValueError("the result has no 'action' column: run the experiment with SequentialCB's default record")
     features, expected = environment.rounds()
-    t = rows["index"].to_numpy(dtype=np.int64)
+    index = rows["index"].to_numpy(dtype=np.int64)
+    # the env's round of each interaction: recorded by CobaEnvironment (so shuffle/take are undone), else the index
+    t = rows["round"].to_numpy(dtype=np.int64) if "round" in rows.columns else index
     if t.size and (t.min() < 1 or t.max() > features.shape[0]):
-        raise ValueError(f"the result's interactions run to index {t.max()}, but the environment has "
+        raise ValueError(f"the result's interactions run to round {t.max()}, but the environment has "
                          f"{features.shape[0]} rounds")
     stored = np.array([np.asarray(a, dtype=float).reshape(-1) for a in rows["action"]]).reshape(t.size, -1)
     distance = np.abs(features[t - 1] - stored[:, None, :]).max(axis=2)          # (rows, K)
@@ -305,10 +379,10 @@ def pseudo_regret(result: Any, environment: CobaEnvironment, environment_id: int
     families = dict(zip(result.learners["learner_id"], result.learners["family"]))
     out = pd.DataFrame({"environment_id": environment_id, "learner_id": rows["learner_id"].to_numpy(),
                         "learner": [families.get(i) for i in rows["learner_id"]],
-                        "evaluator_id": rows["evaluator_id"].to_numpy(), "t": t, "arm": arm,
+                        "evaluator_id": rows["evaluator_id"].to_numpy(), "index": index, "t": t, "arm": arm,
                         "reward": rows["reward"].to_numpy(dtype=float) if "reward" in rows else np.nan,
                         "regret": regret})
-    out = out.sort_values(["learner_id", "evaluator_id", "t"], kind="stable").reset_index(drop=True)
+    out = out.sort_values(["learner_id", "evaluator_id", "index"], kind="stable").reset_index(drop=True)
     out["cum_regret"] = out.groupby(["learner_id", "evaluator_id"])["regret"].cumsum()
     return out
 

@@ -18,6 +18,7 @@ Source paper, `alg:batch-cb-meta` (one oracle per epoch), `alg:batch-cb-JDP`.
 from __future__ import annotations
 
 import abc
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
@@ -246,8 +247,9 @@ class EpochFit(abc.ABC):
     def add_clipped(self, x: np.ndarray, y: np.ndarray) -> None:
         """``add`` for rows already checked and clipped: float64 features (m, d) with ||phi|| <= ``bound``
         and rewards (m,) in [-1, 1], m >= 1 (e.g. rows that passed ``Agent.update``, whose bound B is the
-        fit's). Skips the row checks and the clipping, which would return these rows unchanged; still
-        refuses a finished fit or rows beyond ``n_rounds``.
+        fit's, or an agent's transform of them such as the GLM working rows). Skips the shape checks and the
+        clipping, which would return these rows unchanged; still refuses non-finite values (before any of
+        the fit's mechanisms sees them), a finished fit or rows beyond ``n_rounds``.
 
         Parameters
         ----------
@@ -255,8 +257,17 @@ class EpochFit(abc.ABC):
             Checked, clipped feature rows.
         y : ndarray (m,)
             Checked, clipped rewards.
+
+        Raises
+        ------
+        ValueError
+            On NaN or inf in ``x`` or ``y``, or more rows than ``n_rounds``.
         """
         self._check_open()
+        # a finite sum has no NaN or inf in it (the common case, one cheap test); else look at every value
+        if not math.isfinite(x.sum() + y.sum()) and not (np.isfinite(x).all() and np.isfinite(y).all()):
+            raise ValueError("add_clipped got NaN or inf in its rows: a fit takes finite, clipped rows only "
+                             "(the rows' transform before the fit must keep them finite)")
         m = x.shape[0]
         self._check_room(m)
         starts = self.stage_starts.tolist()
