@@ -456,3 +456,20 @@ def test_every_user_is_changed_from_a_copy_of_the_run_before_it_and_a_copy_must_
     others = [u for u in range(PRIVACY_HORIZON) if u != key]
     check_actions_depend_only_on_releases(build, users=others)
     check_releases_within_sensitivity(build, users=others)
+
+
+def test_check_agent_plays_the_batch_paths_neighbouring_runs_once_for_both_privacy_checks(monkeypatch):
+    """Both privacy checks replay the batch path's neighbouring runs of every user: inside check_agent they share
+    them (played once), while each check called alone plays its own."""
+    import privbandit.agents.checks as agent_checks
+
+    played = []
+    original = agent_checks.replayed_pair
+    monkeypatch.setattr(agent_checks, "replayed_pair", lambda *a, **k: played.append(a[2]) or original(*a, **k))
+    build = lambda: make_agent("elim-jdp", epsilon=1.0, delta=1e-5)  # noqa: E731
+    check_agent(build, horizon=16)
+    assert played == list(range(16)) * 2          # the batch path once, the step loop once
+    played.clear()
+    agent_checks.check_releases_within_sensitivity(build, horizon=16)
+    agent_checks.check_actions_depend_only_on_releases(build, horizon=16)
+    assert played == list(range(16)) * 3

@@ -15,7 +15,9 @@ Source paper, `alg:batch-cb-meta` (a policy fixed within an epoch), `alg:plan`, 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -36,7 +38,8 @@ __all__ = [
     "AGENT_CHECKS", "PRIVACY_CHECKS", "AgentLike", "Played", "check_act_and_update_shapes",
     "check_action_probabilities", "check_actions_depend_only_on_releases", "check_agent", "check_bad_input_errors",
     "check_ledger_within_budget", "check_releases_within_sensitivity", "check_step_loop_equals_batch_path",
-    "play_batch", "play_loop", "policy_rounds", "PRIVACY_HORIZON", "STEP_BATCH_RTOL", "synthetic_stream",
+    "play_batch", "play_loop", "policy_rounds", "PRIVACY_HORIZON", "shared_replays", "STEP_BATCH_RTOL",
+    "synthetic_stream",
 ]
 
 AgentLike = Agent | Callable[[], Agent]
@@ -400,6 +403,10 @@ def _replayed_runs(build: Callable[[], Agent], n_arms: int, dim: int, horizon: i
     """
     todo = list(range(horizon)) if users is None else sorted({check_int("user", u, low=0, high=horizon - 1)
                                                               for u in users})
+    shared = _SHARED.get()
+    key = (n_arms, dim, horizon, rng, step, tuple(todo))
+    if shared is not None and key in shared:
+        return shared[key]
     x, r = _stream(n_arms, dim, horizon, rng)
     base = build()
     _reset(base, x, rng)
@@ -428,7 +435,26 @@ def _replayed_runs(build: Callable[[], Agent], n_arms: int, dim: int, horizon: i
                                    "continue as the agent itself did: the privacy checks replay each user from "
                                    "copy.deepcopy of the run before it, so keep a run's state in the agent and "
                                    "draw all randomness from the rng given to reset")
+    if shared is not None:
+        shared[key] = pairs
     return pairs
+
+
+_SHARED: ContextVar[dict | None] = ContextVar("privbandit_shared_replays", default=None)
+"""Inside :func:`shared_replays`: the neighbouring runs of :func:`_replayed_runs` by their parameters; None
+elsewhere."""
+
+
+@contextmanager
+def shared_replays() -> Iterator[None]:
+    """Inside it the privacy checks play the neighbouring runs of one set of parameters once and share them (the
+    batch path's runs, which both checks replay). For one agent only: :func:`check_agent` and the audit's contract
+    stage run their checks of one agent inside it."""
+    token = _SHARED.set({})
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
 
 
 def _reset_to(agent: Agent, features: np.ndarray, rng: Any) -> Agent:
@@ -622,5 +648,7 @@ def check_agent(agent: AgentLike, *, n_arms: int = 4, dim: int = 3, horizon: int
     horizon = check_int("horizon", horizon, low=8)
     rng = check_int("rng", rng, low=0)
     privacy_horizon = min(horizon, check_int("privacy_horizon", privacy_horizon, low=2))
-    for check in AGENT_CHECKS:
-        check(build, n_arms=n_arms, dim=dim, horizon=privacy_horizon if check in PRIVACY_CHECKS else horizon, rng=rng)
+    with shared_replays():            # the two privacy checks replay the same batch-path runs: play them once
+        for check in AGENT_CHECKS:
+            check(build, n_arms=n_arms, dim=dim, horizon=privacy_horizon if check in PRIVACY_CHECKS else horizon,
+                  rng=rng)

@@ -101,6 +101,7 @@ from ..agents.checks import (
     check_ledger_within_budget,
     play_batch,
     policy_rounds,
+    shared_replays,
     synthetic_stream,
 )
 from ..bandit_spec import BanditSpec
@@ -287,14 +288,15 @@ def contract_findings(build: Callable[[], Any], users: tuple[int, ...] | None, h
     with ReleaseTape() as tape:
         play_batch(build(), *synthetic_stream(k, d, horizon, seed), seed)
     found = []
-    for check in AGENT_CHECKS:
-        if check is check_ledger_within_budget:
-            continue
-        privacy = check in PRIVACY_CHECKS
-        try:
-            check(build, n_arms=k, dim=d, rng=seed, **(dict(horizon=horizon, users=users) if privacy else {}))
-        except ContractError as err:
-            found.append(ContractFinding(err.check, str(err), privacy and len(tape) > 0))
+    with shared_replays():
+        for check in AGENT_CHECKS:
+            if check is check_ledger_within_budget:
+                continue
+            privacy = check in PRIVACY_CHECKS
+            try:
+                check(build, n_arms=k, dim=d, rng=seed, **(dict(horizon=horizon, users=users) if privacy else {}))
+            except ContractError as err:
+                found.append(ContractFinding(err.check, str(err), privacy and len(tape) > 0))
     return tuple(found)
 
 
