@@ -295,7 +295,7 @@ def test_the_empirical_targets_include_a_random_user_released_in_time():
 
 def test_the_privacy_checks_change_the_users_they_are_given():
     """LEAKY's running sum carries user 5's raw row to every later round: changing user 5 alone changes a later
-    arm, which the check names; a user outside the stream is refused with the argument's name and range."""
+    arm, which the check names; a user outside the stream, or no user, is refused with the argument's name."""
     from privbandit.agents.checks import PRIVACY_CHECKS, check_actions_depend_only_on_releases
     from privbandit.oracles import ContractError
 
@@ -304,3 +304,5 @@ def test_the_privacy_checks_change_the_users_they_are_given():
         check_actions_depend_only_on_releases(lambda: make_leaky(epsilon=1.0), horizon=64, users=[5])
     with pytest.raises(ValueError, match=r"user must be an integer in \[0, 63\], got 64"):
         check_actions_depend_only_on_releases(lambda: make_leaky(epsilon=1.0), horizon=64, users=[64])
+    with pytest.raises(ValueError, match="users must name at least one user"):
+        check_actions_depend_only_on_releases(lambda: make_leaky(epsilon=1.0), horizon=64, users=[])

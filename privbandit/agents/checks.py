@@ -403,6 +403,8 @@ def _replayed_runs(build: Callable[[], Agent], n_arms: int, dim: int, horizon: i
     """
     todo = list(range(horizon)) if users is None else sorted({check_int("user", u, low=0, high=horizon - 1)
                                                               for u in users})
+    if not todo:
+        raise ValueError("users must name at least one user (None: every user of the stream)")
     shared = _SHARED.get()
     key = (n_arms, dim, horizon, rng, step, tuple(todo))
     if shared is not None and key in shared:
@@ -426,10 +428,11 @@ def _replayed_runs(build: Callable[[], Agent], n_arms: int, dim: int, horizon: i
     whole = replayed_neighbours(lambda xs, rs: _play_from(_reset_to(build(), xs, rng), xs, rs, 0, step=step), x, r,
                                 [user], check, "agent", "user")[0]
     kept = pairs[anchor]
-    tail = len(kept[1])
-    same = (np.array_equal(whole[2], kept[2]) and np.array_equal(whole[4], kept[4])
-            and all(np.array_equal(p, q) for tape, mine in ((whole[1], kept[1]), (whole[3], kept[3]))
-                    for p, q in zip(tape.outputs[len(tape) - tail:], mine.outputs, strict=True)))
+    tail = len(kept[1])       # the releases from the user's block on: the last ones of the whole run
+    same = (np.array_equal(whole[2], kept[2]) and np.array_equal(whole[4], kept[4]) and len(whole[1]) >= tail
+            and all(len(mine) == tail and all(np.array_equal(p, q) for p, q in zip(tape.outputs[len(tape) - tail:],
+                                                                                   mine.outputs))
+                    for tape, mine in ((whole[1], kept[1]), (whole[3], kept[3]))))
     if not same:
         raise ContractError(check, f"a deep copy of the agent taken mid-run (before user {user}'s round) did not "
                                    "continue as the agent itself did: the privacy checks replay each user from "
