@@ -63,7 +63,8 @@ PRIVACY_HORIZON = 32
 in turn (:func:`check_agent` plays them on ``min(horizon, privacy_horizon)`` rounds).
 
 Each changed user costs two runs of the rest of the stream after its round (the rounds before it are shared), on
-the batch path and on the step loop: O(T^2) rounds in all, about 0.5 s for ``elim-jdp`` at T = 32 on one core.
+the batch path and on the step loop: O(T^2) rounds in all (the batch path's runs are shared by the two checks
+inside :func:`check_agent`).
 A leak keyed to a later user than T - 1, or that shows only after round T - 1, is beyond these checks."""
 
 STEP_BATCH_TRIES = 16
