@@ -238,7 +238,6 @@ def test_no_registered_private_agent_is_refuted(name):
     checked on elim-jdp-ucb beside its quarter-noise twin. The contract stage (deterministic) passes in full."""
     res = audit_agent(name, 1.0, max_horizon=48, watch=8, pilot_draws=16, n_draws=300)
     assert not res.refuted and res.ledger_ok, res.lines()
-    roles = dict(res.contract_users)      # the contract stage ran, on several users, and every check passed
-    assert res.contract_ok and res.contract_horizon == 48, res.lines()
-    assert roles[0] == "first user" and "random user" in roles.values() and len(roles) >= 4
+    # the contract stage ran, changing every user of its stream, and every check passed
+    assert res.contract_ok and res.contract_horizon == 32 and res.contract_users.every_user, res.lines()
     assert res.verdict.startswith("verdict: not refuted (") and "contract" not in res.verdict

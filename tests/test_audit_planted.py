@@ -1,12 +1,14 @@
-"""Three leaky agents written as a user writes one from the tutorial (docs/tutorials/own_agent.md): each claims
-joint DP, each acts on data it did not release, and each must be refuted by ``privbandit audit``.
+"""Leaky agents written as a user writes one from the tutorial (docs/tutorials/own_agent.md): each claims joint DP,
+each acts on data it did not release, and each must be refuted by ``privbandit audit``.
 
 - LEAKY acts every round on a running sum of the raw x y it is given;
 - SNEAKY lets user 0's raw reward sign fix the arm of every later user (on the audit's own neighbouring
   streams that leak is invisible: user 0's random arm masks the sign, which only the contract's replay sees);
-- EPOCH-LEAK plays, each epoch, one bit of the previous epoch's raw rewards.
+- EPOCH-LEAK plays, each epoch, one bit of the previous epoch's raw rewards;
+- MIDDLE-USER lets the raw reward sign of user 5, inside its first epoch of 8 users, fix every later arm.
 
-The agents subclass :class:`~privbandit.agents.EpochAgent` through ``GreedyIW``, the tutorial's agent.
+The first three subclass :class:`~privbandit.agents.EpochAgent` through ``GreedyIW``, the tutorial's agent;
+MIDDLE-USER is written with the public :class:`~privbandit.agents.PolicyAgent` interface only.
 """
 
 from __future__ import annotations
@@ -19,9 +21,9 @@ import pytest
 
 from privbandit import cli
 from privbandit._validation import Interval
-from privbandit.agents import EpochAgent
+from privbandit.agents import EpochAgent, PolicyAgent
 from privbandit.oracles import make_oracle
-from privbandit.sim.audit import CONTRACT_NOT_PRIVACY, audit_agent, contract_targets, plan_designs
+from privbandit.sim.audit import CONTRACT_HORIZON, CONTRACT_NOT_PRIVACY, ContractUsers, audit_agent, plan_designs
 
 SMALL = ["--horizon", "32", "--draws", "100", "--pilot-draws", "16"]
 """Audit sizes that keep a planted agent's audit to seconds (the contract stage runs in full)."""
@@ -149,7 +151,9 @@ def test_each_planted_agent_is_refuted_by_the_audit_command_naming_its_leak(fact
     refuted = [line for line in out.splitlines() if line.startswith("REFUTED by the contract: ")]
     assert code == 1, out
     assert any(check in line and words in line for line in refuted), out
-    assert f"verdict: REFUTED: the agent leaks more than it claims (the contract's {check}" in out
+    (verdict,) = [line for line in out.splitlines() if line.startswith("verdict: ")]
+    assert verdict.startswith("verdict: REFUTED: the agent leaks more than it claims (the contract's "), out
+    assert f"the contract's {check}" in verdict, out
     assert "the agent's own ledger says: worst user's epsilon 1 at delta=1e-05, within the claim 1" in out
     assert "the verdict does not rest on it" in out
 
@@ -210,15 +214,75 @@ def test_an_agent_whose_policy_never_ends_is_a_contract_failure_not_an_endless_a
     assert len(captured.err.strip().splitlines()) == 1 and captured.out == ""
 
 
-def test_the_contract_changes_the_first_users_the_epoch_boundaries_and_a_random_one():
-    """A doubling schedule in 64 rounds: users 0 and 1, the first and last users of the first three epochs and of
-    the last two, and one random user that is none of them; the same seed draws the same one."""
-    starts = (0, 1, 3, 7, 15, 31)
-    users = dict(contract_targets(starts, 64, 5))
-    fixed = {0, 1, 2, 3, 6, 15, 30, 31, 63}
-    assert set(users) - fixed == {u for u, role in users.items() if role == "random user"} and len(users) == 10
-    assert users[0] == "first user" and users[2] == "last user of epoch 1" and users[63] == "last user of epoch 5"
-    assert contract_targets(starts, 64, 5) == tuple(sorted(users.items()))
+class MiddleUser(PolicyAgent):
+    """MIDDLE-USER, written with the public PolicyAgent interface as the tutorial's user writes one: greedy on the
+    release, except that the raw reward sign of user :data:`KEY_USER` (in the middle of its first epoch of 8 users,
+    neither the epoch's first nor its last) fixes every later arm: arm 0 if positive, else the last arm."""
+
+    default_oracle = "iw-regression-dp"
+
+    def update(self, chosen_features, rewards):
+        y = np.atleast_1d(rewards)
+        if self.t == 0:
+            self.sign = None
+        if self.t <= KEY_USER < self.t + y.shape[0]:
+            self.sign = bool(y[KEY_USER - self.t] > 0)          # raw, unreleased
+        super().update(chosen_features, rewards)
+
+    def policy(self, features, estimate):
+        m, k = features.shape[:2]
+        arm = np.argmax(estimate.mean(features), axis=1) if self.sign is None else np.full(m, 0 if self.sign else k - 1)
+        return np.eye(k)[arm]
+
+
+KEY_USER = 5
+"""The user whose raw reward sign MIDDLE-USER leaks (its first epoch is users 0 .. 7)."""
+
+
+def make_middle_user(*, epsilon: float, delta: float = 1e-5, **kwargs):
+    return MiddleUser(epsilon=epsilon, delta=delta, first_epoch=8, **kwargs)
+
+
+def test_a_leak_keyed_to_a_user_in_the_middle_of_the_first_epoch_fails_check_agent():
+    """Until now the privacy checks changed users 0 and T // 3: MIDDLE-USER passed check_agent. Changing every user
+    of the stream catches it in both privacy checks (its later arms follow user 5's sign, and so do the rows its
+    later fits are given); changing every other user finds nothing."""
+    from privbandit.agents import check_agent
+    from privbandit.agents.checks import PRIVACY_HORIZON, check_actions_depend_only_on_releases
+    from privbandit.oracles import ContractError
+
+    build = lambda: make_middle_user(epsilon=1.0)  # noqa: E731
+    with pytest.raises(ContractError, match="changing user 5 moved release") as err:
+        check_agent(build)
+    assert err.value.check == "check_releases_within_sensitivity"
+    with pytest.raises(ContractError, match="changing only user 5's data changed user 8's arm"):
+        check_actions_depend_only_on_releases(build)
+    check_actions_depend_only_on_releases(build, users=[u for u in range(PRIVACY_HORIZON) if u != KEY_USER])
+
+
+@pytest.mark.slow
+def test_a_leak_keyed_to_a_user_in_the_middle_of_the_first_epoch_is_refuted_by_the_contract_stage():
+    """Until now the audit's contract stage changed about nine users at epoch boundaries (and one random one):
+    MIDDLE-USER was "not refuted". Now both privacy checks refute it; the empirical stage does not target user 5."""
+    res = audit_agent(f"{__name__}:make_middle_user", 1.0, max_horizon=32, n_draws=100, pilot_draws=16)
+    assert res.refuted_by_contract and res.refuted and res.ledger_ok, res.lines()
+    assert {f.check for f in res.contract} == {"check_releases_within_sensitivity",
+                                               "check_actions_depend_only_on_releases"}
+    assert all("user 5" in f.message for f in res.contract)
+    assert KEY_USER not in {d.target for d in res.designs}
+    assert "users changed one at a time: every user 0..31 of a 32-round stream" in res.lines()[1]
+
+
+@pytest.mark.slow
+def test_the_contract_stage_changes_every_user_of_its_stream_and_says_so():
+    """The stream is min(max_horizon, CONTRACT_HORIZON) rounds and every user of it is changed; the report names
+    the users as a range, not a list."""
+    res = audit_agent("elim-jdp", 1.0, max_horizon=40, n_draws=100, pilot_draws=16)
+    assert res.contract_horizon == CONTRACT_HORIZON == 32 and res.contract_ok, res.lines()
+    assert res.contract_users == ContractUsers(32, tuple(range(32))) and res.contract_users.every_user
+    line = res.contract_lines()[0]
+    assert line.endswith("users changed one at a time: every user 0..31 of a 32-round stream): passed"), line
+    assert ContractUsers(64, (0, 3, 9)).description == "3 of the 64 users of the stream (0, 3, 9)"
 
 
 def test_the_empirical_targets_include_a_random_user_released_in_time():
@@ -231,7 +295,7 @@ def test_the_empirical_targets_include_a_random_user_released_in_time():
 
 def test_the_privacy_checks_change_the_users_they_are_given():
     """LEAKY's running sum carries user 5's raw row to every later round: changing user 5 alone changes a later
-    arm, which the check names; a user outside the stream is refused with the argument's name and range."""
+    arm, which the check names; a user outside the stream, or no user, is refused with the argument's name."""
     from privbandit.agents.checks import PRIVACY_CHECKS, check_actions_depend_only_on_releases
     from privbandit.oracles import ContractError
 
@@ -240,3 +304,5 @@ def test_the_privacy_checks_change_the_users_they_are_given():
         check_actions_depend_only_on_releases(lambda: make_leaky(epsilon=1.0), horizon=64, users=[5])
     with pytest.raises(ValueError, match=r"user must be an integer in \[0, 63\], got 64"):
         check_actions_depend_only_on_releases(lambda: make_leaky(epsilon=1.0), horizon=64, users=[64])
+    with pytest.raises(ValueError, match="users must name at least one user"):
+        check_actions_depend_only_on_releases(lambda: make_leaky(epsilon=1.0), horizon=64, users=[])

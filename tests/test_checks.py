@@ -8,6 +8,7 @@ check meant to catch it, so every check is shown to have power.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 
 import numpy as np
@@ -26,7 +27,7 @@ from privbandit.agents import (
     check_agent,
     make_agent,
 )
-from privbandit.agents.checks import play_batch, play_loop, synthetic_stream
+from privbandit.agents.checks import PRIVACY_CHECKS, PRIVACY_HORIZON, play_batch, play_loop, synthetic_stream
 from privbandit.oracles import (
     ORACLE_CHECKS,
     SSP,
@@ -92,7 +93,8 @@ def test_every_registered_oracle_passes(name, check):
 @pytest.mark.parametrize("check", AGENT_CHECKS, ids=_ids)
 @pytest.mark.parametrize("name", agent_names())
 def test_every_registered_agent_passes(name, check):
-    check(agent_factory(name), horizon=HORIZON, rng=0)
+    """At check_agent's stream lengths: the privacy checks change every user of a PRIVACY_HORIZON-round stream."""
+    check(agent_factory(name), horizon=PRIVACY_HORIZON if check in PRIVACY_CHECKS else HORIZON, rng=0)
 
 
 def test_the_registry_lists_are_whole():
@@ -390,7 +392,7 @@ def test_the_release_replay_holds_the_step_loop_to_the_same_data_flow():
 
     check_step_loop_equals_batch_path(leaky, horizon=HORIZON)
     with pytest.raises(ContractError, match="in the step loop"):
-        check_actions_depend_only_on_releases(leaky, horizon=HORIZON)
+        check_actions_depend_only_on_releases(leaky)
 
 
 def test_a_differing_arm_passes_only_at_a_tie_within_the_stated_tolerance():
@@ -416,3 +418,58 @@ def test_a_differing_arm_passes_only_at_a_tie_within_the_stated_tolerance():
         if agent._scores(apart)[0, 1] > agent._scores(apart)[0, 2]:
             break
     assert agent.act(apart[0]) == 1 and not _rounding_tie(agent, apart, 2, seed=0)
+
+
+class CopyRedraws(EliminationAgent):
+    """A private agent whose deep copies draw other uniforms than the agent itself would (a fresh generator)."""
+
+    def __deepcopy__(self, memo):
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        new.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        if new.spec is not None:
+            new._act_rng = np.random.default_rng(12345)
+        return new
+
+
+def test_every_user_is_changed_from_a_copy_of_the_run_before_it_and_a_copy_must_continue_the_run():
+    """The privacy checks replay each user from a deep copy of the run before its policy block; one user's pair is
+    also played whole and must agree, so an agent whose copies do not continue as itself is refused, saying why.
+    Every user of the stream is changed: a leak keyed to the user in the middle of the stream is found."""
+    from privbandit.agents.checks import check_actions_depend_only_on_releases, check_releases_within_sensitivity
+
+    with pytest.raises(ContractError, match="a deep copy of the agent taken mid-run .* did not continue"):
+        check_actions_depend_only_on_releases(lambda: CopyRedraws("iw-regression-dp", epsilon=1.0, delta=1e-5))
+    key = PRIVACY_HORIZON // 2 + 1
+
+    class KeyedRaw(RawRidgeRelease):
+        """Acts on the raw rows only when user ``key``'s reward is positive."""
+
+        def _release(self):
+            y = np.concatenate([y for _, y in self.raw])
+            raw = 0 <= key - self.epoch_start < y.shape[0] and y[key - self.epoch_start] > 0
+            return super()._release() if raw else EliminationAgent._release(self)
+
+    build = lambda: KeyedRaw("iw-regression-dp", epsilon=1.0, delta=1e-5, play="ucb")  # noqa: E731
+    with pytest.raises(ContractError, match=f"changing only user {key}'s data"):
+        check_actions_depend_only_on_releases(build)
+    others = [u for u in range(PRIVACY_HORIZON) if u != key]
+    check_actions_depend_only_on_releases(build, users=others)
+    check_releases_within_sensitivity(build, users=others)
+
+
+def test_check_agent_plays_the_batch_paths_neighbouring_runs_once_for_both_privacy_checks(monkeypatch):
+    """Both privacy checks replay the batch path's neighbouring runs of every user: inside check_agent they share
+    them (played once), while each check called alone plays its own."""
+    import privbandit.agents.checks as agent_checks
+
+    played = []
+    original = agent_checks.replayed_pair
+    monkeypatch.setattr(agent_checks, "replayed_pair", lambda *a, **k: played.append(a[2]) or original(*a, **k))
+    build = lambda: make_agent("elim-jdp", epsilon=1.0, delta=1e-5)  # noqa: E731
+    check_agent(build, horizon=16)
+    assert played == list(range(16)) * 2          # the batch path once, the step loop once
+    played.clear()
+    agent_checks.check_releases_within_sensitivity(build, horizon=16)
+    agent_checks.check_actions_depend_only_on_releases(build, horizon=16)
+    assert played == list(range(16)) * 3

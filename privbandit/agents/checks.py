@@ -15,20 +15,31 @@ Source paper, `alg:batch-cb-meta` (a policy fixed within an epoch), `alg:plan`, 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from functools import partial
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from .._validation import check_int
-from ..oracles.checks import ContractError, ledger_within_spec, releases_within_sensitivity, replayed_neighbours
+from ..oracles.checks import (
+    ContractError,
+    ledger_within_spec,
+    neighbour_pair,
+    releases_within_sensitivity,
+    replayed_neighbours,
+    replayed_pair,
+)
 from .base import Agent, BanditSpec
 
 __all__ = [
     "AGENT_CHECKS", "PRIVACY_CHECKS", "AgentLike", "Played", "check_act_and_update_shapes",
     "check_action_probabilities", "check_actions_depend_only_on_releases", "check_agent", "check_bad_input_errors",
     "check_ledger_within_budget", "check_releases_within_sensitivity", "check_step_loop_equals_batch_path",
-    "play_batch", "play_loop", "policy_rounds", "STEP_BATCH_RTOL", "synthetic_stream",
+    "play_batch", "play_loop", "policy_rounds", "PRIVACY_HORIZON", "shared_replays", "STEP_BATCH_RTOL",
+    "synthetic_stream",
 ]
 
 AgentLike = Agent | Callable[[], Agent]
@@ -46,6 +57,15 @@ differ by rounding: about n u relative (u = 2^-53, n <= a few hundred rows here)
 condition number of the fits' Gram matrices. Below 1e-9 on the check's well-conditioned stream, so 1e-8
 covers every rounding difference with a decade to spare, while an agent that draws other uniforms or picks
 another arm on purpose differs by far more than a 1e-8 change of the features can explain."""
+
+PRIVACY_HORIZON = 32
+"""Rounds of the stream of the privacy checks (:data:`PRIVACY_CHECKS`), on which every user 0 .. T - 1 is changed
+in turn (:func:`check_agent` plays them on ``min(horizon, privacy_horizon)`` rounds).
+
+Each changed user costs two runs of the rest of the stream after its round (the rounds before it are shared), on
+the batch path and on the step loop: O(T^2) rounds in all (the batch path's runs are shared by the two checks
+inside :func:`check_agent`).
+A leak keyed to a later user than T - 1, or that shows only after round T - 1, is beyond these checks."""
 
 STEP_BATCH_TRIES = 16
 """Perturbations tried per differing round (a true rounding tie flips under about half of them)."""
@@ -136,20 +156,38 @@ def play_batch(agent: Agent, features: np.ndarray, rewards: np.ndarray, rng: Any
     ContractError
         Naming ``check_act_and_update_shapes``, if ``rounds_until_update()`` leaves [1, T - t] before the horizon.
     """
-    horizon = _reset(agent, features, rng)
-    actions = np.empty(horizon, dtype=np.int64)
+    _reset(agent, features, rng)
     probs = np.empty(rewards.shape) if probabilities else None
-    t = 0
-    while t < horizon:
+    return Played(_play_from(agent, features, rewards, 0, probs=probs), probs)
+
+
+def _play_from(agent: Agent, features: np.ndarray, rewards: np.ndarray, t: int, *, step: bool = False,
+               probs: np.ndarray | None = None, stop: int | None = None) -> np.ndarray:
+    """Play ``agent``, whose run has reached round ``t``, up to round ``stop`` (default: the end of the stream; a
+    policy's end); the arms of rounds t .. stop - 1.
+
+    The batch path (one ``act_batch`` and one ``update`` per fixed policy, ``probs[t:t + m]`` filled just before
+    each ``act_batch`` when given) or, with ``step``, the Gymnasium step loop (``act`` and ``update`` one round at
+    a time)."""
+    horizon = features.shape[0]
+    stop = horizon if stop is None else stop
+    actions = np.empty(stop - t, dtype=np.int64)
+    start = t
+    while t < stop:
+        if step:
+            actions[t - start] = a = agent.act(features[t])
+            agent.update(features[t, a], float(rewards[t, a]))
+            t += 1
+            continue
         m = policy_rounds(agent, t, horizon)
         if probs is not None:
             probs[t:t + m] = agent.action_probabilities(features[t:t + m])
         a = np.asarray(agent.act_batch(features[t:t + m]))
-        actions[t:t + m] = a
+        actions[t - start:t - start + m] = a
         rows = np.arange(m)
         agent.update(features[t:t + m][rows, a], rewards[t:t + m][rows, a])
         t += m
-    return Played(actions, probs)
+    return actions
 
 
 def play_loop(agent: Agent, features: np.ndarray, rewards: np.ndarray, rng: Any = None) -> np.ndarray:
@@ -157,13 +195,8 @@ def play_loop(agent: Agent, features: np.ndarray, rewards: np.ndarray, rng: Any 
 
     Parameters and randomness as :func:`play_batch`; returns the actions (T,).
     """
-    horizon = _reset(agent, features, rng)
-    actions = np.empty(horizon, dtype=np.int64)
-    for t in range(horizon):
-        a = agent.act(features[t])
-        actions[t] = a
-        agent.update(features[t, a], float(rewards[t, a]))
-    return actions
+    _reset(agent, features, rng)
+    return _play_from(agent, features, rewards, 0, step=True)
 
 
 def _builder(agent: AgentLike) -> Callable[[], Agent]:
@@ -355,30 +388,112 @@ def check_ledger_within_budget(agent: AgentLike, *, n_arms: int = 4, dim: int = 
 
 
 def _replayed_runs(build: Callable[[], Agent], n_arms: int, dim: int, horizon: int, rng: int, check: str,
-                   play: Callable[..., np.ndarray] | None = None, users: Sequence[int] | None = None) -> list:
-    """:func:`~privbandit.oracles.checks.replayed_neighbours` of two runs, for each of ``users`` (default: users 0
-    and T // 3).
+                   step: bool = False, users: Sequence[int] | None = None) -> list[tuple]:
+    """The neighbouring runs of the privacy checks: (user, tape of D, arms on D, tape of D', arms on D') for each
+    of ``users`` (default: every user 0 .. T - 1), D and D' the contract stream changed at that user
+    (:func:`~privbandit.oracles.checks.neighbour_pair`), D' handed D's releases.
 
-    ``play`` (default: the batch path) plays a run and returns its actions; :func:`play_loop` replays the
-    step loop (its releases are recorded and replayed one round at a time, as they are made).
+    The run before the user's fixed policy (its ``rounds_until_update()`` block; its round, with ``step``) is the
+    same on D and D', so it is played once, on the unchanged stream, and each pair continues a deep copy of the
+    agent from there (:func:`_play_from`; the step loop with ``step``): the tapes hold the releases from that
+    block on (those before it have the same inputs on D and D'), the arms are the whole run's. One user's pair
+    (the median of ``users``) is also played whole from ``reset``, and must make the same arms and releases: an
+    agent whose deep copy does not continue as itself cannot be checked this way (a ContractError says so), and
+    one that releases nothing through privbandit's mechanisms is refused as by
+    :func:`~privbandit.oracles.checks.replayed_neighbours`.
     """
-    play = play or (lambda agent, x, r, seed: play_batch(agent, x, r, seed).actions)
-    users = sorted({0, horizon // 3} if users is None else {check_int("user", u, low=0, high=horizon - 1)
-                                                             for u in users})
+    todo = list(range(horizon)) if users is None else sorted({check_int("user", u, low=0, high=horizon - 1)
+                                                              for u in users})
+    if not todo:
+        raise ValueError("users must name at least one user (None: every user of the stream)")
+    shared = _SHARED.get()
+    key = (n_arms, dim, horizon, rng, step, tuple(todo))
+    if shared is not None and key in shared:
+        return shared[key]
     x, r = _stream(n_arms, dim, horizon, rng)
-    return replayed_neighbours(lambda xs, rs: play(build(), xs, rs, rng), x, r, users, check, "agent", "user")
+    base = build()
+    _reset(base, x, rng)
+    arms = np.empty(horizon, dtype=np.int64)
+    pairs, t, i = [], 0, 0
+    while i < len(todo):
+        m = 1 if step else policy_rounds(base, t, horizon)
+        while i < len(todo) and todo[i] < t + m:
+            copies = _continuations(base, arms[:t], t, step)
+            pairs.append(replayed_pair(*(partial(copies, *s) for s in _halves(x, r, todo[i])), todo[i], check,
+                                       "user"))
+            i += 1
+        arms[t:t + m] = _play_from(base, x, r, t, step=step, stop=t + m)
+        t += m
+    anchor = len(todo) // 2
+    user = todo[anchor]
+    whole = replayed_neighbours(lambda xs, rs: _play_from(_reset_to(build(), xs, rng), xs, rs, 0, step=step), x, r,
+                                [user], check, "agent", "user")[0]
+    kept = pairs[anchor]
+    tail = len(kept[1])       # the releases from the user's block on: the last ones of the whole run
+    same = (np.array_equal(whole[2], kept[2]) and np.array_equal(whole[4], kept[4]) and len(whole[1]) >= tail
+            and all(len(mine) == tail and all(np.array_equal(p, q) for p, q in zip(tape.outputs[len(tape) - tail:],
+                                                                                   mine.outputs))
+                    for tape, mine in ((whole[1], kept[1]), (whole[3], kept[3]))))
+    if not same:
+        raise ContractError(check, f"a deep copy of the agent taken mid-run (before user {user}'s round) did not "
+                                   "continue as the agent itself did: the privacy checks replay each user from "
+                                   "copy.deepcopy of the run before it, so keep a run's state in the agent and "
+                                   "draw all randomness from the rng given to reset")
+    if shared is not None:
+        shared[key] = pairs
+    return pairs
 
 
-def check_releases_within_sensitivity(agent: AgentLike, *, n_arms: int = 4, dim: int = 3, horizon: int = 256,
-                                      rng: int = 0, users: Sequence[int] | None = None) -> None:
+_SHARED: ContextVar[dict | None] = ContextVar("privbandit_shared_replays", default=None)
+"""Inside :func:`shared_replays`: the neighbouring runs of :func:`_replayed_runs` by their parameters; None
+elsewhere."""
+
+
+@contextmanager
+def shared_replays() -> Iterator[None]:
+    """Inside it the privacy checks play the neighbouring runs of one set of parameters once and share them (the
+    batch path's runs, which both checks replay). For one agent only: :func:`check_agent` and the audit's contract
+    stage run their checks of one agent inside it."""
+    token = _SHARED.set({})
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
+def _reset_to(agent: Agent, features: np.ndarray, rng: Any) -> Agent:
+    _reset(agent, features, rng)
+    return agent
+
+
+def _halves(x: np.ndarray, r: np.ndarray, user: int) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """The streams D and D' of ``user`` (:func:`~privbandit.oracles.checks.neighbour_pair`)."""
+    x1, r1, x2, r2 = neighbour_pair(x, r, user)
+    return (x1, r1), (x2, r2)
+
+
+def _continuations(base: Agent, before: np.ndarray, t: int, step: bool) -> Callable[[np.ndarray, np.ndarray],
+                                                                                      np.ndarray]:
+    """A function playing a deep copy of ``base`` (its run at round ``t``, arms ``before``) on a stream from round
+    ``t`` on: the whole run's arms. Call it before ``base`` moves on."""
+
+    def play(features: np.ndarray, rewards: np.ndarray) -> np.ndarray:
+        return np.concatenate([before, _play_from(copy.deepcopy(base), features, rewards, t, step=step)])
+
+    return play
+
+
+def check_releases_within_sensitivity(agent: AgentLike, *, n_arms: int = 4, dim: int = 3,
+                                      horizon: int = PRIVACY_HORIZON, rng: int = 0,
+                                      users: Sequence[int] | None = None) -> None:
     """Every release of a private agent moves by at most its mechanism's declared sensitivity when one user changes.
 
-    The runs of :func:`check_actions_depend_only_on_releases`: for each release, the exact inputs on D and on
-    its neighbour D' (handed D's releases) may differ by at most the declared sensitivity
-    (:func:`~privbandit.privacy.replay.sensitivity_ratio` <= 1; per row for a local-DP agent). A breach means
-    noise too small for the data, which the ledger (trusting the declared sensitivity) cannot see. Nothing to
-    check for a non-private agent. ``users`` (default: 0 and T // 3) are the users changed, one at a time
-    (the privacy audit, :func:`privbandit.sim.audit.audit_agent`, changes several).
+    The batch-path runs of :func:`check_actions_depend_only_on_releases`, one pair of neighbouring streams per
+    changed user (default: every user 0 .. T - 1 of the T = ``horizon``-round stream, in turn): for each
+    release, the exact inputs on D and on its neighbour D' (handed D's releases) may differ by at most the
+    declared sensitivity (:func:`~privbandit.privacy.replay.sensitivity_ratio` <= 1; per row for a local-DP
+    agent). A breach means noise too small for the data, which the ledger (trusting the declared sensitivity)
+    cannot see. Nothing to check for a non-private agent. ``users`` replaces the default (every user).
     """
     name = "check_releases_within_sensitivity"
     build = _builder(agent)
@@ -389,24 +504,31 @@ def check_releases_within_sensitivity(agent: AgentLike, *, n_arms: int = 4, dim:
                                 local=spec.model == "ldp")
 
 
-def check_actions_depend_only_on_releases(agent: AgentLike, *, n_arms: int = 4, dim: int = 3, horizon: int = 256,
-                                          rng: int = 0, users: Sequence[int] | None = None) -> None:
+def check_actions_depend_only_on_releases(agent: AgentLike, *, n_arms: int = 4, dim: int = 3,
+                                          horizon: int = PRIVACY_HORIZON, rng: int = 0,
+                                          users: Sequence[int] | None = None) -> None:
     """A private agent's other users' actions depend on one user's data only through its releases.
 
-    For users u in {0, T // 3}: play stream D (user u's features and rewards at one extreme), recording every
-    release; play the neighbour D' (user u's at the other extreme) with the same seed while every release
-    returns the first run's output; both runs once through ``act_batch`` and once through the step loop
-    (``act`` one round at a time, the lean per-round path). Every user other than u must get the same arm,
-    and the second run must make the same releases (number and shapes): what an agent releases, and when, is
-    public. This is the data flow joint DP needs (`def:JDP-interactive`; local DP implies it). Nothing to
-    check for a non-private agent. ``users`` replaces the default {0, T // 3}.
+    For every user u of the T = ``horizon``-round stream in turn (or each of ``users``): play stream D (user u's
+    features and rewards at one extreme), recording every release; play the neighbour D' (user u's at the other
+    extreme) with the same seed while every release returns the first run's output; both runs once through
+    ``act_batch`` and once through the step loop (``act`` one round at a time, the lean per-round path). Every
+    user other than u must get the same arm, and the second run must make the same releases (number and
+    shapes): what an agent releases, and when, is public. This is the data flow joint DP needs
+    (`def:JDP-interactive`; local DP implies it). Nothing to check for a non-private agent.
+
+    The rounds before u's fixed policy (before u's round, in the step loop) are the same on D and D', so they
+    are played once and each pair continues a deep copy of the agent from there; one pair is also played whole
+    from ``reset`` and must agree with its continuation (an agent whose ``copy.deepcopy`` does not continue as
+    itself fails, saying so). Each changed user costs two runs of the rest of the stream on each path: O(T^2)
+    rounds for all users of the step loop, hence the short default stream (:data:`PRIVACY_HORIZON`).
     """
     name = "check_actions_depend_only_on_releases"
     build = _builder(agent)
     if not build().privacy.is_private:
         return
-    for path, play in (("", None), (" in the step loop (act one round at a time)", play_loop)):
-        for user, _, first, _, second in _replayed_runs(build, n_arms, dim, horizon, rng, name, play, users):
+    for path, step in (("", False), (" in the step loop (act one round at a time)", True)):
+        for user, _, first, _, second in _replayed_runs(build, n_arms, dim, horizon, rng, name, step, users):
             differ = [t for t in np.flatnonzero(first != second) if t != user]
             if differ:
                 raise ContractError(name, f"changing only user {user}'s data changed user {differ[0]}'s arm{path} "
@@ -461,14 +583,23 @@ PRIVACY_CHECKS: tuple[Callable[..., None], ...] = (check_releases_within_sensiti
                                                    check_actions_depend_only_on_releases)
 """The checks of :data:`AGENT_CHECKS` whose failure is a privacy finding (one user's data reaches the other users
 other than through its releases, or a release's noise does not cover one user); each also takes ``users``, the
-users changed one at a time. A failure of the others breaks the interface, not (by itself) the privacy claim."""
+users changed one at a time (default: every user of its stream). A failure of the others breaks the interface,
+not (by itself) the privacy claim."""
 
 
-def check_agent(agent: AgentLike, *, n_arms: int = 4, dim: int = 3, horizon: int = 256, rng: int = 0) -> None:
+def check_agent(agent: AgentLike, *, n_arms: int = 4, dim: int = 3, horizon: int = 256, rng: int = 0,
+                privacy_horizon: int = PRIVACY_HORIZON) -> None:
     """Check that ``agent`` keeps the agent contract: run every check of :data:`AGENT_CHECKS`.
 
     Run it on your own agent as you run Gymnasium's ``check_env`` on your own env; the test suite runs it on
     every registered agent. It returns None when every check passes and raises at the first breach.
+
+    What the privacy checks (:data:`PRIVACY_CHECKS`) change: every user 0 .. T - 1 of their stream of
+    T = ``min(horizon, privacy_horizon)`` rounds, one at a time (that user's features and rewards moved across
+    the ball, every other user's the same), each pair of runs handed the same releases. A leak keyed to any one
+    of those users fails them; what they cannot see: users after round T - 1 and effects that show only later,
+    a leak that needs two users changed at once, and noise drawn outside privbandit's mechanisms (refused:
+    "released nothing"). The other checks play ``horizon`` rounds.
 
     Parameters
     ----------
@@ -481,6 +612,9 @@ def check_agent(agent: AgentLike, *, n_arms: int = 4, dim: int = 3, horizon: int
         T >= 8 rounds of each run (longer runs give the frequency test more power and take longer).
     rng : int
         Seed (>= 0) of the stream and of the agent.
+    privacy_horizon : int
+        At most this many rounds (>= 2) in the privacy checks' stream, every user of which they change in
+        turn: their cost grows as its square (:data:`PRIVACY_HORIZON`).
 
     Raises
     ------
@@ -517,5 +651,8 @@ def check_agent(agent: AgentLike, *, n_arms: int = 4, dim: int = 3, horizon: int
     dim = check_int("dim", dim, low=1)
     horizon = check_int("horizon", horizon, low=8)
     rng = check_int("rng", rng, low=0)
-    for check in AGENT_CHECKS:
-        check(build, n_arms=n_arms, dim=dim, horizon=horizon, rng=rng)
+    privacy_horizon = min(horizon, check_int("privacy_horizon", privacy_horizon, low=2))
+    with shared_replays():            # the two privacy checks replay the same batch-path runs: play them once
+        for check in AGENT_CHECKS:
+            check(build, n_arms=n_arms, dim=dim, horizon=privacy_horizon if check in PRIVACY_CHECKS else horizon,
+                  rng=rng)

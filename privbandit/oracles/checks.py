@@ -225,37 +225,57 @@ def ledger_within_spec(name: str, owner: str, unit: str, spec: Any, ledger: Any,
     return True
 
 
-def replayed_neighbours(play: Callable[[np.ndarray, np.ndarray], Any], x: np.ndarray, y: np.ndarray,
-                        rows: list[int], check: str, owner: str, unit: str) -> list[tuple]:
-    """For each ``row`` (a row or a user): ``play(x, y)`` on the dataset (or stream) D changed at that row,
-    recording every release, then on its neighbour D' replaying them; (row, tape of D, result on D, tape of D',
-    result on D') for each row. A ContractError naming ``check`` if nothing was released or the neighbour made
-    other releases.
+def neighbour_pair(x: np.ndarray, y: np.ndarray, row: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The dataset (or stream) D and its neighbour D' that differ from ``(x, y)`` only at ``row``: (x1, y1, x2, y2).
 
     The row has feature e_1 and reward +1 in D, -e_d / 2 and -1 in D' (every arm's, for a stream (T, K, d),
     (T, K)): the change flips the reward and moves the feature across the ball, changing its direction, its
     norm and the sign of each coordinate's product with the reward (also in one dimension)."""
     d = x.shape[-1]
+    x1, y1, x2, y2 = x.copy(), y.copy(), x.copy(), y.copy()
+    x1[row], y1[row] = np.eye(d)[0], 1.0
+    x2[row], y2[row] = -0.5 * np.eye(d)[-1], -1.0
+    return x1, y1, x2, y2
+
+
+def replayed_pair(play_d: Callable[[], Any], play_prime: Callable[[], Any], row: int, check: str,
+                  unit: str) -> tuple:
+    """``play_d()`` recording every release, then ``play_prime()`` (its neighbour) replaying them:
+    (row, tape of D, result on D, tape of D', result on D'). A ContractError naming ``check`` if the neighbour
+    made other releases (number or shapes)."""
+    with ReleaseTape() as tape:
+        a = play_d()
+    try:
+        with ReleaseTape(replay=tape) as again:
+            b = play_prime()
+    except ReplayMismatch as exc:
+        raise ContractError(check, f"changing {unit} {row} changed the releases ({exc}): what is released, and "
+                                   "when, must not depend on the data") from exc
+    if len(again) != len(tape):
+        raise ContractError(check, f"changing {unit} {row} changed the number of releases ({len(tape)} vs "
+                                   f"{len(again)})")
+    return row, tape, a, again, b
+
+
+def released_nothing(check: str, owner: str) -> ContractError:
+    """The ContractError of a private ``owner`` whose run released nothing through privbandit's mechanisms."""
+    return ContractError(check, f"the {owner} released nothing through privbandit's mechanisms: a private "
+                                f"{owner} must release through them (privbandit.privacy) to be checked")
+
+
+def replayed_neighbours(play: Callable[[np.ndarray, np.ndarray], Any], x: np.ndarray, y: np.ndarray,
+                        rows: list[int], check: str, owner: str, unit: str) -> list[tuple]:
+    """For each ``row`` (a row or a user): ``play(x, y)`` on the dataset (or stream) D changed at that row
+    (:func:`neighbour_pair`), recording every release, then on its neighbour D' replaying them (:func:`replayed_pair`);
+    (row, tape of D, result on D, tape of D', result on D') for each row. A ContractError naming ``check`` if nothing
+    was released or the neighbour made other releases. Each pair is played whole, from the first row."""
     pairs = []
     for row in rows:
-        x1, y1, x2, y2 = x.copy(), y.copy(), x.copy(), y.copy()
-        x1[row], y1[row] = np.eye(d)[0], 1.0
-        x2[row], y2[row] = -0.5 * np.eye(d)[-1], -1.0
-        with ReleaseTape() as tape:
-            a = play(x1, y1)
-        if not len(tape):
-            raise ContractError(check, f"the {owner} released nothing through privbandit's mechanisms: a private "
-                                       f"{owner} must release through them (privbandit.privacy) to be checked")
-        try:
-            with ReleaseTape(replay=tape) as again:
-                b = play(x2, y2)
-        except ReplayMismatch as exc:
-            raise ContractError(check, f"changing {unit} {row} changed the releases ({exc}): what is released, and "
-                                       "when, must not depend on the data") from exc
-        if len(again) != len(tape):
-            raise ContractError(check, f"changing {unit} {row} changed the number of releases ({len(tape)} vs "
-                                       f"{len(again)})")
-        pairs.append((row, tape, a, again, b))
+        x1, y1, x2, y2 = neighbour_pair(x, y, row)
+        pair = replayed_pair(lambda: play(x1, y1), lambda: play(x2, y2), row, check, unit)  # noqa: B023 (called here)
+        if not len(pair[1]):
+            raise released_nothing(check, owner)
+        pairs.append(pair)
     return pairs
 
 

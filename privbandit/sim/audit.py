@@ -4,15 +4,19 @@ users' actions.
 :func:`audit_agent` audits one agent (a registered name, an entry point or an import path
 ``"pkg.module:factory"``) end to end, in two stages.
 
-**The contract stage** (:func:`contract_findings`) runs the checks of :func:`~privbandit.agents.check_agent`
-on a synthetic stream (K = 4, d = 3, ``max_horizon`` rounds), the privacy checks
-(:data:`~privbandit.agents.checks.PRIVACY_CHECKS`: release replay on neighbouring streams, other users' actions
-depending on one user's data only through the releases) changing in turn each of several target users
-(:func:`contract_targets`). These checks are deterministic: a failure is a refutation, reported with the check's
-own message, before and besides the empirical bound. They see leaks the empirical stage is blind to, such as a
-user's raw reward sign read behind the release when the user's own random arm masks it on the empirical pair
-of streams. A failed check that is not about privacy (shapes, the step loop against the batch path,
-``action_probabilities``, errors on bad input) is reported as :data:`CONTRACT_NOT_PRIVACY` (:class:`ContractFinding`).
+**The contract stage** (:func:`contract_findings`) runs the checks of :func:`~privbandit.agents.check_agent`.
+Its privacy checks (:data:`~privbandit.agents.checks.PRIVACY_CHECKS`: release replay on neighbouring streams,
+other users' actions depending on one user's data only through the releases) change **every user 0 .. T - 1**
+of a synthetic stream (K = 4, d = 3, T = ``min(max_horizon, CONTRACT_HORIZON)`` rounds), one at a time: that
+user's features and rewards moved across the ball, every other user's the same, the neighbour handed the first
+run's releases (:class:`ContractUsers` names what was changed). These checks are deterministic: a failure is a
+refutation, reported with the check's own message, before and besides the empirical bound. They see leaks the
+empirical stage is blind to, such as a user's raw reward sign read behind the release when the user's own random
+arm masks it on the empirical pair of streams, and a leak keyed to any one user of the stream. They cannot see a
+user after round T - 1, an effect that shows only after it, a leak that needs two users changed at once, or noise
+drawn outside privbandit's mechanisms (refused as unverifiable). A failed check that is not about privacy
+(shapes, the step loop against the batch path, ``action_probabilities``, errors on bad input) is reported as
+:data:`CONTRACT_NOT_PRIVACY` (:class:`ContractFinding`).
 
 **The empirical stage** is built to have power against the agents that exist:
 
@@ -97,6 +101,7 @@ from ..agents.checks import (
     check_ledger_within_budget,
     play_batch,
     policy_rounds,
+    shared_replays,
     synthetic_stream,
 )
 from ..bandit_spec import BanditSpec
@@ -105,7 +110,7 @@ from ..privacy.audit import clopper_pearson
 from ..privacy.replay import ReleaseTape
 
 __all__ = ["CONTRACT_NOT_PRIVACY", "LEDGER_MISSING", "NO_POWER", "AgentAudit", "ContractFinding", "Design",
-           "audit_agent", "contract_findings", "contract_targets", "detectable_epsilon", "neighbouring_streams"]
+           "ContractUsers", "audit_agent", "contract_findings", "detectable_epsilon", "neighbouring_streams"]
 
 LEDGER_MISSING = "the agent's own ledger is missing: privacy not verified"
 """What the audit says of an agent that claims privacy but records no release."""
@@ -116,8 +121,9 @@ CONTRACT_NOT_PRIVACY = "contract failure, not a privacy finding"
 CONTRACT_SHAPE = (4, 3)
 """Arms K and dimension d of the contract stage's synthetic stream (those of :func:`~privbandit.agents.check_agent`)."""
 
-CONTRACT_EPOCHS = 3
-"""The contract stage changes the first and last user of this many first epochs (and of the last two)."""
+CONTRACT_HORIZON = 32
+"""The most rounds of the contract stage's privacy checks, every user of which they change in turn (their cost
+grows as its square: :data:`~privbandit.agents.checks.PRIVACY_HORIZON`)."""
 
 NO_POWER = "no release inside the stream, no power"
 """What the audit says when no target user's data can reach another user's action within the stream."""
@@ -185,30 +191,6 @@ def policy_starts(agent, feats: np.ndarray, rewards: np.ndarray, rng: Any = 0) -
     return tuple(starts)
 
 
-def contract_targets(starts: tuple[int, ...], horizon: int, rng: Any = 0) -> tuple[tuple[int, str], ...]:
-    """The users the contract stage changes, one at a time, each with its role.
-
-    Parameters
-    ----------
-    starts : tuple of int
-        The agent's schedule (:func:`policy_starts`): the first round of each epoch.
-    horizon : int
-        Rounds of the stream, >= 2.
-    rng : int, SeedSequence or Generator
-        Draws the random user.
-
-    Returns
-    -------
-    tuple of (int, str)
-        (user, role), by user: the first two users, the first and last user of the first
-        :data:`CONTRACT_EPOCHS` epochs and of the last two, and one random user none of these.
-    """
-    n = len(starts)
-    epochs = set(range(min(n, CONTRACT_EPOCHS))) | set(range(max(0, n - 2), n))
-    roles = _epoch_roles({0: "first user", 1: "second user"}, starts, horizon, epochs, horizon, rng)  # (horizon >= 2)
-    return tuple(sorted(roles.items()))
-
-
 def _epoch_roles(roles: dict[int, str], starts: tuple[int, ...], horizon: int, epochs: set[int], end: int,
                  rng: Any) -> dict[int, str]:
     """``roles`` (user -> role) with the first and last user of each of ``epochs`` of the schedule ``starts``
@@ -221,6 +203,35 @@ def _epoch_roles(roles: dict[int, str], starts: tuple[int, ...], horizon: int, e
     if rng is not None and pool:
         roles[int(np.random.default_rng(rng).choice(pool))] = "random user"
     return roles
+
+
+@dataclass(frozen=True)
+class ContractUsers:
+    """The users the contract stage's privacy checks changed, one at a time, on their stream.
+
+    Attributes
+    ----------
+    horizon : int
+        Rounds T of the privacy checks' stream.
+    users : tuple of int
+        The users changed (every user 0 .. T - 1).
+    """
+
+    horizon: int
+    users: tuple[int, ...]
+
+    @property
+    def every_user(self) -> bool:
+        """Whether every user of the stream was changed."""
+        return self.users == tuple(range(self.horizon))
+
+    @property
+    def description(self) -> str:
+        """``"every user 0..T-1 of a T-round stream"``, or how many of the stream's users and which."""
+        if self.every_user:
+            return f"every user 0..{self.horizon - 1} of a {self.horizon}-round stream"
+        shown = ", ".join(map(str, self.users[:8])) + (", ..." if len(self.users) > 8 else "")
+        return f"{len(self.users)} of the {self.horizon} users of the stream ({shown})"
 
 
 @dataclass(frozen=True)
@@ -248,7 +259,7 @@ class ContractFinding:
         return f"{'REFUTED by the contract' if self.privacy else CONTRACT_NOT_PRIVACY}: {self.message}"
 
 
-def contract_findings(build: Callable[[], Any], users: tuple[int, ...], horizon: int,
+def contract_findings(build: Callable[[], Any], users: tuple[int, ...] | None, horizon: int,
                       seed: int = 0) -> tuple[ContractFinding, ...]:
     """Every failed check of :data:`~privbandit.agents.checks.AGENT_CHECKS` but the ledger's (the audit reads
     the ledger on its own line).
@@ -260,8 +271,8 @@ def contract_findings(build: Callable[[], Any], users: tuple[int, ...], horizon:
     ----------
     build : callable
         Returns a fresh agent.
-    users : tuple of int
-        The users the privacy checks change, one at a time (:func:`contract_targets`).
+    users : tuple of int or None
+        The users the privacy checks change, one at a time (None: every user of the stream).
     horizon : int
         Rounds of the privacy checks' synthetic stream (K, d = :data:`CONTRACT_SHAPE`); the other checks run at
         :func:`~privbandit.agents.check_agent`'s default horizon.
@@ -277,14 +288,15 @@ def contract_findings(build: Callable[[], Any], users: tuple[int, ...], horizon:
     with ReleaseTape() as tape:
         play_batch(build(), *synthetic_stream(k, d, horizon, seed), seed)
     found = []
-    for check in AGENT_CHECKS:
-        if check is check_ledger_within_budget:
-            continue
-        privacy = check in PRIVACY_CHECKS
-        try:
-            check(build, n_arms=k, dim=d, rng=seed, **(dict(horizon=horizon, users=users) if privacy else {}))
-        except ContractError as err:
-            found.append(ContractFinding(err.check, str(err), privacy and len(tape) > 0))
+    with shared_replays():
+        for check in AGENT_CHECKS:
+            if check is check_ledger_within_budget:
+                continue
+            privacy = check in PRIVACY_CHECKS
+            try:
+                check(build, n_arms=k, dim=d, rng=seed, **(dict(horizon=horizon, users=users) if privacy else {}))
+            except ContractError as err:
+                found.append(ContractFinding(err.check, str(err), privacy and len(tape) > 0))
     return tuple(found)
 
 
@@ -475,10 +487,10 @@ class AgentAudit:
         The largest epsilon these draws can refute.
     contract : tuple of ContractFinding
         The failed checks of the contract stage (empty: every check passed).
-    contract_users : tuple of (int, str)
-        The users the contract stage changed, with their roles.
+    contract_users : ContractUsers or None
+        The users the contract stage's privacy checks changed (every user of their stream).
     contract_horizon : int
-        Rounds of the contract stage's stream.
+        Rounds of the contract stage's privacy checks' stream.
     """
 
     agent: str
@@ -494,7 +506,7 @@ class AgentAudit:
     tests: tuple[ChosenTest, ...] = ()
     detectable: float = math.inf
     contract: tuple[ContractFinding, ...] = ()
-    contract_users: tuple[tuple[int, str], ...] = ()
+    contract_users: ContractUsers | None = None
     contract_horizon: int = 0
 
     @property
@@ -555,10 +567,10 @@ class AgentAudit:
 
     def contract_lines(self) -> list[str]:
         """The contract stage's lines: the users changed, then each failure with the check's own message."""
-        users = ", ".join(f"{u} ({role})" for u, role in self.contract_users)
+        users = self.contract_users.description if self.contract_users else "none"
         k, d = CONTRACT_SHAPE
         head = (f"contract (the privacy checks of check_agent, release replay on neighbouring streams, K={k}, d={d}, "
-                f"T={self.contract_horizon}; users changed: {users}): ")
+                f"T={self.contract_horizon}; users changed one at a time: {users}): ")
         if not self.contract:
             return [head + "passed"]
         return [head + f"{len(self.contract)} check{'s' * (len(self.contract) > 1)} failed",
@@ -720,13 +732,12 @@ def _empirical_stage(build: Callable[[], Any], designs: list[Design], epsilon: f
 
 
 def _contract_stage(build: Callable[[], Any], horizon: int,
-                    seed: int) -> tuple[tuple[ContractFinding, ...], tuple[tuple[int, str], ...], int]:
-    """The contract stage of :func:`audit_agent` on a synthetic stream of ``horizon`` rounds: its findings
-    (:func:`contract_findings`), the users it changed (:func:`contract_targets` of the agent's schedule there,
-    the random one from the seed key (seed, 3)) and ``horizon``."""
-    feats, rewards = synthetic_stream(*CONTRACT_SHAPE, horizon, seed)
-    users = contract_targets(policy_starts(build(), feats, rewards, seed), horizon, np.random.SeedSequence([seed, 3]))
-    return contract_findings(build, tuple(u for u, _ in users), horizon, seed), users, horizon
+                    seed: int) -> tuple[tuple[ContractFinding, ...], ContractUsers, int]:
+    """The contract stage of :func:`audit_agent`: its findings (:func:`contract_findings`, the privacy checks on a
+    synthetic stream of ``min(horizon, CONTRACT_HORIZON)`` rounds changing every user of it), the users changed and
+    that stream's rounds."""
+    horizon = min(horizon, CONTRACT_HORIZON)
+    return contract_findings(build, None, horizon, seed), ContractUsers(horizon, tuple(range(horizon))), horizon
 
 
 def _with_offset(design: Design, build, pilot_draws: int, seeds: np.random.SeedSequence) -> Design:
