@@ -206,6 +206,8 @@ def _add_audit_parser(sub) -> argparse.ArgumentParser:
                     "needs no more than 16)")
     au.add_argument("--quick", action="store_true", help="fewer runs (--draws 1500 --pilot-draws 32 unless given): "
                     "less power, which the report states (the largest epsilon it can refute)")
+    au.add_argument("--jobs", type=_jobs, default=-1, help="parallel workers of the runs (default -1: all cores; "
+                    "the results do not depend on it)")
     au.add_argument("--no-progress", action="store_true", help="no progress bar")
     au.add_argument("--seed", type=int, default=0, help="seed of the audit (default 0)")
     return au
@@ -730,7 +732,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     sizes.update({k: v for k, v in (("n_draws", args.draws), ("pilot_draws", args.pilot_draws)) if v is not None})
     try:
         res = audit_agent(args.agent, args.epsilon, args.delta, agent_kwargs=kwargs, max_horizon=args.horizon,
-                          seed=args.seed, progress=not args.no_progress, **sizes)
+                          seed=args.seed, progress=not args.no_progress, jobs=args.jobs, **sizes)
     except (ValueError, TypeError) as exc:
         raise UsageError(f"--agent {args.agent}: {str(exc).splitlines()[0]}") from None
     except ContractError as exc:  # the agent cannot be played through its interface: no claim to test

@@ -170,7 +170,7 @@ def test_a_missing_ledger_exits_with_its_own_code(planted, capsys):
 
 
 def test_a_ledger_above_the_claim_exits_with_its_own_code(planted, capsys):
-    code = cli.main(["audit", "--agent", "jdp-at-1.5", "--epsilon", "1", "--horizon", "8",
+    code = cli.main(["audit", "--agent", "jdp-at-1.5", "--epsilon", "1", "--horizon", "8", "--jobs", "1",
                      "--draws", "300", "--pilot-draws", "16"])
     out = capsys.readouterr().out
     assert "ABOVE the claim 1" in out and "verdict: not refuted" in out and code == cli.EXIT_LEDGER
@@ -179,8 +179,9 @@ def test_a_ledger_above_the_claim_exits_with_its_own_code(planted, capsys):
 
 def test_audit_command_prints_the_bound_and_exits_1_when_refuted(monkeypatch, capsys):
     monkeypatch.setattr(iw_jdp_module, "GaussianMechanism", UndernoisedGaussian)
+    # --jobs 1: the planted bug is a monkeypatch of this process, which worker processes would not see
     code = cli.main(["audit", "--agent", "elim-jdp-ucb", "--epsilon", "1", "--agent-kwargs", '{"first_epoch": 1}',
-                     "--horizon", "8", "--draws", "300", "--pilot-draws", "16"])
+                     "--jobs", "1", "--horizon", "8", "--draws", "300", "--pilot-draws", "16"])
     out = capsys.readouterr().out
     assert code == 1 and "REFUTED" in out and "empirical lower bound on epsilon" in out and "detectable" in out
     for args, message in ((["--agent", "uniform", "--epsilon", "1"], "non-private"),

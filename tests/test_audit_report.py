@@ -12,8 +12,8 @@ from privbandit import cli
 from privbandit.sim.audit import FUTILITY_BETA, LOOK_EVERY, futile
 
 SMALL = ["--agent", "elim-jdp-ucb", "--epsilon", "1", "--agent-kwargs", '{"first_epoch": 1}', "--horizon", "8",
-         "--draws", "300", "--pilot-draws", "16"]
-"""An audit of seconds with a release inside its stream."""
+         "--draws", "300", "--pilot-draws", "16", "--jobs", "1"]
+"""An audit of seconds with a release inside its stream, in this process."""
 
 EPS, DELTA, ALPHA, N = 1.0, 1e-5, 0.05, 6000
 
@@ -115,3 +115,14 @@ def test_quick_states_its_power(capsys):
     assert cli.main(["audit", *args, "--quick", "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "detectable: with 1500 runs per stream no epsilon above 6" in out
+
+
+@pytest.mark.slow
+def test_worker_processes_give_the_same_report(capsys):
+    """--jobs 2 plays the runs on two loky workers (each run draws from its own seed): the same report, line for
+    line, as in this process."""
+    reports = []
+    for jobs in ("1", "2"):
+        assert cli.main(["audit", *SMALL[:-2], "--jobs", jobs, "--no-progress"]) == 0
+        reports.append(capsys.readouterr().out)
+    assert reports[0] == reports[1] and "verdict: not refuted" in reports[0]

@@ -46,6 +46,15 @@ of streams. A failed check that is not about privacy (shapes, the step loop agai
   confidence bound on the privacy loss the statistic reveals. :attr:`AgentAudit.detectable` is the largest
   epsilon the draw count could ever refute (every run of D in the set, none of D'): a claim above it
   cannot be refuted by this audit, and the report says how many runs would reach it.
+- **stopping early.** The final runs go in blocks of :data:`LOOK_EVERY` per stream; after each block
+  :func:`futile` ends them with the verdict "not refuted" once Clopper-Pearson bounds at
+  :data:`FUTILITY_BETA` (over all looks) show that the planned runs cannot refute the claim. Stopping can only
+  turn a refutation into "not refuted", so it adds no false refutation; a refutation that rests on right bounds
+  is lost with chance at most :data:`FUTILITY_BETA`. The bounds then rest on the runs made.
+- **cost.** Almost all of an audit's time is the agent's own play (its fits and releases at each epoch
+  boundary); building the agent once per stream and resetting it per run leaves nothing data-independent to
+  reuse. The runs can go to worker processes (``jobs``): each run draws from its own seed, so the report does
+  not depend on where it ran.
 
 **Why repeated draws, not one run with many canaries** (Steinke, Nasr & Jagielski 2023). A one-run audit
 plants m canary users with random signs in one run and bounds epsilon by how many of them a guesser gets
@@ -83,6 +92,7 @@ Ullman & Oprea (2020); Nasr et al. (2021).
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -103,6 +113,8 @@ from ..bandit_spec import BanditSpec
 from ..oracles import ContractError
 from ..privacy.audit import clopper_pearson
 from ..privacy.replay import ReleaseTape
+from .backends import agent_ref
+from .sweep import _check_jobs
 
 __all__ = ["CONTRACT_NOT_PRIVACY", "LEDGER_MISSING", "NO_POWER", "AgentAudit", "ContractFinding", "Design",
            "audit_agent", "contract_findings", "contract_targets", "detectable_epsilon", "neighbouring_streams"]
@@ -619,8 +631,8 @@ class AgentAudit:
         targets = ", ".join(f"{d.target} ({d.role + '; ' if d.role else ''}release at {d.release}, c={d.offset:+.4f})"
                             for d in self.designs)
         runs = (f"{self.n_draws} runs per stream" if self.runs_made == self.n_draws else
-                f"{self.runs_made} of {self.n_draws} runs per stream: stopped once the rest could refute the claim "
-                f"only with chance below {FUTILITY_BETA:g}")
+                f"{self.runs_made} of {self.n_draws} runs per stream: stopped once the counts showed, with confidence "
+                f"{1 - FUTILITY_BETA:g}, that the planned runs cannot refute the claim")
         delta_text = (f"{self.delta_lower:.4g}" if self.delta_lower > 0 else
                       f"0 (no evidence of any delta at epsilon={self.epsilon:g})")
         lines = [(f"empirical lower bound on epsilon: {self.epsilon_lower:g} ({CONFIDENCE:.0%}, {self.n_tests} "
@@ -664,7 +676,8 @@ class AgentAudit:
 
 def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs: Mapping[str, Any] | None = None,
                 max_horizon: int = 512, watch: int = 32, n_draws: int = 6000, pilot_draws: int = 64,
-                targets: tuple[int, ...] | None = None, seed: int = 0, progress: bool = False) -> AgentAudit:
+                targets: tuple[int, ...] | None = None, seed: int = 0, progress: bool = False,
+                jobs: int = 1) -> AgentAudit:
     """Audit a private agent's claim on neighbouring streams (see the module docstring).
 
     Parameters
@@ -691,6 +704,11 @@ def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs
     seed : int
     progress : bool
         Show a tqdm progress bar of each stage's runs on stderr.
+    jobs : int
+        Worker processes of the empirical stage's runs (-1: all cores; 1: this process). The results do not
+        depend on it (every run draws from its own seed); an agent registered from user code is found by the
+        workers as :func:`~privbandit.sim.sweep` finds it, and a change made to a module at run time (a
+        monkeypatch) is not seen by them.
 
     Returns
     -------
@@ -709,10 +727,10 @@ def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs
     seed = check_int("seed", seed, low=0)
     if agent_is_private(agent) is False:
         raise ValueError(f"agent {agent!r} is non-private: there is no privacy claim to audit")
+    jobs = _check_jobs(jobs)
+    jobs = jobs if jobs > 0 else os.cpu_count() or 1
     kwargs = dict(agent_kwargs or {})
-
-    def build():
-        return make_agent(agent, epsilon=epsilon, delta=delta, **kwargs)
+    build = _Build(agent, epsilon, delta, tuple(kwargs.items()), None if jobs == 1 else agent_ref(agent))
 
     probe = build()
     model = probe.privacy.model
@@ -729,7 +747,7 @@ def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs
         return AgentAudit(agent, model, epsilon, delta, 0.0, -math.inf, ledger, n_draws, max_horizon, (), (),
                           detectable, *stage)
     designs, tests, lower, delta_lower, ledger, runs = _empirical_stage(build, designs, epsilon, delta, n_draws,
-                                                                        pilot_draws, alpha, seed, progress)
+                                                                        pilot_draws, alpha, seed, progress, jobs)
     return AgentAudit(agent, model, epsilon, delta, lower, delta_lower, ledger, n_draws,
                       max(d.horizon for d in designs), tuple(designs), tests, detectable, *stage, runs=runs)
 
@@ -753,35 +771,80 @@ def _progress(progress: bool, total: int, desc: str):
     return tqdm(total=total, desc=desc, unit="run", disable=not progress, dynamic_ncols=True, leave=False)
 
 
-def _played(agent, f: np.ndarray, r: np.ndarray, seeds: list[np.random.SeedSequence], spent: list[float | None],
-            bar) -> np.ndarray:
-    """The actions (n, T) of one run per seed on the stream (f, r); each run's spent epsilon is appended to
-    ``spent`` and ticks ``bar``."""
-    actions = []
-    for s in seeds:
-        a, used = play_stream(agent, f, r, np.random.default_rng(s))
-        actions.append(a)
-        spent.append(used)
-        bar.update()
-    return np.array(actions)
+@dataclass(frozen=True)
+class _Build:
+    """Builds the audited agent: picklable, so that a worker process builds its own (``ref`` tells a worker
+    where an agent registered from user code lives, :func:`~privbandit.sim.backends.agent_ref`)."""
+
+    agent: str
+    epsilon: float
+    delta: float
+    kwargs: tuple[tuple[str, Any], ...] = ()
+    ref: Any = None
+
+    def __call__(self):
+        return make_agent(self.agent, epsilon=self.epsilon, delta=self.delta, **dict(self.kwargs))
 
 
-def _stream_runs(build: Callable[[], Any], design: Design, n: int, seeds: np.random.SeedSequence,
+def _chunk(build: _Build, f: np.ndarray, r: np.ndarray,
+           seeds: list[np.random.SeedSequence]) -> tuple[np.ndarray, list[float | None]]:
+    """One worker's runs: the actions (n, T) of one run per seed on (f, r) and each run's spent epsilon."""
+    from .backends import prepare
+
+    if build.ref is not None:
+        prepare(build.ref)
+    agent = build()
+    played = [play_stream(agent, f, r, np.random.default_rng(s)) for s in seeds]
+    return np.array([a for a, _ in played]), [used for _, used in played]
+
+
+@dataclass(frozen=True)
+class _Runs:
+    """Where the runs are played: in this process (``parallel`` None) or in chunks on joblib workers (an
+    entered ``joblib.Parallel``). Every run draws from its own seed, so the actions do not depend on which."""
+
+    build: _Build
+    parallel: Any = None
+    jobs: int = 1
+
+    def actions(self, f: np.ndarray, r: np.ndarray, seeds: list[np.random.SeedSequence],
+                spent: list[float | None], bar) -> np.ndarray:
+        """The actions (n, T) of one run per seed on the stream (f, r); each run's spent epsilon is appended to
+        ``spent`` and ticks ``bar``."""
+        from joblib import delayed
+
+        if self.parallel is None:
+            agent, actions = self.build(), []
+            for s in seeds:
+                a, used = play_stream(agent, f, r, np.random.default_rng(s))
+                actions.append(a)
+                spent.append(used)
+                bar.update()
+            return np.array(actions)
+        chunks = [c for c in np.array_split(np.arange(len(seeds)), 2 * self.jobs) if len(c)]
+        out = []
+        for acts, used in self.parallel(delayed(_chunk)(self.build, f, r, [seeds[i] for i in c]) for c in chunks):
+            out.append(acts)
+            spent.extend(used)
+            bar.update(len(used))
+        return np.concatenate(out)
+
+
+def _stream_runs(runs: _Runs, design: Design, n: int, seeds: np.random.SeedSequence,
                  spent: list[float | None], bar) -> list[np.ndarray]:
     """The statistics (n, n_windows) of ``n`` runs on D and on D'; each run's spent epsilon is appended to
     ``spent``."""
-    return [design.statistics(_played(build(), f, r, seeds.spawn(2)[j].spawn(n), spent, bar))
+    return [design.statistics(runs.actions(f, r, seeds.spawn(2)[j].spawn(n), spent, bar))
             for j, (f, r) in enumerate(neighbouring_streams(design.horizon, design.target, offset=design.offset))]
 
 
-def _final_counts(build: Callable[[], Any], test: ChosenTest, n_draws: int, seeds: np.random.SeedSequence,
+def _final_counts(runs: _Runs, test: ChosenTest, n_draws: int, seeds: np.random.SeedSequence,
                   claim: tuple[float, float], alpha: float, spent: list[float | None], bar) -> tuple[int, int, int]:
     """The final runs of ``test``: runs in its set under P and under Q, and the runs per stream made. They run
     in blocks of :data:`LOOK_EVERY` on D and D' and stop early only when :func:`futile` says so (its
     :data:`FUTILITY_BETA` split over the looks)."""
     design = test.design
     streams = neighbouring_streams(design.horizon, design.target, offset=design.offset)
-    agents = [build() for _ in streams]
     run_seeds = [s.spawn(n_draws) for s in seeds.spawn(2)]
     beta = FUTILITY_BETA / max(1, math.ceil(n_draws / LOOK_EVERY) - 1)
     stats: list[list[np.ndarray]] = [[], []]
@@ -789,7 +852,7 @@ def _final_counts(build: Callable[[], Any], test: ChosenTest, n_draws: int, seed
     while m < n_draws:
         block = slice(m, min(m + LOOK_EVERY, n_draws))
         for j, (f, r) in enumerate(streams):
-            stats[j].append(design.statistics(_played(agents[j], f, r, run_seeds[j][block], spent, bar)))
+            stats[j].append(design.statistics(runs.actions(f, r, run_seeds[j][block], spent, bar)))
         m = block.stop
         p, q = test.counts(np.concatenate(stats[0]), np.concatenate(stats[1]))
         if m < n_draws and futile(p, q, m, n_draws, *claim, alpha, beta):
@@ -798,32 +861,47 @@ def _final_counts(build: Callable[[], Any], test: ChosenTest, n_draws: int, seed
 
 
 def _empirical_stage(build: Callable[[], Any], designs: list[Design], epsilon: float, delta: float, n_draws: int,
-                     pilot_draws: int, alpha: float, seed: int, progress: bool = False
+                     pilot_draws: int, alpha: float, seed: int, progress: bool = False, jobs: int = 1
                      ) -> tuple[list[Design], tuple[ChosenTest, ...], float, float, float | None, int]:
     """The empirical stage of :func:`audit_agent`: the designs with their pilot offsets, the chosen tests, the
     lower bounds on epsilon and on delta at the claimed epsilon, the worst ledger of the runs (None when
     a run had no ledger) and the final runs per stream made (fewer than ``n_draws`` after a futility stop)."""
+    if jobs == 1:
+        return _empirical_runs(_Runs(build), designs, epsilon, delta, n_draws, pilot_draws, alpha, seed, progress)
+    from joblib import Parallel
+
+    from .backends import backend_context
+
+    with backend_context("loky", jobs), Parallel(n_jobs=jobs) as parallel:
+        return _empirical_runs(_Runs(build, parallel, jobs), designs, epsilon, delta, n_draws, pilot_draws, alpha,
+                               seed, progress)
+
+
+def _empirical_runs(runs: _Runs, designs: list[Design], epsilon: float, delta: float, n_draws: int,
+                    pilot_draws: int, alpha: float, seed: int, progress: bool
+                    ) -> tuple[list[Design], tuple[ChosenTest, ...], float, float, float | None, int]:
+    """:func:`_empirical_stage` with its runs played by ``runs``."""
     spent: list[float | None] = []
     # the pilots draw from the seed keys (seed, 1, i) and (seed, 2, i), the final runs from (seed, 0, 0, i):
     # independent streams, so the choice of the test spends none of its confidence
     with _progress(progress, len(designs) * (PILOT_STEPS + 2) * pilot_draws, "audit: offset pilots") as bar:
-        designs = [_with_offset(d, build, pilot_draws, np.random.SeedSequence([seed, 1, i]), bar)
+        designs = [_with_offset(d, runs, pilot_draws, np.random.SeedSequence([seed, 1, i]), bar)
                    for i, d in enumerate(designs)]
     with _progress(progress, len(designs) * 2 * SELECT_FACTOR * pilot_draws, "audit: selection pilots") as bar:
-        pilots = [_stream_runs(build, d, SELECT_FACTOR * pilot_draws, np.random.SeedSequence([seed, 2, i]), spent,
+        pilots = [_stream_runs(runs, d, SELECT_FACTOR * pilot_draws, np.random.SeedSequence([seed, 2, i]), spent,
                                bar) for i, d in enumerate(designs)]
     tests = select_tests(designs, pilots, n_draws, epsilon, alpha)
     grid = np.array(EPS_GRID + (epsilon,))
-    lower, delta_lower, runs = 0.0, -math.inf, n_draws
+    lower, delta_lower, made = 0.0, -math.inf, n_draws
     for i, test in enumerate(tests):
         with _progress(progress, 2 * n_draws, "audit: final runs") as bar:
-            p, q, m = _final_counts(build, test, n_draws, np.random.SeedSequence([seed, 0, 0, i]), (epsilon, delta),
+            p, q, m = _final_counts(runs, test, n_draws, np.random.SeedSequence([seed, 0, 0, i]), (epsilon, delta),
                                     alpha, spent, bar)
         bounds = set_lower_bounds(p, q, m, grid, alpha)
         lower = max(lower, float(grid[:-1][bounds[:-1] > delta].max(initial=0.0)))
-        delta_lower, runs = max(delta_lower, float(bounds[-1])), min(runs, m)
+        delta_lower, made = max(delta_lower, float(bounds[-1])), min(made, m)
     ledger = None if any(s is None for s in spent) else float(max(spent))
-    return designs, tests, lower, delta_lower, ledger, runs
+    return designs, tests, lower, delta_lower, ledger, made
 
 
 def _contract_stage(build: Callable[[], Any], horizon: int,
@@ -836,7 +914,7 @@ def _contract_stage(build: Callable[[], Any], horizon: int,
     return contract_findings(build, tuple(u for u, _ in users), horizon, seed), users, horizon
 
 
-def _with_offset(design: Design, build, pilot_draws: int, seeds: np.random.SeedSequence, bar=None) -> Design:
+def _with_offset(design: Design, runs: _Runs, pilot_draws: int, seeds: np.random.SeedSequence, bar=None) -> Design:
     """``design`` with the offset c in [-1, 1] at which the watched users of the first window take arm 0
     with frequency f(-1) + :data:`PILOT_LEVEL` (f(1) - f(-1)) on the midpoint stream (target rewards 0), by
     bisection on pilot runs; c = 0 when the offset does not move f."""
@@ -847,7 +925,7 @@ def _with_offset(design: Design, build, pilot_draws: int, seeds: np.random.SeedS
     def freq(c: float) -> float:
         (f, r), _ = neighbouring_streams(design.horizon, design.target, offset=c)
         r[design.target] = 0.0
-        actions = _played(build(), f, r, next(steps).spawn(pilot_draws), [], bar)
+        actions = runs.actions(f, r, next(steps).spawn(pilot_draws), [], bar)
         return float(np.mean(actions[:, start:stop] == 0))
 
     f_lo, f_hi = freq(-1.0), freq(1.0)
