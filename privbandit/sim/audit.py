@@ -116,8 +116,9 @@ from ..privacy.replay import ReleaseTape
 from .backends import agent_ref
 from .sweep import _check_jobs
 
-__all__ = ["CONTRACT_NOT_PRIVACY", "LEDGER_MISSING", "NO_POWER", "AgentAudit", "ContractFinding", "Design",
-           "audit_agent", "contract_findings", "contract_targets", "detectable_epsilon", "neighbouring_streams"]
+__all__ = ["CONTRACT_NOT_PRIVACY", "FULL", "FUTILITY_BETA", "LEDGER_MISSING", "NO_POWER", "QUICK", "AgentAudit",
+           "ContractFinding", "Design", "audit_agent", "contract_findings", "contract_targets", "detectable_epsilon",
+           "futile", "neighbouring_streams"]
 
 LEDGER_MISSING = "the agent's own ledger is missing: privacy not verified"
 """What the audit says of an agent that claims privacy but records no release."""
@@ -707,7 +708,7 @@ def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs
     jobs : int
         Worker processes of the empirical stage's runs (-1: all cores; 1: this process). The results do not
         depend on it (every run draws from its own seed); an agent registered from user code is found by the
-        workers as :func:`~privbandit.sim.sweep` finds it, and a change made to a module at run time (a
+        workers as :func:`~privbandit.sim.sweep.sweep` finds it, and a change made to a module at run time (a
         monkeypatch) is not seen by them.
 
     Returns
