@@ -197,12 +197,18 @@ def _add_audit_parser(sub) -> argparse.ArgumentParser:
                     help='public hyperparameters of the agent as JSON, e.g. \'{"first_epoch": 1}\'')
     au.add_argument("--horizon", type=_positive_int, default=512,
                     help="the longest stream: target users whose first release comes later are left out (default 512)")
-    au.add_argument("--draws", type=_positive_int, default=6000, help="runs per stream of the test the pilot runs "
+    au.add_argument("--draws", type=_positive_int, default=None, help="runs per stream of the test the pilot runs "
                     "choose, >= 100 (default 6000: enough to refute elim-jdp-ucb with a quarter of its noise at "
-                    "epsilon 1); the report says the largest epsilon these can detect")
-    au.add_argument("--pilot-draws", type=_positive_int, default=64, help="runs per bisection step of the pilots, "
+                    "epsilon 1; they stop early once the rest could refute the claim only with chance below 0.001); "
+                    "the report says the largest epsilon these can detect")
+    au.add_argument("--pilot-draws", type=_positive_int, default=None, help="runs per bisection step of the pilots, "
                     ">= 16 (default 64; the selection pilots run 4 times as many per stream; a deterministic agent "
                     "needs no more than 16)")
+    au.add_argument("--quick", action="store_true", help="fewer runs (--draws 1500 --pilot-draws 32 unless given): "
+                    "less power, which the report states (the largest epsilon it can refute)")
+    au.add_argument("--jobs", type=_jobs, default=-1, help="parallel workers of the runs (default -1: all cores; "
+                    "the results do not depend on it)")
+    au.add_argument("--no-progress", action="store_true", help="no progress bar")
     au.add_argument("--seed", type=int, default=0, help="seed of the audit (default 0)")
     return au
 
@@ -719,12 +725,14 @@ def cmd_audit(args: argparse.Namespace) -> int:
     contract or by the bound), else :data:`EXIT_LEDGER` if the ledger is missing or above the claim (whatever the
     bound says), else :data:`EXIT_CONTRACT` if a check that is not about privacy failed."""
     from .oracles import ContractError
-    from .sim.audit import CONTRACT_NOT_PRIVACY, audit_agent
+    from .sim.audit import CONTRACT_NOT_PRIVACY, FULL, QUICK, audit_agent
 
     kwargs = _agent_kwargs(args)
+    sizes = dict(QUICK if args.quick else FULL)
+    sizes.update({k: v for k, v in (("n_draws", args.draws), ("pilot_draws", args.pilot_draws)) if v is not None})
     try:
         res = audit_agent(args.agent, args.epsilon, args.delta, agent_kwargs=kwargs, max_horizon=args.horizon,
-                          n_draws=args.draws, pilot_draws=args.pilot_draws, seed=args.seed)
+                          seed=args.seed, progress=not args.no_progress, jobs=args.jobs, **sizes)
     except (ValueError, TypeError) as exc:
         raise UsageError(f"--agent {args.agent}: {str(exc).splitlines()[0]}") from None
     except ContractError as exc:  # the agent cannot be played through its interface: no claim to test

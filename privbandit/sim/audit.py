@@ -50,6 +50,15 @@ drawn outside privbandit's mechanisms (refused as unverifiable). A failed check 
   confidence bound on the privacy loss the statistic reveals. :attr:`AgentAudit.detectable` is the largest
   epsilon the draw count could ever refute (every run of D in the set, none of D'): a claim above it
   cannot be refuted by this audit, and the report says how many runs would reach it.
+- **stopping early.** The final runs go in blocks of :data:`LOOK_EVERY` per stream; after each block
+  :func:`futile` ends them with the verdict "not refuted" once Clopper-Pearson bounds at
+  :data:`FUTILITY_BETA` (over all looks) show that the planned runs cannot refute the claim. Stopping can only
+  turn a refutation into "not refuted", so it adds no false refutation; a refutation that rests on right bounds
+  is lost with chance at most :data:`FUTILITY_BETA`. The bounds then rest on the runs made.
+- **cost.** Almost all of an audit's time is the agent's own play (its fits and releases at each epoch
+  boundary); building the agent once per stream and resetting it per run leaves nothing data-independent to
+  reuse. The runs can go to worker processes (``jobs``): each run draws from its own seed, so the report does
+  not depend on where it ran.
 
 **Why repeated draws, not one run with many canaries** (Steinke, Nasr & Jagielski 2023). A one-run audit
 plants m canary users with random signs in one run and bounds epsilon by how many of them a guesser gets
@@ -87,6 +96,7 @@ Ullman & Oprea (2020); Nasr et al. (2021).
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -108,9 +118,12 @@ from ..bandit_spec import BanditSpec
 from ..oracles import ContractError
 from ..privacy.audit import clopper_pearson
 from ..privacy.replay import ReleaseTape
+from .backends import agent_ref
+from .sweep import _check_jobs
 
-__all__ = ["CONTRACT_NOT_PRIVACY", "LEDGER_MISSING", "NO_POWER", "AgentAudit", "ContractFinding", "Design",
-           "ContractUsers", "audit_agent", "contract_findings", "detectable_epsilon", "neighbouring_streams"]
+__all__ = ["CONTRACT_NOT_PRIVACY", "FULL", "FUTILITY_BETA", "LEDGER_MISSING", "NO_POWER", "QUICK", "AgentAudit",
+           "ContractFinding", "ContractUsers", "Design", "audit_agent", "contract_findings", "detectable_epsilon",
+           "futile", "neighbouring_streams"]
 
 LEDGER_MISSING = "the agent's own ledger is missing: privacy not verified"
 """What the audit says of an agent that claims privacy but records no release."""
@@ -147,6 +160,20 @@ SELECT_FACTOR = 4
 
 N_TESTS = 1
 """Tests the selection pilots keep for the final runs (the Bonferroni correction is over these only)."""
+
+FUTILITY_BETA = 1e-3
+"""The final runs' futility stop (:func:`futile`): the chance, over all its looks, that it ends the runs of a
+test whose set shows a leak above the claim (its delta at the claimed epsilon above the claimed delta)."""
+
+LOOK_EVERY = 250
+"""Runs per stream between two looks of the futility stop at the final runs."""
+
+FULL = {"n_draws": 6000, "pilot_draws": 64}
+"""The default sizes of :func:`audit_agent` and ``privbandit audit``."""
+
+QUICK = {"n_draws": 1500, "pilot_draws": 32}
+"""The sizes of ``privbandit audit --quick``: fewer final and pilot runs; the report prints what they can
+detect (:func:`detectable_epsilon`)."""
 
 
 def neighbouring_streams(horizon: int, neighbour: int = 0, dim: int = 2, offset: float = 0.0,
@@ -407,6 +434,43 @@ def set_lower_bounds(p_count: int, q_count: int, n: int, epsilons: np.ndarray, a
     return float(lo) - np.exp(epsilons) * float(up)
 
 
+def futile(p_count: Any, q_count: Any, m: int, n: int, epsilon: float, delta: float, alpha: float,
+           beta: float) -> Any:
+    """Whether the final runs of a test may stop after ``m`` of their ``n`` runs per stream, ``p_count`` of P's
+    and ``q_count`` of Q's runs in the set so far, with the verdict "not refuted".
+
+    The test at ``n`` runs refutes when CP_lower(P) - e^epsilon CP_upper(Q) > ``delta`` (:func:`set_lower_bounds`,
+    level ``alpha``). Two rules, each on one-sided Clopper-Pearson bounds at ``beta / 2`` from the ``m`` runs:
+
+    - CP_upper(P) - e^epsilon CP_lower(Q) <= delta: the set's own delta is below the claim;
+    - CP_upper(P) <= delta + e^epsilon CP_upper_n(Q), the final test's threshold with Q's count so far (a count
+      only grows, so the final threshold is at least this): P is too rare for the ``n`` runs to refute.
+
+    Stopping can only turn a refutation into "not refuted", so it adds no false refutation. A refutation whose
+    final Clopper-Pearson bounds are right implies P(S) - e^epsilon Q(S) > delta and P(S) above the final
+    threshold; each rule then fires only when one of its bounds is wrong: with ``beta`` split over the looks,
+    such refutations are lost with chance at most the sum of the looks' ``beta``.
+
+    Parameters
+    ----------
+    p_count, q_count : int or array of int
+        Runs in the set under P and under Q among the first ``m`` of each (arrays: one answer each).
+    m, n : int
+        Runs so far and planned, per stream (1 <= m <= n).
+    epsilon, delta : float
+        The claim.
+    alpha : float
+        The final test's level (:func:`set_lower_bounds`).
+    beta : float
+        This look's share of :data:`FUTILITY_BETA`.
+    """
+    (_, up_p), (lo_q, up_q) = (clopper_pearson(np.asarray(c), m, beta / 2) for c in (p_count, q_count))
+    _, up_final = clopper_pearson(np.asarray(q_count), n, alpha / 2)
+    grow = math.exp(epsilon)
+    stop = (up_p - grow * lo_q <= delta) | (up_p <= delta + grow * up_final)
+    return bool(stop) if stop.ndim == 0 else stop
+
+
 def detectable_epsilon(n_draws: int, delta: float, alpha: float) -> float:
     """The largest epsilon one test of :func:`set_lower_bounds` at level ``alpha`` can refute with
     ``n_draws`` runs per stream: every run of D in the set and none of D'. 0 if even that refutes nothing."""
@@ -446,20 +510,6 @@ def select_tests(designs, pilots, n_draws: int, epsilon: float, alpha: float) ->
     return tuple(test for _, _, test in sorted(scored, key=lambda x: (-x[0], x[1]))[:N_TESTS])
 
 
-def draws_to_refute(p: float, q: float, epsilon: float, delta: float, alpha: float) -> int | None:
-    """The fewest runs per stream (1000 times a power of 2, at most 2^20 runs) with which a set of
-    probabilities ``p`` under P and ``q`` under Q, observed exactly, gives :func:`set_lower_bounds` above
-    ``delta`` at ``epsilon``; None when p - e^epsilon q <= delta or that takes more."""
-    if p - math.exp(epsilon) * q <= delta:
-        return None
-    n = 1000
-    while n <= 2**20:
-        if float(set_lower_bounds(round(p * n), round(q * n), n, np.array([epsilon]), alpha)[0]) > delta:
-            return n
-        n *= 2
-    return None
-
-
 @dataclass(frozen=True)
 class AgentAudit:
     """The outcome of :func:`audit_agent`.
@@ -491,6 +541,9 @@ class AgentAudit:
         The users the contract stage's privacy checks changed (every user of their stream).
     contract_horizon : int
         Rounds of the contract stage's privacy checks' stream.
+    runs : int or None
+        Final runs per stream made: ``n_draws`` unless the futility stop (:func:`futile`) ended them sooner
+        (None: the same as ``n_draws``).
     """
 
     agent: str
@@ -508,6 +561,12 @@ class AgentAudit:
     contract: tuple[ContractFinding, ...] = ()
     contract_users: ContractUsers | None = None
     contract_horizon: int = 0
+    runs: int | None = None
+
+    @property
+    def runs_made(self) -> int:
+        """Final runs per stream the bounds rest on."""
+        return self.n_draws if self.runs is None else self.runs
 
     @property
     def n_tests(self) -> int:
@@ -577,44 +636,61 @@ class AgentAudit:
                 *(f.line for f in self.contract)]
 
     def empirical_lines(self) -> list[str]:
-        """The empirical stage's lines: the bound, the targets, the chosen test and what the draws can detect."""
+        """The empirical stage's lines: the bound (a delta bound below 0 shown as 0: no evidence of any delta),
+        the targets, the chosen test and the largest epsilon these runs can refute, in words."""
         if not self.designs:
             return [(f"empirical lower bound on epsilon: none ({NO_POWER}: the first release after every target user "
                      f"falls outside T={self.horizon}; raise --horizon)")]
         targets = ", ".join(f"{d.target} ({d.role + '; ' if d.role else ''}release at {d.release}, c={d.offset:+.4f})"
                             for d in self.designs)
+        runs = (f"{self.n_draws} runs per stream" if self.runs_made == self.n_draws else
+                f"{self.runs_made} of {self.n_draws} runs per stream: stopped once the counts showed, with confidence "
+                f"{1 - FUTILITY_BETA:g}, that the planned runs cannot refute the claim")
+        delta_text = (f"{self.delta_lower:.4g}" if self.delta_lower > 0 else
+                      f"0 (no evidence of any delta at epsilon={self.epsilon:g})")
         lines = [(f"empirical lower bound on epsilon: {self.epsilon_lower:g} ({CONFIDENCE:.0%}, {self.n_tests} "
-                  f"test{'s' * (self.n_tests > 1)} Bonferroni-corrected, {self.n_draws} runs per stream, "
-                  f"T <= {self.horizon}); delta lower bound at the claimed epsilon: {self.delta_lower:.4g}"),
+                  f"test{'s' * (self.n_tests > 1)} Bonferroni-corrected, {runs}, T <= {self.horizon}); "
+                  f"delta lower bound at the claimed epsilon: {delta_text}"),
                  f"candidate target users: {targets}"]
-        alpha = (1 - CONFIDENCE) / self.n_tests
         for t in self.tests:
             (a, b), p_law = t.design.windows[t.window], "D'" if t.swap else "D"
             lines.append(f"tested (chosen by independent pilot runs): target {t.design.target} ({t.design.role}), "
                          f"arm-0 count over users [{a}, {b}) {'>=' if t.above else '<'} {t.threshold}, P = law on "
-                         f"{p_law} (pilot estimate of the delta bound: {t.pilot_delta:.3g})")
-            if not self.refuted_empirically:
-                need = draws_to_refute(t.pilot_p, t.pilot_q, self.epsilon, self.delta, alpha)
-                lines.append(f"pilots: the chosen test's frequencies show no leak beyond the claim that up to "
-                             f"{2**20} runs could see" if need is None else
-                             f"pilots: were their frequencies the truth, --draws {need} would refute the claim")
+                         f"{p_law} (pilot frequencies {t.pilot_p:.3g} under P, {t.pilot_q:.3g} under Q)")
         lines.append(f"detectable: with {self.n_draws} runs per stream no epsilon above {self.detectable:.3g} can "
-                     "be refuted")
+                     f"be refuted (even an agent that publishes every user's data gets a lower bound of at most "
+                     f"{self.detectable:.3g}), so a claim above {self.detectable:.3g} would pass whatever the agent "
+                     "does")
         if self.detectable <= self.epsilon:
-            lines.append(f"warning: the claim {self.epsilon:g} is above what this audit can detect: "
-                         f"--draws {draws_for(self.epsilon, self.delta, alpha)} could")
+            alpha = (1 - CONFIDENCE) / self.n_tests
+            lines.append(f"warning: the claim {self.epsilon:g} is above what this audit can detect: it cannot be "
+                         f"refuted at these sizes; --draws {draws_for(self.epsilon, self.delta, alpha)} could")
         return lines
+
+    @property
+    def meaning(self) -> str:
+        """What the verdict means for the claim, in one line."""
+        if self.refuted:
+            return (f"meaning: the claim epsilon={self.epsilon:g} is false (at {CONFIDENCE:.0%} confidence for the "
+                    "empirical bound; a failed privacy check of the contract is certain): fix the agent")
+        if not self.designs:
+            return ("meaning: the empirical stage could not test the claim (no release reaches another user within "
+                    "the stream); only the contract's checks passed")
+        return (f"meaning: no evidence that the agent leaks more than epsilon={self.epsilon:g}; a leak that these "
+                "streams and this statistic do not reach, or one within the error bars, would also pass: privacy "
+                "rests on the agent's analysis and its ledger")
 
     def lines(self) -> list[str]:
         """The audit's report, one statement a line: the claim, the contract stage, the empirical stage, the
-        verdict, and the agent's own ledger."""
+        verdict and what it means, and the agent's own ledger."""
         head = f"agent {self.agent}: claims {self.model} (epsilon={self.epsilon:g}, delta={self.delta:g})"
-        return [head, *self.contract_lines(), *self.empirical_lines(), self.verdict, self.ledger_status]
+        return [head, *self.contract_lines(), *self.empirical_lines(), self.verdict, self.meaning, self.ledger_status]
 
 
 def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs: Mapping[str, Any] | None = None,
                 max_horizon: int = 512, watch: int = 32, n_draws: int = 6000, pilot_draws: int = 64,
-                targets: tuple[int, ...] | None = None, seed: int = 0) -> AgentAudit:
+                targets: tuple[int, ...] | None = None, seed: int = 0, progress: bool = False,
+                jobs: int = 1) -> AgentAudit:
     """Audit a private agent's claim on neighbouring streams (see the module docstring).
 
     Parameters
@@ -639,6 +715,13 @@ def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs
     targets : tuple of int, optional
         Keep only these of the planned target users (default: all of them).
     seed : int
+    progress : bool
+        Show a tqdm progress bar of each stage's runs on stderr.
+    jobs : int
+        Worker processes of the empirical stage's runs (-1: all cores; 1: this process). The results do not
+        depend on it (every run draws from its own seed); an agent registered from user code is found by the
+        workers as :func:`~privbandit.sim.sweep.sweep` finds it, and a change made to a module at run time (a
+        monkeypatch) is not seen by them.
 
     Returns
     -------
@@ -657,16 +740,18 @@ def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs
     seed = check_int("seed", seed, low=0)
     if agent_is_private(agent) is False:
         raise ValueError(f"agent {agent!r} is non-private: there is no privacy claim to audit")
+    jobs = _check_jobs(jobs)
+    jobs = jobs if jobs > 0 else os.cpu_count() or 1
     kwargs = dict(agent_kwargs or {})
-
-    def build():
-        return make_agent(agent, epsilon=epsilon, delta=delta, **kwargs)
+    build = _Build(agent, epsilon, delta, tuple(kwargs.items()), None if jobs == 1 else agent_ref(agent))
 
     probe = build()
     model = probe.privacy.model
     if model == "none":
         raise ValueError(f"agent {agent!r} built with epsilon={epsilon:g} is non-private: nothing to audit")
-    stage = _contract_stage(build, max(max_horizon, 8), seed)
+    with _progress(progress, 1, "audit: contract stage") as bar:
+        stage = _contract_stage(build, max(max_horizon, 8), seed)
+        bar.update()
     designs = _planned_designs(probe, max_horizon, watch, seed, targets)
     alpha = (1 - CONFIDENCE) / N_TESTS
     detectable = detectable_epsilon(n_draws, delta, alpha)
@@ -674,10 +759,10 @@ def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs
         ledger = probe.ledger.guarantee(delta) if probe.ledger.releases else None
         return AgentAudit(agent, model, epsilon, delta, 0.0, -math.inf, ledger, n_draws, max_horizon, (), (),
                           detectable, *stage)
-    designs, tests, lower, delta_lower, ledger = _empirical_stage(build, designs, epsilon, delta, n_draws,
-                                                                  pilot_draws, alpha, seed)
+    designs, tests, lower, delta_lower, ledger, runs = _empirical_stage(build, designs, epsilon, delta, n_draws,
+                                                                        pilot_draws, alpha, seed, progress, jobs)
     return AgentAudit(agent, model, epsilon, delta, lower, delta_lower, ledger, n_draws,
-                      max(d.horizon for d in designs), tuple(designs), tests, detectable, *stage)
+                      max(d.horizon for d in designs), tuple(designs), tests, detectable, *stage, runs=runs)
 
 
 def _planned_designs(probe: Any, max_horizon: int, watch: int, seed: int,
@@ -692,43 +777,144 @@ def _planned_designs(probe: Any, max_horizon: int, watch: int, seed: int,
     return designs
 
 
-def _stream_runs(build: Callable[[], Any], design: Design, n: int, seeds: np.random.SeedSequence,
-                 spent: list[float | None]) -> list[np.ndarray]:
+def _progress(progress: bool, total: int, desc: str):
+    """A tqdm bar of ``total`` runs on stderr (disabled unless ``progress``), as ``privbandit bench`` shows."""
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit="run", disable=not progress, dynamic_ncols=True, leave=False)
+
+
+@dataclass(frozen=True)
+class _Build:
+    """Builds the audited agent: picklable, so that a worker process builds its own (``ref`` tells a worker
+    where an agent registered from user code lives, :func:`~privbandit.sim.backends.agent_ref`)."""
+
+    agent: str
+    epsilon: float
+    delta: float
+    kwargs: tuple[tuple[str, Any], ...] = ()
+    ref: Any = None
+
+    def __call__(self):
+        return make_agent(self.agent, epsilon=self.epsilon, delta=self.delta, **dict(self.kwargs))
+
+
+def _chunk(build: _Build, f: np.ndarray, r: np.ndarray,
+           seeds: list[np.random.SeedSequence]) -> tuple[np.ndarray, list[float | None]]:
+    """One worker's runs: the actions (n, T) of one run per seed on (f, r) and each run's spent epsilon."""
+    from .backends import prepare
+
+    if build.ref is not None:
+        prepare(build.ref)
+    agent = build()
+    played = [play_stream(agent, f, r, np.random.default_rng(s)) for s in seeds]
+    return np.array([a for a, _ in played]), [used for _, used in played]
+
+
+@dataclass(frozen=True)
+class _Runs:
+    """Where the runs are played: in this process (``parallel`` None) or in chunks on joblib workers (an
+    entered ``joblib.Parallel``). Every run draws from its own seed, so the actions do not depend on which."""
+
+    build: _Build
+    parallel: Any = None
+    jobs: int = 1
+
+    def actions(self, f: np.ndarray, r: np.ndarray, seeds: list[np.random.SeedSequence],
+                spent: list[float | None], bar) -> np.ndarray:
+        """The actions (n, T) of one run per seed on the stream (f, r); each run's spent epsilon is appended to
+        ``spent`` and ticks ``bar``."""
+        from joblib import delayed
+
+        if self.parallel is None:
+            agent, actions = self.build(), []
+            for s in seeds:
+                a, used = play_stream(agent, f, r, np.random.default_rng(s))
+                actions.append(a)
+                spent.append(used)
+                bar.update()
+            return np.array(actions)
+        chunks = [c for c in np.array_split(np.arange(len(seeds)), 2 * self.jobs) if len(c)]
+        out = []
+        for acts, used in self.parallel(delayed(_chunk)(self.build, f, r, [seeds[i] for i in c]) for c in chunks):
+            out.append(acts)
+            spent.extend(used)
+            bar.update(len(used))
+        return np.concatenate(out)
+
+
+def _stream_runs(runs: _Runs, design: Design, n: int, seeds: np.random.SeedSequence,
+                 spent: list[float | None], bar) -> list[np.ndarray]:
     """The statistics (n, n_windows) of ``n`` runs on D and on D'; each run's spent epsilon is appended to
     ``spent``."""
-    outs = []
-    for j, (f, r) in enumerate(neighbouring_streams(design.horizon, design.target, offset=design.offset)):
-        a = build()
-        played = [play_stream(a, f, r, np.random.default_rng(s)) for s in seeds.spawn(2)[j].spawn(n)]
-        outs.append(design.statistics(np.array([x[0] for x in played])))
-        spent.extend(x[1] for x in played)
-    return outs
+    return [design.statistics(runs.actions(f, r, seeds.spawn(2)[j].spawn(n), spent, bar))
+            for j, (f, r) in enumerate(neighbouring_streams(design.horizon, design.target, offset=design.offset))]
+
+
+def _final_counts(runs: _Runs, test: ChosenTest, n_draws: int, seeds: np.random.SeedSequence,
+                  claim: tuple[float, float], alpha: float, spent: list[float | None], bar) -> tuple[int, int, int]:
+    """The final runs of ``test``: runs in its set under P and under Q, and the runs per stream made. They run
+    in blocks of :data:`LOOK_EVERY` on D and D' and stop early only when :func:`futile` says so (its
+    :data:`FUTILITY_BETA` split over the looks)."""
+    design = test.design
+    streams = neighbouring_streams(design.horizon, design.target, offset=design.offset)
+    run_seeds = [s.spawn(n_draws) for s in seeds.spawn(2)]
+    beta = FUTILITY_BETA / max(1, math.ceil(n_draws / LOOK_EVERY) - 1)
+    stats: list[list[np.ndarray]] = [[], []]
+    m = p = q = 0
+    while m < n_draws:
+        block = slice(m, min(m + LOOK_EVERY, n_draws))
+        for j, (f, r) in enumerate(streams):
+            stats[j].append(design.statistics(runs.actions(f, r, run_seeds[j][block], spent, bar)))
+        m = block.stop
+        p, q = test.counts(np.concatenate(stats[0]), np.concatenate(stats[1]))
+        if m < n_draws and futile(p, q, m, n_draws, *claim, alpha, beta):
+            break
+    return p, q, m
 
 
 def _empirical_stage(build: Callable[[], Any], designs: list[Design], epsilon: float, delta: float, n_draws: int,
-                     pilot_draws: int, alpha: float, seed: int
-                     ) -> tuple[list[Design], tuple[ChosenTest, ...], float, float, float | None]:
+                     pilot_draws: int, alpha: float, seed: int, progress: bool = False, jobs: int = 1
+                     ) -> tuple[list[Design], tuple[ChosenTest, ...], float, float, float | None, int]:
     """The empirical stage of :func:`audit_agent`: the designs with their pilot offsets, the chosen tests, the
-    lower bounds on epsilon and on delta at the claimed epsilon, and the worst ledger of the runs (None when
-    a run had no ledger)."""
+    lower bounds on epsilon and on delta at the claimed epsilon, the worst ledger of the runs (None when
+    a run had no ledger) and the final runs per stream made (fewer than ``n_draws`` after a futility stop)."""
+    if jobs == 1:
+        return _empirical_runs(_Runs(build), designs, epsilon, delta, n_draws, pilot_draws, alpha, seed, progress)
+    from joblib import Parallel
+
+    from .backends import backend_context
+
+    with backend_context("loky", jobs), Parallel(n_jobs=jobs) as parallel:
+        return _empirical_runs(_Runs(build, parallel, jobs), designs, epsilon, delta, n_draws, pilot_draws, alpha,
+                               seed, progress)
+
+
+def _empirical_runs(runs: _Runs, designs: list[Design], epsilon: float, delta: float, n_draws: int,
+                    pilot_draws: int, alpha: float, seed: int, progress: bool
+                    ) -> tuple[list[Design], tuple[ChosenTest, ...], float, float, float | None, int]:
+    """:func:`_empirical_stage` with its runs played by ``runs``."""
     spent: list[float | None] = []
     # the pilots draw from the seed keys (seed, 1, i) and (seed, 2, i), the final runs from (seed, 0, 0, i):
     # independent streams, so the choice of the test spends none of its confidence
-    designs = [_with_offset(d, build, pilot_draws, np.random.SeedSequence([seed, 1, i]))
-               for i, d in enumerate(designs)]
-    pilots = [_stream_runs(build, d, SELECT_FACTOR * pilot_draws, np.random.SeedSequence([seed, 2, i]), spent)
-              for i, d in enumerate(designs)]
+    with _progress(progress, len(designs) * (PILOT_STEPS + 2) * pilot_draws, "audit: offset pilots") as bar:
+        designs = [_with_offset(d, runs, pilot_draws, np.random.SeedSequence([seed, 1, i]), bar)
+                   for i, d in enumerate(designs)]
+    with _progress(progress, len(designs) * 2 * SELECT_FACTOR * pilot_draws, "audit: selection pilots") as bar:
+        pilots = [_stream_runs(runs, d, SELECT_FACTOR * pilot_draws, np.random.SeedSequence([seed, 2, i]), spent,
+                               bar) for i, d in enumerate(designs)]
     tests = select_tests(designs, pilots, n_draws, epsilon, alpha)
     grid = np.array(EPS_GRID + (epsilon,))
-    lower, delta_lower = 0.0, -math.inf
+    lower, delta_lower, made = 0.0, -math.inf, n_draws
     for i, test in enumerate(tests):
-        p, q = test.counts(*_stream_runs(build, test.design, n_draws, np.random.SeedSequence([seed, 0, 0, i]),
-                                         spent))
-        bounds = set_lower_bounds(p, q, n_draws, grid, alpha)
+        with _progress(progress, 2 * n_draws, "audit: final runs") as bar:
+            p, q, m = _final_counts(runs, test, n_draws, np.random.SeedSequence([seed, 0, 0, i]), (epsilon, delta),
+                                    alpha, spent, bar)
+        bounds = set_lower_bounds(p, q, m, grid, alpha)
         lower = max(lower, float(grid[:-1][bounds[:-1] > delta].max(initial=0.0)))
-        delta_lower = max(delta_lower, float(bounds[-1]))
+        delta_lower, made = max(delta_lower, float(bounds[-1])), min(made, m)
     ledger = None if any(s is None for s in spent) else float(max(spent))
-    return designs, tests, lower, delta_lower, ledger
+    return designs, tests, lower, delta_lower, ledger, made
 
 
 def _contract_stage(build: Callable[[], Any], horizon: int,
@@ -740,22 +926,23 @@ def _contract_stage(build: Callable[[], Any], horizon: int,
     return contract_findings(build, None, horizon, seed), ContractUsers(horizon, tuple(range(horizon))), horizon
 
 
-def _with_offset(design: Design, build, pilot_draws: int, seeds: np.random.SeedSequence) -> Design:
+def _with_offset(design: Design, runs: _Runs, pilot_draws: int, seeds: np.random.SeedSequence, bar=None) -> Design:
     """``design`` with the offset c in [-1, 1] at which the watched users of the first window take arm 0
     with frequency f(-1) + :data:`PILOT_LEVEL` (f(1) - f(-1)) on the midpoint stream (target rewards 0), by
     bisection on pilot runs; c = 0 when the offset does not move f."""
     start, stop = design.windows[0]
     steps = iter(seeds.spawn(PILOT_STEPS + 2))
+    bar = bar if bar is not None else _progress(False, 0, "")
 
     def freq(c: float) -> float:
         (f, r), _ = neighbouring_streams(design.horizon, design.target, offset=c)
         r[design.target] = 0.0
-        agent = build()
-        return float(np.mean([np.mean(play_stream(agent, f, r, np.random.default_rng(s))[0][start:stop] == 0)
-                              for s in next(steps).spawn(pilot_draws)]))
+        actions = runs.actions(f, r, next(steps).spawn(pilot_draws), [], bar)
+        return float(np.mean(actions[:, start:stop] == 0))
 
     f_lo, f_hi = freq(-1.0), freq(1.0)
     if abs(f_hi - f_lo) < 0.1:
+        bar.update(PILOT_STEPS * pilot_draws)  # no bisection: the offset does not move the watched users
         return design
     level, sign = f_lo + PILOT_LEVEL * (f_hi - f_lo), (1.0 if f_hi > f_lo else -1.0)
     lo, hi = -1.0, 1.0
