@@ -506,7 +506,7 @@ def _stored_baselines(args: argparse.Namespace, cells, out: Path, challenger: st
         problems, usable, unstored, inexact = list(match.problems), match.usable, match.unstored, match.inexact
     if not usable:
         line = f"stored {whose} not used (" + "; ".join(problems or ["the stored results hold none of them"]) + \
-               f"): the {whose} run again"
+               f"): the {whose} run" + (" again" if challenger is not None else "")
         print(f"{args.subparser.prog}: {line}", file=sys.stderr)
         return line
     if unstored:

@@ -81,8 +81,7 @@ def test_a_shrunk_suite_run_takes_no_stored_cell_it_cannot_match(tiny, tmp_path,
         code, out, err = bench(tmp_path / extra[0].strip("-"), capsys, *extra)
         assert code == 0 and ran in out
         assert err.strip().splitlines() == ["privbandit bench: stored cells not used (--seeds, --horizon and --delta "
-                                            "change the cells: the stored ones are the suite's own): the cells run "
-                                            "again"]
+                                            "change the cells: the stored ones are the suite's own): the cells run"]
     code, out, _ = bench(tmp_path / "agents", capsys, "--agents", "uniform")
     assert code == 0 and "2 cells (0 run, 2 already finished)" in out and "2 cells from the stored" in out
 
