@@ -11,21 +11,15 @@ import json
 import re
 
 import pytest
-from test_reference import TINY, shifted
+from test_reference import TINY, shifted, stored_suite
 
 from privbandit import cli
 from privbandit.sim.cells import read_cell
-from privbandit.sim.reference import store_reference
-from privbandit.sim.sweep import sweep
 
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("tiny-cells")
-    sweep(TINY.cells(), folder, jobs=1)
-    dest = tmp_path_factory.mktemp("tiny-reference")
-    store_reference(TINY, folder, "privbandit store-reference --suite tiny", dest=dest)
-    return dest
+    return stored_suite(TINY, tmp_path_factory)[1]
 
 
 @pytest.fixture

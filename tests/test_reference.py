@@ -46,13 +46,18 @@ TINY = Suite("tiny", "two agents, one env, two seeds", (
          (lin_env("rare-direction", 2, 2),), epsilons=(1.0,), seeds=2, horizon=64),))
 
 
+def stored_suite(suite: Suite, tmp_path_factory) -> tuple:
+    """The suite's cells run into a folder and stored: (folder, dest, archive, manifest)."""
+    folder = tmp_path_factory.mktemp(f"{suite.name}-cells")
+    sweep(suite.cells(), folder, jobs=1)
+    dest = tmp_path_factory.mktemp(f"{suite.name}-reference")
+    archive, manifest = store_reference(suite, folder, f"privbandit store-reference --suite {suite.name}", dest=dest)
+    return folder, dest, archive, manifest
+
+
 @pytest.fixture(scope="module")
 def stored(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("baselines")
-    sweep(TINY.cells(), folder, jobs=1)
-    dest = tmp_path_factory.mktemp("reference")
-    archive, manifest = store_reference(TINY, folder, "privbandit store-reference --suite tiny", dest=dest)
-    return folder, dest, archive, manifest
+    return stored_suite(TINY, tmp_path_factory)
 
 
 def test_store_reference_command_runs_the_baselines_resumably_and_records_itself(stored, tmp_path, monkeypatch,
@@ -209,11 +214,7 @@ LONG = Suite("long", "one agent, one env, one seed, 256 rounds", (
 
 @pytest.fixture(scope="module")
 def long_stored(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("long")
-    sweep(LONG.cells(), folder, jobs=1)
-    dest = tmp_path_factory.mktemp("long-reference")
-    store_reference(LONG, folder, "privbandit store-reference --suite long", dest=dest)
-    return dest
+    return stored_suite(LONG, tmp_path_factory)[1]
 
 
 def perturbed_round(monkeypatch, round_: int, by: float) -> None:
