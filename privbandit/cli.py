@@ -9,9 +9,10 @@ is a challenger run: the agent (a name, an entry point or an import path, :mod:`
 every block of the suite its privacy model fits, and the report adds its paired comparison with each
 baseline and a leaderboard (:mod:`privbandit.sim.compare`). Its label is its own name (its registered
 name, else the ``name`` attribute of its factory or agent: :func:`privbandit.sim.labels.agent_name`) with
-its ``--agent-kwargs``, or ``--label``. The baselines come from the
-suite's stored reference results when they match this install (:mod:`privbandit.sim.reference`;
-``--baselines``): then only the challenger's cells run. Every label a report prints can be given to
+its ``--agent-kwargs``, or ``--label``. A suite's cells (a challenger's baselines) come from the
+suite's stored reference results where they match this install, cell by cell and every round of their round
+streams (:mod:`privbandit.sim.reference`; ``--baselines``, said in one line): then only the others run (the
+challenger's). Every label a report prints can be given to
 ``--agent`` again (``linucb-practical``, ``elim-jdp(first_epoch=4)``: :mod:`privbandit.sim.labels`).
 ``leaderboard`` ranks agents per board across results folders and stored results
 (:mod:`privbandit.sim.leaderboard`). ``store-reference`` regenerates a suite's stored reference results: it runs
@@ -134,8 +135,9 @@ def _add_bench_parser(sub) -> argparse.ArgumentParser:
     b.add_argument("--label", default=None,
                    help="the challenger's label in the tables (default: its registered name or its name attribute)")
     b.add_argument("--baselines", choices=("auto", "stored", "rerun"), default="auto",
-                   help="a challenger's baselines: the stored reference results of the suite when they match this "
-                   "version and these round streams (auto, stored: else said, and run), or run again (rerun)")
+                   help="the suite's cells (a challenger's baselines): taken from the stored reference results of "
+                   "the suite where they match this version and these round streams, the others run (auto, stored: "
+                   "the default, said in one line), or every one run again (rerun)")
     b.add_argument("--seeds", type=_positive_int, default=None, help="override the suite's number of seeds")
     b.add_argument("--horizon", type=_positive_int, default=None, help="override the suite's horizon T")
     b.add_argument("--delta", type=_delta, default=None,
@@ -234,10 +236,14 @@ def _add_store_reference_parser(sub) -> argparse.ArgumentParser:
     sr = sub.add_parser("store-reference", help="run a suite's baseline cells and pack them as its stored reference "
                         "results (privbandit/data/reference/SUITE.tar.xz and SUITE.json)", epilog=EXIT_CODES)
     sr.add_argument("--suite", choices=sorted(SUITES), required=True, help="the suite")
-    sr.add_argument("--out", type=Path, required=True, help="results folder of the cells (a rerun resumes)")
+    sr.add_argument("--out", type=Path, default=None,
+                    help="results folder of the cells (a rerun resumes); required unless --streams-only")
     sr.add_argument("--jobs", type=_jobs, default=-1, help="parallel workers (default -1: all cores)")
     sr.add_argument("--dest", type=Path, default=None,
                     help="folder of the archive and manifest (default: the package's data/reference)")
+    sr.add_argument("--streams-only", action="store_true",
+                    help="rewrite only the manifest's round-stream summaries from this install's envs (the stored "
+                    "cells are kept byte for byte; nothing runs)")
     sr.add_argument("--no-progress", action="store_true", help="no progress bar")
     return sr
 
@@ -445,7 +451,7 @@ def _bench(args: argparse.Namespace, suite, cells, out: Path, challenger: str | 
     left_out = replace(full, grids=_overridden(full.grids, args)).left_out()
     if left_out:  # said before the progress bar
         print(f"{args.subparser.prog}: {left_out}", file=sys.stderr)
-    stored = _stored_baselines(args, cells, out, challenger) if challenger is not None else None
+    stored = _stored_baselines(args, cells, out, challenger)
     res = _run_sweep(args, cells, out, backend=args.backend, address=args.address)
     wall = time.perf_counter() - start
     notes = [f"command: `privbandit {' '.join(shlex.quote(a) for a in args.argv)}`",
@@ -457,8 +463,8 @@ def _bench(args: argparse.Namespace, suite, cells, out: Path, challenger: str | 
     if challenger is not None:
         notes.append(f"challenger `{challenger}` ({args.agent}) beside the baselines of every block its privacy "
                      "model fits" + (f"; reference `{args.reference}`" if args.reference else ""))
-        if stored is not None:
-            notes.append(stored)
+    if stored is not None:
+        notes.append(stored)
     notes, references = _with_earlier(out, res.others, notes, suite.references())
     title = f"privbandit benchmark: {suite.name}" + (f", challenger {challenger}" if challenger else "")
     report = _finish(res.table, out, title=title, references=references, notes=notes,
@@ -478,41 +484,55 @@ def _bench(args: argparse.Namespace, suite, cells, out: Path, challenger: str | 
     return _completion(res.table, res.planned)
 
 
-def _stored_baselines(args: argparse.Namespace, cells, out: Path, challenger: str) -> str:
-    """Put the suite's stored baseline cells into ``out/cells`` where they can stand in for a run here, cell by
-    cell (:func:`privbandit.sim.reference.match_reference`); the report's line on where the baselines came
-    from. What did not match is said on stderr too: those baselines run again."""
+def _stored_baselines(args: argparse.Namespace, cells, out: Path, challenger: str | None) -> str | None:
+    """Put the suite's stored cells into ``out/cells`` where they can stand in for a run here, cell by cell
+    (:func:`privbandit.sim.reference.match_reference`, every round of every stream checked): the cells of a suite
+    run, the baselines of a challenger run, only those ``out`` does not hold yet. Returns the report's line on where
+    they came from (None when ``out`` already held them all), which is also printed: on stderr when some did not
+    match (those run), else on stdout."""
+    from .sim.cells import cell_path
     from .sim.reference import install_reference, match_reference
     from .sim.suites import get_suite
 
+    what, whose = ("cells", "cells") if challenger is None else ("baseline cells", "baselines")
+    baselines = [c for c in cells if c.agent.label != challenger and not cell_path(out / "cells", c).exists()]
     if args.baselines == "rerun":
-        return "baselines run again (--baselines rerun)"
-    baselines = [c for c in cells if c.agent.label != challenger]
+        held = sum(1 for c in cells if c.agent.label != challenger) - len(baselines)
+        line = f"{what} run again (--baselines rerun)" + (
+            f"; the {held} that {out} already holds are kept (a new --out runs every one)" if held else "")
+        print(f"{args.subparser.prog}: {line}")
+        return line
+    if not baselines:
+        return None
     if any(v is not None for v in (args.seeds, args.horizon, args.delta)):
-        problems, usable, unstored, inexact = ["--seeds, --horizon and --delta change the baseline cells: the "
-                                               "stored ones are the suite's own"], (), (), ()
+        problems, usable, unstored, inexact = [f"--seeds, --horizon and --delta change the {what}: the stored ones "
+                                               "are the suite's own"], (), (), ()
     else:
         match = match_reference(get_suite(args.suite), baselines)
         problems, usable, unstored, inexact = list(match.problems), match.usable, match.unstored, match.inexact
     if not usable:
-        line = "stored baselines not used (" + "; ".join(problems or ["the stored results hold none of them"]) + \
-               "): the baselines run again"
+        line = f"stored {whose} not used (" + "; ".join(problems or ["the stored results hold none of them"]) + \
+               f"): the {whose} run" + (" again" if challenger is not None else "")
         print(f"{args.subparser.prog}: {line}", file=sys.stderr)
         return line
     if unstored:
         agents = sorted({c.agent.label for c in baselines if c.key in set(unstored)})
-        problems.append(f"{len(unstored)} baseline cells are not in the stored results and run (agents: "
+        problems.append(f"{len(unstored)} {what} are not in the stored results and run (agents: "
                         f"{', '.join(agents)})")
     names = install_reference(get_suite(args.suite), out, set(usable))
-    line = (f"{len(names)} baseline cells from the stored reference results of suite `{args.suite}` (results "
-            "version, cell identities and round streams checked); the challenger is paired with them by seed")
+    line = (f"{len(names)} {what} from the stored reference results of suite `{args.suite}` (results version, cell "
+            "identities and every round of their round streams checked against this install"
+            + ("; --baselines rerun runs them)" if challenger is None else
+               "); the challenger is paired with them by seed"))
     if inexact:
         line += (f"; {len(inexact)} of their round streams equal the stored ones up to rounding, not bit for bit "
                  "(another CPU or BLAS computed them)")
     if problems:
-        print(f"{args.subparser.prog}: stored baselines used for {len(names)} of {len(baselines)} cells; the others "
+        print(f"{args.subparser.prog}: stored {whose} used for {len(names)} of {len(baselines)} cells; the others "
               "run again: " + "; ".join(problems), file=sys.stderr)
         line += "; the others run again: " + "; ".join(problems)
+    else:
+        print(f"{args.subparser.prog}: {line}")
     return line
 
 
@@ -763,14 +783,27 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 def cmd_store_reference(args: argparse.Namespace) -> int:
     """``privbandit store-reference``: the suite's cells into ``--out`` (resumable), then its baseline cells
     packed with their manifest (:func:`privbandit.sim.reference.store_reference`), whose ``command`` is this
-    command with ``--out DIR``."""
-    from .sim.reference import store_reference
+    command with ``--out DIR``. With ``--streams-only``, only the manifest's round-stream summaries are made again
+    (:func:`privbandit.sim.reference.refresh_stream_summaries`)."""
+    from .sim.reference import refresh_stream_summaries, store_reference
     from .sim.suites import get_suite
 
     suite = get_suite(args.suite)
     cells = suite.cells()  # its baselines: a suite holds no challenger
-    out = _output_folder(args.out, "--out")
     dest = None if args.dest is None else _output_folder(args.dest, "--dest")
+    if args.streams_only:
+        if args.out is not None:
+            raise UsageError("--streams-only runs no cell: give no --out")
+        start = time.perf_counter()
+        try:
+            manifest = refresh_stream_summaries(suite, dest)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        print(f"{manifest}: round-stream summaries made again in {time.perf_counter() - start:.1f} s")
+        return 0
+    if args.out is None:
+        raise UsageError("--out is required (the results folder of the cells), unless --streams-only")
+    out = _output_folder(args.out, "--out")
     start = time.perf_counter()
     res = _run_sweep(args, cells, out)
     print(f"{len(res.ran)} cells run, {len(res.skipped)} found finished in {time.perf_counter() - start:.1f} s")

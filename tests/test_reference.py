@@ -26,6 +26,7 @@ from privbandit.sim.cells import cell_path, read_cell
 from privbandit.sim.grid import AgentEntry, Grid
 from privbandit.sim.leaderboard import leaderboard_markdown, ranked_boards, read_results
 from privbandit.sim.reference import (
+    MANIFEST_FORMAT,
     STREAM_TOLERANCE,
     check_reference,
     install_reference,
@@ -45,13 +46,18 @@ TINY = Suite("tiny", "two agents, one env, two seeds", (
          (lin_env("rare-direction", 2, 2),), epsilons=(1.0,), seeds=2, horizon=64),))
 
 
+def stored_suite(suite: Suite, tmp_path_factory) -> tuple:
+    """The suite's cells run into a folder and stored: (folder, dest, archive, manifest)."""
+    folder = tmp_path_factory.mktemp(f"{suite.name}-cells")
+    sweep(suite.cells(), folder, jobs=1)
+    dest = tmp_path_factory.mktemp(f"{suite.name}-reference")
+    archive, manifest = store_reference(suite, folder, f"privbandit store-reference --suite {suite.name}", dest=dest)
+    return folder, dest, archive, manifest
+
+
 @pytest.fixture(scope="module")
 def stored(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("baselines")
-    sweep(TINY.cells(), folder, jobs=1)
-    dest = tmp_path_factory.mktemp("reference")
-    archive, manifest = store_reference(TINY, folder, "privbandit store-reference --suite tiny", dest=dest)
-    return folder, dest, archive, manifest
+    return stored_suite(TINY, tmp_path_factory)
 
 
 def test_store_reference_command_runs_the_baselines_resumably_and_records_itself(stored, tmp_path, monkeypatch,
@@ -79,12 +85,12 @@ def test_store_reference_command_runs_the_baselines_resumably_and_records_itself
     assert err == f"privbandit store-reference: error: --out must be a folder, got the file {tmp_path / 'file'}"
 
 
-def shifted(meta: dict, key: str, by: float) -> dict:
-    """``meta`` with the first sketch value of stream ``key`` moved by ``by`` times its scale (and another sha256)."""
+def shifted(meta: dict, key: str, by: float, block: int = 0) -> dict:
+    """``meta`` with the first sketch value of one block of stream ``key`` moved by ``by`` times its scale."""
     summary = meta["streams"][key]
-    moved = {**summary, "sha256": "0" * 64,
-             "sketch": [summary["sketch"][0] + by * summary["scale"][0], *summary["sketch"][1:]]}
-    return {**meta, "streams": {**meta["streams"], key: moved}}
+    sketch = [list(s) for s in summary["sketch"]]
+    sketch[block][0] += by * summary["scale"][block][0]
+    return {**meta, "streams": {**meta["streams"], key: {**summary, "sketch": sketch}}}
 
 
 def test_the_manifest_names_version_command_streams_and_machine(stored):
@@ -93,7 +99,11 @@ def test_the_manifest_names_version_command_streams_and_machine(stored):
     assert meta["suite_version"] == suite_version(TINY) and meta["cells"] == len(TINY.cells()) == 6
     assert meta["command"].startswith("privbandit store-reference") and len(meta["streams"]) == 2
     assert meta["made_on"] == machine() and {"numpy", "scipy", "scikit-learn", "blas", "numpy_simd"} <= set(machine())
-    assert meta["stream_tolerance"] == STREAM_TOLERANCE
+    assert meta["stream_tolerance"] == STREAM_TOLERANCE and meta["format"] == MANIFEST_FORMAT == 2
+    assert meta["streams_made_on"] == machine()
+    for summary in meta["streams"].values():   # every round of the stream, in 16 blocks of 4 rounds
+        assert summary["blocks"] == [[4 * i, 4 * i + 4] for i in range(16)]
+        assert len(summary["sketch"]) == len(summary["scale"]) == 16
     assert check_reference(TINY, base=dest) == []
     assert archive.stat().st_size < 50_000
 
@@ -115,11 +125,13 @@ def test_a_mismatch_is_named(stored, tmp_path):
     assert meta["results_version"] == TINY.results_version
     (tmp_path / "tiny.tar.xz").write_bytes(archive.read_bytes())
     unsummarised = {k: v for k, v in meta.items() if k != "streams"}
-    other_streams = {k: {**v, "sha256": "0", "sketch": [0.0] * len(v["sketch"])} for k, v in meta["streams"].items()}
+    other_streams = {k: {**v, "sketch": [[0.0] * len(b) for b in v["sketch"]]} for k, v in meta["streams"].items()}
+    format1 = {k: v for k, v in meta.items() if k != "format"}   # summaries of the first 64 rounds only
     for written, words in (({**meta, "results_version": TINY.results_version + 1}, "results_version"),
                            ({**meta, "privbandit": "0.0.0"}, "stored by"),
                            ({**meta, "streams": other_streams}, "round stream"),
-                           (unsummarised, "without round-stream summaries")):
+                           (unsummarised, "without round-stream summaries"),
+                           (format1, "stored with manifest format 1, this install reads format 2")):
         (tmp_path / "tiny.json").write_text(json.dumps(written))
         problems = check_reference(TINY, base=tmp_path)
         assert len(problems) == (2 if words == "round stream" else 1) and words in problems[0]
@@ -165,8 +177,9 @@ def test_a_stream_equal_up_to_rounding_stands_in_and_is_said_inexact(stored, tmp
     (tmp_path / "tiny.json").write_text(json.dumps(shifted(meta, one, 1e-13)))
     match = match_reference(TINY, base=tmp_path)
     assert match.problems == () and match.inexact == (one,) and len(match.usable) == 6
-    other = {**meta["made_on"], "numpy_simd": "X86_V2 X86_V3 X86_V4 AVX512_SKX"}
-    (tmp_path / "tiny.json").write_text(json.dumps({**shifted(meta, one, 3 * STREAM_TOLERANCE), "made_on": other}))
+    other = {**meta["streams_made_on"], "numpy_simd": "X86_V2 X86_V3 X86_V4 AVX512_SKX"}   # where they were summarised
+    (tmp_path / "tiny.json").write_text(json.dumps({**shifted(meta, one, 3 * STREAM_TOLERANCE),
+                                                    "streams_made_on": other}))
     match = match_reference(TINY, base=tmp_path)
     assert len(match.usable) == 3 and match.inexact == ()
     assert f"numpy_simd X86_V2 X86_V3 X86_V4 AVX512_SKX -> {machine()['numpy_simd']}" in match.problems[-1]
@@ -177,8 +190,114 @@ def test_stream_difference_is_zero_for_the_same_bytes_tiny_for_rounding_and_larg
     a, b = stream_summary(cells[0]), stream_summary(cells[1])
     assert stream_difference(a, a) == 0.0
     assert stream_difference(a, b) > 1e-3                      # another seed: another stream
-    assert stream_difference(a, {**a, "sha256": "0"}) == 0.0   # other bytes, the same values
-    assert stream_difference(a, {**a, "sha256": "0", "sketch": a["sketch"][:-1]}) == float("inf")
+    assert stream_difference(a, {**a, "sketch": a["sketch"][:-1]}) == float("inf")   # a block missing
+    assert stream_difference(a, {**a, "blocks": a["blocks"][::-1]}) == float("inf")
+    old = {"sha256": "0" * 64, "sketch": a["sketch"][0], "scale": a["scale"][0]}   # format 1: the first 64 rounds
+    assert stream_difference(old, a) == float("inf") and stream_difference(a, old) == float("inf")
+
+
+def test_stream_blocks_cover_every_round_in_nearly_equal_blocks():
+    from privbandit.sim.reference import BLOCK_ROUNDS, STREAM_BLOCKS, stream_blocks
+
+    for horizon in (1, 5, 16, 64, 1000, 2 ** 20, 2 ** 22 + 3):
+        blocks = stream_blocks(horizon)
+        assert blocks[0][0] == 0 and blocks[-1][1] == horizon
+        assert all(b[0] == a[1] for a, b in zip(blocks, blocks[1:]))
+        sizes = {stop - start for start, stop in blocks}
+        assert max(sizes) - min(sizes) <= 1 and max(sizes) <= BLOCK_ROUNDS and min(sizes) >= 1
+        assert len(blocks) == (min(horizon, STREAM_BLOCKS) if horizon <= STREAM_BLOCKS * BLOCK_ROUNDS else 65)
+
+
+LONG = Suite("long", "one agent, one env, one seed, 256 rounds", (
+    Grid((AgentEntry("uniform", private=False),), (lin_env("rare-direction", 2, 2),), seeds=1, horizon=256),))
+
+
+@pytest.fixture(scope="module")
+def long_stored(tmp_path_factory):
+    return stored_suite(LONG, tmp_path_factory)[1]
+
+
+def perturbed_round(monkeypatch, round_: int, by: float) -> None:
+    """Every env of ``PrivLinCB-v0``'s class draws its stream as before except the reward of arm 0 in round
+    ``round_`` (counted from the last reset), moved by ``by`` (through the public reset and sample_batch)."""
+    import gymnasium as gym
+
+    cls = type(gym.make("PrivLinCB-v0").unwrapped)
+    reset, sample, seen = cls.reset, cls.sample_batch, {}
+
+    def reset_(self, *, seed=None, options=None):
+        seen[id(self)] = 0
+        return reset(self, seed=seed, options=options)
+
+    def sample_(self, n):
+        batch = sample(self, n)
+        start = seen[id(self)]
+        seen[id(self)] = start + n
+        if start <= round_ < start + n:
+            rewards = batch.rewards.copy()
+            rewards[round_ - start, 0] += by
+            batch = batch._replace(rewards=rewards)
+        return batch
+
+    monkeypatch.setattr(cls, "reset", reset_)
+    monkeypatch.setattr(cls, "sample_batch", sample_)
+
+
+@pytest.mark.parametrize("round_", [64, 200, 255])
+def test_a_stream_changed_only_after_its_first_64_rounds_does_not_match(long_stored, monkeypatch, round_):
+    """One reward of one late round moved by 1e-3: its block's sketch moves by 1e-3 of a scale of 64 rounds'
+    rewards, far over the tolerance, so the stored cell runs; the first 64 rounds (all format 1 looked at) are
+    unchanged. Moved by a rounding-sized 1e-15 the cell still stands in, as equal up to rounding."""
+    (cell,) = LONG.cells()
+    assert match_reference(LONG, base=long_stored).usable == (cell.key,)
+    perturbed_round(monkeypatch, round_, 1e-15)
+    match = match_reference(LONG, base=long_stored)
+    assert match.usable == (cell.key,) and len(match.inexact) == 1 and match.problems == ()
+    monkeypatch.undo()
+    perturbed_round(monkeypatch, round_, 1e-3)
+    match = match_reference(LONG, base=long_stored)
+    assert match.usable == () and len(match.problems) == 1 and "round stream rare-direction-d2k2|T=256|seed=0" \
+        in match.problems[0] and "its 1 cells run" in match.problems[0]
+
+
+def test_a_sampled_check_leaves_the_other_streams_unchecked_never_matching(stored):
+    """``sample``: the streams not summarised are unchecked; their cells are not usable, and check_reference says
+    how many streams it did not check."""
+    dest = stored[1]
+    match = match_reference(TINY, base=dest, sample=1)
+    assert len(match.usable) == 3 and len(match.unchecked) == 3 and not set(match.usable) & set(match.unchecked)
+    assert match.problems == () and set(match.usable) | set(match.unchecked) == {c.key for c in TINY.cells()}
+    assert check_reference(TINY, base=dest, sample=1) == ["1 round streams unchecked (3 cells): sample=1"]
+    assert match_reference(TINY, base=dest, sample=2).unchecked == ()
+
+
+def test_refreshing_the_summaries_of_an_old_manifest_keeps_the_cells_and_every_other_entry(stored, tmp_path,
+                                                                                           monkeypatch, capsys):
+    """A format-1 manifest (first 64 rounds only) is refused with a message naming the command that refreshes it;
+    ``store-reference --streams-only`` rewrites only its summaries: the archive's bytes and the other entries stay."""
+    from privbandit.sim import suites
+
+    _, dest, archive, manifest = stored
+    meta = json.loads(manifest.read_text())
+    old = {**{k: v for k, v in meta.items() if k not in {"format", "stream_blocks", "streams_made_on"}},
+           "stream_rounds": 64, "streams": {k: {"sha256": "0" * 64, "sketch": v["sketch"][0], "scale": v["scale"][0]}
+                                            for k, v in meta["streams"].items()}}
+    (tmp_path / "tiny.tar.xz").write_bytes(archive.read_bytes())
+    (tmp_path / "tiny.json").write_text(json.dumps(old))
+    (problem,) = check_reference(TINY, base=tmp_path)
+    assert problem.endswith("refresh the summaries with privbandit store-reference --suite tiny --streams-only")
+    monkeypatch.setitem(suites.SUITES, "tiny", TINY)
+    assert cli.main(["store-reference", "--suite", "tiny", "--streams-only", "--dest", str(tmp_path)]) == 0
+    assert "round-stream summaries made again" in capsys.readouterr().out
+    assert (tmp_path / "tiny.tar.xz").read_bytes() == archive.read_bytes()
+    assert json.loads((tmp_path / "tiny.json").read_text()) == meta
+    assert check_reference(TINY, base=tmp_path) == []
+    for argv, words in ((["--streams-only", "--out", str(tmp_path)], "--streams-only runs no cell: give no --out"),
+                        ([], "--out is required"),
+                        (["--streams-only", "--dest", str(tmp_path / "none")], "no stored results of suite 'tiny'")):
+        with pytest.raises(SystemExit) as exit_:
+            cli.main(["store-reference", "--suite", "tiny", *argv])
+        assert exit_.value.code == 2 and words in capsys.readouterr().err.strip().splitlines()[-1]
 
 
 def test_the_leaderboard_ranks_each_board_with_paired_intervals(stored, tmp_path, capsys):
@@ -211,10 +330,11 @@ def test_the_leaderboard_reads_the_shipped_stored_results(capsys):
 @pytest.mark.parametrize("suite", ["quick", "paper"])
 def test_the_shipped_results_match_this_install(suite):
     """The stored results of both suites: their version (cell definitions and results_version), every cell and a
-    sample of the round streams match this install."""
+    sample of three round streams, every round of them, match this install (every stream: the slow tests below)."""
     from privbandit.sim.suites import get_suite
 
-    assert check_reference(get_suite(suite), sample=3) == []
+    match = match_reference(get_suite(suite), sample=3)
+    assert match.problems == () and match.unstored == () and match.usable and match.unchecked
 
 
 def test_bench_delta_sets_the_private_cells_delta_and_then_runs_the_baselines_again(stored, tmp_path, monkeypatch,
