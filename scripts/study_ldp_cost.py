@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import math
 import pathlib
+import re
 import sys
 
 import gymnasium as gym
@@ -283,8 +284,40 @@ def md(df: pd.DataFrame) -> str:
     return "\n".join(out)
 
 
-def summarise(folder: pathlib.Path) -> None:
-    lad = pd.read_csv(folder / "ladder.csv")
+TABLES = ("ladder", "epochs", "coverage", "play", "clipping", "rates", "lower_bound")
+INTEGER_COLUMNS = ("seed", "horizon", "epoch", "rounds", "reg_users", "pooled_users")
+
+
+def save(tables: dict[str, pd.DataFrame], out: pathlib.Path) -> None:
+    """One CSV per table, and all of them in one long CSV (``ldp_cost.csv``, column ``table``)."""
+    for name, df in tables.items():
+        df.to_csv(out / f"{name}.csv", index=False)
+    pd.concat([df.assign(table=name) for name, df in tables.items()], ignore_index=True).to_csv(
+        out / "ldp_cost.csv", index=False)
+
+
+def load(path: pathlib.Path) -> dict[str, pd.DataFrame]:
+    """The tables of a results folder, or of one combined CSV written by :func:`save`."""
+    if path.is_dir():
+        return {name: pd.read_csv(path / f"{name}.csv") for name in TABLES}
+    if not path.is_file():
+        raise SystemExit(f"--from {path}: no such folder or CSV")
+    whole = pd.read_csv(path)
+    tables = {}
+    for name in TABLES:
+        df = whole[whole.table == name].drop(columns="table").dropna(axis=1, how="all").reset_index(drop=True)
+        tables[name] = df.astype({c: int for c in INTEGER_COLUMNS if c in df.columns})
+    return tables
+
+
+def summarise(tables: dict[str, pd.DataFrame]) -> str:
+    """Every table of the page, as markdown (sections start with "### ")."""
+    lines: list[str] = []
+
+    def print(*parts: str) -> None:  # noqa: A001 - collect instead of printing
+        lines.append(" ".join(parts))
+
+    lad = tables["ladder"]
     labels = [label for label, _, _ in LADDER]
     for family in lad.family.unique():
         sub = lad[lad.family == family]
@@ -294,7 +327,7 @@ def summarise(folder: pathlib.Path) -> None:
         tab = pd.DataFrame({"agent": labels, **{f"T = 2^{int(math.log2(h))}": [
             mean_se(sub[(sub.horizon == h) & (sub.agent == a)].regret) for a in labels] for h in horizons}})
         print(md(tab))
-        print(f"\n### Steps, {family}: ratio of means (95% range of per-seed ratios, paired by seed)\n")
+        print(f"\n### Steps, {family}: ratio of means (min-max of per-seed ratios, paired by seed)\n")
         steps = []
         for label, i, j in STEPS:
             row = {"step": label}
@@ -310,7 +343,7 @@ def summarise(folder: pathlib.Path) -> None:
             slope = np.polyfit(np.log(ours.index.to_numpy(float)), np.log(ours.to_numpy()), 1)[0]
             print(f"\nlog-log slope of elim-ldp-pooled (eps 1) over T = {', '.join(str(h) for h in ours.index)}: "
                   f"{slope:.2f}")
-    ep = pd.read_csv(folder / "epochs.csv")
+    ep = tables["epochs"]
     for family in ep.family.unique():
         sub = ep[ep.family == family]
         g = sub.groupby("epoch")
@@ -332,7 +365,10 @@ def summarise(folder: pathlib.Path) -> None:
         print(f"\n### Per epoch, {family}, elim-ldp-pooled eps 1, T = {horizon}, "
               f"{sub.seed.nunique()} seeds (means)\n")
         print(md(tab.reset_index(drop=True)))
-    cov = pd.read_csv(folder / "coverage.csv")
+        print(f"\nSignal (means over epochs and seeds): ||E psi|| = {sub.signal_psi.mean():.4f}, "
+              f"||E Psi||_F = {sub.signal_Psi.mean():.4f}; uniform's regret per round {sub.uniform_round.mean():.4f}; "
+              f"one user's privacy sd of psi (all d coordinates) {(sub.noise_psi * np.sqrt(sub.reg_users)).mean():.1f}")
+    cov = tables["coverage"]
     print("\n### Width coverage, last three releases (all seeds pooled; means)\n")
     g = cov.groupby("family")
     print(md(pd.DataFrame({
@@ -344,7 +380,7 @@ def summarise(folder: pathlib.Path) -> None:
         "median error": g.median_err.mean().map("{:.4f}".format).to_list(),
         "median gap (best - 2nd)": g.median_gap.mean().map("{:.4f}".format).to_list(),
         "median width(opt) / gap": g.width_over_gap.mean().map("{:.1f}".format).to_list()})))
-    pl = pd.read_csv(folder / "play.csv")
+    pl = tables["play"]
     print("\n### Play rules on the same releases: regret per round over uniform's (fresh contexts, no elimination)\n")
     last = pl.groupby(["family", "seed"]).epoch.transform("max")
     rows = []
@@ -355,17 +391,16 @@ def summarise(folder: pathlib.Path) -> None:
             rows.append(dict(family=family, releases=which, greedy=f"{(s.greedy / s.uniform).mean():.2f}",
                              ucb=f"{(s.ucb / s.uniform).mean():.2f}", uniform="1.00"))
     print(md(pd.DataFrame(rows)))
-    clip = pd.read_csv(folder / "clipping.csv")
+    clip = tables["clipping"]
     print("\n### Feature norms against the clipping radius (uniform-policy features, 16384 rounds x 5 arms)\n")
     print(md(clip.assign(**{c: clip[c].map("{:.3g}".format) for c in clip.columns if c not in ("family",)})))
     chan = channels_table()
-    chan.to_csv(folder / "channels.csv", index=False)
     print("\n### One user's privacy variance of psi (total over d = 5 coordinates), epsilon 1, delta 1e-5\n")
     print(md(chan.assign(variance=chan.variance.map("{:.1f}".format), ratio=chan.ratio.map("{:.3f}".format))))
-    rates = pd.read_csv(folder / "rates.csv")
+    rates = tables["rates"]
     print("\n### Rates at d = 5, T = 2^20, alpha = epsilon = 1 (constants unknown, set to 1)\n")
     print(md(rates.assign(value=rates.value.map("{:,.0f}".format))))
-    lb = pd.read_csv(folder / "lower_bound.csv")
+    lb = tables["lower_bound"]
     print("\n### Releases' prediction RMSE against lem:LDP-lower-bound-any (a) (A = Sigma, c = 1), means over seeds\n")
     g = lb.groupby(["family", "epoch"])
     tab = g.agg(pooled_users=("pooled_users", "mean"), pred_rmse=("pred_rmse", "mean"),
@@ -375,6 +410,14 @@ def summarise(folder: pathlib.Path) -> None:
                         pred_rmse=tab.pred_rmse.map("{:.4f}".format),
                         lower_bound_rmse=tab.lower_bound_rmse.map("{:.5f}".format),
                         ratio=tab.ratio.map("{:.0f}".format))))
+    return "\n".join(lines) + "\n"
+
+
+def write_sections(text: str, folder: pathlib.Path) -> None:
+    """Each "### " section of ``text`` into ``folder``/ldp_cost_NN.md (the docs page includes them by number)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, section in enumerate(re.split(r"\n(?=### )", text.strip())):
+        (folder / f"ldp_cost_{i:02d}.md").write_text(section.strip() + "\n", encoding="utf-8")
 
 
 def main(argv=None) -> int:
@@ -384,10 +427,16 @@ def main(argv=None) -> int:
     p.add_argument("--seeds", type=int, default=4, help="seeds 0 .. n-1 (default 4)")
     p.add_argument("--families", default=",".join(FAMILIES))
     p.add_argument("--out", default="results/ldp_cost", help="folder of the CSVs (default results/ldp_cost)")
-    p.add_argument("--from", dest="from_", default=None, help="only print the tables of a finished folder")
+    p.add_argument("--from", dest="from_", default=None,
+                   help="only print the tables of a finished folder or of its combined ldp_cost.csv")
+    p.add_argument("--markdown", default=None,
+                   help="also write each table section to DIR/ldp_cost_NN.md (the docs build's input)")
     args = p.parse_args(argv)
     if args.from_:
-        summarise(pathlib.Path(args.from_))
+        text = summarise(load(pathlib.Path(args.from_)))
+        sys.stdout.write(text)
+        if args.markdown:
+            write_sections(text, pathlib.Path(args.markdown))
         return 0
     try:
         horizons = [2 ** int(v) for v in args.log2_horizons.split(",")]
@@ -399,16 +448,16 @@ def main(argv=None) -> int:
     seeds = list(range(args.seeds))
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    clipping_table(families).to_csv(out / "clipping.csv", index=False)
-    rates_table(families).to_csv(out / "rates.csv", index=False)
+    tables = dict(clipping=clipping_table(families), rates=rates_table(families))
     diag_t = 2 ** args.diag_log2_horizon if args.diag_log2_horizon else max(horizons)
-    epochs, cover, play = diagnostics(families, diag_t, seeds)
-    epochs.to_csv(out / "epochs.csv", index=False)
-    cover.to_csv(out / "coverage.csv", index=False)
-    play.to_csv(out / "play.csv", index=False)
-    lower_bound_error(families, seeds, epochs).to_csv(out / "lower_bound.csv", index=False)
-    ladder_cells(families, horizons, seeds).to_csv(out / "ladder.csv", index=False)
-    summarise(out)
+    tables["epochs"], tables["coverage"], tables["play"] = diagnostics(families, diag_t, seeds)
+    tables["lower_bound"] = lower_bound_error(families, seeds, tables["epochs"])
+    tables["ladder"] = ladder_cells(families, horizons, seeds)
+    save(tables, out)
+    text = summarise(tables)
+    sys.stdout.write(text)
+    if args.markdown:
+        write_sections(text, pathlib.Path(args.markdown))
     return 0
 
 
