@@ -1,7 +1,7 @@
 """Sphinx configuration of the privbandit documentation.
 
 The build imports the package from this checkout (the repository root goes first on ``sys.path``) and runs
-seven generators before reading the sources, each writing under ``docs/_generated/`` (never committed):
+eight generators before reading the sources, each writing under ``docs/_generated/`` (never committed):
 
 - ``scripts/make_docs_catalogue.py``: the agent and oracle catalogue, the env cards and the pictures of the
   context families, read from the registries;
@@ -17,6 +17,8 @@ seven generators before reading the sources, each writing under ``docs/_generate
   pooled agents' regret and the coverage of their widths, from the runs its commands saved (committed likewise);
 - ``scripts/rerun_stored.py --from docs/data/rerun_stored.csv --markdown``: stored baseline cells run again with
   other CPU settings, against their stored tables (committed likewise);
+- ``scripts/study_ldp_cost.py --from docs/data/ldp_cost.csv --markdown docs/_generated/ldp_cost``: the tables of
+  the local-DP cost study (``docs/guide/ldp_cost.md``), from the run its command saved (committed likewise);
 - the API listing below (:func:`_write_api`), from the public modules' ``__all__``.
 """
 
@@ -225,6 +227,9 @@ def _generate() -> None:
                             str(DOCS / "data" / "rerun_stored.csv"), "--markdown"], check=True, cwd=ROOT,
                            capture_output=True, text=True).stdout
     _write(GENERATED / "rerun_stored.md", rerun)
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "study_ldp_cost.py"), "--from",
+                    str(DOCS / "data" / "ldp_cost.csv"), "--markdown", str(GENERATED / "ldp_cost")], check=True,
+                   cwd=ROOT, stdout=subprocess.DEVNULL)
     paper, why = _paper_results()
     if paper is None:
         _write(GENERATED / "results" / "paper" / "results.md",
