@@ -95,24 +95,24 @@ def gaussian_epsilon(noise_multiplier: float, delta: float) -> float:
     delta : float
         In (0, 1).
 
+    Notes
+    -----
+    dp-accounting's ``get_epsilon_gaussian`` (Balle & Wang 2018), rounded up until :func:`gaussian_delta`
+    confirms ``delta(epsilon) <= delta``; 0.0 when the mechanism is already (0, delta)-DP.
+
     References
     ----------
     Source paper, `def:Guassian-channel`.
     """
     z = check_positive("noise_multiplier", noise_multiplier)
     delta = check_delta(delta)
-    if gaussian_delta(0.0, z) <= delta:
-        return 0.0
-    hi = 1.0
-    while gaussian_delta(hi, z) > delta:
-        hi *= 2.0
-    from scipy import optimize
+    import dp_accounting  # on first use: `import privbandit` needs no dp-accounting
 
-    eps = optimize.brentq(lambda e: gaussian_delta(e, z) - delta, 0.0, hi, xtol=1e-13, rtol=1e-13)
-    # Round up so the reported epsilon is never optimistic.
+    eps = float(dp_accounting.get_epsilon_gaussian(z, delta))   # Balle & Wang's root (sigma = z at sensitivity 1)
+    # Round up until the exact profile confirms it, so the reported epsilon is never optimistic.
     while gaussian_delta(eps, z) > delta:
-        eps = np.nextafter(eps, math.inf) * (1 + 1e-12)
-    return float(eps)
+        eps = float(np.nextafter(eps, math.inf)) * (1 + 1e-12)
+    return eps
 
 
 def analytic_noise_multiplier(epsilon: float, delta: float) -> float:
