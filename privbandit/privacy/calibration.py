@@ -23,7 +23,7 @@ from typing import Literal
 
 import numpy as np
 
-from .._validation import check_delta, check_epsilon, check_positive
+from .._validation import check_delta, check_epsilon, check_int, check_positive
 
 CalibrationMethod = Literal["analytic", "paper"]
 CALIBRATION_METHODS: tuple[str, ...] = ("analytic", "paper")
@@ -199,6 +199,35 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float,
     else:
         raise ValueError(f"method must be one of {CALIBRATION_METHODS}, got {method!r}")
     return _certified_sigma(float(epsilon), float(delta), sensitivity, sigma)
+
+
+@functools.lru_cache(maxsize=1024)
+def release_multiplier(epsilon: float, delta: float, method: str = "analytic", n_releases: int = 1) -> float:
+    """Noise multiplier sigma / sensitivity of each of ``n_releases`` Gaussians on the same records.
+
+    Together the releases are (epsilon, delta)-DP: with ``"analytic"`` each gets sqrt(k) times the single
+    analytic multiplier z*, and k Gaussians with multiplier sqrt(k) z* compose exactly into one with z*;
+    with ``"paper"`` each gets the paper's calibration at (epsilon/k, delta/k) (basic composition).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The budget the releases spend together: epsilon > 0, delta in (0, 1).
+    method : {"analytic", "paper"}
+        The calibration (see :func:`gaussian_sigma`).
+    n_releases : int
+        k >= 1, the number of Gaussians released on the same records.
+
+    References
+    ----------
+    Source paper, `def:Guassian-channel`; PAPER.md ("split the budget or release one joint vector").
+    """
+    n_releases = check_int("n_releases", n_releases, low=1)
+    if method == "analytic":
+        return analytic_noise_multiplier(epsilon, delta) * math.sqrt(n_releases)
+    if method == "paper":
+        return gaussian_sigma(epsilon / n_releases, delta / n_releases, 1.0, "paper")
+    raise ValueError(f"method must be one of {CALIBRATION_METHODS}, got {method!r}")
 
 
 def compose_gaussian_multipliers(multipliers: np.ndarray | list[float]) -> float:

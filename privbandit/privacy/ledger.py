@@ -17,7 +17,6 @@ and sums.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
