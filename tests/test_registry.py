@@ -209,13 +209,17 @@ def test_privacy_is_declared_at_registration_or_on_the_factory():
             AGENT_REGISTRY.unregister(name)
 
 
-def test_repr_shows_the_arguments_off_their_defaults():
+def test_repr_shows_the_name_the_budget_and_the_arguments_off_their_defaults():
     agent = make_agent("linucb", lam=2.0, radius="practical")
-    assert repr(agent) == "LinUCBAgent(lam=2.0, radius='practical')"
+    assert repr(agent) == "LinUCBAgent(name='linucb', lam=2.0, radius='practical')"
     assert agent.get_params()["c_width"] is None          # as given, not the practical width it stands for
-    assert repr(make_agent("elim-ucb")) == "EliminationAgent(oracle=Ridge(), play='ucb', pooling='ridge')"
+    assert repr(make_agent("elim-ucb")) == ("EliminationAgent(name='elim-ucb', oracle=Ridge(), play='ucb', "
+                                            "pooling='ridge')")
     jdp = make_agent("elim-jdp", epsilon=0.5)
-    assert repr(jdp) == "EliminationAgent(oracle=IWRegressionDP(privacy=PrivacySpec(epsilon=0.5)))"
+    assert repr(jdp) == "EliminationAgent(name='elim-jdp', epsilon=0.5, delta=1e-05, oracle=IWRegressionDP())"
+    # the budget shows at its defaults too (scikit-learn hides defaults; a budget is never hidden)
+    assert repr(make_agent("elim-jdp", epsilon=1.0, delta=1e-5)).startswith(
+        "EliminationAgent(name='elim-jdp', epsilon=1.0, delta=1e-05, ")
     assert make_agent("elim-jdp", **jdp.get_params()).privacy == jdp.privacy
 
 

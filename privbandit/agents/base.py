@@ -118,8 +118,9 @@ def _is_default(value: Any, default: Any) -> bool:
         return False
 
 
-def _short_repr(value: Any) -> str:
-    """``repr(value)``, but a dataclass (an oracle, a privacy spec) shows only the fields off their defaults."""
+def _short_repr(value: Any, shown_privacy: Any = None) -> str:
+    """``repr(value)``, but a dataclass (an oracle, a privacy spec) shows only the fields off their defaults
+    (and not a field equal to ``shown_privacy``, the budget the agent's repr already shows)."""
     if not dataclasses.is_dataclass(value) or isinstance(value, type):
         return repr(value)
     shown = []
@@ -127,7 +128,7 @@ def _short_repr(value: Any) -> str:
         default = (f.default if f.default is not dataclasses.MISSING
                    else f.default_factory() if f.default_factory is not dataclasses.MISSING else _NO_DEFAULT)
         v = getattr(value, f.name)
-        if f.init and f.repr and not _is_default(v, default):
+        if f.init and f.repr and not _is_default(v, default) and not (shown_privacy is not None and v == shown_privacy):
             shown.append(f"{f.name}={_short_repr(v)}")
     return f"{type(value).__name__}({', '.join(shown)})"
 
@@ -225,10 +226,28 @@ class Agent(abc.ABC):
         return self._act_rng.bit_generator.state
 
     def __repr__(self) -> str:
-        """``Class(arg=value, ...)`` with the arguments that differ from the constructor's defaults."""
+        """``Class(name=..., epsilon=..., delta=..., arg=value, ...)``, as scikit-learn shows an estimator.
+
+        The registered name, then a private agent's budget (always, even at the defaults), then the
+        constructor arguments that differ from their defaults (scikit-learn's ``print_changed_only``); an
+        oracle's budget is not repeated inside it.
+
+        Examples
+        --------
+        >>> from privbandit.agents import make_agent
+        >>> make_agent("elim-jdp", epsilon=1.0, delta=1e-5)
+        EliminationAgent(name='elim-jdp', epsilon=1.0, delta=1e-05, oracle=IWRegressionDP())
+        >>> make_agent("linucb", lam=2.0)
+        LinUCBAgent(name='linucb', lam=2.0)
+        """
         defaults = {n: p.default for n, p in self.constructor_parameters().items()}
-        shown = [f"{k}={_short_repr(v)}" for k, v in self.get_params().items()
-                 if not _is_default(v, defaults.get(k, _NO_DEFAULT))]
+        privacy = self.privacy
+        shown = [f"name={getattr(self, 'name', type(self).__name__)!r}"]
+        if privacy.is_private:
+            shown += [f"epsilon={privacy.epsilon!r}", f"delta={privacy.delta!r}"]
+        hide = privacy if privacy.is_private else None
+        shown += [f"{k}={_short_repr(v, hide)}" for k, v in self.get_params().items()
+                  if not _is_default(v, defaults.get(k, _NO_DEFAULT))]
         return f"{type(self).__name__}({', '.join(shown)})"
 
     # -- configuration ---------------------------------------------------------------------------

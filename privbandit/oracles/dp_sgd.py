@@ -31,9 +31,8 @@ import numpy as np
 
 from .._validation import POSITIVE, UNIT_OPEN, Interval, Options, ParameterConstraints
 from ..privacy import GaussianMechanism, PrivacySpec
-from ..privacy.calibration import CALIBRATION_METHODS
+from ..privacy.calibration import CALIBRATION_METHODS, release_multiplier
 from .base import CONSTANTS, EpochFit, Estimate, Oracle
-from .iw_jdp import release_multiplier
 from .registry import register_oracle
 
 

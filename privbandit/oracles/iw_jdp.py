@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, ClassVar
 
 import numpy as np
@@ -62,13 +61,12 @@ from .._validation import (
     ParameterConstraints,
     check_array,
     check_choice,
-    check_int,
     check_weights,
 )
 from ..infomatrix import f_dp, spectral_update, w_star
 from ..linalg import psd_project, psd_sqrt, solve_regularized, symmetric_part
 from ..privacy import GaussianMechanism, PrivacySpec, SymmetricGaussianMechanism
-from ..privacy.calibration import CALIBRATION_METHODS, analytic_noise_multiplier, gaussian_sigma
+from ..privacy.calibration import CALIBRATION_METHODS, release_multiplier
 from .base import CONSTANTS, EpochFit, Estimate, Oracle, freeze_arrays, read_only, stage_sizes_split
 from .registry import register_oracle
 
@@ -91,26 +89,6 @@ def regression_practical_width(dim: int) -> float:
 # The fixed-p radius is a per-phi interval that is nearly tight on the spiky family, where a miss on a
 # heavy atom costs a whole cell's coverage: c_width = 1.5 leaves the slack that keeps every cell >= 95%.
 FIXED_P_PRACTICAL = dict(c_gamma=1.0, c_width=1.5)
-
-
-@lru_cache(maxsize=1024)
-def release_multiplier(epsilon: float, delta: float, method: str = "analytic", n_releases: int = 1) -> float:
-    """Noise multiplier sigma / sensitivity of each of ``n_releases`` Gaussians on the same records.
-
-    Together the releases are (epsilon, delta)-DP: with ``"analytic"`` each gets sqrt(k) times the single
-    analytic multiplier z*, and k Gaussians with multiplier sqrt(k) z* compose exactly into one with z*;
-    with ``"paper"`` each gets the paper's calibration at (epsilon/k, delta/k) (basic composition).
-
-    References
-    ----------
-    Source paper, `def:Guassian-channel`; PAPER.md ("split the budget or release one joint vector").
-    """
-    n_releases = check_int("n_releases", n_releases, low=1)
-    if method == "analytic":
-        return analytic_noise_multiplier(epsilon, delta) * math.sqrt(n_releases)
-    if method == "paper":
-        return gaussian_sigma(epsilon / n_releases, delta / n_releases, 1.0, "paper")
-    raise ValueError(f"calibration must be one of {CALIBRATION_METHODS}, got {method!r}")
 
 
 @dataclass(frozen=True)

@@ -34,9 +34,8 @@ from .._validation import POSITIVE, UNIT_OPEN, Options, ParameterConstraints
 from ..linalg import symmetric_part
 from ..links import Link
 from ..privacy import PrivacySpec, SymmetricGaussianMechanism
-from ..privacy.calibration import CALIBRATION_METHODS
+from ..privacy.calibration import CALIBRATION_METHODS, release_multiplier
 from .base import EpochFit, Estimate, Oracle
-from .iw_jdp import release_multiplier
 from .registry import register_oracle
 
 __all__ = ["SSP", "augmented_second_moment", "noise_operator_bound", "ssp_estimate"]

@@ -13,6 +13,7 @@ from .calibration import (
     gaussian_epsilon,
     gaussian_sigma,
     paper_sigma_alpha,
+    release_multiplier,
 )
 from .clipping import ClippingWarning, clip_features, clip_rewards
 from .ledger import (
@@ -40,5 +41,5 @@ __all__ = [
     "MechanismEntry", "PrivacyBudgetExceeded", "PrivacyLedger", "PrivacySpec", "Release", "SymmetricGaussianMechanism",
     "analytic_noise_multiplier", "clip_features", "clip_rewards", "compose_gaussian_multipliers", "gaussian_delta",
     "gaussian_epsilon", "gaussian_sigma", "l2_ball_channel_magnitude", "paper_sigma_alpha", "project_rows",
-    "release_recorded",
+    "release_multiplier", "release_recorded",
 ]

@@ -23,7 +23,7 @@ from typing import Literal
 
 import numpy as np
 
-from .._validation import check_delta, check_epsilon, check_positive
+from .._validation import check_delta, check_epsilon, check_int, check_positive
 
 CalibrationMethod = Literal["analytic", "paper"]
 CALIBRATION_METHODS: tuple[str, ...] = ("analytic", "paper")
@@ -95,24 +95,24 @@ def gaussian_epsilon(noise_multiplier: float, delta: float) -> float:
     delta : float
         In (0, 1).
 
+    Notes
+    -----
+    dp-accounting's ``get_epsilon_gaussian`` (Balle & Wang 2018), rounded up until :func:`gaussian_delta`
+    confirms ``delta(epsilon) <= delta``; 0.0 when the mechanism is already (0, delta)-DP.
+
     References
     ----------
     Source paper, `def:Guassian-channel`.
     """
     z = check_positive("noise_multiplier", noise_multiplier)
     delta = check_delta(delta)
-    if gaussian_delta(0.0, z) <= delta:
-        return 0.0
-    hi = 1.0
-    while gaussian_delta(hi, z) > delta:
-        hi *= 2.0
-    from scipy import optimize
+    import dp_accounting  # on first use: `import privbandit` needs no dp-accounting
 
-    eps = optimize.brentq(lambda e: gaussian_delta(e, z) - delta, 0.0, hi, xtol=1e-13, rtol=1e-13)
-    # Round up so the reported epsilon is never optimistic.
+    eps = float(dp_accounting.get_epsilon_gaussian(z, delta))   # Balle & Wang's root (sigma = z at sensitivity 1)
+    # Round up until the exact profile confirms it, so the reported epsilon is never optimistic.
     while gaussian_delta(eps, z) > delta:
-        eps = np.nextafter(eps, math.inf) * (1 + 1e-12)
-    return float(eps)
+        eps = float(np.nextafter(eps, math.inf)) * (1 + 1e-12)
+    return eps
 
 
 def analytic_noise_multiplier(epsilon: float, delta: float) -> float:
@@ -199,6 +199,35 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float,
     else:
         raise ValueError(f"method must be one of {CALIBRATION_METHODS}, got {method!r}")
     return _certified_sigma(float(epsilon), float(delta), sensitivity, sigma)
+
+
+@functools.lru_cache(maxsize=1024)
+def release_multiplier(epsilon: float, delta: float, method: str = "analytic", n_releases: int = 1) -> float:
+    """Noise multiplier sigma / sensitivity of each of ``n_releases`` Gaussians on the same records.
+
+    Together the releases are (epsilon, delta)-DP: with ``"analytic"`` each gets sqrt(k) times the single
+    analytic multiplier z*, and k Gaussians with multiplier sqrt(k) z* compose exactly into one with z*;
+    with ``"paper"`` each gets the paper's calibration at (epsilon/k, delta/k) (basic composition).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The budget the releases spend together: epsilon > 0, delta in (0, 1).
+    method : {"analytic", "paper"}
+        The calibration (see :func:`gaussian_sigma`).
+    n_releases : int
+        k >= 1, the number of Gaussians released on the same records.
+
+    References
+    ----------
+    Source paper, `def:Guassian-channel`; PAPER.md ("split the budget or release one joint vector").
+    """
+    n_releases = check_int("n_releases", n_releases, low=1)
+    if method == "analytic":
+        return analytic_noise_multiplier(epsilon, delta) * math.sqrt(n_releases)
+    if method == "paper":
+        return gaussian_sigma(epsilon / n_releases, delta / n_releases, 1.0, "paper")
+    raise ValueError(f"method must be one of {CALIBRATION_METHODS}, got {method!r}")
 
 
 def compose_gaussian_multipliers(multipliers: np.ndarray | list[float]) -> float:

@@ -5,9 +5,11 @@ A release touches a contiguous range of records [start, stop) through one mechan
 on its own through the same channel, ``kind="local"``). For every record the ledger composes the
 releases that touched it:
 
-- Gaussian releases only: exactly, as one Gaussian with multiplier z = (sum z_i^-2)^(-1/2);
-- otherwise with dp-accounting's privacy-loss-distribution (PLD) accountant, whose answer is a valid
-  upper bound (pessimistic discretisation), and never worse than basic composition of the pure parts.
+- Gaussian releases exactly, as one Gaussian with multiplier z = (sum z_i^-2)^(-1/2);
+- with Laplace releases, through dp-accounting's events (``GaussianDpEvent``, ``LaplaceDpEvent``) and its
+  privacy-loss-distribution accountant (``PLDAccountant``), whose answer is a valid upper bound
+  (pessimistic discretisation) and never worse than basic composition of the pure parts;
+- pure-epsilon releases (no dp-accounting event) by adding their epsilons (basic composition).
 
 The pure mathematics (calibration, composition) lives in :mod:`.calibration`; the ledger only records
 and sums.
@@ -15,7 +17,6 @@ and sums.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -71,32 +72,31 @@ class Release:
 
 @lru_cache(maxsize=4096)
 def _compose_epsilon(entries: tuple[tuple[MechanismEntry, int], ...], delta: float) -> float:
-    """Composed epsilon at ``delta`` of a multiset of mechanism entries (entry, count)."""
-    gauss = [e.parameter for e, c in entries if e.family == "gaussian" for _ in range(c)]
-    others = [(e, c) for e, c in entries if e.family != "gaussian"]
-    if not others:
-        return gaussian_epsilon(compose_gaussian_multipliers(gauss), delta)
-    basic = math.inf
-    if not gauss:  # pure composition: sum of epsilons at delta = 0
-        basic = sum((1.0 / e.parameter if e.family == "laplace" else e.parameter) * c for e, c in others)
-    from dp_accounting.pld import privacy_loss_distribution as pld_lib
-    from dp_accounting.pld.common import DifferentialPrivacyParameters
+    """Composed epsilon at ``delta`` of a multiset of mechanism entries (entry, count).
 
-    pld = None
-    if gauss:
-        pld = pld_lib.from_gaussian_mechanism(compose_gaussian_multipliers(gauss), sensitivity=1.0,
-                                              value_discretization_interval=1e-4)
-    for e, c in others:
-        if e.family == "laplace":
-            one = pld_lib.from_laplace_mechanism(e.parameter, sensitivity=1.0, value_discretization_interval=1e-4)
-        elif e.family == "pure":
-            one = pld_lib.from_privacy_parameters(DifferentialPrivacyParameters(e.parameter, 0.0),
-                                                  value_discretization_interval=1e-4)
-        else:
+    The Gaussians are one Gaussian (:func:`~.calibration.compose_gaussian_multipliers`); with Laplace
+    entries the events go to dp-accounting's ``PLDAccountant`` (its default discretisation, 1e-4, is
+    pessimistic: the answer is a valid upper bound); the pure entries add their epsilons (basic
+    composition: dp-accounting has no event for a pure epsilon). Without Gaussians the answer is at
+    most the sum of the pure epsilons.
+    """
+    for e, _ in entries:
+        if e.family not in ("gaussian", "laplace", "pure"):
             raise ValueError(f"unknown mechanism family {e.family!r}")
-        one = one.self_compose(c) if c > 1 else one
-        pld = one if pld is None else pld.compose(one)
-    return float(min(basic, pld.get_epsilon_for_delta(delta)))
+    gauss = [e.parameter for e, c in entries if e.family == "gaussian" for _ in range(c)]
+    laplace = [(e.parameter, c) for e, c in entries if e.family == "laplace"]
+    pure = sum(e.parameter * c for e, c in entries if e.family == "pure")
+    if not laplace:
+        return (gaussian_epsilon(compose_gaussian_multipliers(gauss), delta) if gauss else 0.0) + pure
+    import dp_accounting
+
+    events = [dp_accounting.SelfComposedDpEvent(dp_accounting.LaplaceDpEvent(b), c) for b, c in laplace]
+    if gauss:
+        events.append(dp_accounting.GaussianDpEvent(compose_gaussian_multipliers(gauss)))
+    accountant = dp_accounting.pld.PLDAccountant()
+    accountant.compose(dp_accounting.ComposedDpEvent(events))
+    composed = float(accountant.get_epsilon(delta)) + pure
+    return composed if gauss else min(composed, sum(c / b for b, c in laplace) + pure)
 
 
 @dataclass
