@@ -104,6 +104,17 @@
       line: {color, width: opts.width || 2, dash: opts.dash || "solid"}, hovertemplate: `${name}<br>t=%{x}<br>regret=%{y:.4g}<extra></extra>`});
     return out;
   }
+  /* The legend below the plot, with room for its rows at this width (a phone's legend has one entry a row). */
+  function belowLegend(layout, traces, plot, base) {
+    const n = traces.filter(t => t.showlegend !== false).length;
+    const width = (document.getElementById(plot) || document.body).clientWidth || 800;
+    const rows = Math.ceil(n / Math.max(1, Math.floor(width / 300)));
+    const axis = base - 70;
+    layout.margin = Object.assign({l: 60, r: 10, t: 10}, {b: 60 + 22 * rows});
+    layout.height = base + 22 * rows;
+    layout.legend = {orientation: "h", x: 0, xanchor: "left", y: -55 / axis, yanchor: "top"};
+    return layout;
+  }
   function axes(title, traces) {
     const y = {title: {text: title}, type: state.logy ? "log" : "linear"};
     const means = (traces || []).filter(t => !t.fill).flatMap(t => t.y).filter(v => v !== null && v > 0);
@@ -112,7 +123,7 @@
       y.range = [Math.log10(Math.min(...means) / 2), Math.log10(Math.max(...highs) * 1.2)];
     }
     return {xaxis: {title: {text: "round t"}, type: state.logx ? "log" : "linear"}, yaxis: y,
-      margin: {l: 60, r: 10, t: 10, b: 50}, legend: {orientation: "h", y: -0.2}, hovermode: "closest", height: 480};
+      hovermode: "closest"};
   }
   function drawBoard() {
     const b = boardById[document.getElementById("board-select").value];
@@ -127,7 +138,7 @@
     const rows = b.rows.filter(r => !state.privateOnly || r.model !== "none" || r.agent === D.uniform);
     const traces = rows.filter(r => r.curve !== null).flatMap(r => curveTraces(r.curve, r.agent + (r.flag ? ` (${r.flag})` : ""), colour(r.agent),
       {group: r.agent, meta: r.agent, dash: r.agent === D.uniform ? "dot" : r.model === "none" ? "dash" : "solid", width: r.agent === b.best_private ? 3.5 : 2}));
-    Plotly.react("board-plot", traces, axes("cumulative regret", traces), CONFIG);
+    Plotly.react("board-plot", traces, belowLegend(axes("cumulative regret", traces), traces, "board-plot", 460), CONFIG);
     document.getElementById("board-table").replaceChildren(sortable("board-rows", rowColumns(false), rows.map(r => Object.assign({board: b}, r))));
   }
   function showBoard(id) { document.getElementById("board-select").value = id; drawBoard(); }
@@ -164,13 +175,13 @@
       const c = a.counterpart;
       if (c && !seen.has(c.agent)) {
         seen.add(c.agent);
-        traces.push({x: [xs[0], xs[xs.length - 1]], y: [c.mean, c.mean], name: `${c.agent} (non-private)`, type: "scatter", mode: "lines", meta: c.agent,
+        traces.push({x: [xs[0] / 1.5, xs[xs.length - 1] * 1.5], y: [c.mean, c.mean], name: `${c.agent} (non-private)`, type: "scatter", mode: "lines", meta: c.agent,
           line: {color: colour(c.agent), dash: "dash"}, hovertemplate: `${c.agent}: ${interval(c.mean, c.low, c.high)}<extra></extra>`});
       }
     });
     const layout = {xaxis: {title: {text: "epsilon"}, type: "log"}, yaxis: {title: {text: `final regret at T = ${p.horizon}`}, type: state.logy ? "log" : "linear"},
-      margin: {l: 60, r: 10, t: 10, b: 50}, legend: {orientation: "h", y: -0.25}, height: 380, shapes: []};
-    Plotly.react("price-eps-plot", traces, layout, CONFIG);
+      shapes: []};
+    Plotly.react("price-eps-plot", traces, belowLegend(layout, traces, "price-eps-plot", 360), CONFIG);
     drawPriceCurves();
   }
   function drawPriceCurves() {
@@ -184,7 +195,7 @@
       const c = a.counterpart;
       if (c && c.curve !== null && !seen.has(c.agent)) { seen.add(c.agent); traces.push(...curveTraces(c.curve, `${c.agent} (non-private)`, colour(c.agent), {group: c.agent, meta: c.agent, dash: "dash"})); }
     });
-    Plotly.react("price-curves-plot", traces, axes("cumulative regret", traces), CONFIG);
+    Plotly.react("price-curves-plot", traces, belowLegend(axes("cumulative regret", traces), traces, "price-curves-plot", 420), CONFIG);
   }
   function priceSection() {
     if (!D.price.length) return null;
@@ -237,6 +248,10 @@
     el("a", {href: "#leaderboard-section", text: "Leaderboard"}), D.comparisons.length ? el("a", {href: "#challenger", text: "Challenger"}) : null, el("a", {href: "#sources", text: "What ran"}));
   document.body.append(nav, boardSection(), priceSection() || "", challengerSection() || "", leaderboardSection(), header());
   drawBoard();
-  if (D.price.length) drawPrice();
+  if (D.price.length) {  /* open on the group with the most epsilons: the slider has the most to show */
+    const most = D.price.reduce((a, p) => p.epsilons.length > a.epsilons.length ? p : a, D.price[0]);
+    document.getElementById("price-select").value = most.id;
+    drawPrice();
+  }
   document.body.setAttribute("data-ready", "true");
 })();

@@ -194,10 +194,11 @@ def curve_table(df: pd.DataFrame, per_octave: int = PER_OCTAVE) -> pd.DataFrame:
     """
     keep = {int(h): set(thin_times(g["t"].unique(), per_octave)) for h, g in df.groupby("horizon")}
     thin = df[[int(t) in keep[int(h)] for t, h in zip(df["t"], df["horizon"])]]
+    regret = thin["cum_regret"].to_numpy(float)
     rows = []
-    for key, g in thin.groupby(list(GROUP_KEYS) + ["t"], sort=True, dropna=False):
-        m, lo, hi = nonnegative_mean_ci(g["cum_regret"].to_numpy(float))
-        rows.append((*key, len(g), m, lo, hi))
+    for key, idx in sorted(thin.groupby(list(GROUP_KEYS) + ["t"], sort=False, dropna=False).indices.items()):
+        m, lo, hi = nonnegative_mean_ci(regret[idx])
+        rows.append((*key, len(idx), m, lo, hi))
     return pd.DataFrame(rows, columns=list(GROUP_KEYS) + ["t", "n_seeds", "mean", "low", "high"])
 
 
