@@ -67,7 +67,7 @@
     if (withBoard) cols.push({label: "board", value: r => r.board.title, cell: r => el("a", {href: "#board", onclick: () => showBoard(r.board.id), text: r.board.title})});
     return cols.concat([
       {label: "rank", num: true, value: r => r.rank, cell: r => String(r.rank)},
-      {label: "agent", value: r => r.agent, cell: r => el("span", {}, el("span", {class: "swatch", style: `background:${colour(r.agent)}`}), r.agent)},
+      {label: "agent", value: r => r.agent, cell: r => el("span", {class: "agent"}, el("span", {class: "swatch", style: `background:${colour(r.agent)}`}), r.agent)},
       {label: "privacy", value: r => r.model, cell: r => r.model},
       {label: "seeds", num: true, value: r => r.n_seeds, cell: r => String(r.n_seeds)},
       {label: "final regret [95% CI]", num: true, value: r => r.mean, cell: r => interval(r.mean, r.low, r.high)},
@@ -92,6 +92,7 @@
   /* ---- one board ---- */
   const boardById = Object.fromEntries(D.boards.map(b => [b.id, b]));
   const state = {logx: true, logy: true, privateOnly: false};
+  const challengers = new Set(D.comparisons.map(c => c.challenger));
   function curveTraces(curve, name, color, opts) {
     const c = D.curves[curve], out = [];
     const group = opts.group || name;
@@ -136,8 +137,9 @@
     line.replaceChildren(best ? el("span", {}, el("strong", {text: "Best private: "}), `${best.agent}, ${interval(best.mean, best.low, best.high)}`, best.flag ? " " : "", mark(best.flag),
       pub ? `; best non-private: ${pub.agent}, ${interval(pub.mean, pub.low, pub.high)}; paired difference ${paired(best.vs_public) || "none (no shared seeds)"}` : "") : "No private agent on this board.");
     const rows = b.rows.filter(r => !state.privateOnly || r.model !== "none" || r.agent === D.uniform);
-    const traces = rows.filter(r => r.curve !== null).flatMap(r => curveTraces(r.curve, r.agent + (r.flag ? ` (${r.flag})` : ""), colour(r.agent),
-      {group: r.agent, meta: r.agent, dash: r.agent === D.uniform ? "dot" : r.model === "none" ? "dash" : "solid", width: r.agent === b.best_private ? 3.5 : 2}));
+    const traces = rows.filter(r => r.curve !== null).flatMap(r => curveTraces(r.curve, r.agent + (challengers.has(r.agent) ? " (challenger)" : "") + (r.flag ? ` (${r.flag})` : ""), colour(r.agent),
+      {group: r.agent, meta: r.agent, dash: r.agent === D.uniform ? "dot" : r.model === "none" ? "dash" : "solid",
+       width: r.agent === b.best_private || challengers.has(r.agent) ? 3.5 : 2}));
     Plotly.react("board-plot", traces, belowLegend(axes("cumulative regret", traces), traces, "board-plot", 460), CONFIG);
     document.getElementById("board-table").replaceChildren(sortable("board-rows", rowColumns(false), rows.map(r => Object.assign({board: b}, r))));
   }
@@ -150,7 +152,7 @@
   function boardSection() {
     const options = D.boards.map(b => el("option", {value: b.id, text: b.title}));
     return el("section", {id: "board"}, el("h2", {text: "Regret over time, one board at a time"}),
-      el("p", {class: "note", text: "A board is one env, horizon, privacy model and epsilon, as the leaderboard groups them: its private agents and every non-private agent of the env (dashed; uniform play dotted). Click a legend entry to hide or show an agent, double-click to show it alone."}),
+      el("p", {class: "note", text: "A board is one env, horizon, privacy model and epsilon, as the leaderboard groups them: its private agents and every non-private agent of the env (dashed; uniform play dotted; the best private agent and a challenger drawn thick). Click a legend entry to hide or show an agent, double-click to show it alone."}),
       el("label", {}, "Board ", el("select", {id: "board-select", onchange: drawBoard}, ...options)),
       el("div", {id: "board-head"}), el("p", {id: "best-private", class: "best"}),
       el("div", {class: "controls"}, toggle("board-logx", "logx", drawBoard), toggle("board-logy", "logy", drawBoard),
@@ -244,9 +246,9 @@
     return box;
   }
 
-  const nav = el("nav", {}, el("a", {href: "#board", text: "Boards"}), D.price.length ? el("a", {href: "#price", text: "Price of privacy"}) : null,
-    el("a", {href: "#leaderboard-section", text: "Leaderboard"}), D.comparisons.length ? el("a", {href: "#challenger", text: "Challenger"}) : null, el("a", {href: "#sources", text: "What ran"}));
-  document.body.append(nav, boardSection(), priceSection() || "", challengerSection() || "", leaderboardSection(), header());
+  const nav = el("nav", {}, el("a", {href: "#sources", text: "What ran"}), el("a", {href: "#board", text: "Boards"}), D.price.length ? el("a", {href: "#price", text: "Price of privacy"}) : null,
+    el("a", {href: "#leaderboard-section", text: "Leaderboard"}), D.comparisons.length ? el("a", {href: "#challenger", text: "Challenger"}) : null);
+  document.body.append(nav, header(), boardSection(), priceSection() || "", challengerSection() || "", leaderboardSection());
   drawBoard();
   if (D.price.length) {  /* open on the group with the most epsilons: the slider has the most to show */
     const most = D.price.reduce((a, p) => p.epsilons.length > a.epsilons.length ? p : a, D.price[0]);
