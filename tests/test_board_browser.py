@@ -125,10 +125,13 @@ def test_the_log_axes_and_the_private_only_view(page):
 
 
 def test_the_leaderboard_sorts_and_links_to_its_board(page):
+    headers = page.find_elements("css selector", "#leaderboard thead th")
+    col = next(i for i, h in enumerate(headers) if h.text.startswith("final regret"))
+
     def regrets():
-        return [float(r.find_elements("css selector", "td")[5].text.split()[0])
+        return [float(r.find_elements("css selector", "td")[col].text.split()[0])
                 for r in page.find_elements("css selector", "#leaderboard tbody tr")]
-    header = page.find_elements("css selector", "#leaderboard thead th")[5]
+    header = headers[col]
     header.click()
     up = regrets()
     header.click()

@@ -46,7 +46,7 @@
         const v = c.cell(r); return el("td", {class: c.num ? "num" : null}, v);
       }))));
     }
-    const head = el("tr", {}, ...columns.map((c, i) => el("th", {scope: "col", tabindex: 0, title: "sort", onclick: () => {
+    const head = el("tr", {}, ...columns.map((c, i) => el("th", {scope: "col", tabindex: 0, title: c.help || "click to sort", onclick: () => {
       order = {col: i, dir: order.col === i ? -order.dir : 1};
       rows.sort((a, b) => {
         const x = c.value(a), y = c.value(b);
@@ -68,13 +68,13 @@
     return cols.concat([
       {label: "rank", num: true, value: r => r.rank, cell: r => String(r.rank)},
       {label: "agent", value: r => r.agent, cell: r => el("span", {class: "agent"}, el("span", {class: "swatch", style: `background:${colour(r.agent)}`}), r.agent)},
+      {label: "mark", value: r => r.flag, cell: r => mark(r.flag)},
       {label: "privacy", value: r => r.model, cell: r => r.model},
       {label: "seeds", num: true, value: r => r.n_seeds, cell: r => String(r.n_seeds)},
       {label: "final regret [95% CI]", num: true, value: r => r.mean, cell: r => interval(r.mean, r.low, r.high)},
-      {label: "minus best non-private (paired)", num: true, value: r => r.vs_public ? r.vs_public[0] : null, cell: r => paired(r.vs_public)},
-      {label: "minus best private (paired)", num: true, value: r => r.vs_private ? r.vs_private[0] : null, cell: r => paired(r.vs_private)},
-      {label: "ledger epsilon (worst user / spec)", num: true, value: r => r.ledger, cell: r => r.ledger === null ? "" : `${fmt(r.ledger)} / ${eps(r.board.epsilon)}`},
-      {label: "mark", value: r => r.flag, cell: r => mark(r.flag)},
+      {label: "minus best non-private, paired", help: "per-seed final regret minus the board's best non-private agent's: mean [95% CI] over the shared seeds", num: true, value: r => r.vs_public ? r.vs_public[0] : null, cell: r => paired(r.vs_public)},
+      {label: "minus best private, paired", help: "per-seed final regret minus the board's best private agent's: mean [95% CI] over the shared seeds", num: true, value: r => r.vs_private ? r.vs_private[0] : null, cell: r => paired(r.vs_private)},
+      {label: "ledger eps / spec", help: "the worst user's composed epsilon in the agent's privacy ledgers, over the epsilon it was run at", num: true, value: r => r.ledger, cell: r => r.ledger === null ? "" : `${fmt(r.ledger)} / ${eps(r.board.epsilon)}`},
     ]);
   }
 
