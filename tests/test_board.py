@@ -177,3 +177,25 @@ def test_the_board_command_errors_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert exc.value.code == 2 and err.count("\n") == 1 and "no results.csv" in err
     assert not (tmp_path / "b.html").exists()
+
+
+def test_the_board_command_reads_a_folder_with_its_command_and_challenger(tmp_path, capsys):
+    folder = tmp_path / "run"
+    folder.mkdir()
+    synthetic_table().to_csv(folder / "results.csv", index=False)
+    (folder / "report.json").write_text(json.dumps({"notes": ["command: `privbandit bench --agent priv`", "a note"],
+                                                    "references": {"priv": "good"}, "challenger": "priv",
+                                                    "reference": "flat"}))
+    out = tmp_path / "board.html"
+    assert cli.main(["board", str(folder), "--out", str(out)]) == 0
+    assert "board:" in capsys.readouterr().out
+    page = out.read_text()
+    data = json.loads(re.search(r'<script id="board-data" type="application/json">(.*?)</script>', page,
+                                re.S).group(1))
+    (src,) = data["sources"]
+    assert src["command"] == "privbandit bench --agent priv" and src["notes"] == ["a note"]
+    (cmp,) = data["comparisons"]
+    assert cmp["challenger"] == "priv" and cmp["reference"] == "flat"
+    first = cmp["rows"][0]
+    assert first["baseline"] == "flat" and first["reference"] and first["verdict"] == "better"
+    assert {r["baseline"] for r in cmp["rows"]} == {"flat", "bad", "good", "uniform"}
