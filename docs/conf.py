@@ -224,9 +224,9 @@ def _board(suite: str, folder: Path | None, why: str = "") -> None:
         return
     write_board([folder], page, title=f"privbandit results board: the {suite} suite")
     _write(embed, f'```{{raw}} html\n<iframe class="results-board" src="{page.name}" title="results board of the '
-           f'{suite} suite" loading="lazy"></iframe>\n```\n\n[Open the board of the {suite} suite on its own page]'
-           f'({page.name}) ({page.stat().st_size / 1e6:.1f} MB, made by `privbandit board DIR` from the results '
-           "folder of this section).\n")
+           f'{suite} suite" loading="lazy"></iframe>\n<p><a href="{page.name}">Open the board of the {suite} suite '
+           f"on its own page</a> ({page.stat().st_size / 1e6:.1f} MB, made by <code>privbandit board DIR</code> from "
+           "the results folder of this section).</p>\n```\n")
 
 
 def _generate() -> None:
