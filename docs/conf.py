@@ -93,6 +93,7 @@ PUBLIC_MODULES = [
     ("privbandit.sim", "Simulation, sweeps and reports"),
     ("privbandit.sim.audit", "End-to-end privacy audits"),
     ("privbandit.plots", "Plots"),
+    ("privbandit.report", "The results board"),
     ("privbandit.links", "Link functions"),
     ("privbandit.integrations.coba", "coba integration"),
     ("privbandit", "Top-level names"),
