@@ -778,6 +778,9 @@ def cmd_board(args: argparse.Namespace) -> int:
 
     if not args.dirs and not args.stored:
         raise UsageError("give results folders (DIR...) or --stored SUITE")
+    if args.out.is_dir() or not args.out.parent.is_dir():  # said before the work, not after
+        raise UsageError(f"--out {args.out}: " + ("a folder: give a file name, e.g. board.html" if args.out.is_dir()
+                                                  else f"no folder {args.out.parent} to write it in"))
     try:  # a folder without results.csv, a table that does not parse, a suite with no stored results: one line
         out = write_board(args.dirs, args.out, stored=args.stored)
     except ValueError as exc:

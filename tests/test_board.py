@@ -177,6 +177,11 @@ def test_the_board_command_errors_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert exc.value.code == 2 and err.count("\n") == 1 and "no results.csv" in err
     assert not (tmp_path / "b.html").exists()
+    for out, why in ((tmp_path / "no" / "b.html", "no folder"), (tmp_path, "a folder")):
+        with pytest.raises(SystemExit) as exc:
+            cli.main(["board", "--stored", "quick", "--out", str(out)])
+        err = capsys.readouterr().err
+        assert exc.value.code == 2 and err.count("\n") == 1 and why in err
 
 
 def test_the_board_command_reads_a_folder_with_its_command_and_challenger(tmp_path, capsys):
