@@ -62,6 +62,7 @@ html_theme = "furo"
 html_title = f"privbandit {release}"
 html_static_path = ["_static"]
 html_css_files = ["custom.css"]
+html_extra_path = ["_generated/boards"]  # the results boards (conf.py's _board), self-contained HTML pages
 
 myst_enable_extensions = ["colon_fence", "dollarmath", "deflist"]
 myst_heading_anchors = 3
@@ -94,6 +95,7 @@ PUBLIC_MODULES = [
     ("privbandit.sim", "Simulation, sweeps and reports"),
     ("privbandit.sim.audit", "End-to-end privacy audits"),
     ("privbandit.plots", "Plots"),
+    ("privbandit.report", "The results board"),
     ("privbandit.links", "Link functions"),
     ("privbandit.integrations.coba", "coba integration"),
     ("privbandit", "Top-level names"),
@@ -205,6 +207,26 @@ def _paper_results() -> tuple[Path | None, str]:
     return ROOT / folder, ""
 
 
+def _board(suite: str, folder: Path | None, why: str = "") -> None:
+    """The results board of a suite's results folder (:func:`privbandit.report.write_board`), copied to the site's
+    root as ``board-SUITE.html`` (``html_extra_path``), and ``_generated/results/board_SUITE.md``, which embeds it
+    in the results page (or says why there is none)."""
+    from privbandit.report import write_board
+
+    page = GENERATED / "boards" / f"board-{suite}.html"
+    embed = GENERATED / "results" / f"board_{suite}.md"
+    page.parent.mkdir(parents=True, exist_ok=True)  # html_extra_path's folder exists even with no board
+    if folder is None:
+        page.unlink(missing_ok=True)
+        _write(embed, f"No board: the stored results of the {suite} suite do not apply to this install ({why}).\n")
+        return
+    write_board([folder], page, title=f"privbandit results board: the {suite} suite")
+    _write(embed, f'```{{raw}} html\n<iframe class="results-board" src="{page.name}" title="results board of the '
+           f'{suite} suite" loading="lazy"></iframe>\n<p><a href="{page.name}">Open the board of the {suite} suite '
+           f"on its own page</a> ({page.stat().st_size / 1e6:.1f} MB, made by <code>privbandit board DIR</code> from "
+           "the results folder of this section).</p>\n```\n")
+
+
 def _generate() -> None:
     GENERATED.mkdir(exist_ok=True)
     _write_api()
@@ -212,9 +234,11 @@ def _generate() -> None:
                    check=True, cwd=ROOT)
     subprocess.run([sys.executable, str(ROOT / "scripts" / "make_docs_interop.py"),
                     "--out", str(GENERATED / "interop")], check=True, cwd=ROOT)
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "make_docs_tables.py"), str(_results_folder()),
+    quick = _results_folder()
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "make_docs_tables.py"), str(quick),
                     "--out", str(GENERATED / "results"), "--figure-prefix", "/_generated/results/figures"],
                    check=True, cwd=ROOT)
+    _board("quick", quick)
     rates = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_rates.py"), "--from",
                             str(DOCS / "data" / "rates.csv"), "--markdown"], check=True, cwd=ROOT,
                            capture_output=True, text=True).stdout
@@ -231,6 +255,7 @@ def _generate() -> None:
                     str(DOCS / "data" / "ldp_cost.csv"), "--markdown", str(GENERATED / "ldp_cost")], check=True,
                    cwd=ROOT, stdout=subprocess.DEVNULL)
     paper, why = _paper_results()
+    _board("paper", paper, why)
     if paper is None:
         _write(GENERATED / "results" / "paper" / "results.md",
                f"The stored results of the paper suite do not apply to this install ({why}), and the build does not "

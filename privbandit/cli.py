@@ -1,5 +1,5 @@
-"""The ``privbandit`` command: ``bench``, ``run``, ``plot``, ``audit``, ``leaderboard``, ``store-reference``
-and ``list`` (``privbandit COMMAND --help`` lists each one's options).
+"""The ``privbandit`` command: ``bench``, ``run``, ``plot``, ``audit``, ``leaderboard``, ``board``,
+``store-reference`` and ``list`` (``privbandit COMMAND --help`` lists each one's options).
 
 ``bench`` runs a named suite (:mod:`privbandit.sim.suites`) cell by cell into ``DIR/cells`` (a rerun
 skips finished cells), then writes ``DIR/results.csv`` (every cell of the folder, also those of earlier
@@ -15,7 +15,9 @@ streams (:mod:`privbandit.sim.reference`; ``--baselines``, said in one line): th
 challenger's). Every label a report prints can be given to
 ``--agent`` again (``linucb-practical``, ``elim-jdp(first_epoch=4)``: :mod:`privbandit.sim.labels`).
 ``leaderboard`` ranks agents per board across results folders and stored results
-(:mod:`privbandit.sim.leaderboard`). ``store-reference`` regenerates a suite's stored reference results: it runs
+(:mod:`privbandit.sim.leaderboard`); ``board`` draws them in one self-contained HTML page
+(:mod:`privbandit.report.board`), which ``bench``, ``run --out`` and ``plot`` write as ``DIR/board.html``.
+``store-reference`` regenerates a suite's stored reference results: it runs
 the suite's cells into ``DIR`` (resumable, as ``bench``) and packs its baseline cells with their manifest
 (:func:`privbandit.sim.reference.store_reference`) into the package data, or ``--dest``. ``run`` plays one agent on
 one env for S seeds. ``audit`` is a privacy audit of a private agent (:mod:`privbandit.sim.audit`; its exit codes
@@ -229,6 +231,19 @@ def _add_leaderboard_parser(sub) -> argparse.ArgumentParser:
     return lb
 
 
+def _add_board_parser(sub) -> argparse.ArgumentParser:
+    """The ``board`` subcommand's parser, added to ``sub``."""
+    from .sim.suites import SUITES
+
+    bo = sub.add_parser("board", help="the results board: one self-contained HTML page (regret curves, the price of "
+                        "privacy, the leaderboard) of results folders and stored reference results", epilog=EXIT_CODES)
+    bo.add_argument("dirs", type=Path, nargs="*", metavar="DIR", help="folders with results.csv")
+    bo.add_argument("--stored", choices=sorted(SUITES), action="append", default=[],
+                    help="add the stored reference results of a suite (repeatable)")
+    bo.add_argument("--out", type=Path, required=True, help="the HTML file to write")
+    return bo
+
+
 def _add_store_reference_parser(sub) -> argparse.ArgumentParser:
     """The ``store-reference`` subcommand's parser."""
     from .sim.suites import SUITES
@@ -261,9 +276,10 @@ def build_parser() -> argparse.ArgumentParser:
                                 "benchmarks, runs, plots.", epilog=EXIT_CODES)
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="command", required=True,
-                           metavar="{bench,run,plot,audit,leaderboard,store-reference,list}")
+                           metavar="{bench,run,plot,audit,leaderboard,board,store-reference,list}")
     parsers = (_add_bench_parser(sub), _add_run_parser(sub), _add_plot_parser(sub), _add_audit_parser(sub),
-               _add_leaderboard_parser(sub), _add_store_reference_parser(sub), _add_list_parser(sub))
+               _add_leaderboard_parser(sub), _add_board_parser(sub), _add_store_reference_parser(sub),
+               _add_list_parser(sub))
     for parser in parsers:  # errors found after parsing are reported as "privbandit COMMAND: error: ..."
         parser.set_defaults(subparser=parser)
     return p
@@ -293,6 +309,10 @@ def _finish(table, out: Path, *, title: str, references: dict, notes: list[str],
                 challenger=challenger, reference=reference,
                 planned=[] if planned is None else planned.to_dict(orient="records"))
     atomic_write(out / REPORT_META, json.dumps(meta, indent=1) + "\n")
+    if len(table):  # the results board beside report.md (privbandit.report), from the files just written
+        from .report import write_board
+
+        write_board([out], out / "board.html", title=title)
     return report
 
 
@@ -780,6 +800,23 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_board(args: argparse.Namespace) -> int:
+    """``privbandit board DIR... --out FILE``: the results board of :mod:`privbandit.report.board`."""
+    from .report import write_board
+
+    if not args.dirs and not args.stored:
+        raise UsageError("give results folders (DIR...) or --stored SUITE")
+    if args.out.is_dir() or not args.out.parent.is_dir():  # said before the work, not after
+        raise UsageError(f"--out {args.out}: " + ("a folder: give a file name, e.g. board.html" if args.out.is_dir()
+                                                  else f"no folder {args.out.parent} to write it in"))
+    try:  # a folder without results.csv, a table that does not parse, a suite with no stored results: one line
+        out = write_board(args.dirs, args.out, stored=args.stored)
+    except ValueError as exc:
+        raise UsageError(str(exc).splitlines()[0]) from None
+    print(f"board: {out} ({out.stat().st_size / 1e6:.1f} MB)")
+    return 0
+
+
 def cmd_store_reference(args: argparse.Namespace) -> int:
     """``privbandit store-reference``: the suite's cells into ``--out`` (resumable), then its baseline cells
     packed with their manifest (:func:`privbandit.sim.reference.store_reference`), whose ``command`` is this
@@ -817,7 +854,7 @@ def cmd_store_reference(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"bench": cmd_bench, "run": cmd_run, "plot": cmd_plot, "audit": cmd_audit, "leaderboard": cmd_leaderboard,
-            "store-reference": cmd_store_reference, "list": cmd_list}
+            "board": cmd_board, "store-reference": cmd_store_reference, "list": cmd_list}
 
 
 def _interrupted(args: argparse.Namespace | None) -> str:
