@@ -524,12 +524,13 @@ def _stored_baselines(args: argparse.Namespace, cells, out: Path, challenger: st
         return line
     if not baselines:
         return None
-    if any(v is not None for v in (args.seeds, args.horizon, args.delta)):
-        problems, usable, unstored, inexact = [f"--seeds, --horizon and --delta change the {what}: the stored ones "
-                                               "are the suite's own"], (), (), ()
-    else:
-        match = match_reference(get_suite(args.suite), baselines)
-        problems, usable, unstored, inexact = list(match.problems), match.usable, match.unstored, match.inexact
+    if any(v is not None for v in (args.seeds, args.horizon, args.delta)):  # what was asked for: stdout
+        line = (f"stored {whose} not used (--seeds, --horizon and --delta change the {what}: the stored ones are the "
+                f"suite's own): the {whose} run" + (" again" if challenger is not None else ""))
+        print(f"{args.subparser.prog}: {line}")
+        return line
+    match = match_reference(get_suite(args.suite), baselines)
+    problems, usable, unstored, inexact = list(match.problems), match.usable, match.unstored, match.inexact
     if not usable:
         line = f"stored {whose} not used (" + "; ".join(problems or ["the stored results hold none of them"]) + \
                f"): the {whose} run" + (" again" if challenger is not None else "")

@@ -119,7 +119,7 @@ from ..oracles import ContractError
 from ..privacy.audit import clopper_pearson
 from ..privacy.replay import ReleaseTape
 from .backends import agent_ref
-from .sweep import _check_jobs
+from .sweep import check_jobs
 
 __all__ = ["CONTRACT_NOT_PRIVACY", "FULL", "FUTILITY_BETA", "LEDGER_MISSING", "NO_POWER", "QUICK", "AgentAudit",
            "ContractFinding", "ContractUsers", "Design", "audit_agent", "contract_findings", "detectable_epsilon",
@@ -740,7 +740,7 @@ def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs
     seed = check_int("seed", seed, low=0)
     if agent_is_private(agent) is False:
         raise ValueError(f"agent {agent!r} is non-private: there is no privacy claim to audit")
-    jobs = _check_jobs(jobs)
+    jobs = check_jobs(jobs)
     jobs = jobs if jobs > 0 else os.cpu_count() or 1
     kwargs = dict(agent_kwargs or {})
     build = _Build(agent, epsilon, delta, tuple(kwargs.items()), None if jobs == 1 else agent_ref(agent))

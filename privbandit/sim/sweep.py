@@ -57,7 +57,8 @@ from .cells import (
 from .grid import Cell
 from .runner import run
 
-__all__ = ["PLANNED_COLUMNS", "CellFilesRejected", "Estimate", "SweepResult", "estimate", "run_cell", "sweep"]
+__all__ = ["PLANNED_COLUMNS", "CellFilesRejected", "Estimate", "SweepResult", "check_jobs", "estimate", "run_cell",
+           "sweep"]
 
 
 class CellFilesRejected(UserWarning):
@@ -220,7 +221,7 @@ def sweep(cells: Sequence[Cell], out: str | os.PathLike, *, jobs: int = 1, backe
     keys = [c.key for c in cells]
     if len(set(keys)) != len(keys):
         raise ValueError("cells must be distinct (two cells share a key)")
-    jobs = _check_jobs(jobs)
+    jobs = check_jobs(jobs)
     check_choice("backend", backend, BACKENDS)
     out = Path(out)
     cells_dir = out / "cells"
@@ -229,8 +230,8 @@ def sweep(cells: Sequence[Cell], out: str | os.PathLike, *, jobs: int = 1, backe
         return _sweep(cells, out, cells_dir, jobs, backend, address, progress)
 
 
-def _check_jobs(jobs: Any) -> int:
-    """``jobs``, checked: -1 (all cores) or an integer >= 1."""
+def check_jobs(jobs: Any) -> int:
+    """``jobs``, checked: -1 (all cores) or an integer >= 1 (the sweep's and the audit's worker count)."""
     jobs = check_int("jobs", jobs, low=-1)
     if jobs == 0:
         raise ValueError("jobs must be -1 (all cores) or an integer >= 1, got 0")
@@ -318,7 +319,7 @@ def estimate(cells: Sequence[Cell], jobs: int = 1) -> Estimate:
     as :func:`sweep` starts them.
     """
     cells = list(cells)
-    jobs = _check_jobs(jobs)
+    jobs = check_jobs(jobs)
     jobs = jobs if jobs > 0 else os.cpu_count() or 1
     cost: dict[tuple, float] = {}
     for c in cells:
