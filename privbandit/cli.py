@@ -524,10 +524,11 @@ def _stored_baselines(args: argparse.Namespace, cells, out: Path, challenger: st
         return line
     if not baselines:
         return None
-    if any(v is not None for v in (args.seeds, args.horizon, args.delta)):  # what was asked for: stdout
+    if any(v is not None for v in (args.seeds, args.horizon, args.delta)):
         line = (f"stored {whose} not used (--seeds, --horizon and --delta change the {what}: the stored ones are the "
                 f"suite's own): the {whose} run" + (" again" if challenger is not None else ""))
-        print(f"{args.subparser.prog}: {line}")
+        # a suite run shrunk as asked: a note on stdout; a challenger's baselines that run again: stderr
+        print(f"{args.subparser.prog}: {line}", file=sys.stdout if challenger is None else sys.stderr)
         return line
     match = match_reference(get_suite(args.suite), baselines)
     problems, usable, unstored, inexact = list(match.problems), match.usable, match.unstored, match.inexact
