@@ -18,7 +18,8 @@ eight generators before reading the sources, each writing under ``docs/_generate
 - ``scripts/rerun_stored.py --from docs/data/rerun_stored.csv --markdown``: stored baseline cells run again with
   other CPU settings, against their stored tables (committed likewise);
 - ``scripts/study_ldp_cost.py --from docs/data/ldp_cost.csv --markdown docs/_generated/ldp_cost``: the tables of
-  the local-DP cost study (``docs/guide/ldp_cost.md``), from the run its command saved (committed likewise);
+  the local-DP cost study (``docs/guide/ldp_cost.md``) and the bullets that read them, from the run its command
+  saved (committed likewise);
 - the API listing below (:func:`_write_api`), from the public modules' ``__all__``.
 """
 
