@@ -217,15 +217,20 @@ def _add_audit_parser(sub) -> argparse.ArgumentParser:
     return au
 
 
-def _add_leaderboard_parser(sub) -> argparse.ArgumentParser:
-    """The ``leaderboard`` subcommand's parser, added to ``sub``."""
+def _add_result_sources(parser: argparse.ArgumentParser) -> None:
+    """The results a ``leaderboard`` or ``board`` reads: folders (``DIR...``) and ``--stored SUITE``."""
     from .sim.suites import SUITES
 
+    parser.add_argument("dirs", type=Path, nargs="*", metavar="DIR", help="folders with results.csv")
+    parser.add_argument("--stored", choices=sorted(SUITES), action="append", default=[],
+                        help="add the stored reference results of a suite (repeatable)")
+
+
+def _add_leaderboard_parser(sub) -> argparse.ArgumentParser:
+    """The ``leaderboard`` subcommand's parser, added to ``sub``."""
     lb = sub.add_parser("leaderboard", help="agents ranked by regret per env, privacy model and epsilon, across "
                         "results folders and stored reference results", epilog=EXIT_CODES)
-    lb.add_argument("dirs", type=Path, nargs="*", metavar="DIR", help="folders with results.csv")
-    lb.add_argument("--stored", choices=sorted(SUITES), action="append", default=[],
-                    help="add the stored reference results of a suite (repeatable)")
+    _add_result_sources(lb)
     lb.add_argument("--reference", default=None,
                     help="the agent each board is paired against (default: its best non-private agent)")
     return lb
@@ -233,13 +238,9 @@ def _add_leaderboard_parser(sub) -> argparse.ArgumentParser:
 
 def _add_board_parser(sub) -> argparse.ArgumentParser:
     """The ``board`` subcommand's parser, added to ``sub``."""
-    from .sim.suites import SUITES
-
     bo = sub.add_parser("board", help="the results board: one self-contained HTML page (regret curves, the price of "
                         "privacy, the leaderboard) of results folders and stored reference results", epilog=EXIT_CODES)
-    bo.add_argument("dirs", type=Path, nargs="*", metavar="DIR", help="folders with results.csv")
-    bo.add_argument("--stored", choices=sorted(SUITES), action="append", default=[],
-                    help="add the stored reference results of a suite (repeatable)")
+    _add_result_sources(bo)
     bo.add_argument("--out", type=Path, required=True, help="the HTML file to write")
     return bo
 
