@@ -18,13 +18,16 @@ from privbandit.agents.elimination import JDP_UCB_FIRST_EPOCH, EliminationAgent
 from privbandit.privacy import GaussianMechanism, PrivacySpec
 from privbandit.sim.audit import (
     LEDGER_MISSING,
+    MIN_PILOT_HITS,
     NO_POWER,
+    POWER_FLOOR,
     Design,
     audit_agent,
     detectable_epsilon,
     draws_for,
     neighbouring_streams,
     plan_designs,
+    refutation_chance,
     select_tests,
 )
 
@@ -128,6 +131,36 @@ def test_the_pilots_keep_the_one_test_with_power():
     assert test.design is seen and test.swap and not test.above and test.threshold == 1
     assert test.counts(on_d, on_prime) == (48, 8) and test.pilot_delta > 0
 
+
+
+def test_the_refutation_chance_is_high_for_a_leak_and_nil_for_equal_laws():
+    """48 of 400 pilot runs of P against 8 of Q is a leak 4000 runs see; equal counts are not; a set seen once
+    in P and never in Q is uncertain (neither); equal counts give equal chances (common draws)."""
+    chance = refutation_chance(np.array([48, 48, 200, 1, 48]), np.array([8, 48, 200, 0, 8]), 400, 4000, 1.0,
+                               1e-5, 0.05, rng=3)
+    assert chance[0] > 0.9 and chance[1] == chance[2] == 0.0 and 0.0 < chance[3] < 0.9
+    assert chance[4] == chance[0] and ((chance >= 0) & (chance <= 1)).all()
+
+
+def test_a_set_the_pilots_saw_too_rarely_is_not_scored():
+    """Three runs of P and none of Q in a set: a chance the posterior cannot rule out, but too rare to tell
+    from chance; with nothing else to test, the kept test is the set farthest below the claim."""
+    design = Design(9, 10, 20, ((10, 20),))
+    on_d, on_prime = np.full((400, 1), 5.0), np.full((400, 1), 5.0)
+    on_d[:MIN_PILOT_HITS - 2] = 10.0  # {t >= 10}: 3 runs of D, none of D'
+    (test,) = select_tests([design], [(on_d, on_prime)], 6000, 1.0, 0.05)
+    assert test.pilot_chance < POWER_FLOOR and test.counts(on_d, on_prime) != (MIN_PILOT_HITS - 2, 0)
+    # the set is {t < 10} on D' first: frequency ~1 on both, so its e^epsilon q - p is the largest
+    assert test.pilot_p > 0.99 and test.pilot_q > 0.99
+
+
+def test_an_honest_audit_at_the_defaults_ends_its_final_runs_at_the_first_look():
+    """No set of elim-jdp's pilots has a chance to refute: the final runs test the set farthest below the
+    claim and stop at the first look, and the report says why that test was kept."""
+    res = audit_agent("elim-jdp", 1.0, max_horizon=64, watch=16, pilot_draws=16)
+    (test,) = res.tests
+    assert not res.refuted and res.runs_made == 100 and test.pilot_chance < POWER_FLOOR
+    assert any("the set farthest below the claim" in line for line in res.lines())
 
 def test_audit_passes_the_honest_agent_and_catches_its_under_noised_twin(monkeypatch):
     small = dict(agent_kwargs=UCB, max_horizon=8, watch=4, pilot_draws=16, n_draws=300)

@@ -42,8 +42,13 @@ drawn outside privbandit's mechanisms (refused as unverifiable). A failed check 
   ``watch`` rounds after it (joint DP, `def:JDP-interactive`, bounds exactly their joint law; local DP
   implies it), each on a few half-lines, in both orders of D and D'.
 - **one test, chosen by pilots.** Selection pilots (``4 pilot_draws`` runs of D and D' per candidate,
-  independent of everything after) score every (target, statistic, half-line, order) by the delta lower
-  bound their frequencies would give with ``n_draws`` runs, and :func:`select_tests` keeps the best. Only
+  independent of everything after) score every (target, statistic, half-line, order) by their chance that its
+  final test (``n_draws`` runs) refutes the claim, under the pilots' posterior (:func:`refutation_chance`), and
+  :func:`select_tests` keeps the best. A set that fewer than :data:`MIN_PILOT_HITS` pilot runs of P fall in is
+  not scored: the pilots cannot tell it from chance (a leak confined to so rare a set is out of the audit's
+  reach). When no set has a chance of :data:`POWER_FLOOR`, the pilots see nothing the final runs could show,
+  and the test kept is the set farthest below the claim, which the futility stop decides at its first look:
+  an honest agent's audit then costs its pilots, not 12,000 runs of a set the pilots saw once. Only
   that test runs ``n_draws`` times on D and D', so the confidence is not split over designs without
   power: :func:`set_lower_bounds` at each epsilon of a grid (Clopper-Pearson bounds on the two
   probabilities, each at 0.05 / 2): ``epsilon_lower``, the largest epsilon the test refutes, is a 95% lower
@@ -165,8 +170,19 @@ FUTILITY_BETA = 1e-3
 """The final runs' futility stop (:func:`futile`): the chance, over all its looks, that it ends the runs of a
 test whose set shows a leak above the claim (its delta at the claimed epsilon above the claimed delta)."""
 
-LOOK_EVERY = 250
+LOOK_EVERY = 100
 """Runs per stream between two looks of the futility stop at the final runs."""
+
+MIN_PILOT_HITS = 5
+"""Fewest selection-pilot runs of P in a set for :func:`select_tests` to score it (a set seen fewer times cannot be
+told from chance by the pilots)."""
+
+POWER_FLOOR = 0.01
+"""The least :func:`refutation_chance` for which :func:`select_tests` keeps the test of highest chance; below it
+on every set, the test kept is the one the futility stop decides soonest."""
+
+POWER_SAMPLES = 400
+"""Posterior draws per set of :func:`refutation_chance`."""
 
 FULL = {"n_draws": 6000, "pilot_draws": 64}
 """The default sizes of :func:`audit_agent` and ``privbandit audit``."""
@@ -408,6 +424,8 @@ class ChosenTest:
         audit's draws (the selection score).
     pilot_p, pilot_q : float
         The pilots' frequencies of the set under P and under Q.
+    pilot_chance : float
+        The pilots' chance that the final runs refute the claim (:func:`refutation_chance`).
     """
 
     design: Design
@@ -418,6 +436,7 @@ class ChosenTest:
     pilot_delta: float
     pilot_p: float = 0.0
     pilot_q: float = 0.0
+    pilot_chance: float = 0.0
 
     def counts(self, stats_d: np.ndarray, stats_prime: np.ndarray) -> tuple[int, int]:
         """Runs in the set under P and under Q, for statistics (n, n_windows) on D and on D'."""
@@ -489,25 +508,83 @@ def draws_for(epsilon: float, delta: float, alpha: float) -> int:
     return n
 
 
-def select_tests(designs, pilots, n_draws: int, epsilon: float, alpha: float) -> tuple[ChosenTest, ...]:
-    """The :data:`N_TESTS` (design, statistic, half-line, order) whose pilot frequencies, taken as the truth,
-    give the largest :func:`set_lower_bounds` at ``epsilon`` with ``n_draws`` runs (ties: the first).
+def refutation_chance(p_counts: np.ndarray, q_counts: np.ndarray, m: int, n_draws: int, epsilon: float,
+                      delta: float, alpha: float, rng: Any = 0, samples: int = POWER_SAMPLES) -> np.ndarray:
+    """The pilots' chance that the final test of each set refutes the claim: P(:func:`set_lower_bounds` at
+    ``epsilon`` > ``delta`` with ``n_draws`` runs per stream), under the pilots' posterior.
+
+    Each set's probabilities under P and Q are drawn from their Jeffreys posteriors Beta(c + 1/2, m - c + 1/2)
+    given the pilot counts c of m runs, the final counts from Binomial(``n_draws``, .) given them (``samples``
+    draws from ``rng``, by inversion of the same uniforms for every set, so that sets with equal counts get equal
+    chances): the posterior predictive chance of a refutation.
+
+    Parameters
+    ----------
+    p_counts, q_counts : array of int
+        Pilot runs in each set under P and under Q (same shape).
+    m : int
+        Pilot runs per stream.
+    n_draws : int
+        The final runs per stream.
+    epsilon, delta, alpha : float
+        The claim and the final test's level.
+    rng : seed or Generator
+    samples : int
+        Posterior draws per set.
+
+    Returns
+    -------
+    ndarray
+        One chance in [0, 1] per set (the shape of ``p_counts``).
+    """
+    from scipy import stats
+
+    u = np.random.default_rng(rng).random((4, samples))  # the same draws for every set: equal counts, equal chance
+
+    def final(counts: np.ndarray, u_prob: np.ndarray, u_count: np.ndarray) -> np.ndarray:
+        c = np.asarray(counts, dtype=float)[..., None]
+        return stats.binom.ppf(u_count, n_draws, stats.beta.ppf(u_prob, c + 0.5, m - c + 0.5))
+
+    lo, _ = clopper_pearson(final(p_counts, u[0], u[1]), n_draws, alpha / 2)
+    _, up = clopper_pearson(final(q_counts, u[2], u[3]), n_draws, alpha / 2)
+    return np.mean(lo - math.exp(epsilon) * up > delta, axis=-1)
+
+
+def select_tests(designs, pilots, n_draws: int, epsilon: float, alpha: float, delta: float = 1e-5,
+                 rng: Any = 0) -> tuple[ChosenTest, ...]:
+    """The :data:`N_TESTS` (design, statistic, half-line, order) the final runs test, chosen from pilot runs.
+
+    Every set that at least :data:`MIN_PILOT_HITS` pilot runs of P fall in is scored by its
+    :func:`refutation_chance` with ``n_draws`` runs; the sets of highest chance are kept (ties: the larger
+    :func:`set_lower_bounds` at the pilot frequencies, then the first). A set the pilots saw fewer times cannot be
+    told from chance by them. When no set has a chance of :data:`POWER_FLOOR`, the pilots see no leak that the
+    final runs could show: the test kept is then the set whose pilot frequencies lie farthest below the claim
+    (largest e^epsilon q - p), which the futility stop (:func:`futile`) ends at its first look.
 
     ``pilots`` holds, per design, its statistics (m, n_windows) on D and on D' from runs independent of the
     final ones, so the choice spends none of the final tests' confidence: the Bonferroni correction covers
     only the tests kept."""
-    scored = []
+    candidates, counts = [], []
     for design, (on_d, on_prime) in zip(designs, pilots):
-        m = on_d.shape[0]
         for w, (start, stop) in enumerate(design.windows):
             for k, above in half_lines(stop - start):
                 for swap in (False, True):
                     test = ChosenTest(design, w, k, above, swap, 0.0)
-                    p, q = (c / m for c in test.counts(on_d, on_prime))
-                    score = float(set_lower_bounds(round(p * n_draws), round(q * n_draws), n_draws,
-                                                    np.array([epsilon]), alpha)[0])
-                    scored.append((score, len(scored), replace(test, pilot_delta=score, pilot_p=p, pilot_q=q)))
-    return tuple(test for _, _, test in sorted(scored, key=lambda x: (-x[0], x[1]))[:N_TESTS])
+                    candidates.append(test)
+                    counts.append(test.counts(on_d, on_prime))
+    m = pilots[0][0].shape[0]
+    p_counts, q_counts = np.array(counts, dtype=float).T
+    chance = np.where(p_counts >= MIN_PILOT_HITS,
+                      refutation_chance(p_counts, q_counts, m, n_draws, epsilon, delta, alpha, rng), 0.0)
+    scored = []
+    for i, test in enumerate(candidates):
+        p, q = p_counts[i] / m, q_counts[i] / m
+        score = float(set_lower_bounds(round(p * n_draws), round(q * n_draws), n_draws, np.array([epsilon]),
+                                       alpha)[0])
+        margin = math.exp(epsilon) * (q_counts[i] + 0.5) / (m + 1) - (p_counts[i] + 0.5) / (m + 1)
+        key = (-chance[i], -score, i) if chance.max() >= POWER_FLOOR else (-margin, i)
+        scored.append((key, replace(test, pilot_delta=score, pilot_p=p, pilot_q=q, pilot_chance=float(chance[i]))))
+    return tuple(test for _, test in sorted(scored, key=lambda x: x[0])[:N_TESTS])
 
 
 @dataclass(frozen=True)
@@ -654,9 +731,12 @@ class AgentAudit:
                  f"candidate target users: {targets}"]
         for t in self.tests:
             (a, b), p_law = t.design.windows[t.window], "D'" if t.swap else "D"
+            why = (f"the pilots' chance that it refutes: {t.pilot_chance:.2g}" if t.pilot_chance >= POWER_FLOOR else
+                   f"no set had a {POWER_FLOOR:.0%} chance to refute on the pilots: the set farthest below the claim, "
+                   "which the futility stop decides soonest")
             lines.append(f"tested (chosen by independent pilot runs): target {t.design.target} ({t.design.role}), "
                          f"arm-0 count over users [{a}, {b}) {'>=' if t.above else '<'} {t.threshold}, P = law on "
-                         f"{p_law} (pilot frequencies {t.pilot_p:.3g} under P, {t.pilot_q:.3g} under Q)")
+                         f"{p_law} (pilot frequencies {t.pilot_p:.3g} under P, {t.pilot_q:.3g} under Q; {why})")
         lines.append(f"detectable: with {self.n_draws} runs per stream no epsilon above {self.detectable:.3g} can "
                      f"be refuted (even an agent that publishes every user's data gets a lower bound of at most "
                      f"{self.detectable:.3g}), so a claim above {self.detectable:.3g} would pass whatever the agent "
@@ -903,7 +983,7 @@ def _empirical_runs(runs: _Runs, designs: list[Design], epsilon: float, delta: f
     with _progress(progress, len(designs) * 2 * SELECT_FACTOR * pilot_draws, "audit: selection pilots") as bar:
         pilots = [_stream_runs(runs, d, SELECT_FACTOR * pilot_draws, np.random.SeedSequence([seed, 2, i]), spent,
                                bar) for i, d in enumerate(designs)]
-    tests = select_tests(designs, pilots, n_draws, epsilon, alpha)
+    tests = select_tests(designs, pilots, n_draws, epsilon, alpha, delta, np.random.SeedSequence([seed, 3]))
     grid = np.array(EPS_GRID + (epsilon,))
     lower, delta_lower, made = 0.0, -math.inf, n_draws
     for i, test in enumerate(tests):
