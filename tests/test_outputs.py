@@ -344,3 +344,14 @@ def test_bench_shrunk_says_what_ran_in_its_report_and_board(tmp_path):
                                 re.S).group(1))
     (src,) = data["sources"]
     assert "T = 64 (2^6); 2 seeds" in src["ran"] and any(n.startswith("this command ran suite") for n in src["notes"])
+
+
+def test_a_challengers_leaderboard_marks_agents_against_uniform():
+    from privbandit.sim.compare import comparison_markdown
+    from privbandit.sim.report import NO_BETTER, WORSE
+
+    text = comparison_markdown(_marked_table(), "good")
+    board = text.split("## Leaderboard", 1)[1]
+    rows = {r.split("|")[6].strip(): r for r in board.splitlines() if r.startswith("| digits |")}
+    assert rows["flat"].rstrip().endswith(f"| {NO_BETTER} |") and rows["bad"].rstrip().endswith(f"| {WORSE} |")
+    assert rows["good"].rstrip().endswith("|  |") and rows["uniform"].rstrip().endswith("|  |")
