@@ -203,7 +203,8 @@ def loglog_slopes(df: pd.DataFrame, t_min: int | None = None, t_max: int | None 
 
 
 UNIFORM = "uniform"
-"""The agent whose regret is that of learning nothing (uniform play): the price table flags agents at it."""
+"""The agent whose regret is that of learning nothing (uniform play): every view marks agents against it
+(:func:`uniform_mark`)."""
 
 
 NO_BETTER = "no better than uniform"
@@ -251,7 +252,7 @@ def uniform_mark(agent: tuple[float, float, float], uniform: tuple[float, float,
 
     Examples
     --------
-    >>> uniform_mark((29515.0, 29400.0, 29630.0), (29515.0, 29400.0, 29630.0))  # the issue's elim-ldp on digits
+    >>> uniform_mark((29515.0, 29400.0, 29630.0), (29515.0, 29400.0, 29630.0))  # elim-ldp on digits, stored quick suite
     'no better than uniform'
     >>> uniform_mark((90.0, 85.0, 95.0), (60.0, 55.0, 65.0))
     'worse than uniform'
@@ -270,20 +271,6 @@ def uniform_mark(agent: tuple[float, float, float], uniform: tuple[float, float,
     if not math.isnan(agent[1]) and agent[1] > u_high:
         return WORSE
     return NO_BETTER if a_high >= u_low else ""
-
-
-def no_better_than(agent: tuple[float, float, float], uniform: tuple[float, float, float],
-                   rel: float = 0.01) -> bool:
-    """Whether :func:`uniform_mark` marks an agent (no better than uniform play, or worse).
-
-    Examples
-    --------
-    >>> no_better_than((3815.0, 3700.0, 3930.0), (3815.0, 3790.0, 3840.0))
-    True
-    >>> no_better_than((538.8, 400.0, 700.0), (1700.0, 1664.0, 1736.0))
-    False
-    """
-    return uniform_mark(agent, uniform, rel) != ""
 
 
 def uniform_regret(final: pd.DataFrame, env: str, horizon: int,
