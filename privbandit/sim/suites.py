@@ -198,6 +198,18 @@ class Suite:
         ``privbandit bench --seeds 2 --horizon 4096`` runs ``replace(full, grids=...)``: its report's header says
         this line, so that it never describes the full suite as what ran.
 
+        Parameters
+        ----------
+        full : Suite
+            The suite as designed (``get_suite(name)``); its cells are those this install can build.
+
+        Returns
+        -------
+        str or None
+            ``"this command ran suite `NAME` with ..."``: "; "-joined changes, e.g. ``2 seeds (0, 1) per cell (the
+            suite: 4 seeds (0-3) or 2 seeds (0, 1))``, ``T = 4096 (the suite: 2^16 or 2^14)``, ``96 of the suite's
+            214 cells left out (seeds 2, 3)``.
+
         Examples
         --------
         >>> small = replace(QUICK, grids=tuple(replace(g, seeds=2, horizon=4096) for g in QUICK.available_grids()))
@@ -250,8 +262,14 @@ class Suite:
         return f"this command ran suite `{full.name}` with " + "; ".join(said)
 
     def header_notes(self, full: Suite | None = None) -> list[str]:
-        """The lines a report's header says of the suite that ran: its description when it ran as designed, else
-        :meth:`shrunk_from`'s line first and the description marked as the full suite's."""
+        """The lines a report's header says of the suite that ran: its description when it ran as designed (or
+        ``full`` is None), else :meth:`shrunk_from`'s line first and the description marked as the full suite's.
+
+        Parameters
+        ----------
+        full : Suite, optional
+            The suite as designed, which this one may shrink (``privbandit bench`` passes ``get_suite(name)``).
+        """
         line = f"suite `{self.name}`: {self.description}"
         change = self.shrunk_from(full) if full is not None else None
         if change is None:
