@@ -211,7 +211,8 @@ def _paper_results() -> tuple[Path | None, str]:
 def _board(suite: str, folder: Path | None, why: str = "") -> None:
     """The results board of a suite's results folder (:func:`privbandit.report.write_board`), copied to the site's
     root as ``board-SUITE.html`` (``html_extra_path``), and ``_generated/results/board_SUITE.md``, which embeds it
-    in the results page (or says why there is none)."""
+    in the results page and (the quick suite's) the getting-started page, both at the site's root (or says why there
+    is none)."""
     from privbandit.report import write_board
 
     page = GENERATED / "boards" / f"board-{suite}.html"
@@ -225,7 +226,7 @@ def _board(suite: str, folder: Path | None, why: str = "") -> None:
     _write(embed, f'```{{raw}} html\n<iframe class="results-board" src="{page.name}" title="results board of the '
            f'{suite} suite" loading="lazy"></iframe>\n<p><a href="{page.name}">Open the board of the {suite} suite '
            f"on its own page</a> ({page.stat().st_size / 1e6:.1f} MB, made by <code>privbandit board DIR</code> from "
-           "the results folder of this section).</p>\n```\n")
+           f"the {suite} suite's results folder, the one the results page reads).</p>\n```\n")
 
 
 def _generate() -> None:

@@ -476,7 +476,7 @@ def _bench(args: argparse.Namespace, suite, cells, out: Path, challenger: str | 
     res = _run_sweep(args, cells, out, backend=args.backend, address=args.address)
     wall = time.perf_counter() - start
     notes = [f"command: `privbandit {' '.join(shlex.quote(a) for a in args.argv)}`",
-             f"suite `{suite.name}`: {suite.description}",
+             *suite.header_notes(full),
              f"{len(cells)} cells ({len(res.ran)} run now, {len(res.skipped)} found finished); "
              f"sweep wall time {wall:.1f} s with --jobs {args.jobs} --backend {args.backend}"]
     if left_out:

@@ -204,3 +204,49 @@ def test_the_board_command_reads_a_folder_with_its_command_and_challenger(tmp_pa
     first = cmp["rows"][0]
     assert first["baseline"] == "flat" and first["reference"] and first["verdict"] == "better"
     assert {r["baseline"] for r in cmp["rows"]} == {"flat", "bad", "good", "uniform"}
+
+
+def test_every_view_marks_with_the_one_rule_and_names_the_best_private_agent(data):
+    """The board, the leaderboard and report.md mark the same agents (privbandit.sim.report.uniform_mark)."""
+    from privbandit.sim.leaderboard import best_private_line, leaderboard_markdown, ranked_boards
+    from privbandit.sim.report import headline_table
+
+    table = synthetic_table()
+    boards = ranked_boards([table])
+    head = headline_table(final_regret(table))
+    for b in data["boards"]:
+        mine = boards[boards["epsilon"] == b["epsilon"]].set_index("agent")
+        assert {r["agent"]: r["flag"] for r in b["rows"]} == mine["mark"].to_dict()
+        at = head[head["epsilon"].isin([b["epsilon"], math.inf])].set_index("agent")["mark"].to_dict()
+        assert at == mine["mark"].to_dict()
+        assert set(mine["best_private"]) == {b["best_private"]} == {"priv"}
+        rows = {r["agent"]: r for r in b["rows"]}
+        for agent in ("bad", "flat", "good", "uniform"):  # the leaderboard's best-private column is the board's
+            assert mine.loc[agent, "private_diff"] == pytest.approx(rows[agent]["vs_private"][0], rel=1e-5)
+            assert mine.loc[agent, "private_n_paired"] == rows[agent]["vs_private"][3] == 3
+    text = leaderboard_markdown(boards)
+    assert text.count("Best private: `priv`, regret ") == 2 and "minus best private priv (paired 95% CI)" in text
+    assert "| no better than uniform |" in text and "| worse than uniform |" in text
+    # a board whose best private agent plays like uniform: its line says so
+    flat = ranked_boards([table[table["agent"].isin(["uniform", "good", "flat", "bad"])]])
+    line = best_private_line(flat[flat["epsilon"] == 1.0])
+    assert line.startswith("Best private: `flat`, regret ") and f"(**{NO_BETTER}**)" in line
+    only_public = ranked_boards([table[table["privacy_model"] == "none"]])
+    assert best_private_line(only_public) == "No private agent on this board."
+    assert "Best private" not in leaderboard_markdown(only_public)
+
+
+def test_a_board_whose_best_private_agent_is_at_uniform_marks_it():
+    table = synthetic_table()
+    data = board_data([BoardSource(name="t", table=table[table["agent"] != "priv"], command="c")])
+    for b in data["boards"]:
+        best = next(r for r in b["rows"] if r["agent"] == b["best_private"])
+        assert b["best_private"] == "flat" and best["flag"] == NO_BETTER
+
+
+def test_the_board_header_says_what_ran_in_the_reports_words():
+    from privbandit.sim.report import what_ran
+
+    table = synthetic_table(seeds=2)
+    (src,) = board_data([BoardSource(name="t", table=table, command="c")])["sources"]
+    assert src["ran"] == what_ran(table) and "T = 64 (2^6); 2 seeds per agent, env and level (seeds 0, 1)" in src["ran"]

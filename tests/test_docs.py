@@ -189,6 +189,7 @@ def test_the_results_page_prints_the_command_and_the_numbers_of_final_regret(tin
     import pandas as pd
 
     from privbandit.sim import final_regret
+    from privbandit.sim.report import format_interval
 
     sys.path.insert(0, str(SCRIPTS))
     try:
@@ -207,10 +208,14 @@ def test_the_results_page_prints_the_command_and_the_numbers_of_final_regret(tin
     # it opens with the best private agent per board, counted per privacy model, and its ratio to the best
     # non-private agent, computed from the same table
     best = page.split("### Best private agent per board", 1)[1].split("\n### ", 1)[0]
-    mean = final.set_index("agent")["mean"]
-    assert "jdp: `elim-jdp` on 1 of 1." in best
-    assert f"| elim-jdp | {fmt(mean['elim-jdp'])} | uniform | {fmt(mean['uniform'])} | " \
-           f"{fmt(mean['elim-jdp'] / mean['uniform'])} |" in best
+    mean, rows = final.set_index("agent")["mean"], final.set_index("agent")
+    # on this tiny bandit elim-jdp's interval reaches uniform play's: the best private agent says so
+    assert "jdp: `elim-jdp` on 1 of 1 (1 of them no better than uniform or worse)." in best
+    interval = format_interval(*rows.loc["elim-jdp", ["mean", "ci_low", "ci_high"]])
+    assert f"| elim-jdp | {interval} | uniform | {fmt(mean['uniform'])} | " \
+           f"{fmt(mean['elim-jdp'] / mean['uniform'])} | no better than uniform |" in best
+    assert f"| {fmt(mean['elim-jdp'])} | [{fmt(rows.loc['elim-jdp', 'ci_low'])}, " \
+           f"{fmt(rows.loc['elim-jdp', 'ci_high'])}] | no better than uniform |" in page
 
 
 def test_the_results_page_with_boards_prints_the_leaderboard_of_each_env(tiny_results, tmp_path):

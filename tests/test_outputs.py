@@ -233,3 +233,125 @@ def test_the_price_over_time_is_the_ratio_of_mean_regrets_and_of_the_recent_roun
     assert pot.loc[(1.0, 2 ** 14), "recent_ratio"] == pytest.approx(0.1)
     assert pot.loc[(1.0, 2 ** 14), "ratio"] == pytest.approx((2 ** 12 + 0.1 * 3 * 2 ** 12) / 2 ** 14)
     assert price_over_time(df[df["agent"] != "p"]).empty and price_over_time(df[df["agent"] == "p"]).empty
+
+
+# ---- marks against uniform play, best private lines, headers that say what ran (issue 48) ----
+
+def _marked_table() -> pd.DataFrame:
+    """One board of three seeds: uniform play, a non-private agent that learns, and private agents exactly at
+    uniform's regret (the issue's elim-ldp on digits, 29,515), wholly above it, and clearly below it."""
+    rows = []
+    for agent, model, eps, levels in (("uniform", "none", np.inf, [29400.0, 29515.0, 29630.0]),
+                                      ("learns", "none", np.inf, [900.0, 1000.0, 1100.0]),
+                                      ("flat", "ldp", 1.0, [29400.0, 29515.0, 29630.0]),
+                                      ("bad", "ldp", 1.0, [39000.0, 40000.0, 41000.0]),
+                                      ("good", "ldp", 1.0, [4900.0, 5000.0, 5100.0])):
+        for seed, value in enumerate(levels):
+            rows.append(dict(env="digits", agent=agent, privacy_model=model, epsilon=eps, delta=1e-5, horizon=64,
+                             seed=seed, t=64, cum_regret=value, epsilon_spent=0.0 if model == "none" else eps))
+    return pd.DataFrame(rows)
+
+
+def test_the_mark_against_uniform_is_one_rule_of_the_intervals():
+    from privbandit.sim.report import NO_BETTER, WORSE, uniform_mark
+
+    u = (100.0, 90.0, 110.0)
+    assert uniform_mark(u, u) == NO_BETTER                                   # exactly uniform's numbers
+    assert uniform_mark((60.0, 40.0, 90.0), u) == NO_BETTER                  # its interval reaches uniform's low end
+    assert uniform_mark((60.0, 40.0, 89.9), u) == ""                         # wholly below: it beats uniform play
+    assert uniform_mark((150.0, 110.1, 200.0), u) == WORSE                   # wholly above
+    assert uniform_mark((150.0, 105.0, 200.0), u) == NO_BETTER               # overlapping from above: not "worse"
+    assert uniform_mark((150.0, math.nan, math.nan), u) == NO_BETTER         # one seed: never "worse"
+    assert uniform_mark((89.0, math.nan, math.nan), u) == ""
+    assert uniform_mark((99.5, 90.0, 99.5), (100.0, math.nan, math.nan)) == NO_BETTER  # 1% below one-seed uniform
+    assert uniform_mark((98.0, 90.0, 98.0), (100.0, math.nan, math.nan)) == ""
+    assert uniform_mark(u, None) == ""                                       # no uniform play on the board
+    with pytest.raises(ValueError, match="rel must be in"):
+        uniform_mark(u, u, rel=1.0)
+
+
+def test_the_report_marks_agents_at_and_above_uniform_and_its_best_private_says_so(tmp_path):
+    from privbandit.sim.report import NO_BETTER, WORSE, final_regret, headline_table, summary_table
+
+    df = _marked_table()
+    final = final_regret(df)
+    marks = dict(zip(headline_table(final)["agent"], headline_table(final)["mark"]))
+    assert marks == {"uniform": "", "learns": "", "flat": NO_BETTER, "bad": WORSE, "good": ""}
+    # without the agent that learns, the best private agent is the one at uniform play: the Summary marks it
+    only_flat = final[final["agent"].isin(["uniform", "learns", "flat", "bad"])]
+    (row,) = summary_table(only_flat).itertuples(index=False)
+    assert row[4] == "flat" and row.mark == NO_BETTER and row[6].startswith("29515 [")
+    text = write_report(df[df["agent"] != "good"], tmp_path).read_text()
+    summary = text.split("## Summary", 1)[1].split("## Final regret")[0]
+    assert "| flat | 29515 [" in summary and summary.rstrip().endswith(f"| {NO_BETTER} |")
+    final_section = text.split("## Final regret", 1)[1].split("## Log-log")[0]
+    assert f"| {WORSE} |" in final_section and final_section.count(f"| {NO_BETTER} |") == 1
+    price = text.split("## Price of privacy", 1)[1].split("## Privacy ledgers")[0]
+    line = {r.split("|")[2].strip(): r for r in price.splitlines() if r.startswith("| digits |")}
+    assert "no better than uniform play" in line["flat"] and "worse than uniform play" in line["bad"]
+
+
+def test_a_shrunk_report_says_its_seeds_and_horizon_from_the_table(tmp_path):
+    from privbandit.sim.report import what_ran
+
+    df = _marked_table().query("seed < 2").assign(horizon=4096, t=4096)
+    line = what_ran(df)
+    assert line == "ran: 10 runs of 5 agents on 1 env; T = 4096 (2^12); 2 seeds per agent, env and level (seeds 0, 1)"
+    header = write_report(df, tmp_path, notes=["command: `x`"]).read_text().split("## Summary")[0]
+    assert header.splitlines()[2] == f"- {line}" and "- command: `x`" in header
+
+
+def test_the_suite_note_names_what_a_shrunk_run_left_out():
+    from dataclasses import replace
+
+    from privbandit.sim.suites import QUICK
+
+    grids = QUICK.available_grids()
+    assert QUICK.shrunk_from(QUICK) is None
+    assert QUICK.header_notes(QUICK) == [f"suite `quick`: {QUICK.description}"]
+    small = replace(QUICK, grids=tuple(replace(g, seeds=2, horizon=4096) for g in grids))
+    change, described = small.header_notes(QUICK)
+    designed = len(QUICK.cells())
+    run = {(c.agent.label, c.env.label, c.epsilon, c.seed) for c in small.cells()}
+    assert change.startswith("this command ran suite `quick` with 2 seeds (0, 1) per cell")
+    assert "T = 4096 (the suite: 2^16 or 2^14)" in change
+    assert f"{designed - len(run)} of the suite's {designed} cells left out (seeds 2, 3)" in change
+    assert described == f"suite `quick` as designed (not what ran): {QUICK.description}"
+    fewer = replace(QUICK, grids=tuple(replace(g, agents=tuple(a for a in g.agents if a.label != "elim-jdp"),
+                                               epsilons=(1.0,)) for g in grids))
+    said = fewer.shrunk_from(QUICK)
+    assert "epsilon = 1 (the suite: 0.3 or 1)" in said and "agents elim-jdp;" in said and "epsilon 0.3" in said
+    assert "seeds" not in said and "T =" not in said
+
+
+def test_bench_shrunk_says_what_ran_in_its_report_and_board(tmp_path):
+    import json
+    import re
+
+    from privbandit import cli
+
+    out = tmp_path / "small"
+    assert cli.main(["bench", "--suite", "quick", "--seeds", "2", "--horizon", "64", "--agents",
+                     "uniform,elim-jdp,elim-nonprivate", "--envs", "heavy-tailed-d5k5", "--jobs", "1", "--no-progress",
+                     "--out", str(out)]) == 0
+    header = (out / "report.md").read_text().split("## Summary")[0]
+    assert "- ran: 8 runs of 3 agents on 1 env; T = 64 (2^6); 2 seeds per agent, env and level (seeds 0, 1)" in header
+    assert "this command ran suite `quick` with 2 seeds (0, 1) per cell" in header and "T = 64 (the suite:" in header
+    assert "cells left out (agents " in header and "envs cbify-digits-pca4, rare-direction-d5k5" in header
+    assert "suite `quick` as designed (not what ran)" in header
+    page = (out / "board.html").read_text()
+    data = json.loads(re.search(r'<script id="board-data" type="application/json">(.*?)</script>', page,
+                                re.S).group(1))
+    (src,) = data["sources"]
+    assert "T = 64 (2^6); 2 seeds" in src["ran"] and any(n.startswith("this command ran suite") for n in src["notes"])
+
+
+def test_a_challengers_leaderboard_marks_agents_against_uniform():
+    from privbandit.sim.compare import comparison_markdown
+    from privbandit.sim.report import NO_BETTER, WORSE
+
+    text = comparison_markdown(_marked_table(), "good")
+    board = text.split("## Leaderboard", 1)[1]
+    rows = {r.split("|")[6].strip(): r for r in board.splitlines() if r.startswith("| digits |")}
+    assert rows["flat"].rstrip().endswith(f"| {NO_BETTER} |") and rows["bad"].rstrip().endswith(f"| {WORSE} |")
+    assert rows["good"].rstrip().endswith("|  |") and rows["uniform"].rstrip().endswith("|  |")

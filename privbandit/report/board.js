@@ -82,10 +82,10 @@
   function header() {
     const box = el("section", {id: "sources"}, el("h2", {text: "What ran"}));
     D.sources.forEach(s => box.append(el("div", {class: "source"},
-      el("p", {}, el("strong", {text: s.name}), `: ${seeds(s.seeds)}, T = ${s.horizons.map(horizon).join(", ")}, ${s.runs} runs on ${s.envs.length} env${s.envs.length > 1 ? "s" : ""}` + (s.challenger ? `, challenger ${s.challenger}` : "")),
+      el("p", {class: "ran"}, el("strong", {text: s.name}), `: ${s.ran}` + (s.challenger ? `; challenger ${s.challenger}` : "")),
       commands([D.sources.indexOf(s)]), el("ul", {}, ...s.notes.map(n => el("li", {text: n}))))));
     box.append(el("p", {class: "note", text: `Curves: mean cumulative regret over seeds with its 95% band (log scale interval), ${D.per_octave} logged rounds per doubling of t. ` +
-      `Marks: "${D.marks.no_better}" (mean final regret at or above the low end of ${D.uniform} play's 95% interval), "${D.marks.worse}" (the whole interval above uniform's). Paired differences: per-seed final regret minus that of the board's best non-private or best private agent, Student-t 95% interval (negative is better).`}));
+      `Marks against ${D.uniform} play: ${D.marks.rule}. Paired differences: per-seed final regret minus that of the board's best non-private or best private agent, Student-t 95% interval (negative is better).`}));
     return box;
   }
 

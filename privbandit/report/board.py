@@ -7,7 +7,8 @@ computes every number the page shows with :mod:`privbandit.sim.report`, :mod:`~p
 its script and style and Plotly's JavaScript inlined: it opens from a file with no network.
 
 Views: the leaderboard as a sortable table (each private agent's ledger guarantee, paired differences to the
-board's best non-private and best private agents, agents at uniform play's regret marked), one board at a time
+board's best non-private and best private agents, agents no better than uniform play or worse marked by
+:func:`~privbandit.sim.report.uniform_mark`, the rule of ``report.md`` and the leaderboard), one board at a time
 (cumulative regret over t with 95% bands, log axes, legend clicks hide agents, a private-only view), the price of
 privacy (final regret against epsilon, and a slider that puts the private agents' curves at one epsilon beside
 their non-private counterparts'), and a challenger's paired comparison when the results hold one.
@@ -35,25 +36,26 @@ import pandas as pd
 
 from ..sim.report import (
     GROUP_KEYS,
+    MARK_RULE,
+    NO_BETTER,
     RUN_KEYS,
     UNIFORM,
+    WORSE,
     final_regret,
     final_rows,
     ledger_guarantees,
     mean_ci,
-    no_better_than,
     nonnegative_mean_ci,
+    uniform_mark,
+    uniform_regret,
+    what_ran,
 )
 
 __all__ = ["BoardSource", "NO_BETTER", "PER_OCTAVE", "WORSE", "board_data", "board_html", "folder_source",
-           "stored_source", "thin_times", "uniform_flag", "write_board"]
+           "stored_source", "thin_times", "write_board"]
 
 PER_OCTAVE = 4
 """Points per doubling of t that the page keeps of each regret curve (the runner logs about 8)."""
-NO_BETTER = "no better than uniform"
-"""The mark of an agent whose mean final regret reaches the low end of uniform play's 95% interval."""
-WORSE = "worse than uniform"
-"""The mark of an agent whose whole 95% interval of final regret is above uniform play's."""
 
 
 @dataclass(frozen=True)
@@ -146,28 +148,6 @@ def thin_times(logged: Sequence[int], per_octave: int = PER_OCTAVE) -> list[int]
     return sorted({int(t) for t in ts[idx]} | {int(ts[0]), int(ts[-1])})
 
 
-def uniform_flag(agent: tuple[float, float, float], uniform: tuple[float, float, float] | None) -> str:
-    """:data:`WORSE`, :data:`NO_BETTER` or ``""``: an agent's final regret (mean, low, high) against uniform play's.
-
-    "No better" is :func:`~privbandit.sim.report.no_better_than` (the report's rule); "worse" needs the
-    agent's whole interval above uniform's (without intervals, one seed: never "worse").
-
-    Examples
-    --------
-    >>> uniform_flag((90.0, 85.0, 95.0), (60.0, 55.0, 65.0))
-    'worse than uniform'
-    >>> uniform_flag((58.0, 40.0, 80.0), (60.0, 55.0, 65.0))
-    'no better than uniform'
-    >>> uniform_flag((20.0, 15.0, 25.0), (60.0, 55.0, 65.0))
-    ''
-    """
-    if uniform is None:
-        return ""
-    if agent[1] > uniform[2]:  # NaN compares False
-        return WORSE
-    return NO_BETTER if no_better_than(agent, uniform) else ""
-
-
 def _num(v: Any, digits: int = 6) -> float | None:
     """A number for the page's JSON: ``digits`` significant digits, None for NaN or infinity."""
     v = float(v)
@@ -235,16 +215,6 @@ def _ledgers(df: pd.DataFrame) -> dict[tuple, float]:
             for r in g.itertuples(index=False)}
 
 
-def _interval(row: Any) -> tuple[float, float, float]:
-    return float(row["mean"]), float(row["ci_low"]), float(row["ci_high"])
-
-
-def _uniform_of(final: pd.DataFrame, env: str, horizon: int) -> tuple[float, float, float] | None:
-    """Uniform play's final regret (mean, low, high) on an env and horizon (None when it did not run)."""
-    u = final[(final["env"] == env) & (final["horizon"] == horizon) & (final["agent"] == UNIFORM)]
-    return _interval(u.iloc[0]) if len(u) else None
-
-
 def _curve_of(index: Mapping[tuple, int], env: str, agent: str, model: str, eps: float, delta: float,
               horizon: int) -> int | None:
     """The index of an agent's curve on a board (a non-private agent's own level is its only one)."""
@@ -271,14 +241,14 @@ def _boards(df: pd.DataFrame, final: pd.DataFrame, index: Mapping[tuple, int]) -
         public, private = b[b["privacy_model"] == "none"], b[b["privacy_model"] != "none"]
         best_public = public["agent"].iloc[0] if len(public) else None
         best_private = private["agent"].iloc[0] if len(private) else None
-        uniform = _uniform_of(final, env, horizon)
+        uniform = uniform_regret(final, env, horizon)
         rows = []
         for r in b.itertuples(index=False):
             spent = ledgers.get((r.agent, r.privacy_model, float(eps), float(delta))) if r.privacy_model != "none" \
                 else None
             rows.append(dict(rank=int(r.rank), agent=r.agent, model=r.privacy_model, n_seeds=int(r.n_seeds),
                              mean=_num(r.mean), low=_num(r.ci_low), high=_num(r.ci_high),
-                             flag=uniform_flag((r.mean, r.ci_low, r.ci_high), uniform) if r.agent != UNIFORM else "",
+                             flag=uniform_mark((r.mean, r.ci_low, r.ci_high), uniform) if r.agent != UNIFORM else "",
                              vs_public=_paired(regret, r.agent, best_public),
                              vs_private=_paired(regret, r.agent, best_private),
                              ledger=None if spent is None else _num(spent),
@@ -300,7 +270,7 @@ def _price(final: pd.DataFrame, references: Mapping[str, str], index: Mapping[tu
     for (env, horizon, model), g in private.groupby(["env", "horizon", "privacy_model"], sort=True):
         here = final[(final["env"] == env) & (final["horizon"] == horizon)]
         public = here[here["privacy_model"] == "none"].sort_values("mean", kind="stable")
-        uniform = _uniform_of(final, env, horizon)
+        uniform = uniform_regret(final, env, horizon)
         agents = []
         for agent, a in g.groupby("agent", sort=True):
             ref = references.get(agent)
@@ -309,7 +279,7 @@ def _price(final: pd.DataFrame, references: Mapping[str, str], index: Mapping[tu
             if ref_row.empty:
                 ref_row = public.head(1)
             points = [dict(epsilon=_num(r.epsilon), mean=_num(r.mean), low=_num(r.ci_low), high=_num(r.ci_high),
-                           n_seeds=int(r.n_seeds), flag=uniform_flag((r.mean, r.ci_low, r.ci_high), uniform),
+                           n_seeds=int(r.n_seeds), flag=uniform_mark((r.mean, r.ci_low, r.ci_high), uniform),
                            curve=index.get((env, agent, model, r.epsilon, r.delta, horizon)))
                       for r in a.sort_values("epsilon").itertuples(index=False)]
             counterpart = None
@@ -346,7 +316,7 @@ def _comparisons(df: pd.DataFrame, sources: Sequence[BoardSource]) -> list[dict]
 def _source_entry(s: BoardSource, df: pd.DataFrame, i: int) -> dict:
     """What the page's header says of a source: its command, notes, and the seeds and horizons it holds."""
     mine = df[df["source"] == i]
-    return dict(name=s.name, command=s.command, notes=list(s.notes), challenger=s.challenger,
+    return dict(name=s.name, command=s.command, notes=list(s.notes), challenger=s.challenger, ran=what_ran(mine),
                 seeds=sorted(int(x) for x in mine["seed"].unique()),
                 horizons=sorted(int(x) for x in mine["horizon"].unique()),
                 runs=int(len(mine.drop_duplicates(list(RUN_KEYS)))), envs=sorted(str(e) for e in mine["env"].unique()))
@@ -384,8 +354,8 @@ def board_data(sources: Sequence[BoardSource], per_octave: int = PER_OCTAVE) -> 
                 for (e, h), g in df.groupby(["env", "horizon"])}
     return dict(sources=[_source_entry(s, df, i) for i, s in enumerate(sources)], agents=agents, curves=curves,
                 boards=_boards(df, final, index), price=_price(final, references, index, by_board),
-                comparisons=_comparisons(df, sources), uniform=UNIFORM, marks=dict(no_better=NO_BETTER, worse=WORSE),
-                per_octave=per_octave)
+                comparisons=_comparisons(df, sources), uniform=UNIFORM,
+                marks=dict(no_better=NO_BETTER, worse=WORSE, rule=MARK_RULE), per_octave=per_octave)
 
 
 def _asset(name: str) -> str:

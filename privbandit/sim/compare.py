@@ -39,7 +39,7 @@ import pandas as pd
 
 from .grid import AgentEntry
 from .leaderboard import BOARD_KEYS, leaderboard
-from .report import final_rows, markdown_table, mean_ci
+from .report import MARK_RULE, final_rows, markdown_table, mean_ci, uniform_marks
 from .suites import Suite, agent_available, get_suite
 from .sweep import SweepResult, sweep
 
@@ -285,6 +285,7 @@ def challenger_figure(board: pd.DataFrame, challenger: str, path: str | os.PathL
 def comparison_markdown(df: pd.DataFrame, challenger: str, reference: str | None = None) -> str:
     """The report's sections on a challenger: the paired comparison and the leaderboard."""
     cmp = paired_comparison(df, challenger, reference=reference)
+    board = leaderboard(df)
     ref = f" The reference is `{reference}` (listed first)." if reference else ""
     parts = ["## Challenger: paired comparison", "",
              f"`{challenger}` against each baseline on the same seeds (common random numbers): per-seed difference "
@@ -299,11 +300,11 @@ def comparison_markdown(df: pd.DataFrame, challenger: str, reference: str | None
              else "No baseline shares a seed with the challenger.", "",
              "## Leaderboard", "",
              "Every agent ranked by mean final regret per env, horizon, privacy model and level (the non-private "
-             "agents join every board).", "",
-             markdown_table(leaderboard(df).assign(epsilon=lambda t: [("" if math.isinf(e) else e)
-                                                                       for e in t["epsilon"]]),
+             f"agents join every board); `mark` against uniform play: {MARK_RULE}.", "",
+             markdown_table(board.assign(epsilon=[("" if math.isinf(e) else e) for e in board["epsilon"]],
+                                         mark=uniform_marks(board)),
                             ["env", "horizon", "model", "epsilon", "rank", "agent", "privacy_model", "n_seeds", "mean",
-                             "ci_low", "ci_high"]), ""]
+                             "ci_low", "ci_high", "mark"]), ""]
     return "\n".join(parts)
 
 

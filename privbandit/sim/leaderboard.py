@@ -4,9 +4,10 @@
 :func:`ranked_boards` stacks results tables (folders of ``privbandit bench`` or ``run --out``, and the stored
 reference results of a suite, :mod:`privbandit.sim.reference`), keeps each run once, and ranks every
 board of :func:`leaderboard` by mean final regret, with each agent's paired
-difference to a reference agent of the board (per-seed differences of final regret, Student-t 95%
-interval: the seeds fix the round streams, so two agents on one seed saw the same rounds). The reference is
-the one asked for when the board has it, else the board's best non-private agent, else its first.
+difference to a reference agent of the board and to its best private agent (per-seed differences of final regret,
+Student-t 95% interval: the seeds fix the round streams, so two agents on one seed saw the same rounds), and each
+agent marked when it is no better than uniform play or worse (:func:`~privbandit.sim.report.uniform_mark`). The
+reference is the one asked for when the board has it, else the board's best non-private agent, else its first.
 ``privbandit leaderboard DIR...`` prints :func:`leaderboard_markdown`.
 """
 
@@ -22,9 +23,10 @@ import pandas as pd
 
 from .cells import read_cell
 from .reference import reference_path
-from .report import RUN_KEYS, final_regret, final_rows, format_interval, markdown_table, mean_ci
+from .report import RUN_KEYS, final_regret, final_rows, format_interval, markdown_table, mean_ci, uniform_marks
 
-__all__ = ["BOARD_KEYS", "leaderboard", "leaderboard_markdown", "ranked_boards", "read_results", "stored_results"]
+__all__ = ["BOARD_KEYS", "PAIRED_COLUMNS", "best_private_line", "leaderboard", "leaderboard_markdown", "ranked_boards",
+           "read_results", "stored_results"]
 
 BOARD_KEYS: tuple[str, ...] = ("env", "horizon", "model", "epsilon", "delta")
 """A leaderboard is per env, horizon, privacy model and level (the non-private agents join every board)."""
@@ -86,14 +88,35 @@ def stored_results(suite: str) -> pd.DataFrame:
     return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
 
 
+def _paired_to(regret: dict[str, pd.Series], agent: str, ref: str | None) -> tuple[int, float, float, float]:
+    """(seeds paired, mean, low, high) of the per-seed difference of final regret, agent minus ``ref`` (Student-t
+    95% interval; NaN without a shared seed or a reference)."""
+    if ref is None:
+        return 0, np.nan, np.nan, np.nan
+    pairs = pd.concat([regret[agent].rename("a"), regret[ref].rename("r")], axis=1, join="inner")
+    d = (pairs["a"] - pairs["r"]).to_numpy(float)
+    m, lo, hi = mean_ci(d) if d.size else (np.nan, np.nan, np.nan)
+    return d.size, m, lo, hi
+
+
+PAIRED_COLUMNS: tuple[str, ...] = ("mark", "reference", "n_paired", "diff", "diff_low", "diff_high", "best_private",
+                                   "private_n_paired", "private_diff", "private_diff_low", "private_diff_high")
+"""The columns :func:`ranked_boards` adds to :func:`leaderboard`'s."""
+
+
 def ranked_boards(tables: Sequence[pd.DataFrame], reference: str | None = None) -> pd.DataFrame:
-    """Every board ranked by mean final regret, with the paired difference to the board's reference.
+    """Every board ranked by mean final regret, with the paired differences to the board's reference and to its
+    best private agent, and each agent's mark against uniform play.
 
     Returns
     -------
     DataFrame
-        The columns of :func:`leaderboard`, then ``reference`` (the board's reference
-        agent), ``n_paired``, ``diff``, ``diff_low``, ``diff_high`` (agent minus reference, per seed).
+        The columns of :func:`leaderboard`, then :data:`PAIRED_COLUMNS`: ``mark`` (:func:`~privbandit.sim.report.
+        uniform_mark` against uniform play on the board: "no better than uniform", "worse than uniform" or ""),
+        ``reference`` (the board's reference agent), ``n_paired``, ``diff``, ``diff_low``, ``diff_high`` (agent
+        minus reference, per seed), ``best_private`` (the board's private agent of lowest mean final regret, empty
+        on a board without one) and ``private_n_paired``, ``private_diff``, ``private_diff_low``,
+        ``private_diff_high`` (agent minus that best private agent, per seed).
     """
     frames = [t for t in tables if len(t)]
     if not frames:
@@ -106,35 +129,73 @@ def ranked_boards(tables: Sequence[pd.DataFrame], reference: str | None = None) 
         env, horizon, model, eps, delta = key
         agents = list(b["agent"])
         public = b[b["privacy_model"] == "none"]
+        private = b[b["privacy_model"] != "none"]
         ref = reference if reference in agents else (public["agent"].iloc[0] if len(public) else agents[0])
+        best_private = private["agent"].iloc[0] if len(private) else None
         here = final[(final["env"] == env) & (final["horizon"] == horizon)]
         level = here[((here["privacy_model"] == model) & (here["epsilon"] == eps) & (here["delta"] == delta))
                      | (here["privacy_model"] == "none")]
         regret = {a: g.set_index("seed")["cum_regret"] for a, g in level.groupby("agent")}
-        rows = []
-        for agent in agents:
-            pairs = pd.concat([regret[agent].rename("a"), regret[ref].rename("r")], axis=1, join="inner")
-            d = (pairs["a"] - pairs["r"]).to_numpy(float)
-            m, lo, hi = mean_ci(d) if d.size else (np.nan, np.nan, np.nan)
-            rows.append((ref, d.size, m, lo, hi))
-        extra = pd.DataFrame(rows, columns=["reference", "n_paired", "diff", "diff_low", "diff_high"], index=b.index)
+        marks = uniform_marks(b)
+        rows = [(mark, ref, *_paired_to(regret, agent, ref), best_private or "", *_paired_to(regret, agent,
+                                                                                             best_private))
+                for agent, mark in zip(agents, marks)]
+        extra = pd.DataFrame(rows, columns=list(PAIRED_COLUMNS), index=b.index)
         out.append(pd.concat([b, extra], axis=1))
     return pd.concat(out, ignore_index=True)
 
 
+def best_private_line(board: pd.DataFrame) -> str:
+    """The line above a board's table that names its best private agent: its regret with the 95% interval, its
+    mark against uniform play, and its paired difference to the board's reference (a board of
+    :func:`ranked_boards`).
+
+    Examples
+    --------
+    >>> b = pd.DataFrame(dict(agent=["np", "p", "uniform"], privacy_model=["none", "jdp", "none"], n_seeds=3,
+    ...                       mean=[10.0, 100.0, 101.0], ci_low=[9.0, 95.0, 99.0], ci_high=[11.0, 105.0, 103.0],
+    ...                       mark=["", "no better than uniform", ""], reference="np", n_paired=3,
+    ...                       diff=[0.0, 90.0, 91.0], diff_low=[0.0, 85.0, 88.0], diff_high=[0.0, 95.0, 94.0],
+    ...                       best_private="p"))
+    >>> best_private_line(b)
+    'Best private: `p`, regret 100 [95, 105] (**no better than uniform**); minus `np`: 90 [85, 95] (3 seeds).'
+    """
+    name = str(board["best_private"].iloc[0]) if len(board) else ""
+    if not name:
+        return "No private agent on this board."
+    r = board[board["agent"] == name].iloc[0]
+    ref = str(r["reference"])
+    line = f"Best private: `{name}`, regret {format_interval(r['mean'], r['ci_low'], r['ci_high'])}"
+    if r["mark"]:
+        line += f" (**{r['mark']}**)"
+    if ref != name and int(r["n_paired"]):
+        diff = format_interval(r["diff"], r["diff_low"], r["diff_high"])
+        line += f"; minus `{ref}`: {diff} ({int(r['n_paired'])} seeds)"
+    return line + "."
+
+
 def leaderboard_markdown(boards: pd.DataFrame, level: int = 2) -> str:
-    """One markdown table per board (env, horizon, privacy model, epsilon), each under a heading of ``level``."""
+    """One markdown table per board (env, horizon, privacy model, epsilon), each under a heading of ``level``: the
+    board's best private agent (:func:`best_private_line`), then every agent ranked with its mark against uniform
+    play and its paired differences to the reference and to the best private agent (:func:`ranked_boards`)."""
     parts = []
     for key, b in boards.groupby(list(BOARD_KEYS), sort=True):
         env, horizon, model, eps, _ = key
         title = f"{env}, T={horizon}" + ("" if model == "none" else f", {model} eps={eps:g}")
-        ref = b["reference"].iloc[0]
-        table = b.assign(**{
+        ref, best = b["reference"].iloc[0], b["best_private"].iloc[0]
+        to_ref, to_best = f"minus {ref} (paired 95% CI)", f"minus best private {best} (paired 95% CI)"
+        columns = ["rank", "agent", "privacy_model", "n_seeds", "regret (95% CI)", "mark", to_ref]
+        cells = {
             "regret (95% CI)": [format_interval(m, lo, hi) for m, lo, hi in zip(b["mean"], b["ci_low"], b["ci_high"])],
-            f"minus {ref} (paired 95% CI)": ["reference" if a == ref else
-                                             f"{format_interval(m, lo, hi)} ({n} seeds)"
-                                             for a, m, lo, hi, n in zip(b["agent"], b["diff"], b["diff_low"],
-                                                                        b["diff_high"], b["n_paired"])]})
-        parts += [f"{'#' * level} {title}", "", markdown_table(table, ["rank", "agent", "privacy_model", "n_seeds",
-                                                             "regret (95% CI)", f"minus {ref} (paired 95% CI)"]), ""]
+            to_ref: ["reference" if a == ref else f"{format_interval(m, lo, hi)} ({n} seeds)"
+                     for a, m, lo, hi, n in zip(b["agent"], b["diff"], b["diff_low"], b["diff_high"], b["n_paired"])]}
+        if best and best != ref:
+            columns.append(to_best)
+            cells[to_best] = ["best private" if a == best else f"{format_interval(m, lo, hi)} ({n} seeds)"
+                              for a, m, lo, hi, n in zip(b["agent"], b["private_diff"], b["private_diff_low"],
+                                                         b["private_diff_high"], b["private_n_paired"])]
+        parts += [f"{'#' * level} {title}", ""]
+        if model != "none":
+            parts += [best_private_line(b), ""]
+        parts += [markdown_table(b.assign(**cells), columns), ""]
     return "\n".join(parts)

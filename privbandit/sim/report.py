@@ -203,7 +203,17 @@ def loglog_slopes(df: pd.DataFrame, t_min: int | None = None, t_max: int | None 
 
 
 UNIFORM = "uniform"
-"""The agent whose regret is that of learning nothing (uniform play): the price table flags agents at it."""
+"""The agent whose regret is that of learning nothing (uniform play): every view marks agents against it
+(:func:`uniform_mark`)."""
+
+
+NO_BETTER = "no better than uniform"
+"""The mark of an agent whose 95% interval of final regret reaches uniform play's (:func:`uniform_mark`)."""
+WORSE = "worse than uniform"
+"""The mark of an agent whose whole 95% interval of final regret lies above uniform play's (:func:`uniform_mark`)."""
+MARK_RULE = (f'"{NO_BETTER}": its 95% interval of final regret reaches uniform play\'s on the same env and horizon; '
+             f'"{WORSE}": its whole interval lies above uniform play\'s')
+"""The marks of :func:`uniform_mark` in words, as the views print them."""
 
 
 def _interval_of(row: pd.Series) -> tuple[float, float, float]:
@@ -211,31 +221,74 @@ def _interval_of(row: pd.Series) -> tuple[float, float, float]:
     return float(row["mean"]), float(row.get("ci_low", math.nan)), float(row.get("ci_high", math.nan))
 
 
-def no_better_than(agent: tuple[float, float, float], uniform: tuple[float, float, float],
-                   rel: float = 0.01) -> bool:
-    """Whether an agent's mean regret is at or above uniform play's: at least the low end of uniform's 95%
-    interval (at least ``1 - rel`` times its mean when it has no interval: one seed).
+def uniform_mark(agent: tuple[float, float, float], uniform: tuple[float, float, float] | None,
+                 rel: float = 0.01) -> str:
+    """How an agent's final regret stands against uniform play's: :data:`WORSE`, :data:`NO_BETTER` or ``""``.
+
+    The one rule of every view (``report.md``, ``privbandit leaderboard``, the results board, the docs' results
+    page). An agent is "no better than uniform" when its 95% interval reaches uniform play's (its high end at or
+    above uniform's low end: the seeds do not show it learned more than playing at random), and "worse than
+    uniform" when its whole interval lies above uniform's (its low end above uniform's high end). An end that is
+    missing (one seed: no interval) is replaced by the mean, and uniform's ends by ``(1 -+ rel)`` times its mean,
+    so one seed is "no better" only at or above uniform's low end and never "worse" (nothing says it is not noise).
 
     Parameters
     ----------
     agent, uniform : (mean, low, high)
-        Final regrets with 95% intervals (NaN ends for one seed).
+        Final regrets with 95% intervals (NaN ends for one seed); ``uniform`` None when uniform play did not run
+        on the board (then there is no mark).
     rel : float
-        The relative margin without an interval.
+        The relative margin of uniform play's regret without an interval, in [0, 1).
 
     Returns
     -------
-    bool
+    str
+        :data:`WORSE`, :data:`NO_BETTER` or ``""``.
+
+    Raises
+    ------
+    ValueError
+        If ``rel`` is outside [0, 1).
 
     Examples
     --------
-    >>> no_better_than((3815.0, 3700.0, 3930.0), (3815.0, 3790.0, 3840.0))
-    True
-    >>> no_better_than((538.8, 17.0, 17000.0), (1700.0, 1664.0, 1736.0))
-    False
+    >>> uniform_mark((29515.0, 29400.0, 29630.0), (29515.0, 29400.0, 29630.0))  # elim-ldp on digits, stored quick suite
+    'no better than uniform'
+    >>> uniform_mark((90.0, 85.0, 95.0), (60.0, 55.0, 65.0))
+    'worse than uniform'
+    >>> uniform_mark((538.8, 16.2, 17919.0), (1687.0, 1523.0, 1870.0))  # two seeds: it may have learned nothing
+    'no better than uniform'
+    >>> uniform_mark((20.0, 15.0, 25.0), (60.0, 55.0, 65.0))
+    ''
     """
-    low = uniform[1] if not math.isnan(uniform[1]) else (1 - rel) * uniform[0]
-    return agent[0] >= low
+    if not 0 <= rel < 1:
+        raise ValueError(f"rel must be in [0, 1), got {rel!r}")
+    if uniform is None or math.isnan(uniform[0]):
+        return ""
+    u_low = uniform[1] if not math.isnan(uniform[1]) else (1 - rel) * uniform[0]
+    u_high = uniform[2] if not math.isnan(uniform[2]) else (1 + rel) * uniform[0]
+    a_high = agent[2] if not math.isnan(agent[2]) else agent[0]
+    if not math.isnan(agent[1]) and agent[1] > u_high:
+        return WORSE
+    return NO_BETTER if a_high >= u_low else ""
+
+
+def uniform_regret(final: pd.DataFrame, env: str, horizon: int,
+                   uniform: str = UNIFORM) -> tuple[float, float, float] | None:
+    """Uniform play's final regret (mean, low, high) on an env and horizon of :func:`final_regret`'s table (None
+    when it did not run there)."""
+    u = final[(final["env"] == env) & (final["horizon"] == horizon) & (final["agent"] == uniform)]
+    return _interval_of(u.iloc[0]) if len(u) else None
+
+
+def uniform_marks(final: pd.DataFrame, uniform: str = UNIFORM) -> list[str]:
+    """:func:`uniform_mark` of every row of a table with the columns of :func:`final_regret` (env, horizon, agent,
+    mean, ci_low, ci_high), against uniform play on the row's env and horizon (``""`` for uniform play itself and
+    where it did not run)."""
+    refs = {(str(r["env"]), int(r["horizon"])): _interval_of(r)
+            for _, r in final[final["agent"] == uniform].iterrows()}
+    return ["" if r["agent"] == uniform else uniform_mark(_interval_of(r), refs.get((str(r["env"]), int(r["horizon"]))))
+            for _, r in final.iterrows()]
 
 
 def price_notes(agent: tuple[float, float, float], reference: tuple[float, float, float],
@@ -253,15 +306,16 @@ def price_notes(agent: tuple[float, float, float], reference: tuple[float, float
     Returns
     -------
     str
-        ``""`` or "; "-joined findings: a ratio below 1 (with whether the intervals overlap) and an agent or
-        counterpart no better than uniform play (:func:`no_better_than`: its ratio is then no price of privacy).
+        ``""`` or "; "-joined findings: a ratio below 1 (with whether the intervals overlap), an agent no better
+        than uniform play or worse (:func:`uniform_mark`) and a counterpart no better than uniform play (its ratio
+        is then no price of privacy).
 
     Examples
     --------
     >>> price_notes((50.0, 40.0, 60.0), (100.0, 90.0, 110.0), None)
     'ratio below 1: lower regret than the best non-private agent (beyond both 95% intervals)'
     >>> price_notes((3815.0, 3700.0, 3930.0), (2400.0, 2300.0, 2500.0), (3815.0, 3790.0, 3840.0))
-    'no better than uniform play: it did not learn at this T'
+    "no better than uniform play: its 95% interval reaches uniform play's, it may not have learned at this T"
     """
     notes = []
     if agent[0] < reference[0]:
@@ -272,11 +326,13 @@ def price_notes(agent: tuple[float, float, float], reference: tuple[float, float
         else:
             why = "within noise: the 95% intervals overlap"
         notes.append(f"ratio below 1: lower regret than the best non-private agent ({why})")
-    if uniform is not None:
-        if no_better_than(agent, uniform):
-            notes.append("no better than uniform play: it did not learn at this T")
-        if no_better_than(reference, uniform):
-            notes.append("the best non-private agent is no better than uniform play: the ratio is no price of privacy")
+    mark = uniform_mark(agent, uniform)
+    if mark == NO_BETTER:
+        notes.append(f"{NO_BETTER} play: its 95% interval reaches uniform play's, it may not have learned at this T")
+    elif mark == WORSE:
+        notes.append(f"{WORSE} play: its whole 95% interval lies above uniform play's")
+    if uniform_mark(reference, uniform):
+        notes.append("the best non-private agent is no better than uniform play: the ratio is no price of privacy")
     return "; ".join(notes)
 
 
@@ -457,28 +513,32 @@ def _flags(table: pd.DataFrame) -> list[str]:
 
 def headline_table(final: pd.DataFrame) -> pd.DataFrame:
     """Final regret as ``mean [low, high]`` strings, one row per (env, agent, privacy level), with the
-    seeds found and planned; the ``flag`` column marks incomplete rows (fewer seeds found than planned)
-    and rows of fewer than :data:`MIN_SEEDS` seeds."""
+    seeds found and planned; ``mark`` is :func:`uniform_mark` against uniform play on the row's env and horizon,
+    and the ``flag`` column marks incomplete rows (fewer seeds found than planned) and rows of fewer than
+    :data:`MIN_SEEDS` seeds."""
     out = final.copy()
     out["regret (95% CI)"] = [format_interval(m, lo, hi) for m, lo, hi in zip(out["mean"], out["ci_low"],
                                                                                out["ci_high"])]
+    out["mark"] = uniform_marks(out)
     out["flag"] = _flags(out)
     return out[["env", "agent", "privacy_model", "epsilon", "horizon", "n_seeds", "n_planned", "regret (95% CI)",
-                "flag"]]
+                "mark", "flag"]]
 
 
 def summary_table(final: pd.DataFrame) -> pd.DataFrame:
     """The report's opening: per block (env, horizon, privacy model, epsilon) the private agent of lowest
-    mean final regret and its ratio to the best non-private agent of the same env and horizon
-    (:func:`best_nonprivate`): the lowest ``ratio`` of :func:`price_of_privacy` in the block.
+    mean final regret with its 95% interval, and its ratio to the best non-private agent of the same env and horizon
+    (:func:`best_nonprivate`): the lowest ``ratio`` of :func:`price_of_privacy` in the block. ``mark`` says when
+    that best private agent is no better than uniform play, or worse (:func:`uniform_mark`): a block's best private
+    agent is never one that did not beat uniform play without saying so.
 
     Examples
     --------
     >>> final = pd.DataFrame(dict(env="e", horizon=8, privacy_model=["jdp", "jdp", "none"], epsilon=[1, 1, np.inf],
     ...                           agent=["a", "b", "c"], mean=[30.0, 20.0, 10.0]))
     >>> row = summary_table(final).iloc[0]
-    >>> row["best private"], float(row["regret"]), row["best non-private"], float(row["ratio"])
-    ('b', 20.0, 'c', 2.0)
+    >>> row["best private"], float(row["regret"]), row["best non-private"], float(row["ratio"]), row["mark"]
+    ('b', 20.0, 'c', 2.0, '')
     """
     rows = []
     public = best_nonprivate(final)
@@ -487,10 +547,47 @@ def summary_table(final: pd.DataFrame) -> pd.DataFrame:
         best = g.loc[g["mean"].idxmin()]
         ref = public.get((str(env), int(horizon)))
         ratio = math.nan if ref is None else best["mean"] / ref["mean"] if ref["mean"] > 0 else math.inf
-        rows.append((env, horizon, model, eps, best["agent"], best["mean"], None if ref is None else ref["agent"],
-                     math.nan if ref is None else ref["mean"], ratio))
+        mine = _interval_of(best)
+        rows.append((env, horizon, model, eps, best["agent"], mine[0], format_interval(*mine),
+                     None if ref is None else ref["agent"], math.nan if ref is None else ref["mean"], ratio,
+                     uniform_mark(mine, uniform_regret(final, env, horizon))))
     return pd.DataFrame(rows, columns=["env", "horizon", "privacy_model", "epsilon", "best private", "regret",
-                                       "best non-private", "non-private regret", "ratio"])
+                                       "regret (95% CI)", "best non-private", "non-private regret", "ratio", "mark"])
+
+
+SUMMARY_COLUMNS: tuple[str, ...] = ("env", "horizon", "privacy_model", "epsilon", "best private", "regret (95% CI)",
+                                    "best non-private", "non-private regret", "ratio", "mark")
+"""The columns of :func:`summary_table` that ``report.md``'s Summary prints."""
+
+
+def what_ran(df: pd.DataFrame) -> str:
+    """One line on what a results table holds, from its rows: runs, agents, envs, horizons and seeds.
+
+    A shrunk run (``bench --seeds 2 --horizon 4096``) says its own seeds and horizon here, whatever the suite's
+    description says.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame(dict(env="e", agent=["a", "a", "b"], privacy_model="none", epsilon=np.inf, delta=0.0,
+    ...                        horizon=4096, seed=[0, 1, 0], t=4096, cum_regret=1.0))
+    >>> what_ran(df)
+    'ran: 3 runs of 2 agents on 1 env; T = 4096 (2^12); 1 to 2 seeds per agent, env and level (seeds 0, 1)'
+    """
+    _check(df, RUN_KEYS)
+    runs = df.drop_duplicates(list(RUN_KEYS))
+    if runs.empty:
+        return "ran: no runs"
+    per = runs.groupby(list(GROUP_KEYS), sort=False, dropna=False)["seed"].nunique()
+    seeds = sorted(int(x) for x in runs["seed"].unique())
+    listed = f"{seeds[0]}-{seeds[-1]}" if len(seeds) > 2 and seeds == list(range(seeds[0], seeds[-1] + 1)) \
+        else ", ".join(map(str, seeds))
+    counts = f"{per.min()} seed{'s' if per.max() > 1 else ''}" if per.min() == per.max() else \
+        f"{per.min()} to {per.max()} seeds"
+    horizons = ", ".join(f"{h} (2^{h.bit_length() - 1})" if h & (h - 1) == 0 else str(h)
+                         for h in sorted(int(x) for x in runs["horizon"].unique()))
+    n_agents, n_envs = runs["agent"].nunique(), runs["env"].nunique()
+    return (f"ran: {len(runs)} runs of {n_agents} agent{'s' if n_agents > 1 else ''} on {n_envs} "
+            f"env{'s' if n_envs > 1 else ''}; T = {horizons}; {counts} per agent, env and level (seeds {listed})")
 
 
 def by_horizon(final: pd.DataFrame) -> list[tuple[int, pd.DataFrame]]:
@@ -511,10 +608,13 @@ def _summary_lines(final: pd.DataFrame) -> list[str]:
     parts = []
     summary = summary_table(final)
     if not summary.empty:
-        parts += ["", "## Summary", "", "Best private agent per block (lowest mean final regret) and its price of "
-                  "privacy: its ratio to the best non-private agent of the same env and horizon (the counterpart of "
-                  "every ratio of the Price of privacy table below, whose lowest ratio per block this is).", "",
-                  markdown_table(summary)]
+        parts += ["", "## Summary", "", "Best private agent per block (lowest mean final regret, with its 95% "
+                  "interval) and its price of privacy: its ratio to the best non-private agent of the same env and "
+                  "horizon (the counterpart of every ratio of the Price of privacy table below, whose lowest ratio "
+                  f"per block this is). `mark`: `{NO_BETTER}` when its 95% interval reaches uniform play's "
+                  f"(`{UNIFORM}`: the seeds do not show that it beats playing at random), `{WORSE}` when its whole "
+                  "interval lies above it.", "",
+                  markdown_table(summary, SUMMARY_COLUMNS)]
     missing = incomplete_groups(final)
     if missing:
         parts += [f"- **{missing} groups incomplete** (fewer seeds found than planned, flagged below): rerun the "
@@ -530,7 +630,9 @@ def _final_regret_lines(final: pd.DataFrame) -> list[str]:
             "never reaches below 0; the figures' bands use the same rule. `n_seeds` seeds found of `n_planned` "
             "planned; `incomplete` "
             f"flags rows with missing seeds, `{FEW_SEEDS}` rows of fewer than {MIN_SEEDS} seeds, "
-            "whose interval says little (one seed has none). One table per horizon, rows by env, then by regret.", "",
+            "whose interval says little (one seed has none); `mark`: "
+            f"`{NO_BETTER}` when the row's 95% interval reaches uniform play's on its env and T, `{WORSE}` when it "
+            "lies wholly above it. One table per horizon, rows by env, then by regret.", "",
             *final_regret_tables(final)]
 
 
@@ -562,9 +664,10 @@ def _price_lines(final: pd.DataFrame, references: Mapping[str, str]) -> list[str
             "user who could run any non-private agent; the Summary's ratio is the lowest of its block). `ratio to "
             "same algorithm` divides by the agent's own algorithm run without privacy instead, where it ran: what "
             "privacy costs that algorithm. `note` is computed from the final-regret table: it flags a price below 1 "
-            "(noise, or a private algorithm that explores better than every non-private one), and an agent or the "
-            f"best non-private agent no better than uniform play (`{UNIFORM}`; mean regret within or above its 95% "
-            "interval: it did not learn, so its ratio is no price of privacy).", "",
+            "(noise, or a private algorithm that explores better than every non-private one), an agent no better "
+            f"than uniform play (`{UNIFORM}`; its 95% interval reaches uniform's: it may not have learned, so its "
+            "ratio is no price of privacy) or worse (its whole interval above uniform's), and a best non-private "
+            "agent no better than uniform play.", "",
             markdown_table(pop.rename(columns=PRICE_HEADERS)) if not pop.empty else none, ""]
 
 
@@ -612,6 +715,8 @@ def write_report(df: pd.DataFrame, out: str | os.PathLike, *, title: str = "priv
                  sections: Sequence[str] = (), planned: pd.DataFrame | None = None) -> Path:
     """Write ``report.md`` atomically (final regret with CIs, log-log slopes, price of privacy, ledgers, figures).
 
+    The header opens with :func:`what_ran` (runs, horizons and seeds, from the table), then ``notes``.
+
     Parameters
     ----------
     df : DataFrame
@@ -642,7 +747,8 @@ def write_report(df: pd.DataFrame, out: str | os.PathLike, *, title: str = "priv
     out.mkdir(parents=True, exist_ok=True)
     final = final_regret(df, planned=planned)
     slopes = loglog_slopes(df, *slope_window, planned=planned)
-    parts = [f"# {title}", "", *[f"- {n}" for n in notes], *_summary_lines(final), *_final_regret_lines(final),
+    parts = [f"# {title}", "", f"- {what_ran(df)}", *[f"- {n}" for n in notes], *_summary_lines(final),
+             *_final_regret_lines(final),
              *sections, *_slope_lines(slopes, slope_window), *_price_lines(final, references or {}),
              *_price_over_time_lines(df), *_ledger_lines(df), *_figure_lines(figures, out)]
     from .cells import atomic_write

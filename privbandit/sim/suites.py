@@ -190,6 +190,92 @@ class Suite:
         return f"{len(everything) - len(self.cells())} of the suite's {len(everything)} cells left out: " + \
             "; ".join(why)
 
+    def shrunk_from(self, full: Suite) -> str | None:
+        """One line on how this suite's grids differ from ``full``'s (the suite as designed, the grids this install
+        can build): the seeds, horizons, epsilons and deltas that ran instead of the suite's, and the suite's cells
+        left out (agents, envs, epsilons or seeds that did not run). None when they are the same.
+
+        ``privbandit bench --seeds 2 --horizon 4096`` runs ``replace(full, grids=...)``: its report's header says
+        this line, so that it never describes the full suite as what ran.
+
+        Parameters
+        ----------
+        full : Suite
+            The suite as designed (``get_suite(name)``); its cells are those this install can build.
+
+        Returns
+        -------
+        str or None
+            ``"this command ran suite `NAME` with ..."``: "; "-joined changes, e.g. ``2 seeds (0, 1) per cell (the
+            suite: 4 seeds (0-3) or 2 seeds (0, 1))``, ``T = 4096 (the suite: 2^16 or 2^14)``, ``96 of the suite's
+            214 cells left out (seeds 2, 3)``.
+
+        Examples
+        --------
+        >>> small = replace(QUICK, grids=tuple(replace(g, seeds=2, horizon=4096) for g in QUICK.available_grids()))
+        >>> small.shrunk_from(QUICK).split(";")[0]
+        'this command ran suite `quick` with 2 seeds (0, 1) per cell (the suite: 4 seeds (0-3) or 2 seeds (0, 1))'
+        """
+        mine, theirs = self.grids, full.available_grids()
+
+        def seeds(s: tuple[int, ...]) -> str:
+            run = len(s) > 2 and list(s) == list(range(s[0], s[-1] + 1))
+            return f"{len(s)} seeds ({s[0]}-{s[-1]})" if run else \
+                f"{len(s)} seed{'s' if len(s) > 1 else ''} ({', '.join(map(str, s))})"
+
+        def horizon(t: int) -> str:
+            return f"2^{t.bit_length() - 1}" if t & (t - 1) == 0 else str(t)
+
+        def number(v: float) -> str:
+            return f"{v:g}"
+
+        said = []
+        for what, get, show in (("seeds", lambda g: [tuple(g.seeds)], seeds), ("T", lambda g: [g.horizon], horizon),
+                                ("epsilon", lambda g: list(g.epsilons), number),
+                                ("delta", lambda g: [g.delta] if g.delta is not None else [], number)):
+            order = (lambda v: (-len(v), v)) if what == "seeds" else (lambda v: -v) if what == "T" else (lambda v: v)
+            ran = sorted({v for g in mine for v in get(g)}, key=order)
+            designed = sorted({v for g in theirs for v in get(g)}, key=order)
+            if set(ran) != set(designed):
+                now = " or ".join(map(str if what == "T" else show, ran))
+                was = " or ".join(map(show, designed))
+                said.append(f"{now} per cell (the suite: {was})" if what == "seeds"
+                            else f"{what} = {now} (the suite: {was})")
+        designed_cells = {(c.agent.label, c.env.label, c.epsilon, c.seed) for c in full.cells()}
+        ran_cells = {(c.agent.label, c.env.label, c.epsilon, c.seed) for c in self.cells()}
+        left = designed_cells - ran_cells
+        if left:
+            parts = []
+            for i, what in ((0, "agents"), (1, "envs"), (2, "epsilon"), (3, "seeds")):
+                gone = {k[i] for k in left} - {k[i] for k in ran_cells}
+                if gone:
+                    shown = [number(v) if i == 2 else str(v) for v in sorted(v for v in gone if v is not None)]
+                    parts.append(f"{what} {', '.join(shown)}")
+            if not parts:
+                parts.append("other combinations of its agents, envs, epsilons and seeds")
+            said.append(f"{len(left)} of the suite's {len(designed_cells)} cells left out ({'; '.join(parts)})")
+        added = sorted({c.env.label for c in self.cells()} - {c.env.label for c in full.cells()})
+        if added:
+            said.append(f"envs run with other arguments: {', '.join(added)}")
+        if not said:
+            return None
+        return f"this command ran suite `{full.name}` with " + "; ".join(said)
+
+    def header_notes(self, full: Suite | None = None) -> list[str]:
+        """The lines a report's header says of the suite that ran: its description when it ran as designed (or
+        ``full`` is None), else :meth:`shrunk_from`'s line first and the description marked as the full suite's.
+
+        Parameters
+        ----------
+        full : Suite, optional
+            The suite as designed, which this one may shrink (``privbandit bench`` passes ``get_suite(name)``).
+        """
+        line = f"suite `{self.name}`: {self.description}"
+        change = self.shrunk_from(full) if full is not None else None
+        if change is None:
+            return [line]
+        return [change, f"suite `{full.name}` as designed (not what ran): {full.description}"]
+
     def cells(self, entropy: int = DEFAULT_ENTROPY) -> list[Cell]:
         """The cells of the available grids, duplicates (same key) kept once."""
         seen, out = set(), []
