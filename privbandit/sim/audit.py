@@ -65,21 +65,14 @@ drawn outside privbandit's mechanisms (refused as unverifiable). A failed check 
   reuse. The runs can go to worker processes (``jobs``): each run draws from its own seed, so the report does
   not depend on where it ran.
 
-**Why repeated draws, not one run with many canaries** (Steinke, Nasr & Jagielski 2023). A one-run audit
-plants m canary users with random signs in one run and bounds epsilon by how many of them a guesser gets
-right. On this audit's statistic (one watched action per canary, in the 5% tail) the two designs reach the same
-bound per observation: a release shifted by 0.7 noise sds (``elim-jdp-ucb`` with a quarter of its noise) gives
-a median lower bound of 1.02 from 12000 repeated runs against 1.10 from 12000 canaries, and 1.15 against 1.15
-from 48000 (the canaries' bound taken optimistically, as if delta were 0; 1.4 sds: 1.92 against 1.95). A
-one-run audit is faster only when one run carries many canaries whose effects stay apart, which for a black-box
-agent means one feature coordinate (or one epoch) per canary, each with its own watchers and offset:
-``elim-jdp-ucb`` plays a 288-round stream in 5 ms at d = 2 and 13 ms at d = 32 (one BLAS thread), so up to
-~13 times more canaries per second, if every coordinate's canary shifted its release as much as the single
-target does. That holds only for an agent whose decisions separate by coordinate (not a GLM link, SquareCB's
-inverse-gap weighting or a spanner of the survivors), on streams built for it, and the approximate-DP version
-of the one-run bound pays a delta term that grows with m. The audit keeps repeated draws, which assume none of
-that and test delta(epsilon) exactly. The numbers come from ``python scripts/bench_audit_canary.py`` (timings
-with ``OMP_NUM_THREADS=1``).
+**Why repeated draws, not one run with many canaries** (Steinke, Nasr & Jagielski 2023). On this audit's
+statistic (one watched action per canary, in the 5% tail) the two designs reach the same bound per observation,
+and a one-run audit is faster only when one run carries many canaries whose effects stay apart: for a black-box
+agent, one feature coordinate (or one epoch) per canary, each with its own watchers and offset. That holds only
+for an agent whose decisions separate by coordinate (not a GLM link, SquareCB's inverse-gap weighting or a
+spanner of the survivors), on streams built for it, and the approximate-DP version of the one-run bound pays a
+delta term that grows with m. The audit keeps repeated draws, which assume none of that and test delta(epsilon)
+exactly; ``scripts/bench_audit_canary.py`` measures both designs.
 
 It also reads the agent's ledger: the worst user's composed epsilon against the claim, or, for an agent
 that claims privacy and records nothing, :data:`LEDGER_MISSING`. The ledger is the agent's own account of
