@@ -32,6 +32,9 @@ one 1.5 times longer (:data:`POOLED_JDP_GROWTH`).
 
 ``elim-ldp-pooled`` and ``elim-ldp-greedy-pooled`` do the same with IW-Regression-LDP (`alg:LDP-linear-regression`,
 :class:`PooledLDPAgent`).
+``elim-ldp-vec`` does it with IW-Vector-LDP (:mod:`privbandit.oracles.iw_vec_ldp`, :class:`PooledVectorLDPAgent`):
+each user sends one pure epsilon-LDP L2-ball report of (psi, the Gram statistic), and the next epoch's U is a
+spectral step on those reports.
 
 ``elim-glm-jdp-pooled`` and ``elim-glm-ldp-pooled`` are the same two agents on a GLM's working rows
 (:class:`GLMWorkingRows`, chosen at construction with ``rows=``; the linear agents use :class:`LinearRows`,
@@ -327,7 +330,6 @@ class PooledStatistics:
         self.noise += n * n * noise_var * w_inv2
         self.sampling += n * a if isinstance(release, IWRelease) else n * w_inv2
         self.n += n
-
 
     def add_vector(self, release: VectorLDPRelease, norm_bound: float) -> None:
         """Add one IW-Vector-LDP release (nothing when it had no users).
