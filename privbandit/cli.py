@@ -118,8 +118,8 @@ _epsilons = _argument(lambda text: tuple(float(t) for t in text.split(",")),
 
 def _add_bench_parser(sub) -> argparse.ArgumentParser:
     """The ``bench`` subcommand's parser, added to ``sub``."""
-    from .sim.backends import BACKENDS
-    from .sim.suites import SUITES
+    from .bench.backends import BACKENDS
+    from .bench.suites import SUITES
 
     b = sub.add_parser("bench", help="run a benchmark suite: results, figures and report.md", epilog=EXIT_CODES)
     b.add_argument("--suite", choices=sorted(SUITES), default="quick", help="the suite (default: quick)")
@@ -219,7 +219,7 @@ def _add_audit_parser(sub) -> argparse.ArgumentParser:
 
 def _add_result_sources(parser: argparse.ArgumentParser) -> None:
     """The results a ``leaderboard`` or ``board`` reads: folders (``DIR...``) and ``--stored SUITE``."""
-    from .sim.suites import SUITES
+    from .bench.suites import SUITES
 
     parser.add_argument("dirs", type=Path, nargs="*", metavar="DIR", help="folders with results.csv")
     parser.add_argument("--stored", choices=sorted(SUITES), action="append", default=[],
@@ -247,7 +247,7 @@ def _add_board_parser(sub) -> argparse.ArgumentParser:
 
 def _add_store_reference_parser(sub) -> argparse.ArgumentParser:
     """The ``store-reference`` subcommand's parser."""
-    from .sim.suites import SUITES
+    from .bench.suites import SUITES
 
     sr = sub.add_parser("store-reference", help="run a suite's baseline cells and pack them as its stored reference "
                         "results (privbandit/data/reference/SUITE.tar.xz and SUITE.json)", epilog=EXIT_CODES)
@@ -291,15 +291,15 @@ def _finish(table, out: Path, *, title: str, references: dict, notes: list[str],
             planned=None) -> Path:
     import matplotlib
 
-    from .plots import save_standard_figures
-    from .sim.cells import atomic_write
+    from .bench.cells import atomic_write
+    from .report.figures import save_standard_figures
     from .sim.report import write_report
 
     matplotlib.use("Agg")
     figures = list(save_standard_figures(table, out / "figures")) if len(table) else []  # none: every cell lost
     sections = []
     if challenger is not None and challenger in set(table["agent"]):
-        from .sim.compare import challenger_figure, comparison_markdown
+        from .report.compare import challenger_figure, comparison_markdown
         from .sim.leaderboard import leaderboard
 
         sections.append(comparison_markdown(table, challenger, reference))
@@ -323,7 +323,7 @@ def _run_sweep(args: argparse.Namespace, cells, out, *, kept: bool = True, **kwa
     ``kept``: ``out`` outlives the command (what Ctrl-C says, :func:`_interrupted`)."""
     import warnings
 
-    from .sim.sweep import CellFilesRejected, sweep
+    from .bench.sweep import CellFilesRejected, sweep
 
     args.sweep_state = (Path(out) if kept else None, cells)
     with warnings.catch_warnings():
@@ -392,8 +392,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     """``privbandit bench``."""
     from dataclasses import replace
 
-    from .sim.cells import folder_lock
-    from .sim.suites import get_suite
+    from .bench.cells import folder_lock
+    from .bench.suites import get_suite
 
     suite = get_suite(args.suite)
     challenger = None
@@ -411,7 +411,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if not cells:
         raise UsageError(f"suite {args.suite!r} has no agent available in this install")
     if args.estimate:
-        from .sim.sweep import estimate
+        from .bench.sweep import estimate
 
         print(estimate(cells, args.jobs).line())
         return 0
@@ -425,7 +425,7 @@ def _overridden(grids, args: argparse.Namespace) -> tuple:
     of ``--agents`` and the envs of ``--envs`` (grids left empty are dropped)."""
     from dataclasses import replace
 
-    from .sim.suites import get_suite
+    from .bench.suites import get_suite
 
     agents, envs, whole = args.agents, args.envs, get_suite(args.suite).grids
     for what, chosen, known in (("--agents", agents, {a.label for g in whole for a in g.agents}),
@@ -450,7 +450,7 @@ def _with_kwargs(entry, extra: dict):
     the env (a :class:`UsageError` naming the env if it refuses them)."""
     if not extra:
         return entry
-    from .sim.grid import EnvEntry
+    from .bench.grid import EnvEntry
 
     suffix = ",".join(f"{k}={v}" for k, v in sorted(extra.items()))
     new = EnvEntry(f"{entry.label}[{suffix}]", entry.env_id, {**dict(entry.kwargs), **extra})
@@ -464,7 +464,7 @@ def _with_kwargs(entry, extra: dict):
 def _bench(args: argparse.Namespace, suite, cells, out: Path, challenger: str | None) -> int:
     from dataclasses import replace
 
-    from .sim.suites import get_suite
+    from .bench.suites import get_suite
 
     start = time.perf_counter()
     args.sweep_state = (out, cells)
@@ -493,7 +493,7 @@ def _bench(args: argparse.Namespace, suite, cells, out: Path, challenger: str | 
                      planned=res.planned)
     total = time.perf_counter() - start
     if challenger is not None and challenger in set(res.table["agent"]):
-        from .sim.compare import comparison_lines
+        from .report.compare import comparison_lines
 
         print(comparison_lines(res.table, challenger, args.reference))
     else:
@@ -511,9 +511,9 @@ def _stored_baselines(args: argparse.Namespace, cells, out: Path, challenger: st
     run, the baselines of a challenger run, only those ``out`` does not hold yet. Returns the report's line on where
     they came from (None when ``out`` already held them all), which is also printed: on stderr when some did not
     match (those run), else on stdout."""
-    from .sim.cells import cell_path
-    from .sim.reference import install_reference, match_reference
-    from .sim.suites import get_suite
+    from .bench.cells import cell_path
+    from .bench.stored import install_reference, match_reference
+    from .bench.suites import get_suite
 
     what, whose = ("cells", "cells") if challenger is None else ("baseline cells", "baselines")
     baselines = [c for c in cells if c.agent.label != challenger and not cell_path(out / "cells", c).exists()]
@@ -561,7 +561,7 @@ def _stored_baselines(args: argparse.Namespace, cells, out: Path, challenger: st
 
 def _challenger_suite(suite, args: argparse.Namespace):
     """The suite with ``--agent`` added to every block its privacy model fits, and the challenger's label."""
-    from .sim.compare import challenger_entry, challenger_suite
+    from .bench.challenger import challenger_entry, challenger_suite
 
     try:
         entry = challenger_entry(args.agent, private=args.private, reference=args.reference, label=args.label,
@@ -582,10 +582,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     import gymnasium as gym
 
     from .agents import agent_is_private, agent_names
+    from .bench.cells import folder_lock
+    from .bench.grid import AgentEntry, EnvEntry, Grid
+    from .bench.labels import agent_name, kwargs_label, resolve_label
     from .envs.registration import ENV_IDS
-    from .sim.cells import folder_lock
-    from .sim.grid import AgentEntry, EnvEntry, Grid
-    from .sim.labels import agent_name, kwargs_label, resolve_label
 
     if args.env not in ENV_IDS:
         raise UsageError(f"--env must be one of {sorted(ENV_IDS)}, got {args.env!r}")
@@ -647,7 +647,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_plot(args: argparse.Namespace) -> int:
     """``privbandit plot DIR``."""
-    from .sim.cells import read_cell
+    from .bench.cells import read_cell
     from .sim.report import RUN_KEYS
 
     path = args.dir / "results.csv"
@@ -662,7 +662,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
         why = f"it lacks the columns {missing}" if missing else "it has no rows"
         raise UsageError(f"{path} is not a privbandit results table (from bench or run --out): {why}")
     _output_folder(args.dir, "DIR")
-    from .sim.cells import folder_lock
+    from .bench.cells import folder_lock
 
     with folder_lock(args.dir):
         return _plot(args, table)
@@ -670,7 +670,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 def _damaged_cells(folder: Path) -> list[tuple[str, str]]:
     """The cell files of ``folder/cells`` that fail :func:`~privbandit.sim.cells.load_cell` (name, reason)."""
-    from .sim.cells import CellFileError, load_cell
+    from .bench.cells import CellFileError, load_cell
 
     bad = []
     for p in sorted((folder / "cells").glob("*.csv")):
@@ -684,7 +684,7 @@ def _damaged_cells(folder: Path) -> list[tuple[str, str]]:
 def _plot(args: argparse.Namespace, table) -> int:
     import pandas as pd
 
-    from .sim.sweep import PLANNED_COLUMNS
+    from .bench.sweep import PLANNED_COLUMNS
 
     bad = _damaged_cells(args.dir)
     if bad:
@@ -712,7 +712,7 @@ def _plot(args: argparse.Namespace, table) -> int:
 
 
 def _references(table) -> dict[str, str]:
-    from .sim.suites import SUITES
+    from .bench.suites import SUITES
 
     labels = set(table["agent"])
     return {k: v for suite in SUITES.values() for k, v in suite.references().items() if k in labels and v in labels}
@@ -825,8 +825,8 @@ def cmd_store_reference(args: argparse.Namespace) -> int:
     packed with their manifest (:func:`privbandit.sim.reference.store_reference`), whose ``command`` is this
     command with ``--out DIR``. With ``--streams-only``, only the manifest's round-stream summaries are made again
     (:func:`privbandit.sim.reference.refresh_stream_summaries`)."""
-    from .sim.reference import refresh_stream_summaries, store_reference
-    from .sim.suites import get_suite
+    from .bench.stored import refresh_stream_summaries, store_reference
+    from .bench.suites import get_suite
 
     suite = get_suite(args.suite)
     cells = suite.cells()  # its baselines: a suite holds no challenger
@@ -862,7 +862,7 @@ COMMANDS = {"bench": cmd_bench, "run": cmd_run, "plot": cmd_plot, "audit": cmd_a
 
 def _interrupted(args: argparse.Namespace | None) -> str:
     """The line printed on Ctrl-C: how many cells of the command are saved, and how to resume."""
-    from .sim.cells import cell_path
+    from .bench.cells import cell_path
 
     out, cells = getattr(args, "sweep_state", (None, None))
     if cells is None:
@@ -887,15 +887,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         def error(message: str) -> None:  # one line, "privbandit run: error: ...", exit code 2
             sub.exit(2, f"{sub.prog}: error: {message}\n")
 
+        from .bench.cells import FolderLocked
         from .registry import PluginError
-        from .sim.cells import FolderLocked
 
         try:
             return COMMANDS[args.command](args)
         except (UsageError, PluginError, FolderLocked) as exc:  # a plugin that cannot be imported says why, in one line
             error(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         except ImportError as exc:  # an optional backend that is not installed
-            from .sim.backends import BackendUnavailable
+            from .bench.backends import BackendUnavailable
 
             if isinstance(exc, BackendUnavailable):
                 error(str(exc))

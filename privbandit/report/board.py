@@ -112,9 +112,9 @@ def stored_source(suite: str) -> BoardSource:
     ValueError
         If this install has no stored results for ``suite``.
     """
+    from ..bench.stored import load_manifest
+    from ..bench.suites import get_suite
     from ..sim.leaderboard import stored_results
-    from ..sim.reference import load_manifest
-    from ..sim.suites import get_suite
 
     table = stored_results(suite)
     manifest = load_manifest(suite)
@@ -328,7 +328,7 @@ def _price(final: pd.DataFrame, references: Mapping[str, str], index: Mapping[tu
 
 def _comparisons(df: pd.DataFrame, sources: Sequence[BoardSource]) -> list[dict]:
     """The paired comparison of each source's challenger against the baselines (:mod:`privbandit.sim.compare`)."""
-    from ..sim.compare import paired_comparison
+    from .compare import paired_comparison
 
     out = []
     for i, s in enumerate(sources):
@@ -368,7 +368,7 @@ def board_data(sources: Sequence[BoardSource], per_octave: int = PER_OCTAVE) -> 
     ValueError
         If the sources hold no results.
     """
-    from ..plots import agent_palette
+    from .figures import agent_palette
 
     df = _stack(sources)
     final = final_regret(df)
@@ -439,7 +439,7 @@ def write_board(folders: Sequence[str | os.PathLike], out: str | os.PathLike, st
     >>> write_board(["results/quick"], "board.html", stored="quick")  # doctest: +SKIP
     PosixPath('board.html')
     """
-    from ..sim.cells import atomic_write
+    from ..bench.cells import atomic_write
 
     stored = [stored] if isinstance(stored, str) else list(stored or ())
     sources = [folder_source(f) for f in folders] + [stored_source(s) for s in stored]

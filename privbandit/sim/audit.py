@@ -115,11 +115,11 @@ from ..agents.checks import (
     synthetic_stream,
 )
 from ..bandit_spec import BanditSpec
+from ..bench.backends import agent_ref
+from ..bench.sweep import check_jobs
 from ..oracles import ContractError
 from ..privacy.audit import clopper_pearson
 from ..privacy.replay import ReleaseTape
-from .backends import agent_ref
-from .sweep import check_jobs
 
 __all__ = ["CONTRACT_NOT_PRIVACY", "FULL", "FUTILITY_BETA", "LEDGER_MISSING", "NO_POWER", "QUICK", "AgentAudit",
            "ContractFinding", "ContractUsers", "Design", "audit_agent", "contract_findings", "detectable_epsilon",
@@ -802,7 +802,7 @@ class _Build:
 def _chunk(build: _Build, f: np.ndarray, r: np.ndarray,
            seeds: list[np.random.SeedSequence]) -> tuple[np.ndarray, list[float | None]]:
     """One worker's runs: the actions (n, T) of one run per seed on (f, r) and each run's spent epsilon."""
-    from .backends import prepare
+    from ..bench.backends import prepare
 
     if build.ref is not None:
         prepare(build.ref)
@@ -883,7 +883,7 @@ def _empirical_stage(build: Callable[[], Any], designs: list[Design], epsilon: f
         return _empirical_runs(_Runs(build), designs, epsilon, delta, n_draws, pilot_draws, alpha, seed, progress)
     from joblib import Parallel
 
-    from .backends import backend_context
+    from ..bench.backends import backend_context
 
     with backend_context("loky", jobs), Parallel(n_jobs=jobs) as parallel:
         return _empirical_runs(_Runs(build, parallel, jobs), designs, epsilon, delta, n_draws, pilot_draws, alpha,

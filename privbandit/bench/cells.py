@@ -26,8 +26,8 @@ from typing import Any
 import pandas as pd
 
 from .. import __version__
+from ..sim.runner import COLUMNS
 from .grid import Cell, canonical
-from .runner import COLUMNS
 
 __all__ = ["FOOTER", "REJECTED", "CellFileError", "FolderLocked", "atomic_write", "cell_path", "cell_text", "combine",
            "folder_lock", "load_cell", "move_aside", "other_cells", "read_cell"]

@@ -32,6 +32,7 @@ from typing import Any
 import pandas as pd
 
 from .._validation import check_choice, check_int
+from ..sim.runner import run
 from .backends import (
     BACKENDS,
     backend_context,
@@ -55,7 +56,6 @@ from .cells import (
     other_cells,
 )
 from .grid import Cell
-from .runner import run
 
 __all__ = ["PLANNED_COLUMNS", "CellFilesRejected", "Estimate", "SweepResult", "check_jobs", "estimate", "run_cell",
            "sweep"]

@@ -48,9 +48,9 @@ import numpy as np
 from threadpoolctl import threadpool_info
 
 from .. import __version__
+from ..sim.runner import split_seed
 from .cells import atomic_write, cell_path, load_cell
 from .grid import canonical
-from .runner import split_seed
 
 __all__ = ["MANIFEST_FORMAT", "STREAM_BLOCKS", "STREAM_TOLERANCE", "StoredMatch", "check_reference",
            "install_reference", "machine", "match_reference", "reference_path", "refresh_stream_summaries",
