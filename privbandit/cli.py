@@ -293,14 +293,14 @@ def _finish(table, out: Path, *, title: str, references: dict, notes: list[str],
 
     from .bench.cells import atomic_write
     from .report.figures import save_standard_figures
-    from .sim.report import write_report
+    from .report.tables import write_report
 
     matplotlib.use("Agg")
     figures = list(save_standard_figures(table, out / "figures")) if len(table) else []  # none: every cell lost
     sections = []
     if challenger is not None and challenger in set(table["agent"]):
         from .report.compare import challenger_figure, comparison_markdown
-        from .sim.leaderboard import leaderboard
+        from .report.leaderboard import leaderboard
 
         sections.append(comparison_markdown(table, challenger, reference))
         figures.append(challenger_figure(leaderboard(table), challenger, out / "figures" / "challenger.png"))
@@ -342,7 +342,7 @@ def _run_sweep(args: argparse.Namespace, cells, out, *, kept: bool = True, **kwa
 def _completion(table, planned) -> int:
     """Print the last line about completeness (how many groups of the report have fewer seeds than planned, a
     planned group with none too); the exit code."""
-    from .sim.report import PLAN_KEYS, final_regret, incomplete_groups
+    from .report.tables import PLAN_KEYS, final_regret, incomplete_groups
 
     final = final_regret(table, planned=planned) if len(table) else None
     n = 0 if final is None else incomplete_groups(final)
@@ -383,7 +383,7 @@ def _with_earlier(out: Path, others: Sequence[str], notes: list[str], references
 
 
 def _headline(table, planned=None) -> str:
-    from .sim.report import final_regret, headline_table, markdown_table
+    from .report.tables import final_regret, headline_table, markdown_table
 
     return markdown_table(headline_table(final_regret(table, planned=planned)))
 
@@ -648,7 +648,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_plot(args: argparse.Namespace) -> int:
     """``privbandit plot DIR``."""
     from .bench.cells import read_cell
-    from .sim.report import RUN_KEYS
+    from .report.tables import RUN_KEYS
 
     path = args.dir / "results.csv"
     if not path.is_file():
@@ -787,7 +787,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     """``privbandit leaderboard DIR...``: the ranked boards of :mod:`privbandit.sim.leaderboard`."""
-    from .sim.leaderboard import leaderboard_markdown, ranked_boards, read_results, stored_results
+    from .report.leaderboard import leaderboard_markdown, ranked_boards, read_results, stored_results
 
     try:  # a folder without results.csv, a table that does not parse, no results to rank: one line
         tables = [read_results(d) for d in args.dirs]

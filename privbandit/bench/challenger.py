@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from ..report.compare import paired_comparison
-from ..sim.leaderboard import leaderboard
+from ..report.leaderboard import leaderboard
 from .grid import AgentEntry
 from .suites import Suite, agent_available, get_suite
 from .sweep import SweepResult, sweep
@@ -65,7 +65,7 @@ def challenger_entry(agent: str | AgentEntry, *, private: str | None = None, lab
     else:
         if not isinstance(agent, str) or not agent:
             raise ValueError(f"agent must be an agent name or an import path 'pkg.module:factory', got {agent!r}")
-        from ..bench.labels import agent_name, kwargs_label, resolve_label
+        from .labels import agent_name, kwargs_label, resolve_label
 
         name, kw = resolve_label(agent, kwargs)
         default = agent if name != agent and not kwargs else kwargs_label(agent_name(name, kw), kw)

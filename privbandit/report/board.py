@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..sim.report import (
+from .tables import (
     GROUP_KEYS,
     RUN_KEYS,
     UNIFORM,
@@ -89,7 +89,7 @@ class BoardSource:
 
 def folder_source(folder: str | os.PathLike) -> BoardSource:
     """The :class:`BoardSource` of a results folder: ``results.csv`` and, when there, ``report.json``."""
-    from ..sim.leaderboard import read_results
+    from .leaderboard import read_results
 
     folder = Path(folder)
     table = read_results(folder)
@@ -114,7 +114,7 @@ def stored_source(suite: str) -> BoardSource:
     """
     from ..bench.stored import load_manifest
     from ..bench.suites import get_suite
-    from ..sim.leaderboard import stored_results
+    from .leaderboard import stored_results
 
     table = stored_results(suite)
     manifest = load_manifest(suite)
@@ -257,7 +257,7 @@ def _curve_of(index: Mapping[tuple, int], env: str, agent: str, model: str, eps:
 def _boards(df: pd.DataFrame, final: pd.DataFrame, index: Mapping[tuple, int]) -> list[dict]:
     """One entry per board of :func:`~privbandit.sim.leaderboard.leaderboard`: its rows with their marks, paired
     differences to the best non-private and the best private agent, ledgers and curves."""
-    from ..sim.leaderboard import BOARD_KEYS, leaderboard
+    from .leaderboard import BOARD_KEYS, leaderboard
 
     ends = final_rows(df)
     ledgers = _ledgers(df)

@@ -34,8 +34,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..sim.leaderboard import BOARD_KEYS, leaderboard
-from ..sim.report import final_rows, markdown_table, mean_ci
+from .leaderboard import BOARD_KEYS, leaderboard
+from .tables import final_rows, markdown_table, mean_ci
 
 __all__ = ["BETTER", "NOT_SEPARABLE", "WORSE", "challenger_figure", "comparison_markdown", "paired_comparison"]
 

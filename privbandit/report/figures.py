@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..sim.report import nonnegative_mean_ci
+from .tables import nonnegative_mean_ci
 
 __all__ = ["MAX_PANEL_AGENTS", "PRIVACY_MODELS", "agent_palette", "coverage_vs_T", "ellipse_points",
            "information_ellipses", "information_spectra", "metric_vs_T", "nonnegative_band", "regret_curves",

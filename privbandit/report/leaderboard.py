@@ -22,7 +22,7 @@ import pandas as pd
 
 from ..bench.cells import read_cell
 from ..bench.stored import reference_path
-from .report import RUN_KEYS, final_regret, final_rows, format_interval, markdown_table, mean_ci
+from .tables import RUN_KEYS, final_regret, final_rows, format_interval, markdown_table, mean_ci
 
 __all__ = ["BOARD_KEYS", "leaderboard", "leaderboard_markdown", "ranked_boards", "read_results", "stored_results"]
 
