@@ -118,7 +118,7 @@ _epsilons = _argument(lambda text: tuple(float(t) for t in text.split(",")),
 
 def _add_bench_parser(sub) -> argparse.ArgumentParser:
     """The ``bench`` subcommand's parser, added to ``sub``."""
-    from .bench.backends import BACKENDS
+    from .agents.workers import BACKENDS
     from .bench.suites import SUITES
 
     b = sub.add_parser("bench", help="run a benchmark suite: results, figures and report.md", epilog=EXIT_CODES)
@@ -895,7 +895,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (UsageError, PluginError, FolderLocked) as exc:  # a plugin that cannot be imported says why, in one line
             error(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         except ImportError as exc:  # an optional backend that is not installed
-            from .bench.backends import BackendUnavailable
+            from .agents.workers import BackendUnavailable
 
             if isinstance(exc, BackendUnavailable):
                 error(str(exc))

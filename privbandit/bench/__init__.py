@@ -7,7 +7,7 @@ runs your agent beside a suite's baselines and compares them seed by seed; :func
 :mod:`privbandit.bench.stored`'s.
 """
 
-from .backends import BackendUnavailable
+from ..agents.workers import BackendUnavailable
 from .cells import combine
 from .challenger import challenge
 from .grid import AgentEntry, Cell, EnvEntry, Grid

@@ -31,18 +31,10 @@ from typing import Any
 
 import pandas as pd
 
-from .._validation import check_choice, check_int
+from .._validation import check_choice
+from ..agents.workers import BACKENDS, backend_context, check_jobs, limit_blas, prepare
 from ..sim.runner import run
-from .backends import (
-    BACKENDS,
-    backend_context,
-    check_plugins,
-    limit_blas,
-    plugin_refs,
-    prepare,
-    return_as,
-    worker_lost_errors,
-)
+from .backends import check_plugins, plugin_refs, return_as, worker_lost_errors
 from .cells import (
     REJECTED,
     CellFileError,
@@ -57,7 +49,7 @@ from .cells import (
 )
 from .grid import Cell
 
-__all__ = ["PLANNED_COLUMNS", "CellFilesRejected", "Estimate", "SweepResult", "check_jobs", "estimate", "run_cell",
+__all__ = ["PLANNED_COLUMNS", "CellFilesRejected", "Estimate", "SweepResult", "estimate", "run_cell",
            "sweep"]
 
 
@@ -228,14 +220,6 @@ def sweep(cells: Sequence[Cell], out: str | os.PathLike, *, jobs: int = 1, backe
     cells_dir.mkdir(parents=True, exist_ok=True)
     with folder_lock(out):
         return _sweep(cells, out, cells_dir, jobs, backend, address, progress)
-
-
-def check_jobs(jobs: Any) -> int:
-    """``jobs``, checked: -1 (all cores) or an integer >= 1 (the sweep's and the audit's worker count)."""
-    jobs = check_int("jobs", jobs, low=-1)
-    if jobs == 0:
-        raise ValueError("jobs must be -1 (all cores) or an integer >= 1, got 0")
-    return jobs
 
 
 def _sweep(cells: list[Cell], out: Path, cells_dir: Path, jobs: int, backend: str, address: str | None,

@@ -114,9 +114,8 @@ from ..agents.checks import (
     shared_replays,
     synthetic_stream,
 )
+from ..agents.workers import agent_ref, check_jobs
 from ..bandit_spec import BanditSpec
-from ..bench.backends import agent_ref
-from ..bench.sweep import check_jobs
 from ..oracles import ContractError
 from ..privacy.audit import clopper_pearson
 from ..privacy.replay import ReleaseTape
@@ -802,7 +801,7 @@ class _Build:
 def _chunk(build: _Build, f: np.ndarray, r: np.ndarray,
            seeds: list[np.random.SeedSequence]) -> tuple[np.ndarray, list[float | None]]:
     """One worker's runs: the actions (n, T) of one run per seed on (f, r) and each run's spent epsilon."""
-    from ..bench.backends import prepare
+    from ..agents.workers import prepare
 
     if build.ref is not None:
         prepare(build.ref)
@@ -883,7 +882,7 @@ def _empirical_stage(build: Callable[[], Any], designs: list[Design], epsilon: f
         return _empirical_runs(_Runs(build), designs, epsilon, delta, n_draws, pilot_draws, alpha, seed, progress)
     from joblib import Parallel
 
-    from ..bench.backends import backend_context
+    from ..agents.workers import backend_context
 
     with backend_context("loky", jobs), Parallel(n_jobs=jobs) as parallel:
         return _empirical_runs(_Runs(build, parallel, jobs), designs, epsilon, delta, n_draws, pilot_draws, alpha,
