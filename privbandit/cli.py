@@ -768,7 +768,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     contract or by the bound), else :data:`EXIT_LEDGER` if the ledger is missing or above the claim (whatever the
     bound says), else :data:`EXIT_CONTRACT` if a check that is not about privacy failed."""
     from .oracles import ContractError
-    from .sim.audit import CONTRACT_NOT_PRIVACY, FULL, QUICK, audit_agent
+    from .agents.audit import CONTRACT_NOT_PRIVACY, FULL, QUICK, audit_agent
 
     kwargs = _agent_kwargs(args)
     sizes = dict(QUICK if args.quick else FULL)
