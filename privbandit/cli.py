@@ -767,8 +767,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     users), the empirical lower bound and the agent's own ledger; exit code 1 if refuted (by a privacy check of the
     contract or by the bound), else :data:`EXIT_LEDGER` if the ledger is missing or above the claim (whatever the
     bound says), else :data:`EXIT_CONTRACT` if a check that is not about privacy failed."""
-    from .oracles import ContractError
     from .agents.audit import CONTRACT_NOT_PRIVACY, FULL, QUICK, audit_agent
+    from .oracles import ContractError
 
     kwargs = _agent_kwargs(args)
     sizes = dict(QUICK if args.quick else FULL)

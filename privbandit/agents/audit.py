@@ -104,8 +104,11 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_delta, check_epsilon, check_int
-from ..agents import agent_is_private, make_agent
-from ..agents.checks import (
+from ..bandit_spec import BanditSpec
+from ..oracles import ContractError
+from ..privacy.audit import clopper_pearson
+from ..privacy.replay import ReleaseTape
+from .checks import (
     AGENT_CHECKS,
     PRIVACY_CHECKS,
     check_ledger_within_budget,
@@ -114,11 +117,8 @@ from ..agents.checks import (
     shared_replays,
     synthetic_stream,
 )
-from ..agents.workers import agent_ref, check_jobs
-from ..bandit_spec import BanditSpec
-from ..oracles import ContractError
-from ..privacy.audit import clopper_pearson
-from ..privacy.replay import ReleaseTape
+from .registry import agent_is_private, make_agent
+from .workers import agent_ref, check_jobs
 
 __all__ = ["CONTRACT_NOT_PRIVACY", "FULL", "FUTILITY_BETA", "LEDGER_MISSING", "NO_POWER", "QUICK", "AgentAudit",
            "ContractFinding", "ContractUsers", "Design", "audit_agent", "contract_findings", "detectable_epsilon",
@@ -801,7 +801,7 @@ class _Build:
 def _chunk(build: _Build, f: np.ndarray, r: np.ndarray,
            seeds: list[np.random.SeedSequence]) -> tuple[np.ndarray, list[float | None]]:
     """One worker's runs: the actions (n, T) of one run per seed on (f, r) and each run's spent epsilon."""
-    from ..agents.workers import prepare
+    from .workers import prepare
 
     if build.ref is not None:
         prepare(build.ref)
@@ -882,7 +882,7 @@ def _empirical_stage(build: Callable[[], Any], designs: list[Design], epsilon: f
         return _empirical_runs(_Runs(build), designs, epsilon, delta, n_draws, pilot_draws, alpha, seed, progress)
     from joblib import Parallel
 
-    from ..agents.workers import backend_context
+    from .workers import backend_context
 
     with backend_context("loky", jobs), Parallel(n_jobs=jobs) as parallel:
         return _empirical_runs(_Runs(build, parallel, jobs), designs, epsilon, delta, n_draws, pilot_draws, alpha,
