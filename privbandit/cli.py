@@ -291,8 +291,8 @@ def _finish(table, out: Path, *, title: str, references: dict, notes: list[str],
             planned=None) -> Path:
     import matplotlib
 
-    from .bench.cells import atomic_write
     from .report.figures import save_standard_figures
+    from .report.files import atomic_write
     from .report.tables import write_report
 
     matplotlib.use("Agg")
@@ -647,7 +647,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_plot(args: argparse.Namespace) -> int:
     """``privbandit plot DIR``."""
-    from .bench.cells import read_cell
+    from .report.files import read_cell
     from .report.tables import RUN_KEYS
 
     path = args.dir / "results.csv"
@@ -787,7 +787,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     """``privbandit leaderboard DIR...``: the ranked boards of :mod:`privbandit.sim.leaderboard`."""
-    from .report.leaderboard import leaderboard_markdown, ranked_boards, read_results, stored_results
+    from .bench.stored import stored_results
+    from .report.leaderboard import leaderboard_markdown, ranked_boards, read_results
 
     try:  # a folder without results.csv, a table that does not parse, no results to rank: one line
         tables = [read_results(d) for d in args.dirs]
@@ -805,6 +806,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 def cmd_board(args: argparse.Namespace) -> int:
     """``privbandit board DIR... --out FILE``: the results board of :mod:`privbandit.report.board`."""
+    from .bench.stored import stored_source
     from .report import write_board
 
     if not args.dirs and not args.stored:
@@ -813,7 +815,7 @@ def cmd_board(args: argparse.Namespace) -> int:
         raise UsageError(f"--out {args.out}: " + ("a folder: give a file name, e.g. board.html" if args.out.is_dir()
                                                   else f"no folder {args.out.parent} to write it in"))
     try:  # a folder without results.csv, a table that does not parse, a suite with no stored results: one line
-        out = write_board(args.dirs, args.out, stored=args.stored)
+        out = write_board(args.dirs, args.out, stored=[stored_source(s) for s in args.stored])
     except ValueError as exc:
         raise UsageError(str(exc).splitlines()[0]) from None
     print(f"board: {out} ({out.stat().st_size / 1e6:.1f} MB)")

@@ -33,12 +33,12 @@ import pandas as pd
 
 from .._validation import check_choice
 from ..agents.workers import BACKENDS, backend_context, check_jobs, limit_blas, prepare
+from ..report.files import atomic_write
 from ..sim.runner import run
 from .backends import check_plugins, plugin_refs, return_as, worker_lost_errors
 from .cells import (
     REJECTED,
     CellFileError,
-    atomic_write,
     cell_path,
     cell_text,
     combine,

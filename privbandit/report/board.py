@@ -46,7 +46,7 @@ from .tables import (
 )
 
 __all__ = ["BoardSource", "NO_BETTER", "PER_OCTAVE", "WORSE", "board_data", "board_html", "folder_source",
-           "stored_source", "thin_times", "uniform_flag", "write_board"]
+           "thin_times", "uniform_flag", "write_board"]
 
 PER_OCTAVE = 4
 """Points per doubling of t that the page keeps of each regret curve (the runner logs about 8)."""
@@ -102,30 +102,6 @@ def folder_source(folder: str | os.PathLike) -> BoardSource:
                        notes=tuple(n for n in notes if not n.startswith("command: ")),
                        references=dict(meta.get("references", {})), challenger=meta.get("challenger"),
                        reference=meta.get("reference"))
-
-
-def stored_source(suite: str) -> BoardSource:
-    """The :class:`BoardSource` of a suite's stored reference results (its baselines).
-
-    Raises
-    ------
-    ValueError
-        If this install has no stored results for ``suite``.
-    """
-    from ..bench.stored import load_manifest
-    from ..bench.suites import get_suite
-    from .leaderboard import stored_results
-
-    table = stored_results(suite)
-    manifest = load_manifest(suite)
-    if table.empty or manifest is None:
-        raise ValueError(f"no stored reference results for suite {suite!r} in this install")
-    the_suite = get_suite(suite)
-    notes = (f"stored reference results of suite `{suite}` ({manifest.get('suite_version', '')}): "
-             f"{manifest.get('cells')} baseline cells made with privbandit {manifest.get('privbandit')}",
-             f"suite `{suite}`: {the_suite.description}")
-    return BoardSource(name=f"stored {suite}", table=table, command=str(manifest.get("command", "")), notes=notes,
-                       references=the_suite.references())
 
 
 def thin_times(logged: Sequence[int], per_octave: int = PER_OCTAVE) -> list[int]:
@@ -408,7 +384,7 @@ def board_html(data: Mapping[str, Any], title: str = "privbandit results board")
             f"<script>{_asset('board.js')}</script>\n</body></html>\n")
 
 
-def write_board(folders: Sequence[str | os.PathLike], out: str | os.PathLike, stored: Sequence[str] | str | None = None,
+def write_board(folders: Sequence[str | os.PathLike], out: str | os.PathLike, stored: Sequence[BoardSource] = (),
                 *, title: str = "privbandit results board") -> Path:
     """Write the results board of results folders and stored suites to ``out`` (atomically).
 
@@ -418,8 +394,9 @@ def write_board(folders: Sequence[str | os.PathLike], out: str | os.PathLike, st
         Results folders (``results.csv``, and ``report.json`` for the command, notes and counterparts).
     out : path
         The HTML file.
-    stored : str or sequence of str, optional
-        Suites whose stored reference results join (``"quick"``, ``"paper"``).
+    stored : sequence of BoardSource, optional
+        Stored results that join: :func:`privbandit.bench.stored.stored_source` of a suite (``"quick"``,
+        ``"paper"``).
     title : str
         The page's title.
 
@@ -431,18 +408,18 @@ def write_board(folders: Sequence[str | os.PathLike], out: str | os.PathLike, st
     Raises
     ------
     ValueError
-        If a folder has no ``results.csv``, a suite has no stored results, or there is nothing to show.
+        If a folder has no ``results.csv``, or there is nothing to show.
 
     Examples
     --------
+    >>> from privbandit.bench.stored import stored_source
     >>> from privbandit.report import write_board
-    >>> write_board(["results/quick"], "board.html", stored="quick")  # doctest: +SKIP
+    >>> write_board(["results/quick"], "board.html", stored=[stored_source("quick")])  # doctest: +SKIP
     PosixPath('board.html')
     """
-    from ..bench.cells import atomic_write
+    from .files import atomic_write
 
-    stored = [stored] if isinstance(stored, str) else list(stored or ())
-    sources = [folder_source(f) for f in folders] + [stored_source(s) for s in stored]
+    sources = [folder_source(f) for f in folders] + list(stored)
     if not sources:
         raise ValueError("give results folders or stored suites")
     out = Path(out)

@@ -2,7 +2,7 @@
 
 :func:`leaderboard` ranks the agents of one results table per env, horizon, privacy model and level;
 :func:`ranked_boards` stacks results tables (folders of ``privbandit bench`` or ``run --out``, and the stored
-reference results of a suite, :mod:`privbandit.sim.reference`), keeps each run once, and ranks every
+results of a suite, :func:`privbandit.bench.stored.stored_results`), keeps each run once, and ranks every
 board of :func:`leaderboard` by mean final regret, with each agent's paired
 difference to a reference agent of the board (per-seed differences of final regret, Student-t 95%
 interval: the seeds fix the round streams, so two agents on one seed saw the same rounds). The reference is
@@ -13,18 +13,16 @@ the one asked for when the board has it, else the board's best non-private agent
 from __future__ import annotations
 
 import math
-import tarfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from ..bench.cells import read_cell
-from ..bench.stored import reference_path
+from .files import read_cell
 from .tables import RUN_KEYS, final_regret, final_rows, format_interval, markdown_table, mean_ci
 
-__all__ = ["BOARD_KEYS", "leaderboard", "leaderboard_markdown", "ranked_boards", "read_results", "stored_results"]
+__all__ = ["BOARD_KEYS", "leaderboard", "leaderboard_markdown", "ranked_boards", "read_results"]
 
 BOARD_KEYS: tuple[str, ...] = ("env", "horizon", "model", "epsilon", "delta")
 """A leaderboard is per env, horizon, privacy model and level (the non-private agents join every board)."""
@@ -74,16 +72,6 @@ def read_results(folder: str | Path) -> pd.DataFrame:
     if not path.is_file():
         raise ValueError(f"{folder} has no results.csv (make one with privbandit bench or run --out)")
     return read_cell(path)
-
-
-def stored_results(suite: str) -> pd.DataFrame:
-    """The stored reference results of a suite as one table (empty if none are shipped)."""
-    archive, _ = reference_path(suite)
-    if not archive.exists():
-        return pd.DataFrame()
-    with tarfile.open(archive, mode="r:xz") as tar:
-        tables = [read_cell(tar.extractfile(m).read()) for m in tar.getmembers() if m.isfile()]
-    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
 
 
 def ranked_boards(tables: Sequence[pd.DataFrame], reference: str | None = None) -> pd.DataFrame:

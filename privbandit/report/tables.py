@@ -645,6 +645,6 @@ def write_report(df: pd.DataFrame, out: str | os.PathLike, *, title: str = "priv
     parts = [f"# {title}", "", *[f"- {n}" for n in notes], *_summary_lines(final), *_final_regret_lines(final),
              *sections, *_slope_lines(slopes, slope_window), *_price_lines(final, references or {}),
              *_price_over_time_lines(df), *_ledger_lines(df), *_figure_lines(figures, out)]
-    from ..bench.cells import atomic_write
+    from .files import atomic_write
 
     return atomic_write(out / "report.md", "\n".join(parts))
