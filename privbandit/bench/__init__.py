@@ -13,6 +13,7 @@ from .challenger import challenge
 from .grid import AgentEntry, Cell, EnvEntry, Grid
 from .suites import SUITES, Suite, get_suite
 from .sweep import SweepResult, sweep
+from .workflow import BenchResult, run_bench
 
-__all__ = ["SUITES", "AgentEntry", "BackendUnavailable", "Cell", "EnvEntry", "Grid", "Suite", "SweepResult",
-           "challenge", "combine", "get_suite", "sweep"]
+__all__ = ["SUITES", "AgentEntry", "BackendUnavailable", "BenchResult", "Cell", "EnvEntry", "Grid", "Suite",
+           "SweepResult", "challenge", "combine", "get_suite", "run_bench", "sweep"]
