@@ -45,13 +45,13 @@ def challenger_entry(agent: str | AgentEntry, *, private: str | None = None, lab
         The privacy model the agent claims; it must match the agent's own privacy spec. Needed when the
         factory does not say whether it takes a budget.
     label : str, optional
-        The ``agent`` column of the results (default: the agent's own name, :func:`~privbandit.sim.labels.agent_name`,
-        with its kwargs, :func:`~privbandit.sim.labels.kwargs_label`).
+        The ``agent`` column of the results (default: the agent's own name, :func:`~privbandit.bench.labels.agent_name`,
+        with its kwargs, :func:`~privbandit.bench.labels.kwargs_label`).
     reference : str, optional
         The baseline the report measures the challenger against first (its ratio and verdict).
     kwargs : dict, optional
         Keyword arguments of the agent (a label such as ``linucb-practical`` adds its own, see
-        :func:`~privbandit.sim.labels.resolve_label`).
+        :func:`~privbandit.bench.labels.resolve_label`).
 
     Raises
     ------
@@ -154,7 +154,7 @@ def challenge(suite: Suite | str, agent: str | AgentEntry, out: str | os.PathLik
     horizon : int, optional
         Override the suite's horizons.
     jobs, backend, address, progress
-        As in :func:`~privbandit.sim.sweep.sweep`.
+        As in :func:`~privbandit.bench.sweep.sweep`.
 
     Returns
     -------

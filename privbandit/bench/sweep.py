@@ -1,8 +1,8 @@
 """Sweeps over agents x envs x seeds x privacy levels, persisted cell by cell and resumable.
 
-A sweep runs a list of :class:`~privbandit.sim.grid.Cell` s (the grid model, :mod:`privbandit.sim.grid`).
+A sweep runs a list of :class:`~privbandit.bench.grid.Cell` s (the grid model, :mod:`privbandit.bench.grid`).
 Each cell runs :func:`~privbandit.sim.runner.run` in a worker (an execution backend,
-:mod:`privbandit.sim.backends`) and writes its table at once to the cell store (:mod:`privbandit.sim.cells`),
+:mod:`privbandit.bench.backends`) and writes its table at once to the cell store (:mod:`privbandit.bench.cells`),
 ``<out>/cells/<cell.key>.csv``, a file that proves it is complete. A rerun skips every finished cell; a
 file that fails the check is moved to ``<out>/cells/rejected/``, named in a :class:`CellFilesRejected`
 warning and run again, and a file of another cell whose footer fails (or whose entropy is not the sweep's)
@@ -61,7 +61,7 @@ def run_cell(cell: Cell, cells_dir: str | os.PathLike, plugins: Sequence[Any] = 
              planned_seeds: Sequence[int] | None = None) -> tuple[str, bool]:
     """Run one cell unless its file exists; write the table atomically. Returns (key, ran).
 
-    ``plugins`` are the :class:`~privbandit.sim.backends.PluginRef` s of the sweep (:func:`plugin_refs`), made
+    ``plugins`` are the :class:`~privbandit.agents.workers.PluginRef` s of the sweep (:func:`plugin_refs`), made
     known in this process first (a worker of a parallel sweep starts without the user's registrations).
     ``planned_seeds`` (the seeds of the cell's group in its sweep, default the cell's own) go into the
     footer, so a later report knows how many seeds the group should have.
@@ -108,7 +108,7 @@ class SweepResult:
     (file name, reason), moved to ``<out>/cells/rejected/``; ``lost`` the keys of cells whose worker died
     (not finished: a rerun runs them); ``planned`` the number of seeds planned per group (env, agent,
     epsilon, horizon) by this sweep and by the footers of the other cells, for
-    :func:`~privbandit.sim.report.final_regret`'s completeness columns.
+    :func:`~privbandit.report.tables.final_regret`'s completeness columns.
     """
 
     table: pd.DataFrame

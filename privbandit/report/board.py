@@ -1,9 +1,9 @@
 """The results board: one self-contained HTML page of a results table, to explore in a browser.
 
 :func:`write_board` reads results folders (what ``privbandit bench`` or ``run --out`` writes: ``results.csv`` and
-``report.json``) and the stored reference results of a suite (:func:`~privbandit.sim.leaderboard.stored_results`),
-computes every number the page shows with :mod:`privbandit.sim.report`, :mod:`~privbandit.sim.leaderboard` and
-:mod:`~privbandit.sim.compare` (:func:`board_data`), and writes one page (:func:`board_html`) with the data,
+``report.json``) and the stored reference results of a suite (:func:`~privbandit.bench.stored.stored_results`),
+computes every number the page shows with :mod:`privbandit.report.tables`, :mod:`~privbandit.report.leaderboard` and
+:mod:`~privbandit.report.compare` (:func:`board_data`), and writes one page (:func:`board_html`) with the data,
 its script and style and Plotly's JavaScript inlined: it opens from a file with no network.
 
 Views: the leaderboard as a sortable table (each private agent's ledger guarantee, paired differences to the
@@ -125,7 +125,7 @@ def thin_times(logged: Sequence[int], per_octave: int = PER_OCTAVE) -> list[int]
 def uniform_flag(agent: tuple[float, float, float], uniform: tuple[float, float, float] | None) -> str:
     """:data:`WORSE`, :data:`NO_BETTER` or ``""``: an agent's final regret (mean, low, high) against uniform play's.
 
-    "No better" is :func:`~privbandit.sim.report.no_better_than` (the report's rule); "worse" needs the
+    "No better" is :func:`~privbandit.report.tables.no_better_than` (the report's rule); "worse" needs the
     agent's whole interval above uniform's (without intervals, one seed: never "worse").
 
     Examples
@@ -160,13 +160,13 @@ def _stack(sources: Sequence[BoardSource]) -> pd.DataFrame:
 
 def curve_table(df: pd.DataFrame, per_octave: int = PER_OCTAVE) -> pd.DataFrame:
     """Mean cumulative regret over seeds with its 95% band at the thinned rounds (:func:`thin_times`) of each
-    (env, agent, privacy level, horizon): the band is :func:`~privbandit.sim.report.nonnegative_mean_ci`'s,
+    (env, agent, privacy level, horizon): the band is :func:`~privbandit.report.tables.nonnegative_mean_ci`'s,
     the figures' rule.
 
     Returns
     -------
     DataFrame
-        :data:`~privbandit.sim.report.GROUP_KEYS`, t, n_seeds, mean, low, high.
+        :data:`~privbandit.report.tables.GROUP_KEYS`, t, n_seeds, mean, low, high.
     """
     keep = {int(h): set(thin_times(g["t"].unique(), per_octave)) for h, g in df.groupby("horizon")}
     thin = df[[int(t) in keep[int(h)] for t, h in zip(df["t"], df["horizon"])]]
@@ -231,7 +231,7 @@ def _curve_of(index: Mapping[tuple, int], env: str, agent: str, model: str, eps:
 
 
 def _boards(df: pd.DataFrame, final: pd.DataFrame, index: Mapping[tuple, int]) -> list[dict]:
-    """One entry per board of :func:`~privbandit.sim.leaderboard.leaderboard`: its rows with their marks, paired
+    """One entry per board of :func:`~privbandit.report.leaderboard.leaderboard`: its rows with their marks, paired
     differences to the best non-private and the best private agent, ledgers and curves."""
     from .leaderboard import BOARD_KEYS, leaderboard
 
@@ -303,7 +303,7 @@ def _price(final: pd.DataFrame, references: Mapping[str, str], index: Mapping[tu
 
 
 def _comparisons(df: pd.DataFrame, sources: Sequence[BoardSource]) -> list[dict]:
-    """The paired comparison of each source's challenger against the baselines (:mod:`privbandit.sim.compare`)."""
+    """The paired comparison of each source's challenger against the baselines (:mod:`privbandit.report.compare`)."""
     from .compare import paired_comparison
 
     out = []

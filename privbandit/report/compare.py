@@ -50,7 +50,7 @@ def paired_comparison(df: pd.DataFrame, challenger: str, *, reference: str | Non
     Parameters
     ----------
     df : DataFrame
-        A results table (of :func:`~privbandit.sim.sweep.sweep` or :func:`~privbandit.bench.challenger.challenge`).
+        A results table (of :func:`~privbandit.bench.sweep.sweep` or :func:`~privbandit.bench.challenger.challenge`).
     challenger : str
         The challenger's ``agent`` label.
     reference : str, optional

@@ -42,7 +42,7 @@ tables have every agent)."""
 
 def nonnegative_band(values: Sequence[float]) -> tuple[float, float]:
     """The band of the mean of a non-negative quantity over seeds: the (low, high) of
-    :func:`privbandit.sim.report.nonnegative_mean_ci` (95%, log scale; NaN for one seed). A seaborn
+    :func:`privbandit.report.tables.nonnegative_mean_ci` (95%, log scale; NaN for one seed). A seaborn
     ``errorbar``.
 
     Parameters
