@@ -10,9 +10,10 @@ import pandas as pd
 import pytest
 
 from privbandit import cli
-from privbandit.report.board import NO_BETTER, WORSE, BoardSource, board_data, board_html, stored_source, thin_times
-from privbandit.sim.leaderboard import leaderboard
-from privbandit.sim.report import final_regret, nonnegative_mean_ci
+from privbandit.bench.stored import stored_source
+from privbandit.report.board import NO_BETTER, WORSE, BoardSource, board_data, board_html, thin_times
+from privbandit.report.leaderboard import leaderboard
+from privbandit.report.tables import final_regret, nonnegative_mean_ci
 
 LOGGED = [1, 2, 3, 4, 6, 8, 11, 16, 23, 32, 45, 64]
 # agent -> (privacy model, epsilons, slope of its cumulative regret): "bad" is above uniform, "flat" at it

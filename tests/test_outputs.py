@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from privbandit.plots import log_ticks
-from privbandit.sim.compare import challenger_figure
-from privbandit.sim.report import final_regret_tables, price_of_privacy, summary_table, write_report
+from privbandit.report.compare import challenger_figure
+from privbandit.report.figures import log_ticks
+from privbandit.report.tables import final_regret_tables, price_of_privacy, summary_table, write_report
 
 matplotlib.use("Agg")
 
@@ -112,7 +112,7 @@ MIXED_REFERENCES = {"jdp-ucb": "elim-ucb", "ldp-plain": "elim-nonprivate", "ldp-
 
 
 def test_every_price_is_against_the_best_nonprivate_agent_and_the_summary_is_its_lowest():
-    from privbandit.sim.report import best_nonprivate, final_regret
+    from privbandit.report.tables import best_nonprivate, final_regret
 
     final = final_regret(_mixed_counterparts())
     pop = price_of_privacy(final, MIXED_REFERENCES)
@@ -153,8 +153,8 @@ def test_each_suite_reference_is_its_agent_without_privacy_playing_the_same_rule
     """A suite's reference is the same algorithm without privacy (the price table's `same algorithm`): an
     elimination agent's reference plays its rule among the survivors (elim-ldp-pooled plays UCB: elim-ucb)."""
     from privbandit.agents import make_agent
-    from privbandit.sim.labels import resolve_label
-    from privbandit.sim.suites import SUITES
+    from privbandit.bench.labels import resolve_label
+    from privbandit.bench.suites import SUITES
 
     checked = set()
     for suite in SUITES.values():
@@ -190,8 +190,8 @@ def test_the_report_prints_the_price_notes(tmp_path):
 
 
 def test_regret_intervals_stay_above_zero_and_match_the_figures_band():
-    from privbandit.plots import nonnegative_band
-    from privbandit.sim.report import nonnegative_mean_ci
+    from privbandit.report.figures import nonnegative_band
+    from privbandit.report.tables import nonnegative_mean_ci
 
     values = np.array([0.0, 0.0, 1.0, 30.0])
     m, low, high = nonnegative_mean_ci(values)
@@ -218,7 +218,7 @@ def _runs(agent: str, epsilon: float, per_round: list[float], seeds: int = 2) ->
 
 
 def test_the_price_over_time_is_the_ratio_of_mean_regrets_and_of_the_recent_rounds():
-    from privbandit.sim.report import price_over_time
+    from privbandit.report.tables import price_over_time
 
     n = 15                                                   # rounds 1 .. 2^14
     private = [1.0] * 13 + [0.1, 0.1]                        # pays as the reference until 2^12, then 10x less
