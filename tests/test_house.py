@@ -117,7 +117,7 @@ def private_imports(source: str, module: str, is_package: bool = False) -> list[
 def test_the_private_import_scan_resolves_relative_imports():
     src = ("from .runner import _spec, run\nfrom ..agents.base import _x as y\nfrom privbandit.envs import _e\n"
            "from .._validation import _check\nfrom . import _sibling\nimport numpy as _np\nfrom os import _exit\n")
-    assert private_imports(src, "privbandit.bench.grid") == [("privbandit.sim.runner", "_spec"),
+    assert private_imports(src, "privbandit.sim.grid") == [("privbandit.sim.runner", "_spec"),
                                                           ("privbandit.agents.base", "_x"),
                                                           ("privbandit.envs", "_e"), ("privbandit.sim", "_sibling")]
     # a package's own __init__ importing from itself is not another module

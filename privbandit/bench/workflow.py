@@ -249,12 +249,9 @@ def run_bench(suite: str = "quick", out: str | os.PathLike | None = None, *, job
         only, not with ``agent``).
     estimate_only : bool
         Only estimate the wall time on ``jobs`` workers (nothing runs).
-    progress : bool
-        A progress bar on stderr.
-    command : str, optional
-        The command line the report records (default: this call).
-    prog : str
-        The head of the lines said on stderr.
+    progress, command, prog : optional
+        A progress bar on stderr; the command line the report records (default: this call); the head of the lines
+        said on stderr.
     started : callable, optional
         Called with the results folder and the cells before any runs (what a Ctrl-C handler needs to say how
         many cells are saved).
@@ -273,19 +270,9 @@ def run_bench(suite: str = "quick", out: str | os.PathLike | None = None, *, job
         If another command is writing ``out``.
     """
     full = get_suite(suite)
-    the_suite, challenger = full, None
-    if agent is None:
-        if any(v is not None for v in (private, reference, agent_kwargs, label)):
-            raise BenchError("--private, --reference, --agent-kwargs and --label describe a challenger: give it "
-                             "with --agent")
-        the_suite = replace(full, grids=_overridden(full, full.available_grids(), seeds, horizon, delta, agents, envs,
-                                                    epsilons, env_kwargs))
-    elif any(v is not None for v in (agents, envs, epsilons, env_kwargs)):
-        raise BenchError("--agents, --envs, --epsilons and --env-kwargs choose the suite's cells: a challenger "
-                         "(--agent) runs beside the whole suite")
-    else:
-        the_suite, challenger = _challenger_suite(full, agent, private, reference, label, dict(agent_kwargs or {}),
-                                                  seeds, horizon, delta)
+    chosen = dict(seeds=seeds, horizon=horizon, delta=delta, agents=agents, envs=envs, epsilons=epsilons,
+                  env_kwargs=env_kwargs)
+    the_suite, challenger = _planned_suite(full, agent, private, reference, label, agent_kwargs, chosen)
     cells = the_suite.cells()
     if not cells:
         raise BenchError(f"suite {suite!r} has no agent available in this install")
@@ -294,46 +281,68 @@ def run_bench(suite: str = "quick", out: str | os.PathLike | None = None, *, job
         print(line)
         return BenchResult(0, estimate=line)
     out = output_folder(out or Path("results") / suite, "--out")
-    if command is None:
-        command = f"privbandit.bench.run_bench({suite!r}, {str(out)!r})"
     with folder_lock(out):
-        start = time.perf_counter()
         if started is not None:
             started(out, cells)
-        left_out = replace(full, grids=_overridden(full, full.grids, seeds, horizon, delta, agents, envs, epsilons,
-                                                   env_kwargs)).left_out()
-        if left_out:  # said before the progress bar
-            print(f"{prog}: {left_out}", file=sys.stderr)
-        stored = _stored_baselines(the_suite.name, cells, out, challenger, baselines, seeds, horizon, delta, prog)
-        res = run_cells(cells, out, jobs=jobs, progress=progress, prog=prog, backend=backend, address=address)
-        wall = time.perf_counter() - start
-        notes = [f"command: `{command}`", f"suite `{the_suite.name}`: {the_suite.description}",
-                 f"{len(cells)} cells ({len(res.ran)} run now, {len(res.skipped)} found finished); "
-                 f"sweep wall time {wall:.1f} s with --jobs {jobs} --backend {backend}"]
-        if left_out:
-            notes.append(left_out)
-        if challenger is not None:
-            notes.append(f"challenger `{challenger}` ({agent}) beside the baselines of every block its privacy "
-                         "model fits" + (f"; reference `{reference}`" if reference else ""))
-        if stored is not None:
-            notes.append(stored)
-        notes, references = with_earlier(out, res.others, notes, the_suite.references())
-        title = f"privbandit benchmark: {the_suite.name}" + (f", challenger {challenger}" if challenger else "")
-        report = write_outputs(res.table, out, title=title, references=references, notes=notes,
-                               slope_window=the_suite.slope_window, challenger=challenger, reference=reference,
-                               planned=res.planned)
-        total = time.perf_counter() - start
-        if challenger is not None and challenger in set(res.table["agent"]):
-            print(comparison_lines(res.table, challenger, reference))
-        else:
-            print(headline(res.table, res.planned))
-        print(f"\n{len(cells)} cells ({len(res.ran)} run, {len(res.skipped)} already finished); wall time "
-              f"{total:.1f} s")
-        if res.others:
-            print(f"{out} also holds {len(res.others)} cells of earlier commands: results.csv and the report "
-                  "include them")
-        print(f"report: {report}")
-        return _done(res.table, res.planned, out=out, report=report, sweep=res, challenger=challenger)
+        return _bench_folder(full, the_suite, cells, out, challenger, agent=agent, reference=reference,
+                             baselines=baselines, chosen=chosen, jobs=jobs, backend=backend, address=address,
+                             progress=progress, prog=prog,
+                             command=command or f"privbandit.bench.run_bench({suite!r}, {str(out)!r})")
+
+
+def _planned_suite(full: Suite, agent: str | None, private, reference, label, agent_kwargs,
+                   chosen: dict) -> tuple[Suite, str | None]:
+    """The suite :func:`run_bench` runs (its cells as ``chosen``, or a challenger beside all of them) and the
+    challenger's label."""
+    if agent is None:
+        if any(v is not None for v in (private, reference, agent_kwargs, label)):
+            raise BenchError("--private, --reference, --agent-kwargs and --label describe a challenger: give it "
+                             "with --agent")
+        return replace(full, grids=_overridden(full, full.available_grids(), **chosen)), None
+    if any(chosen[k] is not None for k in ("agents", "envs", "epsilons", "env_kwargs")):
+        raise BenchError("--agents, --envs, --epsilons and --env-kwargs choose the suite's cells: a challenger "
+                         "(--agent) runs beside the whole suite")
+    return _challenger_suite(full, agent, private, reference, label, dict(agent_kwargs or {}), chosen["seeds"],
+                             chosen["horizon"], chosen["delta"])
+
+
+def _bench_folder(full: Suite, the_suite: Suite, cells: Sequence[Cell], out: Path, challenger: str | None, *,
+                  agent: str | None, reference: str | None, baselines: str, chosen: dict, jobs: int, backend: str,
+                  address: str | None, progress: bool, prog: str, command: str) -> BenchResult:
+    """:func:`run_bench` in its locked results folder: the stored cells, the sweep, the outputs, the lines said."""
+    start = time.perf_counter()
+    left_out = replace(full, grids=_overridden(full, full.grids, **chosen)).left_out()
+    if left_out:  # said before the progress bar
+        print(f"{prog}: {left_out}", file=sys.stderr)
+    stored = _stored_baselines(the_suite.name, cells, out, challenger, baselines, chosen["seeds"], chosen["horizon"],
+                               chosen["delta"], prog)
+    res = run_cells(cells, out, jobs=jobs, progress=progress, prog=prog, backend=backend, address=address)
+    wall = time.perf_counter() - start
+    notes = [f"command: `{command}`", f"suite `{the_suite.name}`: {the_suite.description}",
+             f"{len(cells)} cells ({len(res.ran)} run now, {len(res.skipped)} found finished); "
+             f"sweep wall time {wall:.1f} s with --jobs {jobs} --backend {backend}"]
+    if left_out:
+        notes.append(left_out)
+    if challenger is not None:
+        notes.append(f"challenger `{challenger}` ({agent}) beside the baselines of every block its privacy "
+                     "model fits" + (f"; reference `{reference}`" if reference else ""))
+    if stored is not None:
+        notes.append(stored)
+    notes, references = with_earlier(out, res.others, notes, the_suite.references())
+    title = f"privbandit benchmark: {the_suite.name}" + (f", challenger {challenger}" if challenger else "")
+    report = write_outputs(res.table, out, title=title, references=references, notes=notes,
+                           slope_window=the_suite.slope_window, challenger=challenger, reference=reference,
+                           planned=res.planned)
+    total = time.perf_counter() - start
+    if challenger is not None and challenger in set(res.table["agent"]):
+        print(comparison_lines(res.table, challenger, reference))
+    else:
+        print(headline(res.table, res.planned))
+    print(f"\n{len(cells)} cells ({len(res.ran)} run, {len(res.skipped)} already finished); wall time {total:.1f} s")
+    if res.others:
+        print(f"{out} also holds {len(res.others)} cells of earlier commands: results.csv and the report include them")
+    print(f"report: {report}")
+    return _done(res.table, res.planned, out=out, report=report, sweep=res, challenger=challenger)
 
 
 def _overridden(full: Suite, grids, seeds, horizon, delta, agents, envs, epsilons, env_kwargs) -> tuple:
@@ -476,43 +485,8 @@ def run_agent(env: str, agent: str, horizon: int, *, epsilon: float | None = Non
     BenchError
         For an unknown env or agent, keyword arguments they refuse, or a budget that does not fit the agent.
     """
-    import gymnasium as gym
-
-    from ..agents import agent_is_private, agent_names
-    from ..envs.registration import ENV_IDS
-    from .grid import AgentEntry, Grid
-    from .labels import agent_name, kwargs_label, resolve_label
-
-    if env not in ENV_IDS:
-        raise BenchError(f"--env must be one of {sorted(ENV_IDS)}, got {env!r}")
-    name, kwargs = resolve_label(agent, dict(agent_kwargs or {}))
-    try:
-        agent_is_private(name)  # a registered name, an entry point or an import path
-    except ValueError:
-        raise BenchError(f"--agent must be one of {list(agent_names())}, a label of a report (e.g. linucb-practical) "
-                         f"or an import path pkg.module:factory, got {agent!r}") from None
-    try:
-        entry = AgentEntry(name, kwargs)
-        private = entry.is_private()
-        entry.build(1.0 if private else None, delta if private else None)  # the kwargs, checked now
-        agent_label = label or (agent if name != agent and agent_kwargs is None
-                                else kwargs_label(agent_name(name, kwargs), kwargs))
-    except (TypeError, ValueError) as exc:
-        said = None if agent_kwargs is None else json.dumps(dict(agent_kwargs))
-        raise BenchError(f"--agent {agent} with --agent-kwargs {said}: {str(exc).splitlines()[0]}") from None
-    if not private and epsilon is not None:
-        raise BenchError(f"--epsilon applies to private agents only; {agent!r} is non-private")
-    if private and epsilon is None:
-        raise BenchError(f"{agent!r} is private: choose a budget with --epsilon, e.g. --epsilon 1")
-    env_kwargs = {k: v for k, v in dict(family=family, dim=dim, n_arms=arms).items() if v is not None}
-    env_label = "-".join([env] + [f"{k}={v}" for k, v in env_kwargs.items()])
-    env_entry = EnvEntry(env_label, env, env_kwargs)
-    try:  # check the env kwargs now, with the library's message
-        env_entry.make(horizon).close()
-    except (TypeError, ValueError, gym.error.Error) as exc:
-        raise BenchError(f"cannot make {env} with {env_kwargs}: {exc}") from None
-    grid = Grid((AgentEntry(name, kwargs, label=agent_label, private=private),), (env_entry,),
-                epsilons=(epsilon if private else 1.0,), seeds=seeds, horizon=horizon, delta=delta)
+    grid, agent_label, env_label = _agent_grid(env, agent, horizon, epsilon, delta, seeds, agent_kwargs, label,
+                                               dict(family=family, dim=dim, n_arms=arms))
     cells = grid.cells()
     if out is None:
         import tempfile
@@ -543,6 +517,51 @@ def run_agent(env: str, agent: str, horizon: int, *, epsilon: float | None = Non
               "include them")
     print(f"results: {Path(given) / 'results.csv'}")
     return _done(res.table, res.planned, out=out, report=report, sweep=res)
+
+
+
+def _agent_grid(env: str, agent: str, horizon: int, epsilon: float | None, delta: float, seeds: int,
+                agent_kwargs: Mapping[str, Any] | None, label: str | None, env_options: dict) -> tuple[Any, str, str]:
+    """The grid of :func:`run_agent` (one agent, one env), its agent's and env's labels; the agent, its keyword
+    arguments, its budget and the env checked now (a :class:`BenchError` saying which is wrong)."""
+    import gymnasium as gym
+
+    from ..agents import agent_is_private, agent_names
+    from ..envs.registration import ENV_IDS
+    from .grid import AgentEntry, Grid
+    from .labels import agent_name, kwargs_label, resolve_label
+
+    if env not in ENV_IDS:
+        raise BenchError(f"--env must be one of {sorted(ENV_IDS)}, got {env!r}")
+    name, kwargs = resolve_label(agent, dict(agent_kwargs or {}))
+    try:
+        agent_is_private(name)  # a registered name, an entry point or an import path
+    except ValueError:
+        raise BenchError(f"--agent must be one of {list(agent_names())}, a label of a report (e.g. linucb-practical) "
+                         f"or an import path pkg.module:factory, got {agent!r}") from None
+    try:
+        entry = AgentEntry(name, kwargs)
+        private = entry.is_private()
+        entry.build(1.0 if private else None, delta if private else None)  # the kwargs, checked now
+        agent_label = label or (agent if name != agent and agent_kwargs is None
+                                else kwargs_label(agent_name(name, kwargs), kwargs))
+    except (TypeError, ValueError) as exc:
+        said = None if agent_kwargs is None else json.dumps(dict(agent_kwargs))
+        raise BenchError(f"--agent {agent} with --agent-kwargs {said}: {str(exc).splitlines()[0]}") from None
+    if not private and epsilon is not None:
+        raise BenchError(f"--epsilon applies to private agents only; {agent!r} is non-private")
+    if private and epsilon is None:
+        raise BenchError(f"{agent!r} is private: choose a budget with --epsilon, e.g. --epsilon 1")
+    env_kwargs = {k: v for k, v in env_options.items() if v is not None}
+    env_label = "-".join([env] + [f"{k}={v}" for k, v in env_kwargs.items()])
+    env_entry = EnvEntry(env_label, env, env_kwargs)
+    try:  # check the env kwargs now, with the library's message
+        env_entry.make(horizon).close()
+    except (TypeError, ValueError, gym.error.Error) as exc:
+        raise BenchError(f"cannot make {env} with {env_kwargs}: {exc}") from None
+    grid = Grid((AgentEntry(name, kwargs, label=agent_label, private=private),), (env_entry,),
+                epsilons=(epsilon if private else 1.0,), seeds=seeds, horizon=horizon, delta=delta)
+    return grid, agent_label, env_label
 
 
 def replot(folder: str | os.PathLike, *, command: str | None = None) -> BenchResult:
