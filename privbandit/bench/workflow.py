@@ -50,26 +50,10 @@ class BenchError(ValueError):
 
 @dataclass(frozen=True)
 class BenchResult:
-    """What :func:`run_bench` did.
-
-    Parameters
-    ----------
-    exit_code : int
-        What ``privbandit bench`` exits with: 0, or :data:`EXIT_INCOMPLETE` when some group of the report has fewer
-        seeds than planned (a dead worker: a rerun finishes it).
-    incomplete : int
-        The groups with fewer seeds than planned.
-    out : Path, optional
-        The results folder (None for an estimate).
-    report : Path, optional
-        ``report.md`` (None for an estimate).
-    sweep : SweepResult, optional
-        The sweep (its table, the cells run and found finished, those of earlier commands, the plan).
-    challenger : str, optional
-        The challenger's label.
-    estimate : str, optional
-        With ``estimate=True``: the estimate's line, and nothing ran.
-    """
+    """What :func:`run_bench` (or :func:`run_agent`, :func:`replot`) did: the exit code the command exits with (0, or
+    :data:`EXIT_INCOMPLETE` when ``incomplete`` groups of the report have fewer seeds than planned: a rerun finishes
+    them), the results folder, ``report.md``, the sweep (its table, the cells run and found finished, the plan), the
+    challenger's label, and with ``estimate_only`` the estimate's line (then nothing ran and the paths are None)."""
 
     exit_code: int
     incomplete: int = 0
@@ -452,38 +436,13 @@ def run_agent(env: str, agent: str, horizon: int, *, epsilon: float | None = Non
               out: str | os.PathLike | None = None, jobs: int = 1, progress: bool = True, command: str | None = None,
               prog: str = "privbandit run",
               started: Callable[[Path | None, Sequence[Cell]], None] | None = None) -> BenchResult:
-    """Run what ``privbandit run`` runs: one agent on one env for ``seeds`` seeds, into ``out`` when given (cells,
-    ``results.csv``, figures, ``report.md``, ``board.html``), printing the headline table.
-
-    Parameters
-    ----------
-    env : str
-        A registered env id (``PrivLinCB-v0``).
-    agent : str
-        An agent name, a label of a report (``linucb-practical``) or an import path ``"pkg.module:factory"``.
-    horizon : int
-        Rounds T.
-    epsilon, delta : float
-        The budget of a private agent (``epsilon`` required for one, refused for a non-private one).
-    seeds : int
-    agent_kwargs : mapping, optional
-    label : str, optional
-        The agent's label in the tables (default: its name and kwargs).
-    family, dim, arms : optional
-        The env's context family, dimension d and arms K.
-    out : path, optional
-        The results folder (default: none kept).
-    jobs, progress, command, prog, started
-        As in :func:`run_bench` (``started`` gets None for the folder when none is kept).
-
-    Returns
-    -------
-    BenchResult
-
-    Raises
-    ------
-    BenchError
-        For an unknown env or agent, keyword arguments they refuse, or a budget that does not fit the agent.
+    """Run what ``privbandit run`` runs: ``agent`` (a name, a report label or ``"pkg.module:factory"``, with
+    ``agent_kwargs`` and, when private, ``epsilon`` and ``delta``) on the registered ``env`` (with ``family``,
+    ``dim`` and ``arms``) for ``seeds`` seeds of ``horizon`` rounds, into ``out`` when given (cells, ``results.csv``,
+    figures, ``report.md``, ``board.html``), printing the headline table; ``label`` names it in the tables. ``jobs``,
+    ``progress``, ``command``, ``prog`` and ``started`` are :func:`run_bench`'s (``started`` gets None for the folder
+    when none is kept). Returns a :class:`BenchResult`; raises :class:`BenchError` for an unknown env or agent,
+    arguments they refuse, or a budget that does not fit the agent.
     """
     grid, agent_label, env_label = _agent_grid(env, agent, horizon, epsilon, delta, seeds, agent_kwargs, label,
                                                dict(family=family, dim=dim, n_arms=arms))
@@ -566,14 +525,8 @@ def _agent_grid(env: str, agent: str, horizon: int, epsilon: float | None, delta
 
 def replot(folder: str | os.PathLike, *, command: str | None = None) -> BenchResult:
     """Redraw what ``privbandit plot DIR`` redraws: the figures, ``report.md`` and ``board.html`` of a results
-    folder, with the title, notes, counterparts and slope window of its last report (``report.json``).
-
-    Raises
-    ------
-    BenchError
-        If the folder has no readable results table, or cell files that fail the check (rerun the command that
-        made it).
-    """
+    folder, with the title, notes, counterparts and slope window of its last report (``report.json``); a
+    :class:`BenchError` if it has no readable results table or cell files that fail the check."""
     from ..report.files import read_cell
     from ..report.tables import RUN_KEYS
     from .cells import CellFileError, load_cell
@@ -635,19 +588,10 @@ def store_suite(suite: str, out: str | os.PathLike | None = None, *, jobs: int =
                 started: Callable[[Path, Sequence[Cell]], None] | None = None) -> tuple[Path, ...]:
     """Run what ``privbandit store-reference`` runs: the suite's cells into ``out`` (resumable), then its baseline
     cells packed with their manifest (:func:`~privbandit.bench.stored.store_reference`) into ``dest`` (default: the
-    package data). With ``streams_only``, only the manifest's round-stream summaries are made again
-    (:func:`~privbandit.bench.stored.refresh_stream_summaries`) and nothing runs.
-
-    Returns
-    -------
-    tuple of Path
-        The archive and the manifest (the manifest alone with ``streams_only``).
-
-    Raises
-    ------
-    BenchError
-        For ``out`` missing (or given with ``streams_only``), or a cell missing or failing the check (run again to
-        finish).
+    package data); with ``streams_only``, only the manifest's round-stream summaries are made again
+    (:func:`~privbandit.bench.stored.refresh_stream_summaries`). Returns the archive and the manifest (the manifest
+    alone with ``streams_only``); raises :class:`BenchError` for ``out`` missing (or given with ``streams_only``),
+    or a cell missing or failing the check (run again to finish).
     """
     import shlex
 
