@@ -38,10 +38,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from privbandit import plots  # noqa: E402
 from privbandit.bench.grid import AgentEntry, Grid  # noqa: E402
 from privbandit.bench.suites import lin_env  # noqa: E402
 from privbandit.bench.sweep import sweep  # noqa: E402
+from privbandit.report import figures as plots  # noqa: E402
 from privbandit.report.tables import final_rows, format_interval, nonnegative_mean_ci  # noqa: E402
 
 from demo_studies import (  # noqa: E402,F401

@@ -12,7 +12,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
 
-from privbandit import plots  # noqa: E402
+from privbandit.report import figures as plots  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
