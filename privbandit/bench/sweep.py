@@ -193,7 +193,7 @@ def sweep(cells: Sequence[Cell], out: str | os.PathLike, *, jobs: int = 1, backe
     Examples
     --------
     >>> import tempfile
-    >>> from privbandit.sim import AgentEntry, EnvEntry, Grid, sweep
+    >>> from privbandit.bench import AgentEntry, EnvEntry, Grid, sweep
     >>> grid = Grid(agents=(AgentEntry("uniform"), AgentEntry("elim-jdp")),
     ...             envs=(EnvEntry("iso-d2", kwargs={"family": "isotropic", "n_arms": 3, "dim": 2}),),
     ...             epsilons=(1.0,), seeds=2, horizon=128)
