@@ -102,8 +102,11 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_delta, check_epsilon, check_int
-from ..agents import agent_is_private, make_agent
-from ..agents.checks import (
+from ..bandit_spec import BanditSpec
+from ..oracles import ContractError
+from ..privacy.audit import clopper_pearson
+from ..privacy.replay import ReleaseTape
+from .checks import (
     AGENT_CHECKS,
     PRIVACY_CHECKS,
     check_ledger_within_budget,
@@ -112,12 +115,8 @@ from ..agents.checks import (
     shared_replays,
     synthetic_stream,
 )
-from ..bandit_spec import BanditSpec
-from ..oracles import ContractError
-from ..privacy.audit import clopper_pearson
-from ..privacy.replay import ReleaseTape
-from .backends import agent_ref
-from .sweep import check_jobs
+from .registry import agent_is_private, make_agent
+from .workers import agent_ref, check_jobs
 
 __all__ = ["CONTRACT_NOT_PRIVACY", "FULL", "FUTILITY_BETA", "LEDGER_MISSING", "NO_POWER", "QUICK", "AgentAudit",
            "ContractFinding", "ContractUsers", "Design", "audit_agent", "contract_findings", "detectable_epsilon",
@@ -793,7 +792,7 @@ def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs
     jobs : int
         Worker processes of the empirical stage's runs (-1: all cores; 1: this process). The results do not
         depend on it (every run draws from its own seed); an agent registered from user code is found by the
-        workers as :func:`~privbandit.sim.sweep.sweep` finds it, and a change made to a module at run time (a
+        workers as :func:`~privbandit.bench.sweep.sweep` finds it, and a change made to a module at run time (a
         monkeypatch) is not seen by them.
 
     Returns
@@ -860,7 +859,7 @@ def _progress(progress: bool, total: int, desc: str):
 @dataclass(frozen=True)
 class _Build:
     """Builds the audited agent: picklable, so that a worker process builds its own (``ref`` tells a worker
-    where an agent registered from user code lives, :func:`~privbandit.sim.backends.agent_ref`)."""
+    where an agent registered from user code lives, :func:`~privbandit.agents.workers.agent_ref`)."""
 
     agent: str
     epsilon: float
@@ -875,7 +874,7 @@ class _Build:
 def _chunk(build: _Build, f: np.ndarray, r: np.ndarray,
            seeds: list[np.random.SeedSequence]) -> tuple[np.ndarray, list[float | None]]:
     """One worker's runs: the actions (n, T) of one run per seed on (f, r) and each run's spent epsilon."""
-    from .backends import prepare
+    from .workers import prepare
 
     if build.ref is not None:
         prepare(build.ref)
@@ -956,7 +955,7 @@ def _empirical_stage(build: Callable[[], Any], designs: list[Design], epsilon: f
         return _empirical_runs(_Runs(build), designs, epsilon, delta, n_draws, pilot_draws, alpha, seed, progress)
     from joblib import Parallel
 
-    from .backends import backend_context
+    from .workers import backend_context
 
     with backend_context("loky", jobs), Parallel(n_jobs=jobs) as parallel:
         return _empirical_runs(_Runs(build, parallel, jobs), designs, epsilon, delta, n_draws, pilot_draws, alpha,
