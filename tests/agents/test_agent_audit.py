@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import QuarterNoiseIW
+from conftest import QuarterNoiseIW, UndernoisedGaussian
 
 import privbandit.oracles.iw_jdp as iw_jdp_module
 import privbandit.oracles.iw_ldp as iw_ldp_module
@@ -29,18 +29,9 @@ from privbandit.agents.audit import (
     select_tests,
 )
 from privbandit.agents.elimination import JDP_UCB_FIRST_EPOCH, EliminationAgent
-from privbandit.privacy import GaussianMechanism, PrivacySpec
+from privbandit.privacy import PrivacySpec
 
 UCB = {"first_epoch": 1}  # a public schedule option: users 1 and 2 act on the neighbour's epoch-0 release
-
-
-class UndernoisedGaussian(GaussianMechanism):
-    """The planted bug: the release's noise divided by 1000 behind the ledger's back."""
-
-    def release(self, values, rng=None):
-        return GaussianMechanism(self.sensitivity, self.sigma / 1000).release(values, rng)
-
-
 
 
 def quarter_noise_twin(*, epsilon, delta=1e-5):

@@ -67,7 +67,7 @@ def test_the_futility_stop_ends_the_runs_of_a_set_without_leak_early():
 def test_a_stopped_audit_says_how_many_runs_it_made_and_a_refuted_one_runs_them_all(monkeypatch):
     """The honest agent's final runs stop at a look (its set's delta is confidently below the claim); its
     twin with 1/1000 of the noise runs all 300 and is refuted."""
-    from test_agent_audit import UndernoisedGaussian
+    from conftest import UndernoisedGaussian
 
     import privbandit.oracles.iw_jdp as iw_jdp_module
     from privbandit.agents.audit import audit_agent

@@ -16,7 +16,7 @@ import privbandit  # noqa: F401  (registers the envs)
 from privbandit.links import identity_link
 from privbandit.oracles.base import Estimate
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 bench = load_script("bench_pooled")
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from conftest import load_script
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 bench = load_script("bench_rates")
 T = 2.0 ** np.arange(10, 17)
 

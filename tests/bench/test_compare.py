@@ -181,7 +181,7 @@ def plugin_site(tmp_path, monkeypatch):
 
 def _challenger_block(page) -> str:
     """The Python block of ``page`` that registers the challenger ``my-agent`` and runs :func:`challenge`."""
-    from test_readme import fenced_blocks
+    from conftest import fenced_blocks
 
     blocks = [body for _, tag, body in fenced_blocks(page.read_text(encoding="utf-8"))
               if tag == "python" and 'register_agent("my-agent"' in body and "challenge(" in body]
@@ -196,7 +196,7 @@ def test_the_challenger_examples_keep_their_registered_label_beside_an_installed
     run it beside the baselines, which all run again (``challenge`` stores none): on a machine where the
     example plugin's entry point ``my-agent`` is installed too, the label is still the registered one. The
     README's prints a different difference at each epsilon of an env (at 64 rounds heavy-tailed's were equal)."""
-    from test_readme import ROOT, run_block
+    from conftest import ROOT, run_block
 
     code = _challenger_block(ROOT / page) + ('\nagents = set(result.table["agent"])\n'
                                              'assert {"my-agent", "elim-jdp-ucb"} <= agents, agents\n')

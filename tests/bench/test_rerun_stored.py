@@ -12,7 +12,7 @@ from conftest import load_script
 from privbandit.bench.stored import STREAM_TOLERANCE
 from privbandit.bench.suites import get_suite
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 rerun = load_script("rerun_stored")
 
 

@@ -264,7 +264,7 @@ def test_the_readme_says_how_many_cells_a_default_install_runs(monkeypatch):
 
     from privbandit.bench.suites import get_suite
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     said = re.search(r"default install runs (\d+) of the suite's (\d+) cells: the\s+other (\d+) are", readme)
     assert said, "the quick start's sentence on a default install's cells went missing"
     default, total, other = map(int, said.groups())

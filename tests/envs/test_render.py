@@ -206,7 +206,7 @@ def test_stable_baselines3_make_vec_env_when_installed():
 def test_the_guides_ppo_script_runs_when_stable_baselines3_is_installed():
     """The guide shows ``scripts/demo_sb3_ppo.py`` (PPO learning through ``make_vec_env``); it runs (minutes)."""
     pytest.importorskip("stable_baselines3")
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
     proc = subprocess.run([sys.executable, str(root / "scripts" / "demo_sb3_ppo.py")], capture_output=True,
                           text=True, env=env, cwd=root, check=False, timeout=900)

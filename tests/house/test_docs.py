@@ -20,9 +20,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_readme import ALLOWED_TAGS, fenced_blocks, run_block
+from conftest import ALLOWED_TAGS, fenced_blocks, run_block
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 GENERATED = DOCS / "_generated"
 SCRIPTS = ROOT / "scripts"

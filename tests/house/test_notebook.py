@@ -18,7 +18,7 @@ nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 pytest.importorskip("sklearn")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "docs" / "notebooks" / "price_of_privacy.ipynb"
 BUDGET = 120.0
 """Seconds the notebook may take in CI (at most 2 minutes)."""

@@ -9,7 +9,7 @@
   (`lem:spec-fast-converge`), but from there the residual ||F_k - I|| shrinks by a constant factor per
   step (about 1/2 for U*): linear convergence, O(log(1/eps)) more steps.
 
-Run ``python -m pytest tests/test_paper_errata.py -s`` to print the measured numbers quoted in the README.
+Run ``python -m pytest tests/house/test_paper_errata.py -s`` to print the measured numbers quoted in the README.
 
 References
 ----------

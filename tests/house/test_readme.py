@@ -12,59 +12,17 @@ parser's, the guide names every option and every exit code.
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import ALLOWED_TAGS, fenced_blocks, run_block
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
-ALLOWED_TAGS = ("python", "bash", "text")
-BLOCK_TIMEOUT = 60.0
 MAX_LINES = 200
 """The README's length limit (the docs issue's): detail belongs in docs/."""
 CLI_GUIDE = ROOT / "docs" / "guide" / "cli.md"
-
-
-def fenced_blocks(text: str) -> list[tuple[int, str, str]]:
-    """(line number of the opening fence, tag, body) of every ``` fenced block of a Markdown text.
-
-    Raises
-    ------
-    ValueError
-        If a fence is left open at the end of the text.
-    """
-    blocks: list[tuple[int, str, str]] = []
-    start, tag, body = 0, "", []
-    inside = False
-    for number, line in enumerate(text.splitlines(), start=1):
-        stripped = line.strip()
-        if not stripped.startswith("```"):
-            if inside:
-                body.append(line)
-            continue
-        if inside:
-            if stripped != "```":
-                raise ValueError(f"line {number}: a fence opens inside the block opened on line {start}")
-            blocks.append((start, tag, "\n".join(body) + "\n"))
-            inside = False
-        else:
-            start, tag, body, inside = number, stripped[3:].strip(), [], True
-    if inside:
-        raise ValueError(f"the block opened on line {start} is never closed")
-    return blocks
-
-
-def run_block(code: str, cwd: Path) -> subprocess.CompletedProcess:
-    """Run ``code`` in a fresh interpreter in ``cwd``, importing this checkout's ``privbandit``."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
-    env["MPLBACKEND"] = "Agg"
-    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True,
-                          check=False, timeout=BLOCK_TIMEOUT)
 
 
 BLOCKS = fenced_blocks(README.read_text(encoding="utf-8"))

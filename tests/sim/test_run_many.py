@@ -71,10 +71,10 @@ def test_shared_rounds_are_read_only():
 
 
 def test_every_ledger_is_checked():
-    from test_runner import _Leaky
+    from conftest import LeakyUniform
 
     with pytest.raises(PrivacyBudgetExceeded):
-        run_many([UniformAgent(), _Leaky()], make_env(), T, seed=0)
+        run_many([UniformAgent(), LeakyUniform()], make_env(), T, seed=0)
 
 
 def test_bad_arguments():

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import ClassVar
 
 import gymnasium as gym
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import build_agent
+from conftest import LeakyUniform, build_agent
 
 import privbandit  # noqa: F401 - registers the envs
 from privbandit.agents import UniformAgent, agent_names
-from privbandit.privacy import GaussianMechanism, PrivacySpec
 from privbandit.privacy.ledger import PrivacyBudgetExceeded
 from privbandit.sim.runner import COLUMNS, geometric_grid, run, split_seed
 
@@ -94,30 +92,13 @@ def test_split_seed_is_documented_derivation():
     assert s1 == env_seed
 
 
-class _Leaky(UniformAgent):
-    """A uniform agent that claims (1, 1e-5)-JDP and records a release with too little noise."""
-
-    name: ClassVar[str] = "leaky"
-    noise_scale: ClassVar[float] = 0.5
-
-    @property
-    def privacy(self) -> PrivacySpec:
-        return PrivacySpec("jdp", 1.0, 1e-5)
-
-    def _observe(self, x, y):
-        mech = GaussianMechanism.calibrated(1.0, 1e-5, sensitivity=2.0)
-        entry = mech.ledger_entry()
-        entry = dataclasses.replace(entry, parameter=entry.parameter * self.noise_scale)
-        self.ledger.record(self.t, self.t + x.shape[0], entry, label="leak")
-
-
-class _Honest(_Leaky):
+class _Honest(LeakyUniform):
     noise_scale: ClassVar[float] = 1.0
 
 
 def test_the_ledger_is_checked_at_the_end_of_every_run():
     with pytest.raises(PrivacyBudgetExceeded):
-        run(_Leaky(), make_env(), T, seed=0)
+        run(LeakyUniform(), make_env(), T, seed=0)
     table = run(_Honest(), make_env(), T, seed=0)
     spent = table["epsilon_spent"].unique()
     assert spent.size == 1 and 0.99 < spent[0] <= 1.0 + 1e-9
