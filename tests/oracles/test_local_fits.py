@@ -1,4 +1,4 @@
-"""Pieces of the local fits: the ellipsoid projection, the summing fits' running sums, the ledger's records and
+"""Pieces of the local fits: their norm, the summing fits' running sums, the ledger's records and
 the randomizer's checks of its radius and feature bound."""
 
 from __future__ import annotations
@@ -13,16 +13,6 @@ from privbandit.privacy import (
     LocalRandomizer,
 )
 
-U = 2.0 ** -53
-
-
-def _psd(rng, d):
-    a = rng.normal(size=(d, d))
-    u = a @ a.T / d + 0.1 * np.eye(d)
-    vals, vecs = np.linalg.eigh(u)
-    return u, (vecs * np.sqrt(vals)) @ vecs.T
-
-
 def _rows(rng, n, d, bound=1.0):
     """Random rows inside the ball, a zero row, rows at the bound and a strided (non-contiguous) view."""
     x = rng.normal(size=(n, d))
@@ -34,61 +24,34 @@ def _rows(rng, n, d, bound=1.0):
     return x
 
 
-def _project_ellipsoid_with_norm(v, u, eig):
-    """project_ellipsoid as it was written, with np.linalg.norm (the reference)."""
-    from scipy import optimize
-
-    vals, vecs = eig
-    c = vecs.T @ v
-    vals = np.maximum(vals, 0.0)
-    if np.linalg.norm(vals * c) <= 1.0:
-        return v
-
-    def excess(mu):
-        return float(np.linalg.norm(vals * c / (1.0 + mu * vals * vals)) - 1.0)
-
-    hi = 1.0
-    while excess(hi) > 0:
-        hi *= 4.0
-    mu = optimize.brentq(excess, 0.0, hi, xtol=1e-14, rtol=1e-12)
-    w = vecs @ (c / (1.0 + mu * vals * vals))
-    norm = np.linalg.norm(u @ w)
-    return w / norm if norm > 1.0 else w
-
-
-def test_project_ellipsoid_is_unchanged_bit_for_bit():
-    from privbandit.oracles.glm_ldp import project_ellipsoid
+def test_vector_norm_is_the_euclidean_norm():
+    """The local fits' norm (``vector_norm``, used by the ellipsoid projection) is numpy's Euclidean norm."""
     from privbandit.oracles.iw_ldp import vector_norm
 
     rng = np.random.default_rng(5)
-    inside = 0
-    for _ in range(400):
-        d = int(rng.integers(1, 8))
-        u, _ = _psd(rng, d)
+    for d in range(1, 9):
         v = rng.normal(size=d) * rng.uniform(0.05, 3.0)
-        eig = np.linalg.eigh(u)
-        a, b = project_ellipsoid(v, u, eig), _project_ellipsoid_with_norm(v, u, eig)
-        assert a.tobytes() == b.tobytes()
-        inside += a is v
-        assert vector_norm(v) == np.linalg.norm(v)
-    assert 50 < inside < 350                  # both branches ran
+        np.testing.assert_allclose(vector_norm(v), np.linalg.norm(v), rtol=1e-15)
+    assert vector_norm(np.zeros(3)) == 0.0
 
 
-def test_summing_fits_add_in_place_with_the_same_sums():
-    """SummingLocalFit adds each output to its running sum in place: the sum is the one a fresh array gets."""
-    oracle = make_oracle("ssp-local", epsilon=1.0, delta=1e-5)
+@pytest.mark.parametrize("name", ["ssp-local", "iw-regression-ldp"])
+def test_summing_fits_give_one_estimate_row_by_row_and_in_blocks(name):
+    """A summing local fit fed one row per call (the step loop) or blocks of 7 adds the same randomized outputs to
+    its running sums: the same estimate (to rounding: sums in another order) and the same ledger."""
+    oracle = make_oracle(name, epsilon=1.0, delta=1e-5)
     rng = np.random.default_rng(0)
-    x, y = _rows(rng, 20, 3), rng.uniform(-1, 1, 20)
-    fit = oracle.start(20, dim=3, bound=1.0, rng=1)
-    buffer = fit._sum
-    expected = np.zeros_like(buffer)
-    for t in range(20):
-        before = fit.rng.bit_generator.state
-        fit.add(x[t], float(y[t]))
-        g = np.random.default_rng(0)
-        g.bit_generator.state = before
-        expected = expected + fit._randomizer_(x[t][None].copy(), y[t:t + 1], g)[0]
-    assert fit._sum is buffer and fit._sum.tobytes() == expected.tobytes()
+    n = 300
+    x, y = _rows(rng, n, 3), rng.uniform(-1, 1, n)
+    one, blocks = oracle.start(n, dim=3, bound=1.0, rng=1), oracle.start(n, dim=3, bound=1.0, rng=1)
+    for t in range(n):
+        one.add(x[t], float(y[t]))
+    for i in range(0, n, 7):
+        blocks.add(x[i:i + 7], y[i:i + 7])
+    a, b = one.result(), blocks.result()
+    np.testing.assert_allclose(a.theta, b.theta, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(a.width_matrix, b.width_matrix, rtol=1e-9, atol=1e-12)
+    assert one.ledger.releases == blocks.ledger.releases and one.ledger.releases
 
 
 def test_ledger_record_takes_valid_ints_as_they_are_and_checks_the_rest():
