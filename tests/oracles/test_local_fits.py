@@ -13,6 +13,7 @@ from privbandit.privacy import (
     LocalRandomizer,
 )
 
+
 def _rows(rng, n, d, bound=1.0):
     """Random rows inside the ball, a zero row, rows at the bound and a strided (non-contiguous) view."""
     x = rng.normal(size=(n, d))
