@@ -145,6 +145,7 @@ def test_a_set_the_pilots_saw_too_rarely_is_not_scored():
     assert test.pilot_p > 0.99 and test.pilot_q > 0.99
 
 
+@pytest.mark.slow
 def test_an_honest_audit_at_the_defaults_ends_its_final_runs_at_the_first_look():
     """No set of elim-jdp's pilots has a chance to refute: the final runs test the set farthest below the
     claim and stop at the first look, and the report says why that test was kept."""
@@ -153,6 +154,7 @@ def test_an_honest_audit_at_the_defaults_ends_its_final_runs_at_the_first_look()
     assert not res.refuted and res.runs_made == 100 and test.pilot_chance < POWER_FLOOR
     assert any("the set farthest below the claim" in line for line in res.lines())
 
+@pytest.mark.slow
 def test_audit_passes_the_honest_agent_and_catches_its_under_noised_twin(monkeypatch):
     small = dict(agent_kwargs=UCB, max_horizon=8, watch=4, pilot_draws=16, n_draws=300)
     honest = audit_agent("elim-jdp-ucb", 1.0, **small)
@@ -163,6 +165,7 @@ def test_audit_passes_the_honest_agent_and_catches_its_under_noised_twin(monkeyp
     assert "within the claim" in planted.ledger_status and planted.ledger_ok  # the ledger alone misses it
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "module"), [("elim-glm-jdp-pooled", iw_jdp_module),
                                               ("elim-glm-ldp-pooled", iw_ldp_module)])
 def test_audit_passes_the_pooled_glm_agents_and_catches_their_under_noised_twins(name, module, monkeypatch):
@@ -178,6 +181,7 @@ def test_audit_passes_the_pooled_glm_agents_and_catches_their_under_noised_twins
     assert planted.refuted and planted.epsilon_lower > 2.0 and planted.ledger_ok
 
 
+@pytest.mark.slow
 def test_no_release_inside_the_stream_means_no_power(capsys):
     res = audit_agent("elim-jdp-ucb", 1.0, max_horizon=100)
     assert res.designs == () and not res.refuted and NO_POWER in "\n".join(res.lines())
@@ -193,6 +197,7 @@ def test_a_missing_ledger_exits_with_its_own_code(planted, capsys):
     assert NO_POWER in out and LEDGER_MISSING in out
 
 
+@pytest.mark.slow
 def test_a_ledger_above_the_claim_exits_with_its_own_code(planted, capsys):
     code = cli.main(["audit", "--agent", "jdp-at-1.5", "--epsilon", "1", "--horizon", "8", "--jobs", "1",
                      "--draws", "300", "--pilot-draws", "16"])
@@ -201,6 +206,7 @@ def test_a_ledger_above_the_claim_exits_with_its_own_code(planted, capsys):
     assert "4 audit: ledger missing or above the claim" in cli.build_parser().format_help()
 
 
+@pytest.mark.slow
 def test_audit_command_prints_the_bound_and_exits_1_when_refuted(monkeypatch, capsys):
     monkeypatch.setattr(iw_jdp_module, "GaussianMechanism", UndernoisedGaussian)
     # --jobs 1: the planted bug is a monkeypatch of this process, which worker processes would not see

@@ -74,6 +74,7 @@ def batch_path(agent, env, horizon, seed):
     return actions, regret
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(agent_names()))
 def test_step_loop_and_batch_path_agree_and_the_ledger_holds(name):
     """On the env's stream the step loop and the batch path choose the same arms but at rounding ties
@@ -180,6 +181,7 @@ EASY_EPS = {"elim-glm-jdp": 30.0, "elim-glm-ldp": 30.0, "elim-ldp-ssp": 1000.0, 
 PER_ROUND = {"linucb", "linucb-jdp", "ldp-ucb", "glm-ucb", "gloc"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", LEARNERS)
 def test_learning_agents_beat_uniform_random(name):
     horizon = 2 ** 9 if name in PER_ROUND else 2 ** 15 if name in {"elim-ldp", "elim-glm-ldp"} else 2 ** 14

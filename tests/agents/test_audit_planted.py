@@ -141,6 +141,7 @@ PLANTED = {
 """Each planted agent's factory, the contract check that refutes it and words of that check's message."""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("factory", sorted(PLANTED))
 def test_each_planted_agent_is_refuted_by_the_audit_command_naming_its_leak(factory, capsys):
     """The contract stage refutes each one with the check's own message; the exit code is 1 whatever the
@@ -159,6 +160,7 @@ def test_each_planted_agent_is_refuted_by_the_audit_command_naming_its_leak(fact
     assert "the verdict does not rest on it" in out
 
 
+@pytest.mark.slow
 def test_sneaky_is_refuted_by_the_contract_not_by_the_empirical_bound():
     """The audit's neighbouring streams give the target the rewards (1, -1) and (-1, 1): the sign SNEAKY reads
     depends on user 0's random arm as much as on the stream, so only the contract's replay sees the leak."""
@@ -169,6 +171,7 @@ def test_sneaky_is_refuted_by_the_contract_not_by_the_empirical_bound():
     assert all(f.privacy and f.line.startswith("REFUTED by the contract: " + f.check) for f in res.contract)
 
 
+@pytest.mark.slow
 def test_a_contract_failure_that_is_not_about_privacy_says_so_and_exits_5(capsys):
     """LEAKY also breaks the step loop (it acts on rows the batch path has not seen yet); a variant that keeps
     the data flow private but draws its exploration uniforms differently on the two paths fails that check

@@ -64,6 +64,7 @@ def test_the_futility_stop_ends_the_runs_of_a_set_without_leak_early():
     assert not futile(1, 0, 1000, N, EPS, DELTA, ALPHA, beta)
 
 
+@pytest.mark.slow
 def test_a_stopped_audit_says_how_many_runs_it_made_and_a_refuted_one_runs_them_all(monkeypatch):
     """The honest agent's final runs stop at a look (its set's delta is confidently below the claim); its
     twin with 1/1000 of the noise runs all 300 and is refuted."""
@@ -81,6 +82,7 @@ def test_a_stopped_audit_says_how_many_runs_it_made_and_a_refuted_one_runs_them_
     assert planted.refuted and planted.runs_made == 600 and "600 runs per stream, T" in planted.lines()[2]
 
 
+@pytest.mark.slow
 def test_the_report_has_one_verdict_its_meaning_and_no_contradicting_line(capsys):
     """One verdict line followed by what it means; no pilot line that says more runs would refute a claim the
     verdict does not refute; a delta bound never below 0; the largest refutable epsilon said in words."""
@@ -96,6 +98,7 @@ def test_the_report_has_one_verdict_its_meaning_and_no_contradicting_line(capsys
                      r"that publishes every user's data", text)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flag", [[], ["--no-progress"]])
 def test_the_progress_bars_go_to_stderr_unless_no_progress(flag, capsys):
     assert cli.main(["audit", *SMALL, *flag]) == 0
@@ -108,6 +111,7 @@ def test_the_progress_bars_go_to_stderr_unless_no_progress(flag, capsys):
     assert not any(stage in captured.out for stage in stages) and "verdict: not refuted" in captured.out
 
 
+@pytest.mark.slow
 def test_quick_states_its_power(capsys):
     """--quick runs 1500 final runs per stream unless --draws is given, and the report says what they can
     refute."""

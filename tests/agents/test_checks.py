@@ -302,6 +302,7 @@ def test_a_broken_agent_fails_the_check_that_names_its_bug(factory, check):
     assert err.value.check == check, str(err.value)
 
 
+@pytest.mark.slow
 def test_the_planted_agents_honest_twins_pass():
     check_agent(lambda: CentralLDP(model="jdp"), horizon=HORIZON)      # central releases are fine under JDP
     check_agent(lambda: SSLinUCBAgent(epsilon=1.0, delta=1e-5), horizon=HORIZON)
@@ -432,6 +433,7 @@ class CopyRedraws(EliminationAgent):
         return new
 
 
+@pytest.mark.slow
 def test_every_user_is_changed_from_a_copy_of_the_run_before_it_and_a_copy_must_continue_the_run():
     """The privacy checks replay each user from a deep copy of the run before its policy block; one user's pair is
     also played whole and must agree, so an agent whose copies do not continue as itself is refused, saying why.

@@ -79,6 +79,7 @@ def test_the_agent_refits_to_the_mle_of_every_row_so_far():
                                np.linalg.inv(np.eye(3) + np.concatenate(rows).T @ np.concatenate(rows)), atol=1e-10)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [*NAMES, "glm-ucb-practical", "gloc-practical", "linucb"])
 @pytest.mark.parametrize("batch_size", [1, 8])
 def test_step_loop_equals_batch_path_on_a_steep_logistic_link(name, batch_size):
@@ -125,6 +126,7 @@ def test_theory_radii_carry_the_links_worst_slope():
 LEARN = {"glm-ucb-practical": dict(batch_size=16), "gloc-practical": {}}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(LEARN))
 def test_learns_on_a_small_logistic_bandit(name):
     """d = 5, K = 5, T = 2^13, logistic link of slope 2: far below uniform play (measured: 0.14x to 0.37x for the

@@ -43,6 +43,7 @@ def test_a_budget_is_required_and_the_claim_is_local():
     assert make_agent("ldp-glm-sgd", epsilon=0.5, delta=1e-6).privacy.model == "ldp"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kwargs", [{}, dict(batch_size=5, channel="l2-ball", norm_bound=None)])
 def test_the_agent_keeps_the_contract(kwargs):
     check_agent(lambda: make_agent("ldp-glm-sgd", epsilon=EPS, **kwargs), horizon=128)
@@ -152,6 +153,7 @@ def test_every_user_is_released_once_in_the_ledger():
         assert agent.ledger.releases[0].entry == agent.mechanism.ledger_entry() and isinstance(agent.mechanism, entry)
 
 
+@pytest.mark.slow
 def test_it_learns_at_a_large_epsilon():
     """Han et al.'s logistic setting (d = 2, K = 10, contexts and theta* uniform on the sphere, slope 1): at
     epsilon 50 the regret after 4096 rounds is under a fifth of uniform play's; at epsilon 0.05 it is not."""
@@ -165,6 +167,7 @@ def test_it_learns_at_a_large_epsilon():
     assert regret("ldp-glm-sgd", epsilon=0.05) > 0.5 * uniform
 
 
+@pytest.mark.slow
 def test_the_audit_passes_the_agent_and_refutes_its_under_noised_twin():
     small = dict(max_horizon=32, n_draws=300, pilot_draws=16)
     honest = audit_agent("ldp-glm-sgd", EPS, **small)

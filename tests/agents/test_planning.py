@@ -291,6 +291,7 @@ def test_elim_ucb_step_loop_and_batch_path_choose_the_same_arms():
     assert np.array_equal(play_loop(make_agent("elim-ucb"), batch.features, batch.rewards, rng=7), arms)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["elim-ldp-greedy", "elim-nonprivate-greedy"])
 def test_greedy_play_step_loop_chooses_what_the_batch_path_does(name):
     """Greedy play's step loop (the round's rate, the latest mean on one context, the spanner when

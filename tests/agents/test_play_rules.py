@@ -311,6 +311,7 @@ def _step_run(agent, feats, rewards, seed):
     return acts, left, rates
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, kwargs", PRACTICAL + [("planted", {})],
                          ids=[f"{n}-{k.get('play', '')}" for n, k in PRACTICAL] + ["planted"])
 def test_schedules_and_rates_are_public(name, kwargs):

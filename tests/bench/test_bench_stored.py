@@ -39,6 +39,7 @@ def bench(out, capsys, *extra):
     return code, captured.out, captured.err
 
 
+@pytest.mark.slow
 def test_a_suite_run_takes_the_stored_cells_says_so_in_one_line_and_writes_what_a_full_run_writes(tiny, tmp_path,
                                                                                                  capsys):
     code, out, err = bench(tmp_path / "stored", capsys)
@@ -67,6 +68,7 @@ def test_a_suite_run_takes_the_stored_cells_says_so_in_one_line_and_writes_what_
     assert "cells run again (--baselines rerun); the 6 that" in out and "are kept (a new --out runs every one)" in out
 
 
+@pytest.mark.slow
 def test_a_shrunk_suite_run_takes_no_stored_cell_it_cannot_match(tiny, tmp_path, capsys):
     """``--seeds`` and ``--horizon`` change the cells (their planned seeds, their streams): nothing is taken and the
     one line on stdout says why (what was asked for, not a problem); ``--agents`` keeps the cells as they are stored
@@ -81,6 +83,7 @@ def test_a_shrunk_suite_run_takes_no_stored_cell_it_cannot_match(tiny, tmp_path,
     assert code == 0 and "2 cells (0 run, 2 already finished)" in out and "2 cells from the stored" in out
 
 
+@pytest.mark.slow
 def test_a_stream_that_differs_runs_its_cells_and_the_others_are_taken(tiny, tmp_path, capsys, monkeypatch):
     meta = json.loads((tiny / "tiny.json").read_text())
     moved = tmp_path / "moved"

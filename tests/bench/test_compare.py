@@ -132,6 +132,7 @@ def test_challenge_refuses_a_wrong_claim_or_reference(tmp_path, jdp_copy):
         challenge(TINY, "uniform", tmp_path)
 
 
+@pytest.mark.slow
 def test_bench_agent_adds_the_comparison_and_leaderboard(tmp_path, capsys, jdp_copy):
     out = tmp_path / "bench"
     code = cli.main(["bench", "--suite", "quick", "--agent", jdp_copy, "--private", "jdp", "--reference", "elim-jdp",
@@ -189,6 +190,7 @@ def _challenger_block(page) -> str:
     return blocks[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", ["README.md", "docs/guide/cli.md"])
 def test_the_challenger_examples_keep_their_registered_label_beside_an_installed_plugin(page, plugin_site,
                                                                                          monkeypatch, tmp_path):
@@ -221,6 +223,7 @@ def test_a_factory_around_a_registered_agent_is_not_labelled_with_its_name(plugi
     assert challenger_entry("readme_agent:make", label="mine").label == "mine"
 
 
+@pytest.mark.slow
 def test_bench_labels_a_challenger_with_the_name_it_is_given_when_the_baselines_run_again(plugin_site, tmp_path):
     """A factory around a registered agent (the README's, by import path) is not labelled with that agent's
     name, whether the baselines run again or the stored ones are tried: by default the import path's

@@ -86,6 +86,7 @@ def test_cells_of_another_version_another_entropy_or_another_cell_are_not_mixed_
     assert (tmp_path / "results.csv").read_bytes() == before
 
 
+@pytest.mark.slow
 def test_cli_names_each_rejected_file_and_plot_refuses_a_damaged_folder(tmp_path, capsys):
     out = tmp_path / "run"
     assert cli.main(RUN + [str(out)]) == 0
@@ -135,6 +136,7 @@ def _replace_fails(monkeypatch, nth: int):
     return state
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["write", "rename"])
 def test_a_full_disk_is_one_line_exit_2_leaves_no_partial_cell_and_the_rerun_completes(where, tmp_path, monkeypatch,
                                                                                        capsys):
@@ -187,6 +189,7 @@ time.sleep(60)
 """
 
 
+@pytest.mark.slow
 def test_a_second_command_on_a_folder_in_use_is_refused_in_one_line(tmp_path, capsys):
     pytest.importorskip("fcntl")
     out = tmp_path / "busy"
@@ -235,6 +238,7 @@ def killer(tmp_path):
     AGENT_REGISTRY.unregister("killer")
 
 
+@pytest.mark.slow
 def test_a_worker_killed_in_a_loky_sweep_names_the_lost_cells_exits_3_and_the_rerun_completes(killer, tmp_path,
                                                                                               capsys):
     out = tmp_path / "loky"
@@ -256,6 +260,7 @@ def test_a_worker_killed_in_a_loky_sweep_names_the_lost_cells_exits_3_and_the_re
     assert "incomplete" not in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_a_worker_killed_in_a_dask_sweep_loses_no_cell_for_good(killer, tmp_path):
     pytest.importorskip("dask.distributed", reason="the dask backend needs the dist extra: pip install '.[dist]'")
     cells = Grid((AgentEntry("killer", private=False),), ENVS[:1], seeds=4, horizon=64).cells()

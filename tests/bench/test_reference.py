@@ -61,6 +61,7 @@ def stored(tmp_path_factory):
     return stored_suite(TINY, tmp_path_factory)
 
 
+@pytest.mark.slow
 def test_store_reference_command_runs_the_baselines_resumably_and_records_itself(stored, tmp_path, monkeypatch,
                                                                                   capsys):
     from privbandit.bench import suites
@@ -94,6 +95,7 @@ def shifted(meta: dict, key: str, by: float, block: int = 0) -> dict:
     return {**meta, "streams": {**meta["streams"], key: {**summary, "sketch": sketch}}}
 
 
+@pytest.mark.slow
 def test_the_manifest_names_version_command_streams_and_machine(stored):
     _, dest, archive, manifest = stored
     meta = json.loads(manifest.read_text())
@@ -109,6 +111,7 @@ def test_the_manifest_names_version_command_streams_and_machine(stored):
     assert archive.stat().st_size < 50_000
 
 
+@pytest.mark.slow
 def test_stored_cells_rerun_equal(stored, tmp_path):
     folder, dest, _, _ = stored
     names = install_reference(TINY, tmp_path / "installed", base=dest)
@@ -120,6 +123,7 @@ def test_stored_cells_rerun_equal(stored, tmp_path):
                                       read_cell(cell_path(tmp_path / "installed" / "cells", cell)), check_exact=True)
 
 
+@pytest.mark.slow
 def test_a_mismatch_is_named(stored, tmp_path):
     _, dest, archive, manifest = stored
     meta = json.loads(manifest.read_text())
@@ -146,6 +150,7 @@ def test_a_mismatch_is_named(stored, tmp_path):
     assert "no stored results" in check_reference(TINY, base=tmp_path / "none")[0]
 
 
+@pytest.mark.slow
 def test_stored_results_are_valid_cell_by_cell(stored, tmp_path):
     """An agent added to the suite after the results were stored runs alone; a stream that differs from the stored
     one beyond rounding runs its cells; every other stored cell stands in."""
@@ -168,6 +173,7 @@ def test_stored_results_are_valid_cell_by_cell(stored, tmp_path):
     assert len(match.usable) == 3 and all(f"seed{one[-1]}__" not in k for k in match.usable)
 
 
+@pytest.mark.slow
 def test_a_stream_equal_up_to_rounding_stands_in_and_is_said_inexact(stored, tmp_path):
     """Other bytes within the tolerance (another CPU's last bits) keep the stored cells; just over it they run,
     and the problem names what differs between the stored machine and this one."""
@@ -186,6 +192,7 @@ def test_a_stream_equal_up_to_rounding_stands_in_and_is_said_inexact(stored, tmp
     assert f"numpy_simd X86_V2 X86_V3 X86_V4 AVX512_SKX -> {machine()['numpy_simd']}" in match.problems[-1]
 
 
+@pytest.mark.slow
 def test_stream_difference_is_zero_for_the_same_bytes_tiny_for_rounding_and_large_for_another_seed(stored):
     cells = {c.seed: c for c in TINY.cells()}
     a, b = stream_summary(cells[0]), stream_summary(cells[1])
@@ -244,6 +251,7 @@ def perturbed_round(monkeypatch, round_: int, by: float) -> None:
     monkeypatch.setattr(cls, "sample_batch", sample_)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("round_", [64, 200, 255])
 def test_a_stream_changed_only_after_its_first_64_rounds_does_not_match(long_stored, monkeypatch, round_):
     """One reward of one late round moved by 1e-3: its block's sketch moves by 1e-3 of a scale of 64 rounds'
@@ -261,6 +269,7 @@ def test_a_stream_changed_only_after_its_first_64_rounds_does_not_match(long_sto
         in match.problems[0] and "its 1 cells run" in match.problems[0]
 
 
+@pytest.mark.slow
 def test_a_sampled_check_leaves_the_other_streams_unchecked_never_matching(stored):
     """``sample``: the streams not summarised are unchecked; their cells are not usable, and check_reference says
     how many streams it did not check."""
@@ -272,6 +281,7 @@ def test_a_sampled_check_leaves_the_other_streams_unchecked_never_matching(store
     assert match_reference(TINY, base=dest, sample=2).unchecked == ()
 
 
+@pytest.mark.slow
 def test_refreshing_the_summaries_of_an_old_manifest_keeps_the_cells_and_every_other_entry(stored, tmp_path,
                                                                                            monkeypatch, capsys):
     """A format-1 manifest (first 64 rounds only) is refused with a message naming the command that refreshes it;
@@ -301,6 +311,7 @@ def test_refreshing_the_summaries_of_an_old_manifest_keeps_the_cells_and_every_o
         assert exit_.value.code == 2 and words in capsys.readouterr().err.strip().splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_the_leaderboard_ranks_each_board_with_paired_intervals(stored, tmp_path, capsys):
     folder = stored[0]
     sweep(TINY.cells(), folder, jobs=1)  # writes results.csv
@@ -314,6 +325,7 @@ def test_the_leaderboard_ranks_each_board_with_paired_intervals(stored, tmp_path
     assert "minus uniform (paired 95% CI)" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_the_leaderboard_reads_the_shipped_stored_results(capsys):
     """``leaderboard --stored quick`` reads the cells out of the shipped archive (as bytes, never a path) and
     ranks them: every stored agent of a joint-DP board appears once."""
@@ -328,6 +340,7 @@ def test_the_leaderboard_reads_the_shipped_stored_results(capsys):
     assert held and all(board.count(f"| {agent} |") == 1 for agent in held)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suite", ["quick", "paper"])
 def test_the_shipped_results_match_this_install(suite):
     """The stored results of both suites: their version (cell definitions and results_version), every cell and a
@@ -338,6 +351,7 @@ def test_the_shipped_results_match_this_install(suite):
     assert match.problems == () and match.unstored == () and match.usable and match.unchecked
 
 
+@pytest.mark.slow
 def test_bench_delta_sets_the_private_cells_delta_and_then_runs_the_baselines_again(stored, tmp_path, monkeypatch,
                                                                                    capsys):
     import privbandit.bench.stored as reference
@@ -383,6 +397,7 @@ def test_one_stored_cell_of_every_baseline_reruns_to_the_same_table(tmp_path):
                                       rtol=STREAM_TOLERANCE, atol=1e-12, obj=cell.key)
 
 
+@pytest.mark.slow
 def test_bench_runs_only_the_challenger_on_stored_baselines_and_says_when_it_cannot(stored, tmp_path, monkeypatch,
                                                                                    capsys):
     import privbandit.bench.stored as reference

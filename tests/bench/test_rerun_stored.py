@@ -24,6 +24,7 @@ def test_sampled_keeps_the_named_streams_spread_over_the_list():
     assert [c.key for c in three] == [cells[0].key, cells[(len(cells) - 1) // 2].key, cells[-1].key]
 
 
+@pytest.mark.slow
 def test_two_stored_cells_run_again_to_their_stored_final_regret(tmp_path, capsys):
     out = tmp_path / "rerun.csv"
     assert rerun.main(["--suite", "quick", "--streams", "rare-direction-d5k5|T=16384|seed=0", "--sample", "2",

@@ -30,6 +30,7 @@ def small_grid(seeds: int = 2, horizon: int = 64) -> Grid:
     return Grid((AgentEntry("uniform", private=False),), ENVS, epsilons=(1.0,), seeds=seeds, horizon=horizon)
 
 
+@pytest.mark.slow
 def test_serial_and_parallel_sweeps_give_identical_tables(tmp_path):
     cells = small_grid().cells()
     serial = sweep(cells, tmp_path / "serial", jobs=1)
@@ -114,6 +115,7 @@ def _start(out: Path) -> subprocess.Popen:
                             text=True, start_new_session=True)
 
 
+@pytest.mark.slow
 def test_a_killed_sweep_loses_no_finished_cell_and_the_rerun_completes_only_the_missing(tmp_path):
     out = tmp_path / "killed"
     proc = _start(out)
@@ -179,6 +181,7 @@ def test_dask_backend_on_a_local_cluster_equals_serial(tmp_path):
     pd.testing.assert_frame_equal(serial.table, dask.table, check_exact=True)
 
 
+@pytest.mark.slow
 def test_ray_backend_equals_serial(tmp_path):
     pytest.importorskip("ray", reason="the ray backend needs ray (in the test and dist extras); not installed here")
     cells = small_grid().cells()

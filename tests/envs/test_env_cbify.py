@@ -277,6 +277,7 @@ def test_the_readme_says_how_many_cells_a_default_install_runs(monkeypatch):
                                        "cbify-digits-pca4 needs the data extra")
 
 
+@pytest.mark.slow
 def test_bench_says_what_it_leaves_out_before_it_runs(monkeypatch, capsys, tmp_path):
     """Without the `data` extra, bench names the cells it leaves out, and why, on stderr before the sweep
     (and its progress bar) starts, and in the report's notes."""

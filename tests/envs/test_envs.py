@@ -86,6 +86,7 @@ def test_gym_make_plays_a_horizon_beyond_the_default_to_its_end(env_id):
     assert [short.step(0)[3] for _ in range(3)] == [False, False, True]
 
 
+@pytest.mark.slow
 def test_make_with_module_prefix_needs_no_prior_import():
     code = ("import sys, gymnasium as gym; assert 'privbandit' not in sys.modules; "
             "env = gym.make('privbandit:PrivLinCB-v0'); obs, _ = env.reset(seed=0); print(obs.shape)")

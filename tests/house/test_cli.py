@@ -33,6 +33,7 @@ def test_list(what, expected, capsys):
     assert code == 0 and expected <= names
 
 
+@pytest.mark.slow
 def test_run_writes_results_figures_and_report_then_plot_redraws(tmp_path, capsys):
     out = tmp_path / "run"
     code, text, _ = _main(["run", "--env", "PrivLinCB-v0", "--agent", "elim-jdp", "--epsilon", "0.5", "--horizon",
@@ -58,6 +59,7 @@ def test_run_without_out_prints_the_table(capsys):
     assert code == 0 and "| uniform |" in text.replace("  ", " ")
 
 
+@pytest.mark.slow
 def test_bench_quick_with_small_overrides(tmp_path, capsys):
     out = tmp_path / "bench"
     code, text, err = _main(["bench", "--suite", "quick", "--seeds", "1", "--horizon", "32", "--jobs", "1",
@@ -77,6 +79,7 @@ def test_bench_quick_with_small_overrides(tmp_path, capsys):
     assert code == 0 and "(0 run, " in text
 
 
+@pytest.mark.slow
 def test_bench_agents_suite_runs_only_the_chosen_agents_envs_and_epsilons(tmp_path, capsys):
     out = tmp_path / "agents"
     agents = "uniform,elim-glm-jdp-ucb,linucb-practical-batch64"
@@ -95,6 +98,7 @@ def test_bench_agents_suite_runs_only_the_chosen_agents_envs_and_epsilons(tmp_pa
     assert not (tmp_path / "none").exists()
 
 
+@pytest.mark.slow
 def test_bench_env_kwargs_reach_the_envs_and_name_them(tmp_path, capsys):
     out = tmp_path / "fit"
     code, text, _ = _main(["bench", "--suite", "agents", "--agents", "uniform", "--envs", "cbify-wine",
@@ -161,6 +165,7 @@ def test_missing_backend_exits_2(tmp_path, monkeypatch, capsys):
     assert exc.value.code == 2 and "privbandit[dist]" in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_console_script_and_module_exit_codes():
     ok = subprocess.run([sys.executable, "-m", "privbandit.cli", "list", "agents"], capture_output=True, text=True)
     assert ok.returncode == 0 and "uniform" in ok.stdout
@@ -240,6 +245,7 @@ def results_dir(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_plot_on_a_read_only_folder_exits_2(results_dir, tmp_path, read_only, capsys):
     folder = shutil.copytree(results_dir, tmp_path / "ro")
     read_only(folder)
@@ -257,6 +263,7 @@ def test_plot_on_a_foreign_folder_exits_2(content, tmp_path, capsys):
     assert exc.value.code == 2 and "is not a privbandit results table" in line
 
 
+@pytest.mark.slow
 def test_plot_keeps_the_report_provenance(results_dir, tmp_path, capsys):
     folder = shutil.copytree(results_dir, tmp_path / "copy")
     before = (folder / "report.md").read_text().splitlines()
@@ -270,6 +277,7 @@ def test_plot_keeps_the_report_provenance(results_dir, tmp_path, capsys):
     assert sum(line.startswith("- redrawn by `privbandit plot") for line in after) == 1
 
 
+@pytest.mark.slow
 def test_run_into_a_folder_with_another_agent_keeps_both(tmp_path, capsys):
     out = tmp_path / "both"
     assert cli.main(RUN + ["--agent", "uniform", "--out", str(out)]) == 0
@@ -283,6 +291,7 @@ def test_run_into_a_folder_with_another_agent_keeps_both(tmp_path, capsys):
     assert "- earlier command: `privbandit run" in report and "--agent uniform" in report
 
 
+@pytest.mark.slow
 def test_ctrl_c_saves_finished_cells_says_so_and_the_rerun_resumes(tmp_path):
     out = tmp_path / "interrupted"
     cmd = [sys.executable, "-m", "privbandit.cli", "run", "--env", "PrivLinCB-v0", "--agent", "linucb", "--horizon",

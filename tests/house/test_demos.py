@@ -131,6 +131,7 @@ def test_information_matrix_conclusions_follow_the_axis_ratios():
     assert infm.axis_ratio(np.diag([2.0, -0.5])) == pytest.approx(4.0)
 
 
+@pytest.mark.slow
 def test_price_of_privacy_demo_prints_conclusions_from_its_table(tmp_path, capsys):
     assert pop.main(["--horizon", "1024", "--seeds", "2", "--epsilons", "1,30", "--jobs", "1", "--bootstrap", "50",
                      "--out", str(tmp_path)]) == 0

@@ -78,6 +78,7 @@ def test_reusing_an_agent_object_changes_nothing(name):
     assert table_bytes(name, 9) == first
 
 
+@pytest.mark.slow
 def test_serial_and_parallel_sweeps_write_identical_bytes_for_private_agents(tmp_path):
     grid = Grid((AgentEntry("elim-jdp"), AgentEntry("linucb-jdp"), AgentEntry("elim-ldp"),
                  AgentEntry("epsilon-greedy", private=False)),
@@ -115,6 +116,7 @@ SCRIPT = textwrap.dedent("""
 """).format(horizon=HORIZON, env_kw=ENV_KW, sep=SEP)
 
 
+@pytest.mark.slow
 def test_another_process_prints_the_same_bytes():
     """One fresh interpreter (another hash seed, one BLAS thread) runs four agents, loop and batch alternating."""
     names = ["elim-jdp", "linucb-jdp", "squarecb-ldp-sgd", "epsilon-greedy"]
@@ -134,6 +136,7 @@ def _stream(name: str, horizon: int, seed: int = 3):
     return env.unwrapped.bandit_spec(), env.unwrapped.sample_batch(horizon)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", agent_names())
 def test_per_round_path_chooses_what_the_batch_path_chooses_for_every_agent(name):
     """The per-round path (act + update of one row) against the batch path (act_batch + update while the

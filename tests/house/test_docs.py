@@ -53,6 +53,7 @@ def test_the_docs_have_their_pages_and_known_fence_tags():
     assert len(PYTHON) >= 8, "the guide's Python examples went missing"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page, line, code", PYTHON,
                          ids=[f"{p.relative_to(DOCS).as_posix()}:{line}" for p, line, _ in PYTHON])
 def test_python_block_of_the_docs_runs(page, line, code, tmp_path):
@@ -138,6 +139,7 @@ def _script(name: str, *args: str) -> subprocess.CompletedProcess:
                           env={**os.environ, "MPLBACKEND": "Agg", "PYTHONPATH": path}, timeout=300, check=False)
 
 
+@pytest.mark.slow
 def test_the_catalogue_lists_every_agent_and_oracle_with_its_hyperparameters(tmp_path):
     from privbandit.agents import agent_names
     from privbandit.oracles import oracle_class, oracle_names
@@ -185,6 +187,7 @@ def tiny_results(tmp_path_factory):
     return folder
 
 
+@pytest.mark.slow
 def test_the_results_page_prints_the_command_and_the_numbers_of_final_regret(tiny_results, tmp_path):
     import pandas as pd
 
@@ -218,6 +221,7 @@ def test_the_results_page_prints_the_command_and_the_numbers_of_final_regret(tin
            f"{fmt(rows.loc['elim-jdp', 'ci_high'])}] | no better than uniform |" in page
 
 
+@pytest.mark.slow
 def test_the_results_page_with_boards_prints_the_leaderboard_of_each_env(tiny_results, tmp_path):
     import pandas as pd
 
@@ -231,11 +235,13 @@ def test_the_results_page_with_boards_prints_the_leaderboard_of_each_env(tiny_re
     assert "#### tiny, T=128, jdp eps=1" in page and "minus uniform (paired 95% CI)" in page
 
 
+@pytest.mark.slow
 def test_the_results_page_refuses_a_folder_without_results(tmp_path):
     proc = _script("make_docs_tables.py", str(tmp_path), "--out", str(tmp_path / "out"))
     assert proc.returncode == 2 and "results.csv" in proc.stderr and "privbandit bench" in proc.stderr
 
 
+@pytest.mark.slow
 def test_the_interop_page_generator_renders_the_obp_file_and_times_the_render(tmp_path):
     data = json.loads((DOCS / "data" / "obp_offpolicy.json").read_text())
     proc = _script("make_docs_interop.py", "--out", str(tmp_path))
@@ -255,6 +261,7 @@ def test_the_interop_page_generator_renders_the_obp_file_and_times_the_render(tm
     assert printed.returncode == 0 and printed.stdout == (tmp_path / "ansi_example.txt").read_text()
 
 
+@pytest.mark.slow
 def test_the_interop_page_generator_refuses_a_missing_obp_file(tmp_path):
     proc = _script("make_docs_interop.py", "--out", str(tmp_path), "--obp-data", str(tmp_path / "none.json"))
     assert proc.returncode == 2 and "obp_offpolicy.py" in proc.stderr
@@ -391,6 +398,7 @@ def docs_build_code() -> list[str]:
     return code
 
 
+@pytest.mark.slow
 def test_the_docs_extra_holds_every_optional_package_the_docs_import():
     """``pip install -e ".[docs]"`` alone builds the docs: every optional package (in an extra, not a
     dependency) that the API reference's modules need to import, or that the build's code imports, is in the

@@ -74,6 +74,7 @@ def env_kwargs(draw):
     return kwargs, bad
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=100)
 @given(env_kwargs(), st.sampled_from(["PrivLinCB-v0", "PrivGLMCB-v0"]))
 def test_env_kwargs_are_validated(case, env_id):

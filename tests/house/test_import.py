@@ -38,10 +38,12 @@ def _loaded_after(code: str) -> list[str]:
     return [m for m in out.stdout.strip().split(",") if m]
 
 
+@pytest.mark.slow
 def test_import_privbandit_loads_no_heavy_module():
     assert _loaded_after("import privbandit") == []
 
 
+@pytest.mark.slow
 def test_make_agent_make_oracle_and_run_are_top_level_and_imported_on_first_use():
     assert privbandit.make_agent is make_agent
     assert privbandit.make_oracle is make_oracle

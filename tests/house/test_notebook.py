@@ -46,6 +46,7 @@ def test_notebook_is_committed_without_outputs_and_has_a_parameter_cell():
     assert "parameters" in code[0].metadata.get("tags", [])
 
 
+@pytest.mark.slow
 def test_notebook_runs_and_states_what_it_measured(monkeypatch):
     nb = nbformat.read(NOTEBOOK, as_version=4)
     seconds = execute(nb, monkeypatch)
@@ -62,6 +63,7 @@ def test_notebook_runs_and_states_what_it_measured(monkeypatch):
     assert len(figures) >= 4
 
 
+@pytest.mark.slow
 def test_a_cell_that_raises_fails_the_run(monkeypatch):
     nb = nbformat.read(NOTEBOOK, as_version=4)
     nb.cells = nb.cells[:2] + [nbformat.v4.new_code_cell("raise RuntimeError('broken cell')")] + nb.cells[2:]

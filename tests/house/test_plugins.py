@@ -144,6 +144,7 @@ def _backend(name: str) -> str:
     return name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["loky", "dask", "ray"])
 def test_user_registered_agents_run_in_workers(tmp_path, monkeypatch, backend):
     """An agent registered by a user module (and one by import path, one from a test's own scope) runs in
@@ -207,6 +208,7 @@ def test_the_example_plugin_is_rebuilt_from_its_parameters(tmp_path, monkeypatch
     pd.testing.assert_frame_equal(tables[0], tables[2], check_exact=True)
 
 
+@pytest.mark.slow
 def test_the_example_package_runs_by_entry_point(tmp_path, monkeypatch):
     """examples/my_agent, found as an installed package would be (its entry point in a dist-info), runs a tiny
     challenger run beside the quick suite's baselines and passes the audit."""

@@ -36,12 +36,14 @@ def test_every_fence_has_a_known_tag():
                               "went missing")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("line, code", PYTHON, ids=[f"line{line}" for line, _ in PYTHON])
 def test_python_block_runs(line, code, tmp_path):
     proc = run_block(code, tmp_path)
     assert proc.returncode == 0, f"README.md block at line {line} failed:\n{proc.stderr[-3000:]}"
 
 
+@pytest.mark.slow
 def test_the_checks_catch_a_broken_block_and_a_hidden_one(tmp_path):
     """The harness itself: an undefined name fails the run, an untagged or odd fence is reported."""
     text = "intro\n```python\nprint(X_new)\n```\n```\nx = 1\n```\n```py\ny = 2\n```\n"

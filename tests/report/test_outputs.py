@@ -301,6 +301,7 @@ def test_a_shrunk_report_says_its_seeds_and_horizon_from_the_table(tmp_path):
     assert header.splitlines()[2] == f"- {line}" and "- command: `x`" in header
 
 
+@pytest.mark.slow
 def test_the_suite_note_names_what_a_shrunk_run_left_out():
     from dataclasses import replace
 
@@ -324,6 +325,7 @@ def test_the_suite_note_names_what_a_shrunk_run_left_out():
     assert "seeds" not in said and "T =" not in said
 
 
+@pytest.mark.slow
 def test_bench_shrunk_says_what_ran_in_its_report_and_board(tmp_path):
     import json
     import re

@@ -169,6 +169,7 @@ def test_agent_palette_is_fixed_by_the_registered_agents():
     assert plots.agent_palette(["my-label"])["my-label"] == plots.agent_palette(["uniform", "my-label"])["my-label"]
 
 
+@pytest.mark.slow
 def test_one_colour_per_agent_in_every_figure(tmp_path, saved_figures):
     df = _models()
     plots.save_standard_figures(df, tmp_path / "all")

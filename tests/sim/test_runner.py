@@ -22,6 +22,7 @@ def make_env(horizon: int = T, family: str = "heavy-tailed", **kw):
     return gym.make("PrivLinCB-v0", family=family, dim=3, n_arms=4, horizon=horizon, **kw)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", agent_names())    # every registered agent: one that fails to build fails here
 def test_batch_path_and_step_loop_tables_agree_to_rounding(name):
     """The runner's two modes play the same rounds with the same uniforms. Their fits sum rows in another
