@@ -111,6 +111,7 @@ def jdp_copy():
     AGENT_REGISTRY.unregister("jdp-copy")
 
 
+@pytest.mark.slow
 def test_challenge_joins_the_blocks_its_model_fits_and_resumes(tmp_path, jdp_copy):
     first = challenge(TINY, jdp_copy, tmp_path, reference="elim-jdp", seeds=(4, 7))
     runs = first.table.drop_duplicates(["agent", "seed"])

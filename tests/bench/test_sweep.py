@@ -163,12 +163,14 @@ def test_missing_backend_gives_a_clear_error(monkeypatch, tmp_path):
         sweep(small_grid(seeds=1).cells(), tmp_path, jobs=2, backend="ray")
 
 
+@pytest.mark.slow
 def test_loky_workers_run_with_one_blas_thread():
     with backend_context("loky", 2):
         got = Parallel()(delayed(lambda: os.environ.get("OPENBLAS_NUM_THREADS"))() for _ in range(2))
     assert got == ["1", "1"]
 
 
+@pytest.mark.slow
 def test_dask_backend_on_a_local_cluster_equals_serial(tmp_path):
     distributed = pytest.importorskip("dask.distributed",
                                       reason="the dask backend needs the dist extra: pip install '.[dist]'")
@@ -276,6 +278,7 @@ def test_regret_intervals_never_go_below_zero_and_few_seeds_are_flagged(tmp_path
     assert "[0, " not in row and "-" not in row.split("|")[7] and row.rstrip(" |").endswith("< 3 seeds")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("before", [None, "default"])
 def test_loky_context_silences_only_the_resource_trackers_warnings_and_restores_the_environment(before, monkeypatch):
 

@@ -267,6 +267,7 @@ def test_the_interop_page_generator_refuses_a_missing_obp_file(tmp_path):
     assert proc.returncode == 2 and "obp_offpolicy.py" in proc.stderr
 
 
+@pytest.mark.slow
 def test_the_link_check_finds_a_missing_page_and_a_missing_anchor(tmp_path):
     (tmp_path / "guide").mkdir()
     (tmp_path / "index.html").write_text('<a href="guide/a.html#there">ok</a> <a href="guide/b.html">gone</a>'

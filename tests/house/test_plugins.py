@@ -169,6 +169,7 @@ def test_user_registered_agents_run_in_workers(tmp_path, monkeypatch, backend):
     pd.testing.assert_frame_equal(serial.table, parallel.table, check_exact=True)
 
 
+@pytest.mark.slow
 def test_a_factory_workers_cannot_import_fails_before_any_cell(tmp_path, monkeypatch):
     mod = "plug_gone"
     folder = write_plugin(tmp_path / "plugins", mod, register=True)
