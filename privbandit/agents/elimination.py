@@ -25,8 +25,8 @@ import abc
 import dataclasses
 import functools
 import numbers
-from collections.abc import Callable
-from typing import Any, ClassVar
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -59,8 +59,9 @@ from .planner import (
 from .registry import register_preset
 from .spanner import masked_spanner
 
-__all__ = ["PLAY_RULES", "PLAY_RULE_CLASSES", "POOLING", "EliminationAgent", "GreedyPlay", "PlayRule", "SpannerPlay",
-           "UCBPlay", "can_eliminate", "cube_root_exploration",
+__all__ = ["PLAY_RULES", "PLAY_RULE_CLASSES", "POOLING", "EliminationAgent", "GreedyPlay", "Law", "PlayRule",
+           "PlayValues", "SpannerPlay", "UCBPlay", "law_choice", "law_probabilities", "can_eliminate",
+           "cube_root_exploration",
            "surviving_actions", "theory_confidence", "uniform_over"]
 
 _PLAN_CHUNK = 4096
@@ -107,16 +108,107 @@ def theory_confidence(horizon: int) -> float:
     return 1.0 / max(check_int("horizon", horizon, low=1), 2)
 
 
-class PlayRule(abc.ABC):
-    """How an elimination agent picks among the arms that survive elimination: one small object per rule.
+class PlayValues(NamedTuple):
+    """What a play rule reads: the releases so far and public values, never the agent (nor its fits).
 
-    A rule gives the arms of a batch of rounds from one uniform per round (:meth:`choose`) and the exact law
-    those arms are drawn from (:meth:`probabilities`); both live in the rule's class, side by side. They may
-    read only what keeps the oracle's guarantee: the agent's released ``estimates``, the rounds' features,
-    the uniforms and public values (the agent's hyperparameters, ``spec``, the round index ``t``); the agent's
-    public helpers compute from those (:meth:`EliminationAgent.survivors`, :meth:`EliminationAgent.spanner_of`,
-    :meth:`EliminationAgent.play_set`, :meth:`EliminationAgent.exploration_rates`). The agent calls a rule
-    only once something was released (the first epoch plays uniformly on a spanner of all arms).
+    Attributes
+    ----------
+    estimates : tuple of Estimate
+        Every released estimate, oldest first.
+    stacks : tuple or None
+        :meth:`EliminationAgent.stacked_estimates` (all planned releases stacked, the informative ones stacked
+        or None, their indices among all); None before the first release.
+    width_cap, spanner, spanner_constant : float, bool, float
+        The agent's hyperparameters.
+    exploration : callable
+        eps_t of greedy play (the agent's ``exploration``, default :func:`cube_root_exploration`).
+    t : int
+        The rounds played are t + 1, t + 2, ...
+    chunk : int
+        Contexts per pass of the planner (the agent cuts the rounds into passes of at most this many).
+    """
+
+    estimates: tuple[Estimate, ...]
+    stacks: tuple[EstimateStack, EstimateStack | None, np.ndarray | slice] | None
+    width_cap: float
+    spanner: bool
+    spanner_constant: float
+    exploration: Callable[[np.ndarray], np.ndarray]
+    t: int
+    chunk: int
+
+    def survivors(self, features: np.ndarray) -> np.ndarray:
+        """:func:`surviving_actions` of the informative released estimates: (m, K) booleans."""
+        m = features.shape[0]
+        informative = None if self.stacks is None else self.stacks[1]
+        if informative is None or m == 0:
+            return np.ones(features.shape[:2], dtype=bool)
+        return np.concatenate([stacked_survivors(informative, features[lo:lo + self.chunk], self.width_cap,
+                                                 ELIMINATION_TOLERANCE) for lo in range(0, m, self.chunk)])
+
+    def spanner_of(self, features: np.ndarray, alive: np.ndarray) -> np.ndarray:
+        """The survivors' spanner (the survivors with ``spanner=False``): where spanner play plays and greedy
+        play explores."""
+        if not self.spanner:
+            return alive
+        return masked_spanner(features, alive, self.spanner_constant)
+
+    def play_set(self, features: np.ndarray) -> np.ndarray:
+        """The spanner of the survivors, (m, K) booleans."""
+        out = np.empty(features.shape[:2], dtype=bool)
+        for lo in range(0, features.shape[0], _PLAN_CHUNK):
+            part = features[lo:lo + _PLAN_CHUNK]
+            out[lo:lo + _PLAN_CHUNK] = self.spanner_of(part, self.survivors(part))
+        return out
+
+    def exploration_rates(self, m: int) -> np.ndarray:
+        """eps_t of the rounds t = self.t + 1, ..., self.t + m (public: t and d only)."""
+        eps = np.asarray(self.exploration(np.arange(self.t + 1, self.t + m + 1, dtype=np.int64)), dtype=float)
+        if eps.shape != (m,) or not np.all((eps >= 0.0) & (eps <= 1.0)):
+            raise ValueError("exploration(t) must return one rate in [0, 1] per round of the int array t")
+        return eps
+
+
+Law = list[tuple[Any, Callable[[np.ndarray], np.ndarray]]]
+"""A play rule's law: a mixture of uniform laws on sets of arms, as (weight, sets) pairs: the weight of each
+round ((m,) or a scalar; the weights of a round sum to 1) and ``sets(rows)``, the (len(rows), K) booleans of the
+given rounds (computed only for the rounds drawn from it)."""
+
+
+def law_probabilities(law: Law, m: int) -> np.ndarray:
+    """The probabilities (m, K) of a play rule's law (sum over its parts of weight x uniform on the set)."""
+    rows, out = np.arange(m), 0.0
+    for weight, sets in law:
+        s = sets(rows)
+        out = out + np.reshape(weight, (-1, 1)) * (s / s.sum(axis=1, keepdims=True))
+    return out
+
+
+def law_choice(law: Law, u: np.ndarray) -> np.ndarray:
+    """Arms drawn from a play rule's law with one uniform per round: the part whose cumulative weights bracket u,
+    then uniformly on its set with u rescaled to [0, 1) (the probabilities are :func:`law_probabilities`)."""
+    m = u.shape[0]
+    arms = np.empty(m, dtype=np.int64)
+    todo, lo = np.ones(m, dtype=bool), np.zeros(m)
+    for i, (weight, sets) in enumerate(law):
+        w = np.broadcast_to(np.asarray(weight, dtype=float), (m,))
+        pick = todo if i == len(law) - 1 else todo & (u < lo + w)
+        rows = np.flatnonzero(pick)
+        if rows.size:
+            arms[rows] = uniform_over(sets(rows), (u[rows] - lo[rows]) / w[rows])
+        todo &= ~pick
+        lo = lo + w
+    return arms
+
+
+class PlayRule(abc.ABC):
+    """How an elimination agent picks among the arms that survive elimination: one law per rule.
+
+    A rule writes :meth:`law`, given :class:`PlayValues` (the releases and public values) and the rounds'
+    features, never the agent: so it reads only what keeps the oracle's guarantee. The law is a mixture of
+    uniform laws on sets of arms (:data:`Law`); the agent draws each round's arm from it with one uniform
+    (:func:`law_choice`) and reports the same law (:func:`law_probabilities`). The agent calls a rule only once
+    something was released (the first epoch plays uniformly on a spanner of all arms).
 
     A rule is given to the agent as ``play=MyRule()``; the built-in ones also by name (:data:`PLAY_RULES`).
     """
@@ -126,12 +218,8 @@ class PlayRule(abc.ABC):
     sizes its passes over the contexts by it."""
 
     @abc.abstractmethod
-    def choose(self, agent: EliminationAgent, features: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-        """Arms (m,) for features (m, K, d), each round's from its uniform in ``uniforms`` (m,)."""
-
-    @abc.abstractmethod
-    def probabilities(self, agent: EliminationAgent, features: np.ndarray) -> np.ndarray:
-        """The law (m, K) that :meth:`choose` draws each round's arm from."""
+    def law(self, values: PlayValues, features: np.ndarray) -> Law:
+        """The law of the arms of rounds with features (m, K, d) (at most ``values.chunk`` of them)."""
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and vars(other) == vars(self)
@@ -146,91 +234,38 @@ class PlayRule(abc.ABC):
 class SpannerPlay(PlayRule):
     """Uniform play on the survivors' spanner (on all survivors with ``spanner=False``): `alg:plan`."""
 
-    def choose(self, agent: EliminationAgent, features: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-        return uniform_over(agent.play_set(features), uniforms)
-
-    def probabilities(self, agent: EliminationAgent, features: np.ndarray) -> np.ndarray:
-        play = agent.play_set(features)
-        return play / play.sum(axis=1, keepdims=True)
+    def law(self, values: PlayValues, features: np.ndarray) -> Law:
+        return [(1.0, lambda rows: values.play_set(features[rows]))]
 
 
-class _ExploitingPlay(PlayRule):
-    """A rule that exploits the best survivors of a score, over passes of the agent's planner."""
-
-    @abc.abstractmethod
-    def survivors_and_best(self, agent: EliminationAgent, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The survivors (m, K) and, among them, the arms the rule exploits (the best score, ties)."""
-
-    def choose(self, agent: EliminationAgent, features: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-        x = np.asarray(features, dtype=float)
-        out = np.empty(x.shape[0], dtype=np.int64)
-        step = agent.play_chunk(x.shape)
-        for lo in range(0, x.shape[0], step):
-            out[lo:lo + step] = self._choose_pass(agent, x[lo:lo + step], uniforms[lo:lo + step], lo)
-        return out
-
-    def probabilities(self, agent: EliminationAgent, features: np.ndarray) -> np.ndarray:
-        x = np.asarray(features, dtype=float)
-        out = np.empty(x.shape[:2])
-        step = agent.play_chunk(x.shape)
-        for lo in range(0, x.shape[0], step):
-            out[lo:lo + step] = self._probabilities_pass(agent, x[lo:lo + step], lo)
-        return out
-
-    def _choose_pass(self, agent: EliminationAgent, x: np.ndarray, u: np.ndarray, offset: int) -> np.ndarray:
-        return uniform_over(self.survivors_and_best(agent, x)[1], u)
-
-    def _probabilities_pass(self, agent: EliminationAgent, x: np.ndarray, offset: int) -> np.ndarray:
-        best = self.survivors_and_best(agent, x)[1]
-        return best / best.sum(axis=1, keepdims=True)
-
-
-class UCBPlay(_ExploitingPlay):
+class UCBPlay(PlayRule):
     """The survivor with the largest upper bound min_tau (f_tau + b_tau) over every release, ties uniform."""
 
     reads_every_estimate: ClassVar[bool] = True
 
-    def survivors_and_best(self, agent: EliminationAgent, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def law(self, values: PlayValues, features: np.ndarray) -> Law:
         # one pass gives every needed estimate's bounds; elimination uses the informative ones (as
         # surviving_actions does), the score is the top of each arm's intersected interval over all of them
-        stack, informative, index = agent.stacked_estimates()
-        mean, width = stacked_bounds(stack, features, agent.width_cap)
+        stack, informative, index = values.stacks
+        mean, width = stacked_bounds(stack, features, values.width_cap)
         upper = mean + width
         alive = np.ones(features.shape[:2], dtype=bool)
         if informative is not None:
             alive = eliminate_all(alive, mean, width, upper, ELIMINATION_TOLERANCE, index)
-        return alive, best_arms(alive, np.min(upper, axis=0))
+        best = best_arms(alive, np.min(upper, axis=0))
+        return [(1.0, lambda rows: best[rows])]
 
 
-class GreedyPlay(_ExploitingPlay):
+class GreedyPlay(PlayRule):
     """The survivor with the best mean of the latest release, ties uniform; with probability eps_t (the agent's
-    ``exploration`` rate of round t) uniformly on the survivors' spanner instead.
+    ``exploration`` rate of round t) uniformly on the survivors' spanner instead."""
 
-    One uniform u per round: u < eps_t explores with u / eps_t, else exploits with (u - eps_t) / (1 - eps_t).
-    """
-
-    def survivors_and_best(self, agent: EliminationAgent, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        alive = agent.survivors(features)
-        return alive, best_arms(alive, agent.estimates[-1].mean(features))
-
-    def _choose_pass(self, agent: EliminationAgent, x: np.ndarray, u: np.ndarray, offset: int) -> np.ndarray:
-        alive, best = self.survivors_and_best(agent, x)
-        eps = agent.exploration_rates(offset, x.shape[0])
-        explore = u < eps                    # explore with u / eps_t, exploit with (u - eps_t) / (1 - eps_t)
-        arms = np.empty(x.shape[0], dtype=np.int64)
-        if explore.any():                    # the spanner only for the rounds that explore
-            span = agent.spanner_of(x[explore], alive[explore])
-            arms[explore] = uniform_over(span, u[explore] / eps[explore])
-        keep = ~explore
-        arms[keep] = uniform_over(best[keep], (u[keep] - eps[keep]) / (1.0 - eps[keep]))
-        return arms
-
-    def _probabilities_pass(self, agent: EliminationAgent, x: np.ndarray, offset: int) -> np.ndarray:
-        alive, best = self.survivors_and_best(agent, x)
-        p = best / best.sum(axis=1, keepdims=True)
-        span = agent.spanner_of(x, alive)
-        eps = agent.exploration_rates(offset, x.shape[0])[:, None]
-        return eps * span / span.sum(axis=1, keepdims=True) + (1.0 - eps) * p
+    def law(self, values: PlayValues, features: np.ndarray) -> Law:
+        alive = values.survivors(features)
+        best = best_arms(alive, values.estimates[-1].mean(features))
+        eps = values.exploration_rates(features.shape[0])
+        return [(eps, lambda rows: values.spanner_of(features[rows], alive[rows])),
+                (1.0 - eps, lambda rows: best[rows])]
 
 
 PLAY_RULE_CLASSES: dict[str, type[PlayRule]] = {"spanner": SpannerPlay, "ucb": UCBPlay, "greedy": GreedyPlay}
@@ -413,83 +448,36 @@ class EliminationAgent(EpochAgent):
         """The releases :meth:`stacked_estimates` stacks (all of them)."""
         return self.estimates
 
-    def play_set(self, features: np.ndarray) -> np.ndarray:
-        """The set the policy plays uniformly on, (m, K) booleans: the spanner of the survivors."""
-        x = np.asarray(features, dtype=float)
-        out = np.empty(x.shape[:2], dtype=bool)
-        for lo in range(0, x.shape[0], _PLAN_CHUNK):
-            part = x[lo:lo + _PLAN_CHUNK]
-            out[lo:lo + _PLAN_CHUNK] = self.spanner_of(part, self.survivors(part))
-        return out
+    def play_values(self, shape: tuple[int, ...], offset: int = 0) -> PlayValues:
+        """What the play rule reads for rounds of features of ``shape`` (m, K, d), the first ``offset`` rounds
+        after ``self.t``: the releases and public values (:class:`PlayValues`)."""
+        rule = self.play_rule if self.estimates else _FIRST_EPOCH_PLAY
+        _, k, d = shape
+        stacked = len(self.estimates) if rule.reads_every_estimate else len(self._informative)
+        return PlayValues(tuple(self.estimates), self.stacked_estimates() if self.estimates else None,
+                          self.width_cap, self.spanner, self.spanner_constant,
+                          self.exploration or cube_root_exploration(self._require_spec().dim), self.t + offset,
+                          max(16, _PLAY_BUDGET // (k * (d + 1) * max(stacked, 1))))
+
+    def _laws(self, features: np.ndarray) -> Iterator[tuple[slice, Law]]:
+        """The play rule's law over passes of the planner: (the pass's rows, their law)."""
+        rule = self.play_rule if self.estimates else _FIRST_EPOCH_PLAY
+        step = self.play_values(features.shape).chunk
+        for lo in range(0, features.shape[0], step):
+            part = features[lo:lo + step]
+            yield slice(lo, lo + part.shape[0]), rule.law(self.play_values(part.shape, lo), part)
 
     def _choose(self, features: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-        rule = self.play_rule if self.estimates else _FIRST_EPOCH_PLAY
-        return rule.choose(self, features, uniforms[:, 0])
+        out = np.empty(features.shape[0], dtype=np.int64)
+        for rows, law in self._laws(features):
+            out[rows] = law_choice(law, uniforms[rows, 0])
+        return out
 
     def _probabilities(self, features: np.ndarray) -> np.ndarray:
-        rule = self.play_rule if self.estimates else _FIRST_EPOCH_PLAY
-        return rule.probabilities(self, features)
-
-    def play_chunk(self, shape: tuple[int, ...]) -> int:
-        """Contexts per pass of the planner: the pass's product fits in :data:`_PLAY_BUDGET` (a rule that reads
-        every released estimate, as UCB does, stacks them all; elimination only the informative ones).
-
-        Parameters
-        ----------
-        shape : tuple of int
-            The features' shape (m, K, d).
-        """
-        _, k, d = shape
-        stacked = len(self.estimates) if self.play_rule.reads_every_estimate else len(self._informative)
-        return max(16, _PLAY_BUDGET // (k * (d + 1) * max(stacked, 1)))
-
-    def spanner_of(self, features: np.ndarray, alive: np.ndarray) -> np.ndarray:
-        """The survivors' spanner (all survivors with ``spanner=False``): where spanner play plays and greedy
-        play explores.
-
-        Parameters
-        ----------
-        features : ndarray (m, K, d)
-            The rounds' features.
-        alive : ndarray of bool (m, K)
-            The survivors of each round.
-        """
-        if not self.spanner:
-            return alive
-        return masked_spanner(features, alive, self.spanner_constant)
-
-    def survivors(self, features: np.ndarray) -> np.ndarray:
-        """:func:`surviving_actions` of the informative released estimates (stacked once per epoch), computed
-        in passes of :meth:`play_chunk` contexts: (m, K) booleans.
-
-        Parameters
-        ----------
-        features : ndarray (m, K, d)
-            The rounds' features.
-        """
-        m = features.shape[0]
-        if not self._informative or m == 0:
-            return np.ones(features.shape[:2], dtype=bool)
-        stack, step = self.stacked_estimates()[1], self.play_chunk(features.shape)
-        return np.concatenate([stacked_survivors(stack, features[lo:lo + step], self.width_cap, ELIMINATION_TOLERANCE)
-                               for lo in range(0, m, step)])
-
-    def exploration_rates(self, offset: int, m: int) -> np.ndarray:
-        """eps_t of the rounds t = self.t + offset + 1, ..., self.t + offset + m (public: t and d only).
-
-        Parameters
-        ----------
-        offset : int
-            The first round's position in the batch being played.
-        m : int
-            How many rounds.
-        """
-        rounds = np.arange(self.t + offset + 1, self.t + offset + m + 1, dtype=np.int64)
-        rate = self.exploration or cube_root_exploration(self._require_spec().dim)
-        eps = np.asarray(rate(rounds), dtype=float)
-        if eps.shape != (m,) or not np.all((eps >= 0.0) & (eps <= 1.0)):
-            raise ValueError("exploration(t) must return one rate in [0, 1] per round of the int array t")
-        return eps
+        out = np.empty(features.shape[:2])
+        for rows, law in self._laws(features):
+            out[rows] = law_probabilities(law, rows.stop - rows.start)
+        return out
 
 
 _FIRST_EPOCH_PLAY = SpannerPlay()
