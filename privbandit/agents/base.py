@@ -146,6 +146,9 @@ class Agent(abc.ABC):
     name: ClassVar[str] = ""
     uniforms_per_round: ClassVar[int] = 1
     parameter_constraints: ClassVar[ParameterConstraints] = {}
+    epoch_ends: np.ndarray | None = None
+    """An agent whose policy changes only at epoch ends sets them (cumulative rounds) and ``epoch`` (the current
+    epoch's index) in ``_reset``, and advances ``epoch`` when an epoch's last row is observed."""
     def __init__(self) -> None:
         self.spec: BanditSpec | None = None
         self.t = 0
@@ -283,9 +286,12 @@ class Agent(abc.ABC):
 
     # -- acting ----------------------------------------------------------------------------------
     def rounds_until_update(self) -> int:
-        """How many more rounds the current policy serves (act_batch may cover at most this many)."""
+        """How many more rounds the current policy serves (act_batch may cover at most this many): the rest of
+        the run, or of the current epoch for an agent with ``epoch_ends``."""
         spec = self._require_spec()
-        return spec.horizon - self.t
+        if self.epoch_ends is None or self.t >= spec.horizon:
+            return spec.horizon - self.t
+        return int(self.epoch_ends[self.epoch]) - self.t
 
     def act(self, features: np.ndarray) -> int:
         """Choose an arm for one round's features (K, d): ``act_batch(features[None])[0]``."""
@@ -401,25 +407,7 @@ def uniform_choice(probs: np.ndarray, u: np.ndarray) -> np.ndarray:
     return np.argmax(u[:, None] < cdf, axis=1)
 
 
-class EpochScheduled(Agent):
-    """An agent whose policy changes only at the epoch ends ``self.epoch_ends`` (cumulative rounds).
-
-    Subclasses set ``epoch_ends`` and ``epoch`` (the current epoch's index) in ``_reset`` and advance
-    ``epoch`` when an epoch's last row is observed.
-    """
-
-    epoch_ends: np.ndarray
-    epoch: int
-
-    def rounds_until_update(self) -> int:
-        """Rounds left in the current epoch (0 once the horizon is reached)."""
-        spec = self._require_spec()
-        if self.t >= spec.horizon:
-            return 0
-        return int(self.epoch_ends[self.epoch]) - self.t
-
-
-class EpochAgent(EpochScheduled):
+class EpochAgent(Agent):
     """An agent whose policy changes only between epochs, learning through one oracle fit per epoch.
 
     At each epoch end the fit's :class:`Estimate` is appended to ``estimates`` and its ledger merged
