@@ -407,6 +407,51 @@ def uniform_choice(probs: np.ndarray, u: np.ndarray) -> np.ndarray:
     return np.argmax(u[:, None] < cdf, axis=1)
 
 
+class Learner:
+    """What turns an epoch agent's fits into the releases its policy reads: by default each epoch's own fit,
+    whose result is the epoch's release (`alg:batch-cb-meta`).
+
+    A learner reads values, never the agent: the run's spec, the epoch's fit, its own run state (what
+    :meth:`start` returns, made of releases and public values only). It may configure the next epoch's fit from
+    releases only (:meth:`fit_oracle`, e.g. a warm start), hand the fit each user's row (:meth:`add`, e.g. a
+    working row from the user's own data and the last release), release what the policy reads
+    (:meth:`release`, e.g. statistics pooled over the epochs) and say which releases the policy plans on
+    (:meth:`planned`). Subclasses are frozen dataclasses (their fields are the agent's hyperparameters).
+    """
+
+    def check(self, oracle: Oracle) -> None:
+        """Refuse an oracle this learner cannot use (every oracle by default)."""
+
+    def start(self, spec: BanditSpec, oracle: Oracle) -> Any:
+        """The run state at the start of a run (None by default); ``oracle`` is the agent's run oracle."""
+        return None
+
+    def fit_oracle(self, state: Any, oracle: Oracle) -> Oracle:
+        """The oracle the next epoch's fit starts with (``oracle``, the agent's run oracle, by default)."""
+        return oracle
+
+    def add(self, state: Any, fit: EpochFit, x: np.ndarray, y: np.ndarray) -> None:
+        """Rows (m, d), already checked and clipped by ``update``, all inside the current epoch."""
+        fit.add_clipped(x, y)
+
+    def release(self, state: Any, fit: EpochFit) -> Estimate:
+        """The estimate released at the end of the current epoch (the fit's result by default)."""
+        return fit.result()
+
+    def planned(self, estimates: list[Estimate]) -> list[Estimate]:
+        """The releases the policy plans on (all of them by default)."""
+        return estimates
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and vars(other) == vars(self)
+
+    def __hash__(self) -> int:
+        return hash(type(self))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
 class EpochAgent(Agent):
     """An agent whose policy changes only between epochs, learning through one oracle fit per epoch.
 
@@ -438,11 +483,15 @@ class EpochAgent(Agent):
         """The oracle's privacy spec."""
         return self.oracle.privacy
 
+    learner: Learner = Learner()
+    """How the fits become releases (:class:`Learner`; each epoch's own fit by default)."""
+
     def _reset(self) -> None:
         spec = self._require_spec()
         self.epoch_ends = epoch_schedule(spec.horizon, first_epoch=self.first_epoch, growth=self.growth)
         self.epoch = 0
         self.estimates: list[Estimate] = []
+        self.learning = self.learner.start(spec, self._fit_oracle())
         self._start_fit()
 
     @property
@@ -453,7 +502,8 @@ class EpochAgent(Agent):
     def _start_fit(self) -> None:
         spec = self._require_spec()
         n = int(self.epoch_ends[self.epoch]) - self.epoch_start
-        self.fit: EpochFit = self._fit_oracle().start(n, dim=spec.dim, bound=spec.bound, link=spec.link,
+        oracle = self.learner.fit_oracle(self.learning, self._fit_oracle())
+        self.fit: EpochFit = oracle.start(n, dim=spec.dim, bound=spec.bound, link=spec.link,
                                                  rng=self._fit_rng.spawn(1)[0])
 
     def _fit_oracle(self) -> Oracle:
@@ -465,7 +515,7 @@ class EpochAgent(Agent):
         return self.oracle
 
     def _observe(self, x: np.ndarray, y: np.ndarray) -> None:
-        self.fit.add_clipped(x, y)            # update has checked and clipped the rows to the fit's bounds
+        self.learner.add(self.learning, self.fit, x, y)      # update has checked and clipped the rows
         self._after_rows(x.shape[0])
 
     def _after_rows(self, m: int) -> None:
@@ -480,8 +530,8 @@ class EpochAgent(Agent):
                 self._start_fit()
 
     def _release(self) -> Estimate:
-        """The estimate released at the end of the current epoch (the epoch's fit result by default)."""
-        return self.fit.result()
+        """The estimate released at the end of the current epoch (the learner's)."""
+        return self.learner.release(self.learning, self.fit)
 
     def _on_epoch_end(self, estimate: Estimate) -> None:  # noqa: B027 - optional hook
         """React to a finished epoch (the estimate is already in ``self.estimates``)."""

@@ -40,10 +40,11 @@ from .._validation import (
     ParameterConstraints,
     check_int,
 )
-from ..oracles.base import Estimate, Oracle
+from ..bandit_spec import BanditSpec
+from ..oracles.base import EpochFit, Estimate, Oracle
 from ..oracles.ridge import Ridge, RidgeFit
 from ._oracle_arg import ORACLE_ARGUMENT_CONSTRAINTS, register_variant, resolve_oracle
-from .base import EpochAgent
+from .base import EpochAgent, Learner
 from .planner import (
     ELIMINATION_TOLERANCE,
     EstimateStack,
@@ -60,7 +61,7 @@ from .registry import register_preset
 from .spanner import masked_spanner
 
 __all__ = ["PLAY_RULES", "PLAY_RULE_CLASSES", "POOLING", "EliminationAgent", "GreedyPlay", "Law", "PlayRule",
-           "PlayValues", "SpannerPlay", "UCBPlay", "law_choice", "law_probabilities", "can_eliminate",
+           "PlayValues", "RidgePool", "SpannerPlay", "UCBPlay", "law_choice", "law_probabilities", "can_eliminate",
            "cube_root_exploration",
            "surviving_actions", "theory_confidence", "uniform_over"]
 
@@ -272,26 +273,8 @@ PLAY_RULE_CLASSES: dict[str, type[PlayRule]] = {"spanner": SpannerPlay, "ucb": U
 """The built-in play rules by name (``play="ucb"`` is ``play=UCBPlay()``)."""
 
 
-class _EpochFits:
-    """``pooling="none"``: each epoch's rows feed the epoch's own fit, whose result is the epoch's release
-    (`alg:batch-cb-meta`)."""
-
-    def check(self, oracle: Oracle) -> None:
-        """Refuse an oracle this way of learning cannot use (every oracle can)."""
-
-    def reset(self, agent: EliminationAgent) -> None:
-        """Start the run (nothing beyond the agent's own epoch fits)."""
-
-    def add(self, agent: EliminationAgent, x: np.ndarray, y: np.ndarray) -> None:
-        """Rows (m, d), already checked and clipped by ``update``, all inside the current epoch."""
-        agent.fit.add_clipped(x, y)
-
-    def epoch_estimate(self, agent: EliminationAgent) -> Estimate:
-        """The estimate the agent plays on after the current epoch (the epoch fit's release)."""
-        return agent.fit.result()
-
-
-class _RidgePool(_EpochFits):
+@dataclasses.dataclass(frozen=True)
+class RidgePool(Learner):
     """``pooling="ridge"`` (non-private only): one ridge fit over the whole run, read (never finished) at each
     epoch end; the epochs' own fits get no rows (they would never be released)."""
 
@@ -303,19 +286,17 @@ class _RidgePool(_EpochFits):
         if not isinstance(oracle, Ridge):
             raise ValueError(f"pooling='ridge' needs the 'ridge' oracle, got {oracle.name!r}")
 
-    def reset(self, agent: EliminationAgent) -> None:
-        spec = agent._require_spec()
-        self.fit: RidgeFit = agent._fit_oracle().start(spec.horizon, dim=spec.dim, bound=spec.bound,
-                                                       link=spec.link, rng=0)
+    def start(self, spec: BanditSpec, oracle: Oracle) -> RidgeFit:
+        return oracle.start(spec.horizon, dim=spec.dim, bound=spec.bound, link=spec.link, rng=0)
 
-    def add(self, agent: EliminationAgent, x: np.ndarray, y: np.ndarray) -> None:
-        self.fit.add_clipped(x, y)
+    def add(self, state: RidgeFit, fit: EpochFit, x: np.ndarray, y: np.ndarray) -> None:
+        state.add_clipped(x, y)
 
-    def epoch_estimate(self, agent: EliminationAgent) -> Estimate:
-        return self.fit.current()
+    def release(self, state: RidgeFit, fit: EpochFit) -> Estimate:
+        return state.current()
 
 
-_POOLING_CLASSES: dict[str, type[_EpochFits]] = {"none": _EpochFits, "ridge": _RidgePool}
+_POOLING_CLASSES: dict[str, type[Learner]] = {"none": Learner, "ridge": RidgePool}
 
 
 class EliminationAgent(EpochAgent):
@@ -352,10 +333,12 @@ class EliminationAgent(EpochAgent):
         Greedy play's eps_t: ``exploration(t)`` maps an int array of rounds t >= 1 to rates in [0, 1]
         (vectorised). Default min(1, (d/t)^(1/3)) (:func:`cube_root_exploration`). It must depend on
         public parameters and t only. Only with ``play="greedy"``.
-    pooling : {"none", "ridge"}
-        ``"ridge"``: release at each epoch end the ridge fit on ALL past rows (the ``ridge`` oracle's
-        fit, kept open over the run) instead of the epoch's own fit (which then gets no rows: it would
-        never be released). Non-private only: a private oracle never pools (its epochs compose in
+    pooling : {"none", "ridge"} or Learner
+        How the fits become releases (a :class:`~privbandit.agents.base.Learner`; ``"none"``: each epoch's own
+        fit, :class:`~privbandit.agents.pooled.PooledReleases`: statistics pooled over the epochs).
+        ``"ridge"`` (:class:`RidgePool`): release at each epoch end the ridge fit on ALL past rows (the
+        ``ridge`` oracle's fit, kept open over the run) instead of the epoch's own fit (which then gets no
+        rows: it would never be released). Non-private only: a private oracle never pools (its epochs compose in
         parallel only because each user enters one fit).
     first_epoch, growth : int, float
         The epoch schedule (:func:`~privbandit.agents.base.epoch_schedule`; default the paper's doubling).
@@ -386,12 +369,12 @@ class EliminationAgent(EpochAgent):
         "spanner_constant": [Interval(numbers.Real, 1.0, None, closed="right")], "width_cap": [POSITIVE],
         "play": [InstanceOf(PlayRule, "a PlayRule", example=UCBPlay), Options(PLAY_RULES)],
         "exploration": [None, IsCallable("exploration(t: int array) -> rates in [0, 1]")],
-        "pooling": [Options(POOLING)]}
+        "pooling": [InstanceOf(Learner, "a Learner", example=RidgePool), Options(POOLING)]}
 
     def __init__(self, oracle: Oracle | str = "ridge", *, epsilon: float | None = None, delta: float | None = None,
                  model: str | None = None, oracle_kwargs: dict[str, Any] | None = None, spanner: bool = True,
                  spanner_constant: float = 2.0, width_cap: float = 2.0, play: str | PlayRule = "spanner",
-                 exploration: Callable[[np.ndarray], np.ndarray] | None = None, pooling: str = "none",
+                 exploration: Callable[[np.ndarray], np.ndarray] | None = None, pooling: str | Learner = "none",
                  first_epoch: int = 1, growth: float = 2.0) -> None:
         super().__init__(resolve_oracle(oracle, epsilon=epsilon, delta=delta, model=model,
                                         oracle_kwargs=oracle_kwargs), first_epoch=first_epoch, growth=growth)
@@ -400,8 +383,8 @@ class EliminationAgent(EpochAgent):
         self.play_rule = PLAY_RULE_CLASSES[play]() if isinstance(play, str) else play
         if exploration is not None and not isinstance(self.play_rule, GreedyPlay):
             raise ValueError(f"exploration is greedy play's rate: it needs play='greedy', got play={play!r}")
-        self._pooling = _POOLING_CLASSES[pooling]()
-        self._pooling.check(self.oracle)
+        self.learner = _POOLING_CLASSES[pooling]() if isinstance(pooling, str) else pooling
+        self.learner.check(self.oracle)
 
     def _fit_oracle(self) -> Oracle:
         """The oracle with the proofs' per-epoch confidence for the run's horizon in theory mode, else
@@ -413,20 +396,14 @@ class EliminationAgent(EpochAgent):
     def _reset(self) -> None:
         super()._reset()
         self._informative: list[Estimate] = []
+        self._eliminating: set[int] = set()
         self._stacks: tuple[EstimateStack, EstimateStack | None, np.ndarray | slice] | None = None  # stacked_estimates
-        self._pooling.reset(self)
-
-    def _observe(self, x: np.ndarray, y: np.ndarray) -> None:
-        self._pooling.add(self, x, y)       # update has checked and clipped the rows to the fit's bounds
-        self._after_rows(x.shape[0])
-
-    def _release(self) -> Estimate:
-        return self._pooling.epoch_estimate(self)
 
     def _on_epoch_end(self, estimate: Estimate) -> None:
         # estimates whose test can never remove an arm are skipped by the planner (same survivors)
         if can_eliminate(estimate, self._require_spec().bound, self.width_cap):
-            self._informative.append(estimate)
+            self._eliminating.add(id(estimate))
+        self._informative = [e for e in self.learner.planned(self.estimates) if id(e) in self._eliminating]
         self._stacks = None
 
     def stacked_estimates(self) -> tuple[EstimateStack, EstimateStack | None, np.ndarray | slice]:
@@ -435,7 +412,7 @@ class EliminationAgent(EpochAgent):
         (the releases are fixed within one). What a play rule (:class:`PlayRule`) scores arms with, e.g.
         ``stacked_bounds(stack, features, agent.width_cap)``."""
         if self._stacks is None:
-            planned = self._planned_estimates()
+            planned = self.learner.planned(self.estimates)
             informative = {id(e) for e in self._informative}
             index = np.array([j for j, e in enumerate(planned) if id(e) in informative], dtype=np.int64)
             if index.size and index[-1] - index[0] + 1 == index.size:      # a run of epochs: a view, no copies
@@ -443,10 +420,6 @@ class EliminationAgent(EpochAgent):
             informative_stack = stack_estimates(self._informative) if self._informative else None
             self._stacks = (stack_estimates(planned), informative_stack, index)
         return self._stacks
-
-    def _planned_estimates(self) -> list[Estimate]:
-        """The releases :meth:`stacked_estimates` stacks (all of them)."""
-        return self.estimates
 
     def play_values(self, shape: tuple[int, ...], offset: int = 0) -> PlayValues:
         """What the play rule reads for rounds of features of ``shape`` (m, K, d), the first ``offset`` rounds
