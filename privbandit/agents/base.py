@@ -407,17 +407,13 @@ def uniform_choice(probs: np.ndarray, u: np.ndarray) -> np.ndarray:
     return np.argmax(u[:, None] < cdf, axis=1)
 
 
+@dataclasses.dataclass(frozen=True)
 class Learner:
-    """What turns an epoch agent's fits into the releases its policy reads: by default each epoch's own fit,
-    whose result is the epoch's release (`alg:batch-cb-meta`).
-
-    A learner reads values, never the agent: the run's spec, the epoch's fit, its own run state (what
-    :meth:`start` returns, made of releases and public values only). It may configure the next epoch's fit from
-    releases only (:meth:`fit_oracle`, e.g. a warm start), hand the fit each user's row (:meth:`add`, e.g. a
-    working row from the user's own data and the last release), release what the policy reads
-    (:meth:`release`, e.g. statistics pooled over the epochs) and say which releases the policy plans on
-    (:meth:`planned`). Subclasses are frozen dataclasses (their fields are the agent's hyperparameters).
-    """
+    """What turns an epoch agent's fits into the releases its policy reads (default: each epoch's own fit,
+    `alg:batch-cb-meta`). It reads values, never the agent: the spec, the epoch's fit and its run state
+    (:meth:`start`'s, from releases and public values only); it may configure the next fit from releases only
+    (:meth:`fit_oracle`: a warm start), shape each user's row (:meth:`add`), release what the policy reads
+    (:meth:`release`: statistics pooled over epochs) and choose the releases planned on (:meth:`planned`)."""
 
     def check(self, oracle: Oracle) -> None:
         """Refuse an oracle this learner cannot use (every oracle by default)."""
@@ -441,15 +437,6 @@ class Learner:
     def planned(self, estimates: list[Estimate]) -> list[Estimate]:
         """The releases the policy plans on (all of them by default)."""
         return estimates
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and vars(other) == vars(self)
-
-    def __hash__(self) -> int:
-        return hash(type(self))
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}()"
 
 
 class EpochAgent(Agent):

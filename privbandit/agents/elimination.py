@@ -110,24 +110,10 @@ def theory_confidence(horizon: int) -> float:
 
 
 class PlayValues(NamedTuple):
-    """What a play rule reads: the releases so far and public values, never the agent (nor its fits).
-
-    Attributes
-    ----------
-    estimates : tuple of Estimate
-        Every released estimate, oldest first.
-    stacks : tuple or None
-        :meth:`EliminationAgent.stacked_estimates` (all planned releases stacked, the informative ones stacked
-        or None, their indices among all); None before the first release.
-    width_cap, spanner, spanner_constant : float, bool, float
-        The agent's hyperparameters.
-    exploration : callable
-        eps_t of greedy play (the agent's ``exploration``, default :func:`cube_root_exploration`).
-    t : int
-        The rounds played are t + 1, t + 2, ...
-    chunk : int
-        Contexts per pass of the planner (the agent cuts the rounds into passes of at most this many).
-    """
+    """What a play rule reads, never the agent: every release (``estimates``, oldest first), ``stacks``
+    (:meth:`EliminationAgent.stacked_estimates`, None before the first release), the agent's ``width_cap``,
+    ``spanner``, ``spanner_constant`` and ``exploration`` (greedy play's eps_t), ``t`` (the rounds played are
+    t + 1, t + 2, ...) and ``chunk`` (contexts per pass of the planner, at most this many per call)."""
 
     estimates: tuple[Estimate, ...]
     stacks: tuple[EstimateStack, EstimateStack | None, np.ndarray | slice] | None
