@@ -30,7 +30,7 @@ import pytest
 import privbandit  # noqa: F401  (registers the envs)
 from privbandit.agents import Agent, EpochAgent, agent_is_private, agent_names, make_agent
 from privbandit.agents.ldp_glm import LDPGLMSGDAgent
-from privbandit.agents.linucb import LDPUCBAgent
+from privbandit.agents.linucb import LDPUCBAgent, augmented_outer
 from privbandit.privacy import (
     ClippingWarning,
     L2BallChannel,
@@ -123,7 +123,7 @@ def instrument(agent: Agent, log: Log, leak: bool = False, raw_bypass: bool = Fa
             absorb_rows = agent._absorb_rows
 
             def leaky_absorb_rows(x, y):
-                log.absorbed.append(agent._augment(x, y))
+                log.absorbed.append(augmented_outer(x, y))
                 absorb_rows(x, y)
 
             agent._absorb_rows = leaky_absorb_rows

@@ -188,7 +188,7 @@ def test_each_epoch_uses_the_u_the_previous_release_stepped_to():
     assert np.array_equal(releases[0].u, np.eye(3))
     for before, after in zip(releases, releases[1:]):
         assert np.array_equal(after.u, before.u_next)
-    assert np.array_equal(agent._fit_oracle().initial_u, releases[-1].u_next)
+    assert np.array_equal(agent.learner.fit_oracle(agent.learning, agent.oracle).initial_u, releases[-1].u_next)
 
 
 def test_the_pooled_estimate_reads_randomized_outputs_only():

@@ -74,7 +74,7 @@ def test_practical_radius_parts():
     assert agent.beta_ == pytest.approx(PRACTICAL_WIDTH * 0.5 + 1.0)
     jdp = _agent("linucb-jdp", radius="practical", batch_size=8)
     run(jdp, _env(64), 64, seed=0)
-    ups, _ = jdp._noise_level(64)
+    ups, _ = jdp._noise_level(64, jdp._noise_sigma(64))
     sd, bias = jdp.radius_parts_
     assert sd == pytest.approx(math.hypot(1.0, jdp.mechanism.sigma / math.sqrt(np.linalg.eigvalsh(
         np.linalg.inv(jdp.v_inv_sqrt_ @ jdp.v_inv_sqrt_))[0])), rel=1e-6)   # one tree node at t = 64

@@ -182,9 +182,10 @@ def test_squarecb_learning_rates_follow_the_theorem():
     assert l2_rate("jdp", n, dim=d, epsilon=0.5, delta=1e-5, confidence=conf) == pytest.approx(want)
     want = (sig ** 2 * math.log(n / conf) / n) ** (1 / 6)
     assert l2_rate("ldp", n, dim=d, epsilon=0.5, delta=1e-5, confidence=conf) == pytest.approx(want)
-    # the agent: gamma_0 = 1, then gamma_j = scale sqrt(K) / E(N_{j-1})
+    # the agent: uniform play before the first release, then gamma_j = scale sqrt(K) / E(N_{j-1})
     agent = SquareCBAgent(Ridge(), gamma_scale=2.0).reset(BanditSpec(4, d, 63), rng=0)
-    assert agent.gamma == 1.0
+    assert agent.gamma is None
+    np.testing.assert_array_equal(agent.action_probabilities(np.ones((4, d)) * 0.1), np.full(4, 0.25))
     rng = np.random.default_rng(0)
     agent.update(rng.standard_normal((1, d)) * 0.1, [0.0])
     assert agent.gamma == pytest.approx(2.0 * 2 / math.sqrt(d / 2))      # N_0 = 1 row, rate floored at n = 2

@@ -160,7 +160,8 @@ def test_greedy_explores_with_the_default_public_rate():
     agent, env = _train(make_agent("elim-nonprivate", play="greedy"), 2 ** 12, 1000, d=3, k=6, seed=2)
     x = env.unwrapped.sample_batch(1).features[0]
     p = agent.action_probabilities(x)
-    span = agent.spanner_of(x[None], surviving_actions(agent._informative, x[None], width_cap=2.0))[0]
+    span = agent.play_values(x[None].shape).spanner_of(
+        x[None], surviving_actions(agent.estimates, x[None], width_cap=2.0))[0]
     eps = (3 / (agent.t + 1)) ** (1 / 3)
     best = int(np.argmax(p))
     assert p[best] == pytest.approx(1 - eps + eps * span[best] / span.sum())
@@ -305,7 +306,7 @@ def _step_run(agent, feats, rewards, seed):
     for t in range(horizon):
         left[t] = agent.rounds_until_update()
         if getattr(agent, "play", None) == "greedy":
-            rates[t] = agent.exploration_rates(0, 1)[0]
+            rates[t] = agent.play_values((1, k, d)).exploration_rates(1)[0]
         acts[t] = agent.act(feats[t])
         agent.update(feats[t, acts[t]], rewards[t, acts[t]])
     return acts, left, rates
@@ -345,7 +346,7 @@ def test_the_one_context_path_acts_as_the_batch_path_while_arms_are_eliminated(p
     batch = EliminationAgent(Ridge(), play=play, spanner=spanner).reset(env.unwrapped.bandit_spec(), rng=9)
     arms, sizes = np.empty(horizon, np.int64), []
     for t in range(horizon):
-        sizes.append(int(loop.survivors(b.features[t][None]).sum()))
+        sizes.append(int(loop.play_values((1, k, d)).survivors(b.features[t][None]).sum()))
         arms[t] = loop.act(b.features[t])
         loop.update(b.features[t, arms[t]], b.rewards[t, arms[t]])
     t = 0
@@ -381,30 +382,22 @@ def test_a_play_rule_is_an_object_and_a_name_stands_for_a_built_in_one():
 def test_a_users_play_rule_passes_the_contract():
     from privbandit.agents import check_agent
     from privbandit.agents.elimination import PlayRule
-    from privbandit.agents.planner import uniform_over
 
     class LowestSurvivor(PlayRule):
         """The first survivor (the lowest index), deterministically."""
 
-        def choose(self, agent, features, uniforms):
-            return uniform_over(self.first(agent, features), uniforms)
-
-        def probabilities(self, agent, features):
-            return self.first(agent, features).astype(float)
-
-        @staticmethod
-        def first(agent, features):
-            alive = agent.survivors(features)
-            return np.arange(alive.shape[1]) == np.argmax(alive, axis=1)[:, None]
+        def law(self, values, features):
+            alive = values.survivors(features)
+            first = np.arange(alive.shape[1]) == np.argmax(alive, axis=1)[:, None]
+            return [(1.0, lambda rows: first[rows])]
 
     check_agent(lambda: make_agent("elim-jdp", epsilon=1.0, play=LowestSurvivor(), first_epoch=4))
     agent = make_agent("elim-jdp", epsilon=1.0, play=LowestSurvivor())
     assert repr(agent).endswith("play=LowestSurvivor())")
 
-    class Broken(LowestSurvivor):       # acts on one law and reports another: the contract catches it
-        def probabilities(self, agent, features):
-            alive = agent.survivors(features)
-            return alive / alive.sum(axis=1, keepdims=True)
+    class Broken(LowestSurvivor):       # weights that do not sum to 1: the contract catches it
+        def law(self, values, features):
+            return [(0.5, lambda rows: values.survivors(features[rows]))]
 
     from privbandit.oracles import ContractError
 

@@ -3,13 +3,15 @@ elim-glm-ldp-pooled): bounded rows, an IRLS step, the oracles' calibration uncha
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from privbandit.agents import check_agent, make_agent
 from privbandit.agents.base import BanditSpec
 from privbandit.agents.checks import check_step_loop_equals_batch_path, synthetic_stream
-from privbandit.agents.pooled import GLM_RESPONSE_BOUND, GLMWorkingRows, LinearRows, PooledJDPAgent
+from privbandit.agents.pooled import GLM_RESPONSE_BOUND, GLMWorkingRows, LinearRows, PooledJDPAgent, PooledReleases
 from privbandit.links import Link, identity_link, logistic_link
 from privbandit.sim import run_many
 
@@ -82,7 +84,7 @@ def test_the_response_bound_is_checked():
     with pytest.raises(ValueError, match="response_bound"):
         GLMWorkingRows(0.0)
     with pytest.raises(TypeError, match="rows must be a RowTransform"):
-        make_agent("elim-glm-jdp-pooled", epsilon=1.0, delta=1e-5, rows="glm")
+        PooledReleases(rows="glm")
 
 
 GLM_SPEC = BanditSpec(n_arms=4, dim=3, horizon=256, link=logistic_link(6.0))
@@ -122,13 +124,16 @@ def test_the_privacy_calibration_is_the_linear_agents(glm, linear):
     """On a logistic spec the GLM agent's ledger (every release's rows, mechanism, sensitivity and noise) is the
     linear agent's: the row transform changes the rows' values, never the mechanisms. On the identity link the
     two agents are the same agent (C = 1) given the same constants, release for release."""
-    kwargs = dict(epsilon=1.0, delta=1e-5, first_epoch=16, growth=2.0, reg_scale=0.1, z=1.0, kappa=0.5, rho=0.1)
-    led_glm, _ = _ledger(make_agent(glm, **kwargs), GLM_SPEC)
-    led_lin, _ = _ledger(make_agent(linear, **kwargs), GLM_SPEC)
+    def made(name):
+        learner = dataclasses.replace(make_agent(name, epsilon=1.0).learner, reg_scale=0.1, z=1.0, kappa=0.5, rho=0.1)
+        return make_agent(name, epsilon=1.0, delta=1e-5, first_epoch=16, growth=2.0, pooling=learner)
+
+    led_glm, _ = _ledger(made(glm), GLM_SPEC)
+    led_lin, _ = _ledger(made(linear), GLM_SPEC)
     assert led_glm == led_lin and len(led_glm) >= 8
     spec = BanditSpec(n_arms=4, dim=3, horizon=256)
-    _, a = _ledger(make_agent(glm, **kwargs), spec)
-    _, b = _ledger(make_agent(linear, **kwargs), spec)
+    _, a = _ledger(made(glm), spec)
+    _, b = _ledger(made(linear), spec)
     for ea, eb in zip(a.estimates, b.estimates, strict=True):
         np.testing.assert_allclose(ea.theta, eb.theta, rtol=1e-12, atol=1e-14)
 
@@ -138,14 +143,14 @@ def test_the_rows_are_linearised_at_the_last_release():
     agent = make_agent("elim-glm-jdp-pooled", epsilon=1.0, delta=1e-5, first_epoch=16, growth=2.0)
     x, r = synthetic_stream(4, 3, 112, 0)
     seen = []
-    original = agent.rows.rows
+    original = agent.learner.rows.rows
 
     class Spy(GLMWorkingRows):
         def rows(self, link, theta, xx, yy, bound, norm_bound):
             seen.append(np.array(theta))
             return original(link, theta, xx, yy, bound, norm_bound)
 
-    agent.rows = Spy()
+    agent.learner = dataclasses.replace(agent.learner, rows=Spy())
     play_on(agent, GLM_SPEC, x, r, max_chunk=8)
     assert not seen[0].any()
     released = [e.theta for e in agent.estimates]
@@ -167,8 +172,8 @@ def test_the_glm_agents_learn_on_a_small_instance(name, family, dim):
 
 def test_the_glm_agent_is_the_pooled_agent_with_glm_rows():
     agent = make_agent("elim-glm-jdp-pooled", epsilon=1.0, delta=1e-5)
-    assert isinstance(agent, PooledJDPAgent) and agent.rows == GLMWorkingRows()
-    assert make_agent("elim-jdp-pooled", epsilon=1.0, delta=1e-5).rows == LinearRows()
+    assert isinstance(agent, PooledJDPAgent) and agent.learner.rows == GLMWorkingRows()
+    assert make_agent("elim-jdp-pooled", epsilon=1.0, delta=1e-5).learner.rows == LinearRows()
 
 
 def _tanh_with_nan_beyond_one(z):
@@ -205,9 +210,10 @@ def test_the_agent_refuses_the_row_before_its_oracle_gets_it(monkeypatch):
     added = []
     real = EpochFit.add_clipped
     monkeypatch.setattr(EpochFit, "add_clipped", lambda self, x, y: (added.append(x.copy()), real(self, x, y)))
-    agent = make_agent("elim-glm-jdp-pooled", epsilon=1.0, delta=1e-5, first_epoch=4, norm_bound=2.0)
+    learner = dataclasses.replace(make_agent("elim-glm-jdp-pooled", epsilon=1.0).learner, norm_bound=2.0)
+    agent = make_agent("elim-glm-jdp-pooled", epsilon=1.0, delta=1e-5, first_epoch=4, pooling=learner)
     agent.reset(BanditSpec(n_arms=2, dim=3, horizon=64, bound=1.0, link=HOLEY), rng=0)
-    agent._theta_public = np.array([1.5, 0.0, 0.0])        # a release far along e_1 (public; set for the test)
+    agent.learning.theta = np.array([1.5, 0.0, 0.0])        # a release far along e_1 (public; set for the test)
     agent.update(np.array([0.1, 0.0, 0.0]), 0.5)          # eta = 0.15: fine
     with pytest.raises(ValueError, match="GLM working rows are not finite"):
         agent.update(np.array([1.0, 0.0, 0.0]), 0.5)      # eta = 1.5: nu is NaN there

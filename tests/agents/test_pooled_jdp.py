@@ -8,8 +8,16 @@ import numpy as np
 import pytest
 
 from privbandit.agents import check_agent, make_agent
+from privbandit.agents.base import Learner
 from privbandit.agents.checks import check_ledger_within_budget, play_batch, synthetic_stream
-from privbandit.agents.pooled import POOLED_JDP_GROWTH, PooledJDPAgent, PooledStatistics, pooled_estimate
+from privbandit.agents.elimination import EliminationAgent
+from privbandit.agents.pooled import (
+    POOLED_JDP_GROWTH,
+    PooledJDPAgent,
+    PooledReleases,
+    PooledStatistics,
+    pooled_estimate,
+)
 from privbandit.infomatrix import spectral_update
 from privbandit.linalg import psd_project, psd_sqrt, symmetric_part
 from privbandit.oracles import make_oracle
@@ -193,7 +201,7 @@ def test_the_agent_warm_starts_each_epoch_from_the_last_released_w():
     releases = [e.release for e in agent.estimates]
     assert [rel.n_w_stages for rel in releases] == [1] * len(releases)
     # the next epoch's fit started from the previous release's W: its oracle carried it
-    assert np.array_equal(agent._fit_oracle().initial_w, releases[-1].w)
+    assert np.array_equal(agent.learner.fit_oracle(agent.learning, agent.oracle).initial_w, releases[-1].w)
 
 
 def _estimates_on(agent_factory, stream, tape=None):
@@ -244,7 +252,11 @@ def test_the_agent_refuses_other_oracles_and_pooling():
     with pytest.raises(ValueError, match="pooling"):
         pooled(pooling="ridge")
     with pytest.raises(ValueError, match="reg_scale"):
-        pooled(reg_scale=0.0)
+        PooledReleases(reg_scale=0.0)
+    with pytest.raises(TypeError, match="oracle must be an IWRegressionDP, IWRegressionLDP or IWVectorLDP"):
+        EliminationAgent("ssp", epsilon=1.0, pooling=PooledReleases())
+    # the parent's options stay: pooling="none" fits each epoch alone, as the elimination agent does
+    assert type(pooled(pooling="none").learner) is Learner
 
 
 def test_elim_jdp_ucb_is_untouched_by_the_new_agent():
@@ -260,7 +272,7 @@ def test_the_agent_plans_on_its_last_plan_window_releases():
     probe = synthetic_stream(4, 3, 64, 9)[0]
     runs = {}
     for window in (1, 2, 5, None):
-        agent = pooled(plan_window=window)
+        agent = pooled(pooling=PooledReleases(plan_window=window))
         play_batch(agent, x, r, 0)
         assert len(agent.estimates) == 5
         recent = agent.estimates if window is None else agent.estimates[-window:]

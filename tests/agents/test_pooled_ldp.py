@@ -11,7 +11,7 @@ from test_pooled_jdp import _data, released_values_only
 
 from privbandit.agents import check_agent, make_agent
 from privbandit.agents.checks import check_ledger_within_budget, play_batch, synthetic_stream
-from privbandit.agents.pooled import PooledLDPAgent, PooledStatistics, pooled_estimate
+from privbandit.agents.pooled import PooledLDPAgent, PooledReleases, PooledStatistics, pooled_estimate
 from privbandit.oracles import make_oracle
 from privbandit.oracles.iw_ldp import LDPRelease, ball_least_squares
 
@@ -118,7 +118,7 @@ def test_the_agent_warm_starts_each_epoch_from_the_last_released_u():
     assert agent.oracle.initial_u is None and agent.oracle.stages == 1 and agent.oracle.u_fraction == 0.2
     releases = [e.release for e in agent.estimates]
     assert all(isinstance(rel, LDPRelease) and rel.n_u_stages == 1 for rel in releases)
-    assert np.array_equal(agent._fit_oracle().initial_u, releases[-1].u)
+    assert np.array_equal(agent.learner.fit_oracle(agent.learning, agent.oracle).initial_u, releases[-1].u)
     assert make_agent("elim-ldp-greedy-pooled", epsilon=1.0, delta=1e-5).play == "greedy"
 
 
@@ -154,7 +154,7 @@ def test_the_agent_refuses_other_oracles_and_pooling():
     with pytest.raises(ValueError, match="pooling"):
         pooled(pooling="ridge")
     with pytest.raises(ValueError, match="plan_window"):
-        pooled(plan_window=0)
+        PooledReleases(plan_window=0)
 
 
 def test_elim_ldp_greedy_is_untouched_by_the_new_agents():
