@@ -93,10 +93,12 @@ PUBLIC_MODULES = [
     ("privbandit.privacy", "Privacy: specs, mechanisms, ledger, audits"),
     ("privbandit.infomatrix", "Information matrices"),
     ("privbandit.linalg", "Symmetric and PSD matrices"),
-    ("privbandit.sim", "Simulation, sweeps and reports"),
-    ("privbandit.sim.audit", "End-to-end privacy audits"),
-    ("privbandit.plots", "Plots"),
-    ("privbandit.report", "The results board"),
+    ("privbandit.sim", "One run: the runner and bandit feedback"),
+    ("privbandit.bench", "The benchmark: sweeps, suites, stored results, challengers"),
+    ("privbandit.bench.workflow", "The bench workflow: what privbandit bench, run and plot run"),
+    ("privbandit.agents.audit", "End-to-end privacy audits"),
+    ("privbandit.report", "Reports: tables, leaderboard, paired comparisons, the results board"),
+    ("privbandit.report.figures", "Plots"),
     ("privbandit.links", "Link functions"),
     ("privbandit.integrations.coba", "coba integration"),
     ("privbandit", "Top-level names"),
@@ -159,7 +161,7 @@ def _results_folder() -> Path:
     ``PRIVBANDIT_DOCS_RESULTS`` names a folder that ``privbandit bench`` wrote (``results.csv`` and
     ``report.json`` inside). Unset, the build runs the quick suite into ``docs/_build/results/quick``: ``bench``
     takes the stored reference results of the quick suite where they match this install (every round stream
-    checked, :func:`privbandit.sim.reference.match_reference`), so the suite finds its cells finished and only
+    checked, :func:`privbandit.bench.stored.match_reference`), so the suite finds its cells finished and only
     writes its tables (the same tables a full run gives: the stored cells are checked to re-run equal by
     ``tests/test_reference.py``); it runs the cells that do not match.
     """
@@ -190,8 +192,8 @@ def _paper_results() -> tuple[Path | None, str]:
     given = os.environ.get("PRIVBANDIT_DOCS_PAPER_RESULTS")
     if given:
         return Path(given), ""
-    from privbandit.sim.reference import install_reference, match_reference
-    from privbandit.sim.suites import get_suite
+    from privbandit.bench.stored import install_reference, match_reference
+    from privbandit.bench.suites import get_suite
 
     paper = get_suite("paper")
     match = match_reference(paper, sample=3)             # the other streams unchecked, knowingly (docstring)

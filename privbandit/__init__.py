@@ -1,7 +1,7 @@
 """privbandit: differentially private linear and generalized-linear contextual bandits.
 
 Importing the package registers the Gymnasium environments ``PrivLinCB-v0`` and ``PrivGLMCB-v0``.
-``make_agent``, ``make_oracle`` and ``run`` (and the ``agents``, ``oracles``, ``sim`` and ``plots``
+``make_agent``, ``make_oracle`` and ``run`` (and the ``agents``, ``oracles``, ``sim``, ``bench`` and ``report``
 subpackages) are imported on first use, so ``import privbandit`` stays light.
 """
 
@@ -11,16 +11,16 @@ from .links import Link, identity_link, logistic_link
 from .privacy import PrivacyLedger, PrivacySpec
 
 __all__ = [
-    "Link", "PrivGLMCBEnv", "PrivLinCBEnv", "PrivacyLedger", "PrivacySpec", "RoundBatch", "agents", "envs",
-    "identity_link", "infomatrix", "logistic_link", "make_agent", "make_family", "make_oracle", "oracles", "plots",
-    "privacy", "run", "sim",
+    "Link", "PrivGLMCBEnv", "PrivLinCBEnv", "PrivacyLedger", "PrivacySpec", "RoundBatch", "agents", "bench", "envs",
+    "identity_link", "infomatrix", "logistic_link", "make_agent", "make_family", "make_oracle", "oracles", "privacy",
+    "report", "run", "sim",
 ]
 
 __version__ = "0.1.0"
 
 # Imported on first access, not with the envs: the agents and oracles need scipy, the runner pandas,
-# the plots matplotlib (tests/test_api.py checks that `import privbandit` loads none of them).
-_LAZY_MODULES = ("agents", "oracles", "plots", "sim")
+# the figures matplotlib (tests/test_api.py checks that `import privbandit` loads none of them).
+_LAZY_MODULES = ("agents", "bench", "oracles", "report", "sim")
 _LAZY_ATTRIBUTES = {"make_agent": "agents", "make_oracle": "oracles", "run": "sim.runner"}
 
 

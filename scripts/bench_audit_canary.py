@@ -3,7 +3,7 @@
 Part 1, the bound per observation. Each observation is one watched action in the 5% tail the audit's pilots put
 the decision in: it takes arm 0 with probability p on D and q = 0.05 on D', for a release shifted by ``mu`` noise
 sds between D and D' (p = P(Z > z_0.95 - mu)). Repeated draws: n runs per stream, one observation each,
-Clopper-Pearson bounds on delta(epsilon) (:func:`privbandit.sim.audit.set_lower_bounds`, the audit's own). One run
+Clopper-Pearson bounds on delta(epsilon) (:func:`privbandit.agents.audit.set_lower_bounds`, the audit's own). One run
 with m canaries of random signs: m observations; the guesser guesses D for a canary whose watcher took arm 0 and
 abstains otherwise, and the number of right guesses among r is bounded by Binomial(r, e^eps / (1 + e^eps)) (their
 Theorem 3.1 for pure DP: optimistic here, the approximate-DP version adds a delta term that grows with m). The
@@ -13,6 +13,13 @@ Part 2, the cost of a canary. A one-run audit of a black-box agent needs canarie
 feature coordinate (or one epoch) per canary. The script times ``elim-jdp-ucb`` on the audit's 288-round stream at
 several dimensions d (d canaries per run at best). Time it with one BLAS thread (``OMP_NUM_THREADS=1``): on a busy
 machine a threaded BLAS makes d >= 32 tens of times slower.
+
+Measured (2026-11, 20 seeds; timings with ``OMP_NUM_THREADS=1``): a release shifted by 0.7 noise sds
+(``elim-jdp-ucb`` with a quarter of its noise) gives a median lower bound of 1.02 from 12000 repeated runs against
+1.10 from 12000 canaries, and 1.15 against 1.15 from 48000 (the canaries' bound taken optimistically, as if delta
+were 0; 1.4 sds: 1.92 against 1.95). ``elim-jdp-ucb`` plays a 288-round stream in 5 ms at d = 2 and 13 ms at
+d = 32, so a run could carry up to ~13 times more canaries per second, if every coordinate's canary shifted its
+release as much as the single target does. Hence :mod:`privbandit.agents.audit` keeps repeated draws.
 
 Usage::
 
@@ -29,7 +36,7 @@ import numpy as np
 from scipy.stats import binom, norm
 
 from privbandit.agents import make_agent
-from privbandit.sim.audit import EPS_GRID, neighbouring_streams, play_stream, set_lower_bounds
+from privbandit.agents.audit import EPS_GRID, neighbouring_streams, play_stream, set_lower_bounds
 
 GRID = np.array(EPS_GRID)
 TAIL = 0.05

@@ -15,6 +15,11 @@ drawn with their own generator), the share of features with |mean(phi) - nu(<phi
 The summary gives its mean and its lowest value over seeds, and the median width. Per-round agents (LinUCB and
 its private versions) release no Estimate; their coverage is left empty.
 
+Why its own process pool, not :func:`privbandit.bench.sweep`: a sweep plays one agent per cell on the cell's own
+round stream and keeps its table, not the agent; this script plays a set of agents on one env draw per seed
+(:func:`~privbandit.sim.run_many`, its rounds seeded by ``seed``) and reads each agent's last Estimate for the
+coverage, so a sweep would change the rounds, and with them every number it prints and the stored CSVs.
+
 Sets (``--set``):
 
 - ``jdp`` (d = K = 10): elim-jdp-pooled, the same planning on every release without the projection's bias

@@ -16,6 +16,9 @@ Writes a tidy CSV (one row per cell) and seaborn figures into ``--out``, and pri
 (coverage >= 95% per cell; theory/practical width ratio at T = 2^16; IW-Regression-DP vs SSP L1 error at
 epsilon = 0.1; DP-SGD error at d = 1000 vs d = 10) for whatever part of the grid was run.
 
+Its cells fit an oracle on i.i.d. rows, with no agent, env or round stream, so they are not cells of
+:func:`privbandit.bench.sweep` (which plays an agent on an env); ``--jobs`` spreads them over joblib's workers.
+
 Examples
 --------
 Full grid (slow)::

@@ -36,8 +36,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from privbandit import plots  # noqa: E402
 from privbandit.envs import make_family  # noqa: E402
+from privbandit.report import figures as plots  # noqa: E402
 
 from demo_studies import axis_ratio  # noqa: E402
 from demo_studies import information_conclusions as conclusions  # noqa: E402

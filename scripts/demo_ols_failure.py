@@ -32,7 +32,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from privbandit import plots  # noqa: E402
+from privbandit.report import figures as plots  # noqa: E402
 
 from demo_studies import ols_conclusion as conclusion  # noqa: E402
 from demo_studies import ols_study as study  # noqa: E402

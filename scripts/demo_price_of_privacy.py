@@ -38,11 +38,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from privbandit import plots  # noqa: E402
-from privbandit.sim.grid import AgentEntry, Grid  # noqa: E402
-from privbandit.sim.report import final_rows, format_interval, nonnegative_mean_ci  # noqa: E402
-from privbandit.sim.suites import lin_env  # noqa: E402
-from privbandit.sim.sweep import sweep  # noqa: E402
+from privbandit.bench.grid import AgentEntry, Grid  # noqa: E402
+from privbandit.bench.suites import lin_env  # noqa: E402
+from privbandit.bench.sweep import sweep  # noqa: E402
+from privbandit.report import figures as plots  # noqa: E402
+from privbandit.report.tables import final_rows, format_interval, nonnegative_mean_ci  # noqa: E402
 
 from demo_studies import (  # noqa: E402,F401
     first_epsilon_from_which,

@@ -85,7 +85,7 @@ def regret_by_seed(final: pd.DataFrame, agent: str, eps: Sequence[float] | None 
     Parameters
     ----------
     final : DataFrame
-        The runs' last rows (:func:`privbandit.sim.report.final_rows`): agent, epsilon, seed, cum_regret.
+        The runs' last rows (:func:`privbandit.report.tables.final_rows`): agent, epsilon, seed, cum_regret.
     agent : str
         The agent's label.
     eps : sequence of float, optional

@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from privbandit.sim.leaderboard import read_results
-from privbandit.sim.report import final_regret, format_number, markdown_table
+from privbandit.report.leaderboard import read_results
+from privbandit.report.tables import final_regret, format_number, markdown_table
 
 GLM_AGENT_PREFIXES = ("glm-ucb", "gloc", "elim-glm-", "ldp-glm-")
 """Labels of agents that model the link (the rest of a GLM board's learning agents fit a linear model)."""

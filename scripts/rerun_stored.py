@@ -1,7 +1,7 @@
 """Run stored baseline cells again on this machine and compare them with the stored tables.
 
 The stored reference results (``privbandit/data/reference``) stand in for a run wherever a cell's round stream
-matches the stored one up to rounding (:data:`privbandit.sim.reference.STREAM_TOLERANCE`). This script measures
+matches the stored one up to rounding (:data:`privbandit.bench.stored.STREAM_TOLERANCE`). This script measures
 what that means for the agents: it re-runs a sample of a suite's stored cells here, under whatever CPU settings
 the shell gives it, and writes one row per cell: the stored and the re-run final regret, their relative
 difference, whether the tables are equal bit for bit, and how far the cell's round stream is from the stored one.
@@ -36,7 +36,7 @@ SETTINGS = ("NPY_DISABLE_CPU_FEATURES", "OPENBLAS_CORETYPE")
 
 def sampled(cells: list, streams: str | None, sample: int | None) -> list:
     """The cells whose stream key contains ``streams``, ``sample`` of them spread over the list (all if None)."""
-    from privbandit.sim.reference import stream_key
+    from privbandit.bench.stored import stream_key
 
     cells = [c for c in cells if streams is None or streams in stream_key(c)]
     if sample is not None and sample < len(cells):
@@ -46,8 +46,8 @@ def sampled(cells: list, streams: str | None, sample: int | None) -> list:
 
 def rerun(suite_name: str, cells: list, jobs: int) -> pd.DataFrame:
     """Re-run ``cells`` beside their stored tables; one row per cell."""
-    from privbandit.sim.cells import cell_path, read_cell
-    from privbandit.sim.reference import (
+    from privbandit.bench.cells import cell_path
+    from privbandit.bench.stored import (
         install_reference,
         load_manifest,
         machine,
@@ -55,8 +55,9 @@ def rerun(suite_name: str, cells: list, jobs: int) -> pd.DataFrame:
         stream_key,
         stream_summary,
     )
-    from privbandit.sim.suites import get_suite
-    from privbandit.sim.sweep import sweep
+    from privbandit.bench.suites import get_suite
+    from privbandit.bench.sweep import sweep
+    from privbandit.report.files import read_cell
 
     stored_streams = load_manifest(suite_name)["streams"]
     here = machine()
@@ -92,7 +93,7 @@ def markdown(table: pd.DataFrame) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from privbandit.sim.suites import SUITES, get_suite
+    from privbandit.bench.suites import SUITES, get_suite
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--suite", choices=sorted(SUITES))

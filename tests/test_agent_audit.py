@@ -14,9 +14,7 @@ import privbandit.oracles.iw_jdp as iw_jdp_module
 import privbandit.oracles.iw_ldp as iw_ldp_module
 from privbandit import cli
 from privbandit.agents import AGENT_REGISTRY, UniformAgent, agent_is_private, agent_names, register_agent
-from privbandit.agents.elimination import JDP_UCB_FIRST_EPOCH, EliminationAgent
-from privbandit.privacy import GaussianMechanism, PrivacySpec
-from privbandit.sim.audit import (
+from privbandit.agents.audit import (
     LEDGER_MISSING,
     MIN_PILOT_HITS,
     NO_POWER,
@@ -30,6 +28,8 @@ from privbandit.sim.audit import (
     refutation_chance,
     select_tests,
 )
+from privbandit.agents.elimination import JDP_UCB_FIRST_EPOCH, EliminationAgent
+from privbandit.privacy import GaussianMechanism, PrivacySpec
 
 UCB = {"first_epoch": 1}  # a public schedule option: users 1 and 2 act on the neighbour's epoch-0 release
 

@@ -39,12 +39,12 @@ import privbandit.oracles.dp_sgd as dp_sgd_module
 import privbandit.oracles.iw_jdp as iw_jdp_module
 import privbandit.oracles.ssp as ssp_module
 from privbandit.agents import Agent, make_agent
+from privbandit.agents.audit import neighbouring_streams, play_stream
 from privbandit.privacy import (
     GaussianMechanism,
     SymmetricGaussianMechanism,
     audit_delta,
 )
-from privbandit.sim.audit import neighbouring_streams, play_stream
 
 pytestmark = pytest.mark.slow
 

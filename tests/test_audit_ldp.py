@@ -10,7 +10,8 @@ randomizer is (epsilon, delta)-DP on one record. Two checks on every registered 
    and B times random unit vectors, rewards -1, 0, 1): 20 000 draws per record, the likelihood-ratio projection
    (the statistic's difference; the upper triangle for symmetric matrices), hockey-stick with 95%
    Clopper-Pearson bounds (:func:`privbandit.privacy.audit_delta`). The real channel must pass, and the
-   same channel with sigma / 10 must be refuted.
+   same channel with sigma / 10 (an L2-ball channel: epsilon x 10, which shrinks its outputs' norm M and
+   sharpens its hemisphere) must be refuted.
 2. Structure. Every object the aggregation step (``_absorb``) receives must be an array that a
    randomizer returned, with one row per record fed to the agent, never sharing memory with the raw
    rows and never equal to a raw row or to the unnoised statistic. The twin whose randomizer skips the
@@ -32,6 +33,7 @@ from privbandit.agents.ldp_glm import LDPGLMSGDAgent
 from privbandit.agents.linucb import LDPUCBAgent
 from privbandit.privacy import (
     ClippingWarning,
+    L2BallChannel,
     LocalRandomizer,
     SymmetricGaussianMechanism,
     audit_delta,
@@ -224,20 +226,37 @@ def extreme_pair(r: LocalRandomizer) -> tuple[tuple[np.ndarray, float], tuple[np
 
 
 def _projection(r: LocalRandomizer, rec, rec2):
-    diff = (np.asarray(r.statistic(rec[0][None], np.array([rec[1]])), dtype=float)[0]
-            - np.asarray(r.statistic(rec2[0][None], np.array([rec2[1]])), dtype=float)[0])
+    s1 = np.asarray(r.statistic(rec[0][None], np.array([rec[1]])), dtype=float)[0]
+    s2 = np.asarray(r.statistic(rec2[0][None], np.array([rec2[1]])), dtype=float)[0]
+    diff = s1 - s2
+    if isinstance(r.channel, L2BallChannel):    # its density depends on the hemispheres only: the signs on s, s'
+        return lambda out: (np.sign(np.asarray(out).reshape(out.shape[0], -1) @ s1.ravel())
+                            - np.sign(np.asarray(out).reshape(out.shape[0], -1) @ s2.ravel()))
     if isinstance(r.channel, SymmetricGaussianMechanism):  # the noise lives on the upper triangle
         iu = np.triu_indices(diff.shape[0])
         return lambda out: np.asarray(out)[:, iu[0], iu[1]] @ diff[iu]
     return lambda out: np.asarray(out).reshape(out.shape[0], -1) @ diff.ravel()
 
 
+def channel_diameter(r: LocalRandomizer) -> float:
+    """The channel's declared sensitivity: a Gaussian's own, an L2-ball channel's diameter 2 r."""
+    return 2.0 * r.channel.radius if isinstance(r.channel, L2BallChannel) else r.channel.sensitivity
+
+
+def under_noised(r: LocalRandomizer, divide: float) -> LocalRandomizer:
+    """The planted twin: the same randomizer with its channel's noise cut ``divide`` times (a Gaussian's sigma /
+    ``divide``, an L2-ball channel's epsilon x ``divide``), its ledger claim unchanged."""
+    if isinstance(r.channel, L2BallChannel):
+        return replace(r, channel=replace(r.channel, epsilon=r.channel.epsilon * divide))
+    return replace(r, channel=replace(r.channel, sigma=r.channel.sigma / divide))
+
+
 def audit_user(r: LocalRandomizer, seed: int, divide: float = 1.0):
-    """Audit one user's view through ``r`` (its channel's sigma divided by ``divide``)."""
+    """Audit one user's view through ``r`` (its channel's noise cut ``divide`` times: :func:`under_noised`)."""
     if divide != 1.0:
-        r = replace(r, channel=replace(r.channel, sigma=r.channel.sigma / divide))
+        r = under_noised(r, divide)
     rec, rec2, dist = extreme_pair(r)
-    assert dist <= r.channel.sensitivity * (1 + 1e-9)  # the declared sensitivity covers the domain
+    assert dist <= channel_diameter(r) * (1 + 1e-9)  # the declared sensitivity covers the domain
 
     def sampler(record):
         return lambda n, g: r(np.broadcast_to(record[0], (n, DIM)), np.full(n, record[1]), rng=g)
@@ -257,7 +276,7 @@ def audit_user(r: LocalRandomizer, seed: int, divide: float = 1.0):
     at_spec = at(EPS)
     grid = np.round(np.arange(0.1, 6.0001, 0.1), 2)
     eps_lower = max((float(e) for e in grid if at(float(e)).violates(DELTA)), default=0.0)
-    return at_spec, eps_lower, dist / r.channel.sensitivity
+    return at_spec, eps_lower, dist / channel_diameter(r)
 
 
 @pytest.fixture(scope="module")

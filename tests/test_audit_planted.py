@@ -22,8 +22,8 @@ import pytest
 from privbandit import cli
 from privbandit._validation import Interval
 from privbandit.agents import EpochAgent, PolicyAgent
+from privbandit.agents.audit import CONTRACT_HORIZON, CONTRACT_NOT_PRIVACY, ContractUsers, audit_agent, plan_designs
 from privbandit.oracles import make_oracle
-from privbandit.sim.audit import CONTRACT_HORIZON, CONTRACT_NOT_PRIVACY, ContractUsers, audit_agent, plan_designs
 
 SMALL = ["--horizon", "32", "--draws", "100", "--pilot-draws", "16", "--jobs", "1", "--no-progress"]
 """Audit sizes that keep a planted agent's audit to seconds (the contract stage runs in full), in this process,

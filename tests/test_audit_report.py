@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from privbandit import cli
-from privbandit.sim.audit import FUTILITY_BETA, LOOK_EVERY, futile
+from privbandit.agents.audit import FUTILITY_BETA, LOOK_EVERY, futile
 
 SMALL = ["--agent", "elim-jdp-ucb", "--epsilon", "1", "--agent-kwargs", '{"first_epoch": 1}', "--horizon", "8",
          "--draws", "300", "--pilot-draws", "16", "--jobs", "1"]
@@ -70,7 +70,7 @@ def test_a_stopped_audit_says_how_many_runs_it_made_and_a_refuted_one_runs_them_
     from test_agent_audit import UndernoisedGaussian
 
     import privbandit.oracles.iw_jdp as iw_jdp_module
-    from privbandit.sim.audit import audit_agent
+    from privbandit.agents.audit import audit_agent
 
     small = dict(agent_kwargs={"first_epoch": 1}, max_horizon=8, watch=4, pilot_draws=16, n_draws=600)
     honest = audit_agent("elim-jdp-ucb", 1.0, **small)

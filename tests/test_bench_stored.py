@@ -14,7 +14,7 @@ import pytest
 from test_reference import TINY, shifted, stored_suite
 
 from privbandit import cli
-from privbandit.sim.cells import read_cell
+from privbandit.report.files import read_cell
 
 
 @pytest.fixture(scope="module")
@@ -25,8 +25,8 @@ def reference(tmp_path_factory):
 @pytest.fixture
 def tiny(reference, monkeypatch):
     """The tiny suite registered, its stored results the package's."""
-    import privbandit.sim.reference as ref
-    from privbandit.sim import suites
+    import privbandit.bench.stored as ref
+    from privbandit.bench import suites
 
     monkeypatch.setitem(suites.SUITES, "tiny", TINY)
     monkeypatch.setattr(ref, "REFERENCE_DIR", reference)
@@ -88,7 +88,7 @@ def test_a_stream_that_differs_runs_its_cells_and_the_others_are_taken(tiny, tmp
     (moved / "tiny.tar.xz").write_bytes((tiny / "tiny.tar.xz").read_bytes())
     one = sorted(meta["streams"])[0]
     (moved / "tiny.json").write_text(json.dumps(shifted(meta, one, 1e-3, block=15)))   # the last 4 rounds
-    import privbandit.sim.reference as ref
+    import privbandit.bench.stored as ref
 
     monkeypatch.setattr(ref, "REFERENCE_DIR", moved)
     code, out, err = bench(tmp_path / "out", capsys)

@@ -10,9 +10,10 @@ import pandas as pd
 import pytest
 
 from privbandit import cli
-from privbandit.report.board import NO_BETTER, WORSE, BoardSource, board_data, board_html, stored_source, thin_times
-from privbandit.sim.leaderboard import leaderboard
-from privbandit.sim.report import final_regret, nonnegative_mean_ci
+from privbandit.bench.stored import stored_source
+from privbandit.report.board import NO_BETTER, WORSE, BoardSource, board_data, board_html, thin_times
+from privbandit.report.leaderboard import leaderboard
+from privbandit.report.tables import final_regret, nonnegative_mean_ci
 
 LOGGED = [1, 2, 3, 4, 6, 8, 11, 16, 23, 32, 45, 64]
 # agent -> (privacy model, epsilons, slope of its cumulative regret): "bad" is above uniform, "flat" at it
@@ -207,9 +208,9 @@ def test_the_board_command_reads_a_folder_with_its_command_and_challenger(tmp_pa
 
 
 def test_every_view_marks_with_the_one_rule_and_names_the_best_private_agent(data):
-    """The board, the leaderboard and report.md mark the same agents (privbandit.sim.report.uniform_mark)."""
-    from privbandit.sim.leaderboard import best_private_line, leaderboard_markdown, ranked_boards
-    from privbandit.sim.report import headline_table
+    """The board, the leaderboard and report.md mark the same agents (privbandit.report.tables.uniform_mark)."""
+    from privbandit.report.leaderboard import best_private_line, leaderboard_markdown, ranked_boards
+    from privbandit.report.tables import headline_table
 
     table = synthetic_table()
     boards = ranked_boards([table])
@@ -245,7 +246,7 @@ def test_a_board_whose_best_private_agent_is_at_uniform_marks_it():
 
 
 def test_the_board_header_says_what_ran_in_the_reports_words():
-    from privbandit.sim.report import what_ran
+    from privbandit.report.tables import what_ran
 
     table = synthetic_table(seeds=2)
     (src,) = board_data([BoardSource(name="t", table=table, command="c")])["sources"]

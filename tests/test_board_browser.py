@@ -9,7 +9,7 @@ import time
 import pytest
 
 from privbandit import cli
-from privbandit.sim.cells import read_cell
+from privbandit.report.files import read_cell
 
 pytestmark = pytest.mark.slow
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from privbandit import cli
-from privbandit.sim.cells import read_cell
+from privbandit.report.files import read_cell
 
 
 def _main(args, capsys):
@@ -311,12 +311,13 @@ def test_a_sweep_that_finished_no_cell_reports_every_planned_group_incomplete(tm
     counts as incomplete (exit code 3), instead of a traceback from plotting an empty table."""
     import pandas as pd
 
+    from privbandit.bench.workflow import completion, write_outputs
     from privbandit.sim.runner import COLUMNS
 
     empty = pd.DataFrame(columns=list(COLUMNS))
     planned = pd.DataFrame(dict(env=["e", "e"], agent=["a", "b"], epsilon=[1.0, float("inf")], horizon=[64, 64],
                                 n_planned=[4, 2]))
-    assert cli._completion(empty, planned) == cli.EXIT_INCOMPLETE and cli._completion(empty, None) == 0
+    assert completion(empty, planned) == cli.EXIT_INCOMPLETE and completion(empty, None) == 0
     assert capsys.readouterr().out == "2 groups incomplete: rerun to finish\n"
-    report = cli._finish(empty, tmp_path, title="t", references={}, notes=["n"], planned=planned)
+    report = write_outputs(empty, tmp_path, title="t", references={}, notes=["n"], planned=planned)
     assert report.exists() and not list(tmp_path.glob("figures/*.png"))

@@ -1,4 +1,4 @@
-"""Challenger runs, paired comparisons and the leaderboard (privbandit.sim.compare, bench --agent)."""
+"""Challenger runs, paired comparisons and the leaderboard (privbandit.report.compare, bench --agent)."""
 
 from __future__ import annotations
 
@@ -12,18 +12,11 @@ from scipy import stats
 
 from privbandit import cli
 from privbandit.agents import AGENT_REGISTRY
-from privbandit.sim import AgentEntry, EnvEntry, Grid
-from privbandit.sim.compare import (
-    BETTER,
-    NOT_SEPARABLE,
-    WORSE,
-    challenge,
-    challenger_entry,
-    challenger_summary,
-    paired_comparison,
-)
-from privbandit.sim.leaderboard import leaderboard
-from privbandit.sim.suites import Suite
+from privbandit.bench import AgentEntry, EnvEntry, Grid
+from privbandit.bench.challenger import challenge, challenger_entry
+from privbandit.bench.suites import Suite
+from privbandit.report.compare import BETTER, NOT_SEPARABLE, WORSE, challenger_summary, paired_comparison
+from privbandit.report.leaderboard import leaderboard
 
 NONE = ("none", math.inf, 0.0)
 
@@ -219,7 +212,7 @@ def test_the_challenger_examples_keep_their_registered_label_beside_an_installed
 def test_a_factory_around_a_registered_agent_is_not_labelled_with_its_name(plugin_site):
     """The README's factory by import path takes the path's attribute, not ``elim-jdp-ucb``; the example
     plugin is ``my-agent`` by import path (its agent's name) and by entry point; a registered name is itself."""
-    from privbandit.sim.labels import agent_name
+    from privbandit.bench.labels import agent_name
 
     names = {a: agent_name(a) for a in ("readme_agent:make", "my_agent:make_agent", "my-agent", "elim-jdp-ucb")}
     assert names == {"readme_agent:make": "make", "my_agent:make_agent": "my-agent", "my-agent": "my-agent",

@@ -66,7 +66,8 @@ def missing_constraints(cls: type) -> list[str]:
 
 #: Agent classes whose default oracle is private (no non-private default), with that oracle: they are built with a
 #: budget.
-BUDGET_ONLY_AGENTS = {"PooledJDPAgent": "iw-regression-dp", "PooledLDPAgent": "iw-regression-ldp"}
+BUDGET_ONLY_AGENTS = {"PooledJDPAgent": "iw-regression-dp", "PooledLDPAgent": "iw-regression-ldp",
+                      "PooledVectorLDPAgent": "iw-vector-ldp"}
 
 
 def base_kwargs(cls: type, field: str | None = None, value: Any = None) -> dict[str, Any]:

@@ -29,10 +29,11 @@ from conftest import build_agent
 import privbandit  # noqa: F401  (registers the envs)
 from privbandit.agents import agent_names
 from privbandit.agents.checks import check_step_loop_equals_batch_path
-from privbandit.sim.cells import cell_path, read_cell
-from privbandit.sim.grid import AgentEntry, EnvEntry, Grid
+from privbandit.bench.cells import cell_path
+from privbandit.bench.grid import AgentEntry, EnvEntry, Grid
+from privbandit.bench.sweep import sweep
+from privbandit.report.files import read_cell
 from privbandit.sim.runner import run
-from privbandit.sim.sweep import sweep
 
 AGENTS = ["uniform", "epsilon-greedy", "elim-jdp", "elim-ldp", "linucb-jdp", "ldp-ucb", "squarecb-ldp-sgd",
           "elim-glm-jdp"]

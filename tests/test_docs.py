@@ -188,8 +188,8 @@ def tiny_results(tmp_path_factory):
 def test_the_results_page_prints_the_command_and_the_numbers_of_final_regret(tiny_results, tmp_path):
     import pandas as pd
 
-    from privbandit.sim import final_regret
-    from privbandit.sim.report import format_interval
+    from privbandit.report import final_regret
+    from privbandit.report.tables import format_interval
 
     sys.path.insert(0, str(SCRIPTS))
     try:
@@ -221,7 +221,7 @@ def test_the_results_page_prints_the_command_and_the_numbers_of_final_regret(tin
 def test_the_results_page_with_boards_prints_the_leaderboard_of_each_env(tiny_results, tmp_path):
     import pandas as pd
 
-    from privbandit.sim.leaderboard import leaderboard_markdown, ranked_boards
+    from privbandit.report.leaderboard import leaderboard_markdown, ranked_boards
 
     proc = _script("make_docs_tables.py", str(tiny_results), "--boards", "--out", str(tmp_path))
     assert proc.returncode == 0, proc.stderr[-3000:]

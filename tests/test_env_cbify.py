@@ -247,7 +247,7 @@ def _without_scikit_learn(monkeypatch) -> None:
 def test_the_quick_suite_leaves_the_real_data_cell_out_without_scikit_learn(monkeypatch):
     """The README's first command needs only `pip install -e .`: without the `data` extra the suite drops the
     digits grid and names it, instead of failing inside a worker."""
-    from privbandit.sim.suites import get_suite
+    from privbandit.bench.suites import get_suite
 
     quick = get_suite("quick")
     assert "cbify-digits-pca4" in {e.label for g in quick.available_grids() for e in g.envs}
@@ -262,7 +262,7 @@ def test_the_readme_says_how_many_cells_a_default_install_runs(monkeypatch):
     """The quick start's numbers: the suite's cells with the `data` extra, and without it (a default install)."""
     from pathlib import Path
 
-    from privbandit.sim.suites import get_suite
+    from privbandit.bench.suites import get_suite
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     said = re.search(r"default install runs (\d+) of the suite's (\d+) cells: the\s+other (\d+) are", readme)
@@ -281,16 +281,17 @@ def test_bench_says_what_it_leaves_out_before_it_runs(monkeypatch, capsys, tmp_p
     """Without the `data` extra, bench names the cells it leaves out, and why, on stderr before the sweep
     (and its progress bar) starts, and in the report's notes."""
     from privbandit import cli
+    from privbandit.bench import workflow
 
     _without_scikit_learn(monkeypatch)
-    run_sweep = cli._run_sweep
+    run_sweep = workflow.run_cells
     before = []
 
     def watched(*args, **kwargs):
         before.append(capsys.readouterr().err)
         return run_sweep(*args, **kwargs)
 
-    monkeypatch.setattr(cli, "_run_sweep", watched)
+    monkeypatch.setattr(workflow, "run_cells", watched)
     out = tmp_path / "out"
     assert cli.main(["bench", "--suite", "quick", "--seeds", "1", "--horizon", "64", "--out", str(out)]) == 0
     said = re.search(r"(\d+) of the suite's (\d+) cells left out: the real-data env cbify-digits-pca4 needs the "

@@ -17,10 +17,11 @@ import pytest
 
 from privbandit import cli
 from privbandit.agents import AGENT_REGISTRY, make_agent, register_agent
-from privbandit.sim import report as report_mod
-from privbandit.sim.cells import FOOTER, CellFileError, FolderLocked, cell_path, load_cell, read_cell
-from privbandit.sim.grid import AgentEntry, Cell, EnvEntry, Grid
-from privbandit.sim.sweep import CellFilesRejected, sweep
+from privbandit.bench.cells import CellFileError, FolderLocked, cell_path, load_cell
+from privbandit.bench.grid import AgentEntry, Cell, EnvEntry, Grid
+from privbandit.bench.sweep import CellFilesRejected, sweep
+from privbandit.report import tables as report_mod
+from privbandit.report.files import FOOTER, read_cell
 
 ENVS = (EnvEntry("ht", "PrivLinCB-v0", dict(family="heavy-tailed", dim=3, n_arms=3)),
         EnvEntry("rare", "PrivLinCB-v0", dict(family="rare-direction", dim=3, n_arms=3)))
@@ -268,7 +269,7 @@ def test_a_worker_killed_in_a_dask_sweep_loses_no_cell_for_good(killer, tmp_path
 
 
 def test_summary_rows_carry_seeds_found_and_planned():
-    from privbandit.sim.report import final_regret, headline_table, incomplete_groups, loglog_slopes
+    from privbandit.report.tables import final_regret, headline_table, incomplete_groups, loglog_slopes
 
     rows = [dict(env="e", agent="a", privacy_model="none", epsilon=float("inf"), delta=0.0, horizon=8, seed=s, t=t,
                  cum_regret=float(t * (s + 1)), epsilon_spent=0.0) for s in range(3) for t in (1, 2, 4, 8)]

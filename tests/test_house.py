@@ -159,10 +159,11 @@ def test_every_module_puts_all_after_its_imports():
 
 def _documented() -> list:
     from privbandit.agents import make_agent
+    from privbandit.bench import sweep
     from privbandit.envs import PrivCBifyEnv, PrivGLMCBEnv, PrivLinCBEnv
     from privbandit.oracles import make_oracle, oracle_class
     from privbandit.privacy import PrivacyLedger
-    from privbandit.sim import run, sweep
+    from privbandit.sim import run
 
     oracles = [oracle_class(n) for n in ("ridge", "iw-regression-dp", "iw-regression-ldp", "iw-glm-dp")]
     return [PrivLinCBEnv, PrivGLMCBEnv, PrivCBifyEnv, make_oracle, *oracles, make_agent, run, sweep, PrivacyLedger]

@@ -63,7 +63,8 @@ def _module_names() -> list[str]:
 
 def test_the_module_list_sees_every_subpackage():
     names = _module_names()
-    assert {"privbandit", "privbandit.envs.instance", "privbandit.privacy.audit", "privbandit.sim.sweep"} <= set(names)
+    assert {"privbandit", "privbandit.envs.instance", "privbandit.privacy.audit", "privbandit.bench.sweep"} \
+        <= set(names)
     assert set(OPTIONAL) <= set(names)
 
 

@@ -1,4 +1,5 @@
-"""No import circle in the package: the graph of every ``import`` statement, lazy ones included, is acyclic.
+"""No import circle in the package, and no arrow back up between its rooms (:data:`ROOMS`): the graph of every
+``import`` statement, lazy ones included, is acyclic and flows one way.
 
 The graph is built from the source with :mod:`ast`, not by importing, so an import inside a function
 (run only when the function is called) counts as much as one at the top of a module. Nodes are the
@@ -131,6 +132,61 @@ def test_the_package_has_no_import_circle():
     cycles = find_cycles(graph)
     assert cycles == [], "import circles (one per tangle of modules, and who else is in it):\n" + "\n".join(
         " -> ".join(c) + "  (" + ", ".join(sorted(_component(graph, c[0]) - set(c))) + ")" for c in cycles)
+
+
+ROOMS: tuple[tuple[str, ...], ...] = (
+    ("cli",),
+    ("bench", "integrations"),
+    ("sim", "report"),
+    ("agents",),
+    ("envs",),
+    ("oracles",),
+    ("privacy",),
+)
+"""The package's rooms, top floor first: data flows ``cli -> bench -> {sim, report} -> agents, envs -> oracles ->
+privacy``. A room may import its own modules and those of any room on a lower floor, never one on its own floor
+or above. ``integrations`` (coba) plays runs, beside ``bench``; the agents' worker plumbing reads the env families'
+registry (:mod:`privbandit.agents.workers`), so ``envs`` stands below ``agents``."""
+
+SHARED = frozenset({"privbandit", "privbandit._validation", "privbandit.bandit_spec", "privbandit.constraints",
+                    "privbandit.infomatrix", "privbandit.linalg", "privbandit.links", "privbandit.protocols",
+                    "privbandit.registry"})
+"""Modules in no room: the package's face and the small shared modules every room may import."""
+
+
+def room_of(module: str) -> str | None:
+    """The room of a module (``privbandit.bench.sweep`` -> ``bench``; ``privbandit.cli`` -> ``cli``), None for a
+    shared module."""
+    return None if module in SHARED or "." not in module else module.split(".")[1]
+
+
+def upward_arrows(graph: dict[str, set[str]], rooms=ROOMS) -> list[str]:
+    """Every import from a room to another room on its own floor or a higher one, as ``"a -> b"``."""
+    floor = {room: i for i, tier in enumerate(rooms) for room in tier}
+    return [f"{a} -> {b}" for a in sorted(graph) for b in sorted(graph[a])
+            if room_of(a) is not None and room_of(b) is not None and room_of(a) != room_of(b)
+            and floor[room_of(b)] <= floor[room_of(a)]]
+
+
+def test_every_module_is_in_a_named_room_or_shared():
+    rooms = {room for tier in ROOMS for room in tier}
+    assert sorted(m for m in module_files() if m not in SHARED and room_of(m) not in rooms) == []
+
+
+def test_data_flows_one_way_through_the_rooms():
+    """``cli -> bench -> {sim, report} -> agents, envs -> oracles -> privacy``: no arrow from a lower room to a
+    higher one, nor between two rooms of one floor (``sim`` and ``report`` do not import each other)."""
+    assert upward_arrows(import_edges(module_files())) == []
+
+
+def test_an_arrow_back_up_is_found(tmp_path):
+    modules = _write(tmp_path, {"pkg/__init__.py": "", "pkg/cli.py": "", "pkg/sim/__init__.py": "",
+                                "pkg/report/__init__.py": "", "pkg/report/tables.py": "from ..sim import x\n",
+                                "pkg/privacy/__init__.py": "",
+                                "pkg/privacy/spec.py": "def f():\n    from .. import cli\n"})
+    rooms = (("cli",), ("sim", "report"), ("privacy",))
+    assert upward_arrows(import_edges(modules), rooms) == ["pkg.privacy.spec -> pkg.cli",
+                                                           "pkg.report.tables -> pkg.sim"]
 
 
 def _component(graph: dict[str, set[str]], v: str) -> set[str]:

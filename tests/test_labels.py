@@ -9,10 +9,10 @@ import textwrap
 import pytest
 
 from privbandit import cli
-from privbandit.sim.cells import atomic_write
-from privbandit.sim.compare import challenger_entry
-from privbandit.sim.labels import agent_name, kwargs_label, resolve_label, suite_variants
-from privbandit.sim.suites import SUITES
+from privbandit.bench.challenger import challenger_entry
+from privbandit.bench.labels import agent_name, kwargs_label, resolve_label, suite_variants
+from privbandit.bench.suites import SUITES
+from privbandit.report.files import atomic_write
 
 
 def test_every_label_of_a_suite_resolves_to_its_agent_and_kwargs():

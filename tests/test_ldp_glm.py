@@ -9,6 +9,7 @@ import pytest
 
 import privbandit  # noqa: F401  (registers the envs)
 from privbandit.agents import BanditSpec, LDPGLMSGDAgent, check_agent, make_agent
+from privbandit.agents.audit import audit_agent
 from privbandit.agents.checks import check_step_loop_equals_batch_path, synthetic_stream
 from privbandit.agents.ldp_glm import GLMGradientStatistic
 from privbandit.links import identity_link, logistic_link
@@ -16,7 +17,6 @@ from privbandit.privacy import GaussianMechanism, L2BallChannel
 from privbandit.privacy.calibration import analytic_noise_multiplier, gaussian_sigma
 from privbandit.privacy.randomizers import padded
 from privbandit.sim import run
-from privbandit.sim.audit import audit_agent
 
 EPS, DELTA = 1.0, 1e-5
 SPEC = BanditSpec(n_arms=4, dim=3, horizon=64, bound=1.0, link=logistic_link(2.0))

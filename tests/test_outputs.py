@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from privbandit.plots import log_ticks
-from privbandit.sim.compare import challenger_figure
-from privbandit.sim.report import final_regret_tables, price_of_privacy, summary_table, write_report
+from privbandit.report.compare import challenger_figure
+from privbandit.report.figures import log_ticks
+from privbandit.report.tables import final_regret_tables, price_of_privacy, summary_table, write_report
 
 matplotlib.use("Agg")
 
@@ -112,7 +112,7 @@ MIXED_REFERENCES = {"jdp-ucb": "elim-ucb", "ldp-plain": "elim-nonprivate", "ldp-
 
 
 def test_every_price_is_against_the_best_nonprivate_agent_and_the_summary_is_its_lowest():
-    from privbandit.sim.report import best_nonprivate, final_regret
+    from privbandit.report.tables import best_nonprivate, final_regret
 
     final = final_regret(_mixed_counterparts())
     pop = price_of_privacy(final, MIXED_REFERENCES)
@@ -153,8 +153,8 @@ def test_each_suite_reference_is_its_agent_without_privacy_playing_the_same_rule
     """A suite's reference is the same algorithm without privacy (the price table's `same algorithm`): an
     elimination agent's reference plays its rule among the survivors (elim-ldp-pooled plays UCB: elim-ucb)."""
     from privbandit.agents import make_agent
-    from privbandit.sim.labels import resolve_label
-    from privbandit.sim.suites import SUITES
+    from privbandit.bench.labels import resolve_label
+    from privbandit.bench.suites import SUITES
 
     checked = set()
     for suite in SUITES.values():
@@ -190,8 +190,8 @@ def test_the_report_prints_the_price_notes(tmp_path):
 
 
 def test_regret_intervals_stay_above_zero_and_match_the_figures_band():
-    from privbandit.plots import nonnegative_band
-    from privbandit.sim.report import nonnegative_mean_ci
+    from privbandit.report.figures import nonnegative_band
+    from privbandit.report.tables import nonnegative_mean_ci
 
     values = np.array([0.0, 0.0, 1.0, 30.0])
     m, low, high = nonnegative_mean_ci(values)
@@ -218,7 +218,7 @@ def _runs(agent: str, epsilon: float, per_round: list[float], seeds: int = 2) ->
 
 
 def test_the_price_over_time_is_the_ratio_of_mean_regrets_and_of_the_recent_rounds():
-    from privbandit.sim.report import price_over_time
+    from privbandit.report.tables import price_over_time
 
     n = 15                                                   # rounds 1 .. 2^14
     private = [1.0] * 13 + [0.1, 0.1]                        # pays as the reference until 2^12, then 10x less
@@ -253,7 +253,7 @@ def _marked_table() -> pd.DataFrame:
 
 
 def test_the_mark_against_uniform_is_one_rule_of_the_intervals():
-    from privbandit.sim.report import NO_BETTER, WORSE, uniform_mark
+    from privbandit.report.tables import NO_BETTER, WORSE, uniform_mark
 
     u = (100.0, 90.0, 110.0)
     assert uniform_mark(u, u) == NO_BETTER                                   # exactly uniform's numbers
@@ -271,7 +271,7 @@ def test_the_mark_against_uniform_is_one_rule_of_the_intervals():
 
 
 def test_the_report_marks_agents_at_and_above_uniform_and_its_best_private_says_so(tmp_path):
-    from privbandit.sim.report import NO_BETTER, WORSE, final_regret, headline_table, summary_table
+    from privbandit.report.tables import NO_BETTER, WORSE, final_regret, headline_table, summary_table
 
     df = _marked_table()
     final = final_regret(df)
@@ -292,7 +292,7 @@ def test_the_report_marks_agents_at_and_above_uniform_and_its_best_private_says_
 
 
 def test_a_shrunk_report_says_its_seeds_and_horizon_from_the_table(tmp_path):
-    from privbandit.sim.report import what_ran
+    from privbandit.report.tables import what_ran
 
     df = _marked_table().query("seed < 2").assign(horizon=4096, t=4096)
     line = what_ran(df)
@@ -304,7 +304,7 @@ def test_a_shrunk_report_says_its_seeds_and_horizon_from_the_table(tmp_path):
 def test_the_suite_note_names_what_a_shrunk_run_left_out():
     from dataclasses import replace
 
-    from privbandit.sim.suites import QUICK
+    from privbandit.bench.suites import QUICK
 
     grids = QUICK.available_grids()
     assert QUICK.shrunk_from(QUICK) is None
@@ -347,8 +347,8 @@ def test_bench_shrunk_says_what_ran_in_its_report_and_board(tmp_path):
 
 
 def test_a_challengers_leaderboard_marks_agents_against_uniform():
-    from privbandit.sim.compare import comparison_markdown
-    from privbandit.sim.report import NO_BETTER, WORSE
+    from privbandit.report.compare import comparison_markdown
+    from privbandit.report.tables import NO_BETTER, WORSE
 
     text = comparison_markdown(_marked_table(), "good")
     board = text.split("## Leaderboard", 1)[1]

@@ -1,4 +1,4 @@
-"""privbandit.plots: long-form DataFrame in, Axes out; the drawn data is the data given."""
+"""privbandit.report.figures: long-form DataFrame in, Axes out; the drawn data is the data given."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
 
-from privbandit import plots  # noqa: E402
+from privbandit.report import figures as plots  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -293,7 +293,7 @@ def test_the_problems_check_catches_a_band_below_zero_and_a_lone_point():
 
 
 def test_bands_are_the_reports_intervals():
-    from privbandit.sim.report import final_regret
+    from privbandit.report.tables import final_regret
 
     df = _noisy().assign(privacy_model=lambda d: d["privacy_model"], delta=1e-5)
     ax = plots.regret_vs_epsilon(df[df["agent"] == "elim-jdp"])

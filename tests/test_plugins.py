@@ -10,10 +10,11 @@ import pandas as pd
 import pytest
 
 from privbandit.agents import AGENT_REGISTRY, agent_is_private, agent_names, make_agent, register_agent
+from privbandit.bench import AgentEntry, EnvEntry, Grid, sweep
 from privbandit.envs import contexts, make_family
 from privbandit.oracles import ORACLE_REGISTRY, make_oracle, oracle_names
 from privbandit.registry import PluginError
-from privbandit.sim import AgentEntry, EnvEntry, Grid, run, sweep
+from privbandit.sim import run
 
 ENV = EnvEntry("rd", "PrivLinCB-v0", dict(family="rare-direction", dim=3, n_arms=3))
 
@@ -209,8 +210,8 @@ def test_the_example_plugin_is_rebuilt_from_its_parameters(tmp_path, monkeypatch
 def test_the_example_package_runs_by_entry_point(tmp_path, monkeypatch):
     """examples/my_agent, found as an installed package would be (its entry point in a dist-info), runs a tiny
     challenger run beside the quick suite's baselines and passes the audit."""
-    from privbandit.sim import challenge
-    from privbandit.sim.audit import audit_agent
+    from privbandit.agents.audit import audit_agent
+    from privbandit.bench import challenge
 
     install_example(tmp_path, monkeypatch)
     assert "my-agent" in agent_names()

@@ -153,7 +153,7 @@ def test_the_default_epochs_grow_by_1_5():
     """Epochs grow 1.5x by default (POOLED_JDP_GROWTH), and the suites' entry carries version 3 (2: these epochs;
     3: the symmetric least-squares Gram), so stored cells made before either have another identity and are never
     taken for this agent's; elim-ldp-pooled's entry carries version 2 for the Gram."""
-    from privbandit.sim.suites import JDP_AGENTS, LDP_AGENTS
+    from privbandit.bench.suites import JDP_AGENTS, LDP_AGENTS
 
     agent = make_agent("elim-jdp-pooled", epsilon=1.0, delta=1e-5)
     assert agent.growth == POOLED_JDP_GROWTH == 1.5 and agent.first_epoch == 256

@@ -131,8 +131,8 @@ def _subparsers() -> dict:
 
 @pytest.mark.parametrize("page", [README, CLI_GUIDE], ids=["README.md", "docs/guide/cli.md"])
 def test_the_command_line_summaries_agree_with_the_parser(page):
-    from privbandit.sim.reference import reference_path
-    from privbandit.sim.suites import SUITES
+    from privbandit.bench.stored import reference_path
+    from privbandit.bench.suites import SUITES
 
     stored = tuple(sorted(s for s in SUITES if reference_path(s)[0].is_file()))
     parsers = _subparsers()

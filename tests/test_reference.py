@@ -22,10 +22,9 @@ import pandas as pd
 import pytest
 
 from privbandit import cli
-from privbandit.sim.cells import cell_path, read_cell
-from privbandit.sim.grid import AgentEntry, Grid
-from privbandit.sim.leaderboard import leaderboard_markdown, ranked_boards, read_results
-from privbandit.sim.reference import (
+from privbandit.bench.cells import cell_path
+from privbandit.bench.grid import AgentEntry, Grid
+from privbandit.bench.stored import (
     MANIFEST_FORMAT,
     STREAM_TOLERANCE,
     check_reference,
@@ -37,8 +36,10 @@ from privbandit.sim.reference import (
     stream_summary,
     suite_version,
 )
-from privbandit.sim.suites import Suite, lin_env
-from privbandit.sim.sweep import sweep
+from privbandit.bench.suites import Suite, lin_env
+from privbandit.bench.sweep import sweep
+from privbandit.report.files import read_cell
+from privbandit.report.leaderboard import leaderboard_markdown, ranked_boards, read_results
 
 TINY = Suite("tiny", "two agents, one env, two seeds", (
     Grid((AgentEntry("uniform", private=False), AgentEntry("elim-nonprivate", private=False),
@@ -62,7 +63,7 @@ def stored(tmp_path_factory):
 
 def test_store_reference_command_runs_the_baselines_resumably_and_records_itself(stored, tmp_path, monkeypatch,
                                                                                   capsys):
-    from privbandit.sim import suites
+    from privbandit.bench import suites
 
     monkeypatch.setitem(suites.SUITES, "tiny", TINY)
     folder, dest = tmp_path / "cells", tmp_path / "ref"
@@ -197,7 +198,7 @@ def test_stream_difference_is_zero_for_the_same_bytes_tiny_for_rounding_and_larg
 
 
 def test_stream_blocks_cover_every_round_in_nearly_equal_blocks():
-    from privbandit.sim.reference import BLOCK_ROUNDS, STREAM_BLOCKS, stream_blocks
+    from privbandit.bench.stored import BLOCK_ROUNDS, STREAM_BLOCKS, stream_blocks
 
     for horizon in (1, 5, 16, 64, 1000, 2 ** 20, 2 ** 22 + 3):
         blocks = stream_blocks(horizon)
@@ -275,7 +276,7 @@ def test_refreshing_the_summaries_of_an_old_manifest_keeps_the_cells_and_every_o
                                                                                            monkeypatch, capsys):
     """A format-1 manifest (first 64 rounds only) is refused with a message naming the command that refreshes it;
     ``store-reference --streams-only`` rewrites only its summaries: the archive's bytes and the other entries stay."""
-    from privbandit.sim import suites
+    from privbandit.bench import suites
 
     _, dest, archive, manifest = stored
     meta = json.loads(manifest.read_text())
@@ -316,7 +317,7 @@ def test_the_leaderboard_ranks_each_board_with_paired_intervals(stored, tmp_path
 def test_the_leaderboard_reads_the_shipped_stored_results(capsys):
     """``leaderboard --stored quick`` reads the cells out of the shipped archive (as bytes, never a path) and
     ranks them: every stored agent of a joint-DP board appears once."""
-    from privbandit.sim.leaderboard import stored_results
+    from privbandit.bench.stored import stored_results
 
     table = stored_results("quick")
     assert cli.main(["leaderboard", "--stored", "quick"]) == 0
@@ -331,7 +332,7 @@ def test_the_leaderboard_reads_the_shipped_stored_results(capsys):
 def test_the_shipped_results_match_this_install(suite):
     """The stored results of both suites: their version (cell definitions and results_version), every cell and a
     sample of three round streams, every round of them, match this install (every stream: the slow tests below)."""
-    from privbandit.sim.suites import get_suite
+    from privbandit.bench.suites import get_suite
 
     match = match_reference(get_suite(suite), sample=3)
     assert match.problems == () and match.unstored == () and match.usable and match.unchecked
@@ -339,8 +340,8 @@ def test_the_shipped_results_match_this_install(suite):
 
 def test_bench_delta_sets_the_private_cells_delta_and_then_runs_the_baselines_again(stored, tmp_path, monkeypatch,
                                                                                    capsys):
-    import privbandit.sim.reference as reference
-    from privbandit.sim import suites
+    import privbandit.bench.stored as reference
+    from privbandit.bench import suites
 
     monkeypatch.setitem(suites.SUITES, "tiny", TINY)
     monkeypatch.setattr(reference, "REFERENCE_DIR", stored[1])
@@ -366,7 +367,7 @@ def test_one_stored_cell_of_every_baseline_reruns_to_the_same_table(tmp_path):
     with privbandit store-reference. Up to rounding, not bit for bit: on another CPU or BLAS kernel the stream and
     the agents' arithmetic (the means x @ theta of the regret column) move in their last bits (relative 1e-16,
     measured in docs/guide/benchmarking.md), so the tolerance is the streams' own."""
-    from privbandit.sim.suites import get_suite
+    from privbandit.bench.suites import get_suite
 
     quick = get_suite("quick")
     one: dict[str, object] = {}
@@ -384,8 +385,8 @@ def test_one_stored_cell_of_every_baseline_reruns_to_the_same_table(tmp_path):
 
 def test_bench_runs_only_the_challenger_on_stored_baselines_and_says_when_it_cannot(stored, tmp_path, monkeypatch,
                                                                                    capsys):
-    import privbandit.sim.reference as reference
-    from privbandit.sim import suites
+    import privbandit.bench.stored as reference
+    from privbandit.bench import suites
 
     _, dest, archive, manifest = stored
     monkeypatch.setitem(suites.SUITES, "tiny", TINY)
@@ -443,8 +444,8 @@ def other_machines() -> list[dict[str, str]]:
 
 AS_ANOTHER_MACHINE = """
 import json
-from privbandit.sim.reference import check_reference, match_reference
-from privbandit.sim.suites import get_suite
+from privbandit.bench.stored import check_reference, match_reference
+from privbandit.bench.suites import get_suite
 out = {}
 for name in ("quick", "paper"):
     suite = get_suite(name)

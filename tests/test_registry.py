@@ -226,8 +226,8 @@ def test_repr_shows_the_name_the_budget_and_the_arguments_off_their_defaults():
 def test_a_preset_label_means_its_agent_with_its_kwargs_in_make_agent_and_in_the_suites(monkeypatch):
     from privbandit.agents import registry
     from privbandit.agents.registry import PRESETS, agent_is_private, preset, register_preset
-    from privbandit.sim.labels import resolve_label
-    from privbandit.sim.suites import SUITES
+    from privbandit.bench.labels import resolve_label
+    from privbandit.bench.suites import SUITES
 
     assert preset("linucb-practical") == ("linucb", {"radius": "practical"})
     assert make_agent("linucb-practical").radius == "practical"

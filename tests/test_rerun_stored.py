@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from conftest import load_script
 
-from privbandit.sim.reference import STREAM_TOLERANCE
-from privbandit.sim.suites import get_suite
+from privbandit.bench.stored import STREAM_TOLERANCE
+from privbandit.bench.suites import get_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 rerun = load_script("rerun_stored")

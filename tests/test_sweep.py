@@ -1,4 +1,4 @@
-"""privbandit.sim.sweep: cells persisted at once, resume after a kill, serial == parallel, seeds by identity."""
+"""privbandit.bench.sweep: cells persisted at once, resume after a kill, serial == parallel, seeds by identity."""
 
 from __future__ import annotations
 
@@ -16,10 +16,11 @@ import pandas as pd
 import pytest
 from joblib import Parallel, delayed
 
-from privbandit.sim.backends import BackendUnavailable, backend_context
-from privbandit.sim.cells import cell_path, read_cell
-from privbandit.sim.grid import AgentEntry, Cell, EnvEntry, Grid
-from privbandit.sim.sweep import sweep
+from privbandit.agents.workers import BackendUnavailable, backend_context
+from privbandit.bench.cells import cell_path
+from privbandit.bench.grid import AgentEntry, Cell, EnvEntry, Grid
+from privbandit.bench.sweep import sweep
+from privbandit.report.files import read_cell
 
 ENVS = (EnvEntry("ht", "PrivLinCB-v0", dict(family="heavy-tailed", dim=3, n_arms=3)),
         EnvEntry("rare", "PrivLinCB-v0", dict(family="rare-direction", dim=3, n_arms=3)))
@@ -91,8 +92,8 @@ def test_private_agents_get_one_cell_per_epsilon_and_nonprivate_one_per_seed():
 _SCRIPT = textwrap.dedent("""
     import json, sys, time
     from privbandit.agents import UniformAgent, register_agent
-    from privbandit.sim.grid import AgentEntry, EnvEntry, Grid
-    from privbandit.sim.sweep import sweep
+    from privbandit.bench.grid import AgentEntry, EnvEntry, Grid
+    from privbandit.bench.sweep import sweep
 
     class Slow(UniformAgent):
         name = "slow"
@@ -202,7 +203,7 @@ def _synthetic(slopes: dict[tuple[str, float], float], seeds: int = 3, horizon: 
 def test_report_numbers():
     from scipy import stats
 
-    from privbandit.sim.report import final_regret, ledger_guarantees, loglog_slopes, price_of_privacy
+    from privbandit.report.tables import final_regret, ledger_guarantees, loglog_slopes, price_of_privacy
 
     df = _synthetic({("ref", np.inf): 0.5, ("priv", 1.0): 0.75, ("leaky", 1.0): 0.5})
     final = final_regret(df).set_index("agent")
@@ -223,7 +224,7 @@ def test_report_numbers():
 
 
 def test_final_regret_at_an_earlier_round_gives_the_price_of_privacy_over_time():
-    from privbandit.sim.report import final_regret, price_of_privacy
+    from privbandit.report.tables import final_regret, price_of_privacy
 
     df = _synthetic({("ref", np.inf): 0.5, ("priv", 1.0): 0.75})
     for t in (17, 244, 1024):
@@ -253,7 +254,7 @@ def test_results_csv_covers_every_cell_of_the_folder(tmp_path):
 def test_regret_intervals_never_go_below_zero_and_few_seeds_are_flagged(tmp_path):
     from scipy import stats
 
-    from privbandit.sim.report import final_regret, headline_table, loglog_slopes, write_report
+    from privbandit.report.tables import final_regret, headline_table, loglog_slopes, write_report
 
     two = _synthetic({("priv", 1.0): 0.75}, seeds=2)  # regrets x and 2x: the t interval reaches -4.85x
     final = final_regret(two).iloc[0]
@@ -275,7 +276,7 @@ def test_regret_intervals_never_go_below_zero_and_few_seeds_are_flagged(tmp_path
 @pytest.mark.parametrize("before", [None, "default"])
 def test_loky_context_silences_only_the_resource_trackers_warnings_and_restores_the_environment(before, monkeypatch):
 
-    from privbandit.sim.backends import TRACKER_FILTER
+    from privbandit.agents.workers import TRACKER_FILTER
 
     if before is None:
         monkeypatch.delenv("PYTHONWARNINGS", raising=False)
@@ -285,15 +286,15 @@ def test_loky_context_silences_only_the_resource_trackers_warnings_and_restores_
         inside = os.environ["PYTHONWARNINGS"]
         assert inside.endswith(TRACKER_FILTER) and (before is None or inside.startswith(before + ","))
         code = ("import warnings\n"
-                "for m in ('joblib.externals.loky.backend.resource_tracker', 'privbandit.sim.sweep'):\n"
+                "for m in ('joblib.externals.loky.backend.resource_tracker', 'privbandit.bench.sweep'):\n"
                 "    warnings.warn_explicit('from ' + m, UserWarning, 'f.py', 1, module=m)\n")
         err = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ)).stderr
-    assert "from privbandit.sim.sweep" in err and "resource_tracker" not in err
+    assert "from privbandit.bench.sweep" in err and "resource_tracker" not in err
     assert os.environ.get("PYTHONWARNINGS") == before
 
 
 def test_estimate_times_each_combination_once_and_list_schedules_the_cells():
-    from privbandit.sim.sweep import estimate
+    from privbandit.bench.sweep import estimate
 
     grid = Grid(agents=(AgentEntry("uniform"), AgentEntry("elim-jdp")),
                 envs=(EnvEntry("iso-d2", kwargs={"family": "isotropic", "n_arms": 3, "dim": 2}),),

@@ -32,6 +32,9 @@ one 1.5 times longer (:data:`POOLED_JDP_GROWTH`).
 
 ``elim-ldp-pooled`` and ``elim-ldp-greedy-pooled`` do the same with IW-Regression-LDP (`alg:LDP-linear-regression`,
 :class:`PooledLDPAgent`).
+``elim-ldp-vec`` does it with IW-Vector-LDP (:mod:`privbandit.oracles.iw_vec_ldp`, :class:`PooledVectorLDPAgent`):
+each user sends one pure epsilon-LDP L2-ball report of (psi, the Gram statistic), and the next epoch's U is a
+spectral step on those reports.
 
 ``elim-glm-jdp-pooled`` and ``elim-glm-ldp-pooled`` are the same two agents on a GLM's working rows
 (:class:`GLMWorkingRows`, chosen at construction with ``rows=``; the linear agents use :class:`LinearRows`,
@@ -90,6 +93,7 @@ from ..links import Link, identity_link
 from ..oracles.base import Estimate, Oracle
 from ..oracles.iw_jdp import IWRegressionDP, IWRelease
 from ..oracles.iw_ldp import IWRegressionLDP, LDPRelease
+from ..oracles.iw_vec_ldp import IWVectorLDP, VectorLDPRelease
 from ._oracle_arg import register_variant
 from .elimination import JDP_UCB_FIRST_EPOCH, EliminationAgent
 
@@ -98,7 +102,7 @@ NON_NEGATIVE = Interval(numbers.Real, 0.0, None, closed="left")
 __all__ = ["GLM_RESPONSE_BOUND", "GLMWorkingRows", "LinearRows", "POOLED_GLM_JDP_CONSTANTS", "POOLED_GLM_LDP_CONSTANTS",
            "POOLED_JDP_CONSTANTS", "POOLED_JDP_GROWTH", "POOLED_JDP_ORACLE", "POOLED_LDP_CONSTANTS",
            "POOLED_LDP_FIRST_EPOCH", "POOLED_LDP_ORACLE", "PooledEliminationAgent", "PooledJDPAgent", "PooledLDPAgent",
-           "PooledStatistics", "RowTransform", "pooled_estimate", "release_weighting"]
+           "PooledStatistics", "PooledVectorLDPAgent", "RowTransform", "pooled_estimate", "release_weighting"]
 
 
 POOLED_JDP_ORACLE: dict[str, Any] = dict(n_stages=1, w_fraction=0.2)
@@ -141,9 +145,19 @@ POOLED_LDP_FIRST_EPOCH = 1024
 """The local-DP agent's first epoch (public, fixed in advance)."""
 
 
-def release_weighting(release: IWRelease | LDPRelease) -> np.ndarray:
-    """The public weighting matrix of a release: W of IW-Regression-DP, U of IW-Regression-LDP."""
+Release = IWRelease | LDPRelease | VectorLDPRelease
+"""The oracles' releases a pooled agent post-processes."""
+
+
+def release_weighting(release: Release) -> np.ndarray:
+    """The public weighting matrix of a release: W of IW-Regression-DP, U of IW-Regression-LDP and IW-Vector-LDP."""
     return release.w if isinstance(release, IWRelease) else release.u
+
+
+def next_weighting(release: Release) -> np.ndarray:
+    """The public warm start the next epoch's fit takes from a release: its weighting matrix, or for IW-Vector-LDP
+    (whose users all used the same U) the spectral step ``u_next`` it took from the reports."""
+    return release.u_next if isinstance(release, VectorLDPRelease) else release_weighting(release)
 
 
 GLM_RESPONSE_BOUND: float = 1.0
@@ -287,14 +301,18 @@ class PooledStatistics:
         """No epoch yet."""
         return cls(*(np.zeros((dim, dim)) if k != 1 else np.zeros(dim) for k in range(6)))
 
-    def add(self, release: IWRelease | LDPRelease, norm_bound: float) -> None:
+    def add(self, release: Release, norm_bound: float) -> None:
         """Add one epoch's release (nothing when it had no regression users).
 
         A_j = argmin over symmetric A of ||W A - Psi~||_F (:func:`~privbandit.linalg.symmetric_solution`;
         the true weighted Gram is symmetric, and this keeps each entry's noise at most that of W^{-1} Psi~),
         then projected onto the PSD cone in the W metric, W^{-1/2} P(W^{1/2} A_j W^{1/2}) W^{-1/2}: the true
-        weighted Gram is PSD, so this only moves the noisy one closer (post-processing).
+        weighted Gram is PSD, so this only moves the noisy one closer (post-processing). An IW-Vector-LDP release
+        takes :meth:`add_vector`.
         """
+        if isinstance(release, VectorLDPRelease):
+            self.add_vector(release, norm_bound)
+            return
         if release.n == 0 or release.psi is None or release.psi_mat is None:
             return
         vals, vecs = np.linalg.eigh(symmetric_part(release_weighting(release)))
@@ -311,6 +329,33 @@ class PooledStatistics:
         w_inv2 = w_inv @ w_inv
         self.noise += n * n * noise_var * w_inv2
         self.sampling += n * a if isinstance(release, IWRelease) else n * w_inv2
+        self.n += n
+
+    def add_vector(self, release: VectorLDPRelease, norm_bound: float) -> None:
+        """Add one IW-Vector-LDP release (nothing when it had no users).
+
+        Its H_hat estimates U^{1/2} A U^{1/2} (A = E[phi phi^T / ||U phi||]), symmetric by construction, so
+        A_j = U^{-1/2} psd(H_hat) U^{-1/2} and b_j = U^{-1} psi_hat. The privacy noise of b_j - A_j theta is
+        U^{-1} e_psi - U^{-1/2} E U^{-1/2} theta with independent entries of sd at most sd_psi (e_psi) and sd_H
+        (E, symmetric); Cov(E w) <= sd_H^2 ||w||^2 I and ||U^{-1/2} theta||^2 <= S^2 ||U^{-1}||, so its covariance
+        is at most sd_psi^2 U^{-2} + S^2 sd_H^2 ||U^{-1}|| U^{-1}. The sampling bound is IW-Regression-LDP's
+        n_j U_j^{-2} (psi is a unit direction times y).
+        """
+        if release.n == 0 or release.psi is None or release.gram is None:
+            return
+        vals, vecs = np.linalg.eigh(symmetric_part(release.u))
+        u_inv, u_inv_half = (vecs / vals) @ vecs.T, (vecs / np.sqrt(vals)) @ vecs.T
+        raw = symmetric_part(u_inv_half @ release.gram @ u_inv_half)
+        a = symmetric_part(u_inv_half @ psd_project(release.gram) @ u_inv_half)
+        n = release.n
+        u_inv2 = u_inv @ u_inv
+        self.gram += n * a
+        self.shift += n * (a - raw)
+        self.xty += n * (u_inv @ release.psi)
+        self.reg += n * release.lam * u_inv
+        self.noise += n * n * (release.noise_sd_psi ** 2 * u_inv2
+                               + norm_bound ** 2 * release.noise_sd_gram ** 2 * float(1.0 / vals.min()) * u_inv)
+        self.sampling += n * u_inv2
         self.n += n
 
 
@@ -368,9 +413,9 @@ class PooledEliminationAgent(EliminationAgent):
     def _release(self) -> Estimate:
         """The epoch's fit releases; the agent publishes the pooled estimate over every epoch so far."""
         release = self.fit.result().release
-        if not isinstance(release, (IWRelease, LDPRelease)):
+        if not isinstance(release, (IWRelease, LDPRelease, VectorLDPRelease)):
             raise TypeError("the oracle's Estimate must carry its release (estimate.release)")
-        self._warm = release_weighting(release)
+        self._warm = next_weighting(release)
         scale = self.rows.theta_scale_of(self.fit.link)
         self.pooled.add(release, self.norm_bound / scale)      # the rows' model is theta* / scale
         estimate = pooled_estimate(self.pooled, self.rows.estimate_link(self.fit.link), reg_scale=self.reg_scale,
@@ -564,8 +609,83 @@ class PooledLDPAgent(PooledEliminationAgent):
                          first_epoch=first_epoch, growth=growth, **kwargs)
 
 
+class PooledVectorLDPAgent(PooledLDPAgent):
+    """Local-DP elimination on pooled IW-Vector-LDP releases: one L2-ball report of (psi, H) per user.
+
+    ``elim-ldp-pooled`` with its oracle replaced by IW-Vector-LDP (:mod:`privbandit.oracles.iw_vec_ldp`), the
+    levers the local-DP study (``docs/guide/ldp_cost.md``) ranked first and second: each user of epoch j sends
+    the one vector (U_j phi y / ||U_j phi||, svec(U_j^{1/2} phi phi^T U_j^{1/2} / ||U_j phi||) / sqrt(B))
+    through the pure epsilon-LDP L2-ball channel of Duchi, Jordan and Wainwright (2013) instead of a Gaussian
+    (per-coordinate noise variance M^2 / D: at d = 5, epsilon 1, delta 1e-5, 0.13x that of the analytic Gaussian on
+    the same radius sqrt(1 + B) that elim-ldp-pooled uses), and no user is spent on learning U alone: the next
+    epoch's U is one spectral step (`alg:U-LDP`) on the same reports' H. The agent pools every epoch's
+    (A_j, b_j) and solves once, with the variance-plus-bias width of :func:`pooled_estimate`
+    (:meth:`PooledStatistics.add_vector` gives the noise covariance of this release), eliminates on the latest
+    release and plays UCB among the survivors, as ``elim-ldp-pooled``.
+
+    The Gram. Under local DP the features are private too, so the Gram statistic every least-squares solve needs
+    is privatized like psi, in the same report: H = U^{1/2} phi phi^T U^{1/2} / ||U phi|| (Frobenius norm
+    <= ||phi||, `lem:uxxu`) is symmetric, so it takes d(d+1)/2 coordinates, and the L2-ball channel's
+    per-coordinate noise does not grow with the dimension of its input. One channel for both keeps each user at
+    one release and gives the solve the Gram and the response of the same users (splitting users between a Gram
+    group and a psi group gives, at the split that matches the weight 1/sqrt(B) here, the same noise on both and
+    half the users' sampling on each). An SGD-style d-vector report (LDP-SGD) avoids the Gram but has no
+    pointwise width to eliminate with.
+
+    Parameters
+    ----------
+    oracle : IWVectorLDP or str
+        The oracle (default ``"iw-vector-ldp"``, updated by ``oracle_kwargs``); an instance is used as given.
+    reg_scale, z, norm_bound, kappa, rho, plan_window, projection_bias, play, first_epoch, growth, rows
+        As in :class:`PooledLDPAgent` (the same defaults, :data:`POOLED_LDP_CONSTANTS`, first epoch
+        :data:`POOLED_LDP_FIRST_EPOCH`, doubling).
+    **kwargs
+        The rest of :class:`~privbandit.agents.EliminationAgent`'s arguments.
+
+    Notes
+    -----
+    Privacy ((epsilon, 0)-LDP, hence (epsilon, delta)-LDP, `def:LDP`):
+
+    - Randomizer and calibration: every user is in exactly one epoch and randomizes once, on their own device,
+      through a :class:`~privbandit.privacy.LocalRandomizer` fixed before they arrive: features clipped to B,
+      rewards to [-1, 1], the statistic above (norm <= sqrt(1 + B) for every U and every row, projected onto that
+      ball), then ``L2BallChannel(epsilon, d + d(d+1)/2, sqrt(1 + B))``: every output has norm M, and the density
+      ratio between the outputs of any two inputs in the ball is at most e^epsilon. The whole budget goes to this
+      one release (no split); the ledger records one pure-epsilon local entry per user.
+    - U_j is a function of epoch j-1's randomized outputs only (the spectral step of its release), so it is
+      public when epoch j's users arrive; the bounds do not depend on U. The epoch schedule is public.
+    - Everything else is post-processing of the randomized outputs: the server's means, the spectral step, the
+      pooling, the PSD projections, the regulariser, the width, the elimination and the play rule read only
+      (U_j, psi_hat_j, H_hat_j), public constants and the current user's own context.
+
+    References
+    ----------
+    Source paper, `alg:LDP-linear-regression`, `alg:U-LDP`, `lem:uxxu`, `alg:LDP-linear-regression-fixed-p`
+    (the L2-ball channel), `appdx:regret-upper-LDP`, `alg:plan`, `def:LDP`; Duchi, Jordan and Wainwright, "Local
+    privacy and statistical minimax rates" (FOCS 2013); the local-DP study ``docs/guide/ldp_cost.md`` (levers 1
+    and 2).
+
+    Examples
+    --------
+    >>> from privbandit.agents import check_agent, make_agent
+    >>> agent = make_agent("elim-ldp-vec", epsilon=1.0, delta=1e-5)
+    >>> agent.oracle.name, agent.first_epoch
+    ('iw-vector-ldp', 1024)
+    >>> check_agent(make_agent("elim-ldp-vec", epsilon=1.0, delta=1e-5, first_epoch=16), horizon=64)
+    """
+
+    name: ClassVar[str] = "elim-ldp-vec"
+    default_oracle: ClassVar[dict[str, Any]] = {}
+    parameter_constraints: ClassVar[ParameterConstraints] = {
+        **PooledLDPAgent.parameter_constraints,
+        "oracle": [Options(("iw-vector-ldp",)), InstanceOf(IWVectorLDP, "an IWVectorLDP oracle")]}
+
+    def __init__(self, oracle: Oracle | str = "iw-vector-ldp", **kwargs: Any) -> None:
+        super().__init__(oracle, **kwargs)
+
+
 def pooled_estimate(stats: PooledStatistics, link: Any, *, reg_scale: float, z: float, norm_bound: float,
-                    kappa: float, rho: float, release: IWRelease | LDPRelease | None = None,
+                    kappa: float, rho: float, release: Release | None = None,
                     projection_bias: bool = False, theta_scale: float = 1.0) -> Estimate:
     """theta = (G + R)^{-1} b and the radius ||M phi|| of the pooled statistics (module docstring).
 
@@ -628,3 +748,7 @@ register_variant(PooledLDPAgent, "elim-glm-ldp-pooled", None, "ldp", "local-DP G
                  "the GLM's working rows at the last release (one private IRLS step per epoch, pooled), UCB on the "
                  "linear predictor (alg:LDP-linear-regression releases of def:GLM working rows)", rows=GLMWorkingRows(),
                  **POOLED_GLM_LDP_CONSTANTS)
+register_variant(PooledVectorLDPAgent, "elim-ldp-vec", None, "ldp", "local-DP elimination on pooled IW-Vector-LDP "
+                 "releases: each user sends one L2-ball report of (psi, Gram statistic), U from the reports, "
+                 "variance-plus-bias width, UCB play (alg:LDP-linear-regression statistics, Duchi et al. 2013 "
+                 "channel, pooled)")

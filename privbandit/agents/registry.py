@@ -3,7 +3,7 @@ and ``agent_descriptions()``, on the generic :class:`privbandit.registry.Registr
 
 A preset (:func:`register_preset`) is a label for a registered agent with other keyword arguments, e.g.
 ``linucb-practical``, ``linucb`` with ``radius="practical"``: ``make_agent`` builds it, and the benchmark suites
-take their entries from it (:func:`privbandit.sim.suites.preset_entry`), so a preset label means one thing
+take their entries from it (:func:`privbandit.bench.suites.preset_entry`), so a preset label means one thing
 everywhere. Presets are not agent names: a suite cell of a preset is its agent's with the preset's kwargs.
 
 A name that is not registered may be an import path ``"pkg.module:factory"`` or a ``privbandit.agents`` entry

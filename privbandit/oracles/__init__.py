@@ -13,6 +13,7 @@ from .glm_jdp import IWGLMDP
 from .glm_ldp import IWGLMLDP
 from .iw_jdp import IWFixedPDP, IWRegressionDP, SpectralDP
 from .iw_ldp import IWFixedPLDP, IWRegressionLDP, learn_u_ldp
+from .iw_vec_ldp import IWVectorLDP
 from .ldp_sgd import LDPClippedSGD
 from .registry import ORACLE_REGISTRY, make_oracle, oracle_class, oracle_names, register_oracle
 from .ridge import Ridge
@@ -26,7 +27,8 @@ __all__ = [
     # joint/central-DP oracles
     "DPSGD", "IWFixedPDP", "IWGLMDP", "IWRegressionDP", "SSP", "SpectralDP",
     # local-DP oracles
-    "IWFixedPLDP", "IWGLMLDP", "IWRegressionLDP", "LDPClippedSGD", "SSPLocal", "SimpleLDP", "learn_u_ldp",
+    "IWFixedPLDP", "IWGLMLDP", "IWRegressionLDP", "IWVectorLDP", "LDPClippedSGD", "SSPLocal", "SimpleLDP",
+    "learn_u_ldp",
     # the contract as a public checker
     "ORACLE_CHECKS", "ContractError", "check_oracle",
 ]

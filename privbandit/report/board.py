@@ -1,14 +1,14 @@
 """The results board: one self-contained HTML page of a results table, to explore in a browser.
 
 :func:`write_board` reads results folders (what ``privbandit bench`` or ``run --out`` writes: ``results.csv`` and
-``report.json``) and the stored reference results of a suite (:func:`~privbandit.sim.leaderboard.stored_results`),
-computes every number the page shows with :mod:`privbandit.sim.report`, :mod:`~privbandit.sim.leaderboard` and
-:mod:`~privbandit.sim.compare` (:func:`board_data`), and writes one page (:func:`board_html`) with the data,
+``report.json``) and the stored reference results of a suite (:func:`~privbandit.bench.stored.stored_results`),
+computes every number the page shows with :mod:`privbandit.report.tables`, :mod:`~privbandit.report.leaderboard` and
+:mod:`~privbandit.report.compare` (:func:`board_data`), and writes one page (:func:`board_html`) with the data,
 its script and style and Plotly's JavaScript inlined: it opens from a file with no network.
 
 Views: the leaderboard as a sortable table (each private agent's ledger guarantee, paired differences to the
 board's best non-private and best private agents, agents no better than uniform play or worse marked by
-:func:`~privbandit.sim.report.uniform_mark`, the rule of ``report.md`` and the leaderboard), one board at a time
+:func:`~privbandit.report.tables.uniform_mark`, the rule of ``report.md`` and the leaderboard), one board at a time
 (cumulative regret over t with 95% bands, log axes, legend clicks hide agents, a private-only view), the price of
 privacy (final regret against epsilon, and a slider that puts the private agents' curves at one epsilon beside
 their non-private counterparts'), and a challenger's paired comparison when the results hold one.
@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..sim.report import (
+from .tables import (
     GROUP_KEYS,
     MARK_RULE,
     NO_BETTER,
@@ -52,7 +52,7 @@ from ..sim.report import (
 )
 
 __all__ = ["BoardSource", "NO_BETTER", "PER_OCTAVE", "WORSE", "board_data", "board_html", "folder_source",
-           "stored_source", "thin_times", "write_board"]
+           "thin_times", "write_board"]
 
 PER_OCTAVE = 4
 """Points per doubling of t that the page keeps of each regret curve (the runner logs about 8)."""
@@ -91,7 +91,7 @@ class BoardSource:
 
 def folder_source(folder: str | os.PathLike) -> BoardSource:
     """The :class:`BoardSource` of a results folder: ``results.csv`` and, when there, ``report.json``."""
-    from ..sim.leaderboard import read_results
+    from .leaderboard import read_results
 
     folder = Path(folder)
     table = read_results(folder)
@@ -104,30 +104,6 @@ def folder_source(folder: str | os.PathLike) -> BoardSource:
                        notes=tuple(n for n in notes if not n.startswith("command: ")),
                        references=dict(meta.get("references", {})), challenger=meta.get("challenger"),
                        reference=meta.get("reference"))
-
-
-def stored_source(suite: str) -> BoardSource:
-    """The :class:`BoardSource` of a suite's stored reference results (its baselines).
-
-    Raises
-    ------
-    ValueError
-        If this install has no stored results for ``suite``.
-    """
-    from ..sim.leaderboard import stored_results
-    from ..sim.reference import load_manifest
-    from ..sim.suites import get_suite
-
-    table = stored_results(suite)
-    manifest = load_manifest(suite)
-    if table.empty or manifest is None:
-        raise ValueError(f"no stored reference results for suite {suite!r} in this install")
-    the_suite = get_suite(suite)
-    notes = (f"stored reference results of suite `{suite}` ({manifest.get('suite_version', '')}): "
-             f"{manifest.get('cells')} baseline cells made with privbandit {manifest.get('privbandit')}",
-             f"suite `{suite}`: {the_suite.description}")
-    return BoardSource(name=f"stored {suite}", table=table, command=str(manifest.get("command", "")), notes=notes,
-                       references=the_suite.references())
 
 
 def thin_times(logged: Sequence[int], per_octave: int = PER_OCTAVE) -> list[int]:
@@ -164,13 +140,13 @@ def _stack(sources: Sequence[BoardSource]) -> pd.DataFrame:
 
 def curve_table(df: pd.DataFrame, per_octave: int = PER_OCTAVE) -> pd.DataFrame:
     """Mean cumulative regret over seeds with its 95% band at the thinned rounds (:func:`thin_times`) of each
-    (env, agent, privacy level, horizon): the band is :func:`~privbandit.sim.report.nonnegative_mean_ci`'s,
+    (env, agent, privacy level, horizon): the band is :func:`~privbandit.report.tables.nonnegative_mean_ci`'s,
     the figures' rule.
 
     Returns
     -------
     DataFrame
-        :data:`~privbandit.sim.report.GROUP_KEYS`, t, n_seeds, mean, low, high.
+        :data:`~privbandit.report.tables.GROUP_KEYS`, t, n_seeds, mean, low, high.
     """
     keep = {int(h): set(thin_times(g["t"].unique(), per_octave)) for h, g in df.groupby("horizon")}
     thin = df[[int(t) in keep[int(h)] for t, h in zip(df["t"], df["horizon"])]]
@@ -225,9 +201,9 @@ def _curve_of(index: Mapping[tuple, int], env: str, agent: str, model: str, eps:
 
 
 def _boards(df: pd.DataFrame, final: pd.DataFrame, index: Mapping[tuple, int]) -> list[dict]:
-    """One entry per board of :func:`~privbandit.sim.leaderboard.leaderboard`: its rows with their marks, paired
+    """One entry per board of :func:`~privbandit.report.leaderboard.leaderboard`: its rows with their marks, paired
     differences to the best non-private and the best private agent, ledgers and curves."""
-    from ..sim.leaderboard import BOARD_KEYS, leaderboard
+    from .leaderboard import BOARD_KEYS, leaderboard
 
     ends = final_rows(df)
     ledgers = _ledgers(df)
@@ -297,8 +273,8 @@ def _price(final: pd.DataFrame, references: Mapping[str, str], index: Mapping[tu
 
 
 def _comparisons(df: pd.DataFrame, sources: Sequence[BoardSource]) -> list[dict]:
-    """The paired comparison of each source's challenger against the baselines (:mod:`privbandit.sim.compare`)."""
-    from ..sim.compare import paired_comparison
+    """The paired comparison of each source's challenger against the baselines (:mod:`privbandit.report.compare`)."""
+    from .compare import paired_comparison
 
     out = []
     for i, s in enumerate(sources):
@@ -338,7 +314,7 @@ def board_data(sources: Sequence[BoardSource], per_octave: int = PER_OCTAVE) -> 
     ValueError
         If the sources hold no results.
     """
-    from ..plots import agent_palette
+    from .figures import agent_palette
 
     df = _stack(sources)
     final = final_regret(df)
@@ -378,7 +354,7 @@ def board_html(data: Mapping[str, Any], title: str = "privbandit results board")
             f"<script>{_asset('board.js')}</script>\n</body></html>\n")
 
 
-def write_board(folders: Sequence[str | os.PathLike], out: str | os.PathLike, stored: Sequence[str] | str | None = None,
+def write_board(folders: Sequence[str | os.PathLike], out: str | os.PathLike, stored: Sequence[BoardSource] = (),
                 *, title: str = "privbandit results board") -> Path:
     """Write the results board of results folders and stored suites to ``out`` (atomically).
 
@@ -388,8 +364,9 @@ def write_board(folders: Sequence[str | os.PathLike], out: str | os.PathLike, st
         Results folders (``results.csv``, and ``report.json`` for the command, notes and counterparts).
     out : path
         The HTML file.
-    stored : str or sequence of str, optional
-        Suites whose stored reference results join (``"quick"``, ``"paper"``).
+    stored : sequence of BoardSource, optional
+        Stored results that join: :func:`privbandit.bench.stored.stored_source` of a suite (``"quick"``,
+        ``"paper"``).
     title : str
         The page's title.
 
@@ -401,18 +378,18 @@ def write_board(folders: Sequence[str | os.PathLike], out: str | os.PathLike, st
     Raises
     ------
     ValueError
-        If a folder has no ``results.csv``, a suite has no stored results, or there is nothing to show.
+        If a folder has no ``results.csv``, or there is nothing to show.
 
     Examples
     --------
+    >>> from privbandit.bench.stored import stored_source
     >>> from privbandit.report import write_board
-    >>> write_board(["results/quick"], "board.html", stored="quick")  # doctest: +SKIP
+    >>> write_board(["results/quick"], "board.html", stored=[stored_source("quick")])  # doctest: +SKIP
     PosixPath('board.html')
     """
-    from ..sim.cells import atomic_write
+    from .files import atomic_write
 
-    stored = [stored] if isinstance(stored, str) else list(stored or ())
-    sources = [folder_source(f) for f in folders] + [stored_source(s) for s in stored]
+    sources = [folder_source(f) for f in folders] + list(stored)
     if not sources:
         raise ValueError("give results folders or stored suites")
     out = Path(out)

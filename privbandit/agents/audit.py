@@ -65,21 +65,14 @@ drawn outside privbandit's mechanisms (refused as unverifiable). A failed check 
   reuse. The runs can go to worker processes (``jobs``): each run draws from its own seed, so the report does
   not depend on where it ran.
 
-**Why repeated draws, not one run with many canaries** (Steinke, Nasr & Jagielski 2023). A one-run audit
-plants m canary users with random signs in one run and bounds epsilon by how many of them a guesser gets
-right. On this audit's statistic (one watched action per canary, in the 5% tail) the two designs reach the same
-bound per observation: a release shifted by 0.7 noise sds (``elim-jdp-ucb`` with a quarter of its noise) gives
-a median lower bound of 1.02 from 12000 repeated runs against 1.10 from 12000 canaries, and 1.15 against 1.15
-from 48000 (the canaries' bound taken optimistically, as if delta were 0; 1.4 sds: 1.92 against 1.95). A
-one-run audit is faster only when one run carries many canaries whose effects stay apart, which for a black-box
-agent means one feature coordinate (or one epoch) per canary, each with its own watchers and offset:
-``elim-jdp-ucb`` plays a 288-round stream in 5 ms at d = 2 and 13 ms at d = 32 (one BLAS thread), so up to
-~13 times more canaries per second, if every coordinate's canary shifted its release as much as the single
-target does. That holds only for an agent whose decisions separate by coordinate (not a GLM link, SquareCB's
-inverse-gap weighting or a spanner of the survivors), on streams built for it, and the approximate-DP version
-of the one-run bound pays a delta term that grows with m. The audit keeps repeated draws, which assume none of
-that and test delta(epsilon) exactly. The numbers come from ``python scripts/bench_audit_canary.py`` (timings
-with ``OMP_NUM_THREADS=1``).
+**Why repeated draws, not one run with many canaries** (Steinke, Nasr & Jagielski 2023). On this audit's
+statistic (one watched action per canary, in the 5% tail) the two designs reach the same bound per observation,
+and a one-run audit is faster only when one run carries many canaries whose effects stay apart: for a black-box
+agent, one feature coordinate (or one epoch) per canary, each with its own watchers and offset. That holds only
+for an agent whose decisions separate by coordinate (not a GLM link, SquareCB's inverse-gap weighting or a
+spanner of the survivors), on streams built for it, and the approximate-DP version of the one-run bound pays a
+delta term that grows with m. The audit keeps repeated draws, which assume none of that and test delta(epsilon)
+exactly; ``scripts/bench_audit_canary.py`` measures both designs.
 
 It also reads the agent's ledger: the worst user's composed epsilon against the claim, or, for an agent
 that claims privacy and records nothing, :data:`LEDGER_MISSING`. The ledger is the agent's own account of
@@ -109,8 +102,11 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_delta, check_epsilon, check_int
-from ..agents import agent_is_private, make_agent
-from ..agents.checks import (
+from ..bandit_spec import BanditSpec
+from ..oracles import ContractError
+from ..privacy.audit import clopper_pearson
+from ..privacy.replay import ReleaseTape
+from .checks import (
     AGENT_CHECKS,
     PRIVACY_CHECKS,
     check_ledger_within_budget,
@@ -119,12 +115,8 @@ from ..agents.checks import (
     shared_replays,
     synthetic_stream,
 )
-from ..bandit_spec import BanditSpec
-from ..oracles import ContractError
-from ..privacy.audit import clopper_pearson
-from ..privacy.replay import ReleaseTape
-from .backends import agent_ref
-from .sweep import check_jobs
+from .registry import agent_is_private, make_agent
+from .workers import agent_ref, check_jobs
 
 __all__ = ["CONTRACT_NOT_PRIVACY", "FULL", "FUTILITY_BETA", "LEDGER_MISSING", "NO_POWER", "QUICK", "AgentAudit",
            "ContractFinding", "ContractUsers", "Design", "audit_agent", "contract_findings", "detectable_epsilon",
@@ -800,7 +792,7 @@ def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs
     jobs : int
         Worker processes of the empirical stage's runs (-1: all cores; 1: this process). The results do not
         depend on it (every run draws from its own seed); an agent registered from user code is found by the
-        workers as :func:`~privbandit.sim.sweep.sweep` finds it, and a change made to a module at run time (a
+        workers as :func:`~privbandit.bench.sweep.sweep` finds it, and a change made to a module at run time (a
         monkeypatch) is not seen by them.
 
     Returns
@@ -867,7 +859,7 @@ def _progress(progress: bool, total: int, desc: str):
 @dataclass(frozen=True)
 class _Build:
     """Builds the audited agent: picklable, so that a worker process builds its own (``ref`` tells a worker
-    where an agent registered from user code lives, :func:`~privbandit.sim.backends.agent_ref`)."""
+    where an agent registered from user code lives, :func:`~privbandit.agents.workers.agent_ref`)."""
 
     agent: str
     epsilon: float
@@ -882,7 +874,7 @@ class _Build:
 def _chunk(build: _Build, f: np.ndarray, r: np.ndarray,
            seeds: list[np.random.SeedSequence]) -> tuple[np.ndarray, list[float | None]]:
     """One worker's runs: the actions (n, T) of one run per seed on (f, r) and each run's spent epsilon."""
-    from .backends import prepare
+    from .workers import prepare
 
     if build.ref is not None:
         prepare(build.ref)
@@ -963,7 +955,7 @@ def _empirical_stage(build: Callable[[], Any], designs: list[Design], epsilon: f
         return _empirical_runs(_Runs(build), designs, epsilon, delta, n_draws, pilot_draws, alpha, seed, progress)
     from joblib import Parallel
 
-    from .backends import backend_context
+    from .workers import backend_context
 
     with backend_context("loky", jobs), Parallel(n_jobs=jobs) as parallel:
         return _empirical_runs(_Runs(build, parallel, jobs), designs, epsilon, delta, n_draws, pilot_draws, alpha,

@@ -2,7 +2,7 @@
 
 A sweep is a list of :class:`Cell` s (one agent, one env, one epsilon, one seed, one horizon); a
 :class:`Grid` is the product that most sweeps are. A cell's :attr:`Cell.key` names its file in the cell
-store (:mod:`privbandit.sim.cells`) and says what ran.
+store (:mod:`privbandit.bench.cells`) and says what ran.
 
 Seeds
 -----

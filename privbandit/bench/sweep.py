@@ -1,8 +1,8 @@
 """Sweeps over agents x envs x seeds x privacy levels, persisted cell by cell and resumable.
 
-A sweep runs a list of :class:`~privbandit.sim.grid.Cell` s (the grid model, :mod:`privbandit.sim.grid`).
+A sweep runs a list of :class:`~privbandit.bench.grid.Cell` s (the grid model, :mod:`privbandit.bench.grid`).
 Each cell runs :func:`~privbandit.sim.runner.run` in a worker (an execution backend,
-:mod:`privbandit.sim.backends`) and writes its table at once to the cell store (:mod:`privbandit.sim.cells`),
+:mod:`privbandit.bench.backends`) and writes its table at once to the cell store (:mod:`privbandit.bench.cells`),
 ``<out>/cells/<cell.key>.csv``, a file that proves it is complete. A rerun skips every finished cell; a
 file that fails the check is moved to ``<out>/cells/rejected/``, named in a :class:`CellFilesRejected`
 warning and run again, and a file of another cell whose footer fails (or whose entropy is not the sweep's)
@@ -31,21 +31,14 @@ from typing import Any
 
 import pandas as pd
 
-from .._validation import check_choice, check_int
-from .backends import (
-    BACKENDS,
-    backend_context,
-    check_plugins,
-    limit_blas,
-    plugin_refs,
-    prepare,
-    return_as,
-    worker_lost_errors,
-)
+from .._validation import check_choice
+from ..agents.workers import BACKENDS, backend_context, check_jobs, limit_blas, prepare
+from ..report.files import atomic_write
+from ..sim.runner import run
+from .backends import check_plugins, plugin_refs, return_as, worker_lost_errors
 from .cells import (
     REJECTED,
     CellFileError,
-    atomic_write,
     cell_path,
     cell_text,
     combine,
@@ -55,9 +48,8 @@ from .cells import (
     other_cells,
 )
 from .grid import Cell
-from .runner import run
 
-__all__ = ["PLANNED_COLUMNS", "CellFilesRejected", "Estimate", "SweepResult", "check_jobs", "estimate", "run_cell",
+__all__ = ["PLANNED_COLUMNS", "CellFilesRejected", "Estimate", "SweepResult", "estimate", "run_cell",
            "sweep"]
 
 
@@ -69,7 +61,7 @@ def run_cell(cell: Cell, cells_dir: str | os.PathLike, plugins: Sequence[Any] = 
              planned_seeds: Sequence[int] | None = None) -> tuple[str, bool]:
     """Run one cell unless its file exists; write the table atomically. Returns (key, ran).
 
-    ``plugins`` are the :class:`~privbandit.sim.backends.PluginRef` s of the sweep (:func:`plugin_refs`), made
+    ``plugins`` are the :class:`~privbandit.agents.workers.PluginRef` s of the sweep (:func:`plugin_refs`), made
     known in this process first (a worker of a parallel sweep starts without the user's registrations).
     ``planned_seeds`` (the seeds of the cell's group in its sweep, default the cell's own) go into the
     footer, so a later report knows how many seeds the group should have.
@@ -116,7 +108,7 @@ class SweepResult:
     (file name, reason), moved to ``<out>/cells/rejected/``; ``lost`` the keys of cells whose worker died
     (not finished: a rerun runs them); ``planned`` the number of seeds planned per group (env, agent,
     epsilon, horizon) by this sweep and by the footers of the other cells, for
-    :func:`~privbandit.sim.report.final_regret`'s completeness columns.
+    :func:`~privbandit.report.tables.final_regret`'s completeness columns.
     """
 
     table: pd.DataFrame
@@ -201,7 +193,7 @@ def sweep(cells: Sequence[Cell], out: str | os.PathLike, *, jobs: int = 1, backe
     Examples
     --------
     >>> import tempfile
-    >>> from privbandit.sim import AgentEntry, EnvEntry, Grid, sweep
+    >>> from privbandit.bench import AgentEntry, EnvEntry, Grid, sweep
     >>> grid = Grid(agents=(AgentEntry("uniform"), AgentEntry("elim-jdp")),
     ...             envs=(EnvEntry("iso-d2", kwargs={"family": "isotropic", "n_arms": 3, "dim": 2}),),
     ...             epsilons=(1.0,), seeds=2, horizon=128)
@@ -228,14 +220,6 @@ def sweep(cells: Sequence[Cell], out: str | os.PathLike, *, jobs: int = 1, backe
     cells_dir.mkdir(parents=True, exist_ok=True)
     with folder_lock(out):
         return _sweep(cells, out, cells_dir, jobs, backend, address, progress)
-
-
-def check_jobs(jobs: Any) -> int:
-    """``jobs``, checked: -1 (all cores) or an integer >= 1 (the sweep's and the audit's worker count)."""
-    jobs = check_int("jobs", jobs, low=-1)
-    if jobs == 0:
-        raise ValueError("jobs must be -1 (all cores) or an integer >= 1, got 0")
-    return jobs
 
 
 def _sweep(cells: list[Cell], out: Path, cells_dir: Path, jobs: int, backend: str, address: str | None,

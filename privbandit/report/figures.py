@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .sim.report import nonnegative_mean_ci
+from .tables import nonnegative_mean_ci
 
 __all__ = ["MAX_PANEL_AGENTS", "PRIVACY_MODELS", "agent_palette", "coverage_vs_T", "ellipse_points",
            "information_ellipses", "information_spectra", "metric_vs_T", "nonnegative_band", "regret_curves",
@@ -42,7 +42,7 @@ tables have every agent)."""
 
 def nonnegative_band(values: Sequence[float]) -> tuple[float, float]:
     """The band of the mean of a non-negative quantity over seeds: the (low, high) of
-    :func:`privbandit.sim.report.nonnegative_mean_ci` (95%, log scale; NaN for one seed). A seaborn
+    :func:`privbandit.report.tables.nonnegative_mean_ci` (95%, log scale; NaN for one seed). A seaborn
     ``errorbar``.
 
     Parameters
@@ -94,7 +94,7 @@ def agent_palette(names: Iterable[str] | None = None) -> dict[str, tuple[float, 
     dict
         Name -> RGB tuple, in the order of ``names``.
     """
-    from .agents import agent_names
+    from ..agents import agent_names
 
     colours = _colours()
     registered = {name: i for i, name in enumerate(agent_names())}

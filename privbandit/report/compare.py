@@ -1,9 +1,7 @@
-"""Benchmark your own agent: a challenger run beside a suite's baselines, paired comparisons.
+"""Paired comparisons: a challenger against each baseline of a results table, seed by seed.
 
-:func:`challenge` adds one agent (a registered name, an entry point or an import path
-``"pkg.module:factory"``) to every block of a suite that its privacy model fits, runs the sweep
-(resumable like every sweep) and compares it with each baseline; its report ranks it on the
-:func:`~privbandit.sim.leaderboard.leaderboard`.
+:func:`paired_comparison` is what :func:`~privbandit.bench.challenger.challenge` reports and the results board
+shows; :func:`comparison_markdown` the report's sections on a challenger, :func:`challenger_figure` its figure.
 
 Paired comparisons
 ------------------
@@ -31,102 +29,18 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .grid import AgentEntry
 from .leaderboard import BOARD_KEYS, leaderboard
-from .report import MARK_RULE, final_rows, markdown_table, mean_ci, uniform_marks
-from .suites import Suite, agent_available, get_suite
-from .sweep import SweepResult, sweep
+from .tables import MARK_RULE, final_rows, markdown_table, mean_ci, uniform_marks
 
-__all__ = ["BETTER", "NOT_SEPARABLE", "WORSE", "Challenge", "challenge", "challenger_entry", "challenger_figure",
-           "challenger_suite", "comparison_markdown", "paired_comparison"]
-
-PRIVATE_MODELS: tuple[str, ...] = ("jdp", "ldp")
-"""Privacy models a challenger can declare (``--private``)."""
+__all__ = ["BETTER", "NOT_SEPARABLE", "WORSE", "challenger_figure", "comparison_markdown", "paired_comparison"]
 
 BETTER, WORSE, NOT_SEPARABLE = "better", "worse", "not separable at these seeds"
 """The verdicts of :func:`paired_comparison`."""
-
-def agent_model(entry: AgentEntry) -> str:
-    """The privacy model of an agent entry: ``"none"``, ``"jdp"`` or ``"ldp"`` (built at epsilon = 1)."""
-    if not entry.is_private():
-        return "none"
-    return entry.build(1.0, 1e-5).privacy.model
-
-
-def challenger_entry(agent: str | AgentEntry, *, private: str | None = None, label: str | None = None,
-                     reference: str | None = None, kwargs: dict | None = None) -> AgentEntry:
-    """The challenger's :class:`AgentEntry`, its privacy model checked against ``private``.
-
-    Parameters
-    ----------
-    agent : str or AgentEntry
-        A registered name, an entry point name or an import path ``"pkg.module:factory"``.
-    private : {"jdp", "ldp"}, optional
-        The privacy model the agent claims; it must match the agent's own privacy spec. Needed when the
-        factory does not say whether it takes a budget.
-    label : str, optional
-        The ``agent`` column of the results (default: the agent's own name, :func:`~privbandit.sim.labels.agent_name`,
-        with its kwargs, :func:`~privbandit.sim.labels.kwargs_label`).
-    reference : str, optional
-        The baseline the report measures the challenger against first (its ratio and verdict).
-    kwargs : dict, optional
-        Keyword arguments of the agent (a label such as ``linucb-practical`` adds its own, see
-        :func:`~privbandit.sim.labels.resolve_label`).
-
-    Raises
-    ------
-    ValueError
-        For an unknown agent, a ``private`` outside {"jdp", "ldp"} or one the agent's spec contradicts.
-    """
-    if private is not None and private not in PRIVATE_MODELS:
-        raise ValueError(f"private must be one of {PRIVATE_MODELS} or None, got {private!r}")
-    if isinstance(agent, AgentEntry):
-        entry = agent
-    else:
-        if not isinstance(agent, str) or not agent:
-            raise ValueError(f"agent must be an agent name or an import path 'pkg.module:factory', got {agent!r}")
-        from .labels import agent_name, kwargs_label, resolve_label
-
-        name, kw = resolve_label(agent, kwargs)
-        default = agent if name != agent and not kwargs else kwargs_label(agent_name(name, kw), kw)
-        entry = AgentEntry(name, kw, label=label or default, private=True if private else None, reference=reference)
-    model = agent_model(entry)
-    if private is not None and model != private:
-        raise ValueError(f"the agent claims {private!r} privacy but its privacy spec says {model!r}")
-    return entry
-
-
-def challenger_suite(suite: Suite | str, challenger: AgentEntry, *, seeds=None, horizon: int | None = None,
-                     delta: float | None = None) -> Suite:
-    """The suite's available grids, the challenger added to every grid its privacy model fits.
-
-    A private challenger joins the grids with a baseline of its privacy model; a non-private one joins
-    every grid. ``seeds`` and ``horizon`` override the grids' (for tiny runs), ``delta`` their privacy delta.
-
-    Raises
-    ------
-    ValueError
-        If no grid fits, or the challenger's label is a baseline's.
-    """
-    suite = get_suite(suite) if isinstance(suite, str) else suite
-    model = agent_model(challenger)
-    grids = []
-    for g in suite.available_grids():
-        if challenger.label in {a.label for a in g.agents}:
-            raise ValueError(f"the challenger's label {challenger.label!r} is a baseline's: choose another label")
-        if model != "none" and model not in {agent_model(a) for a in g.agents}:
-            continue
-        grids.append(replace(g, agents=g.agents + (challenger,), seeds=g.seeds if seeds is None else seeds,
-                             horizon=horizon or g.horizon, delta=delta or g.delta))
-    if not grids:
-        raise ValueError(f"no block of suite {suite.name!r} has a baseline of the challenger's privacy model {model!r}")
-    return replace(suite, grids=tuple(grids))
 
 
 def paired_comparison(df: pd.DataFrame, challenger: str, *, reference: str | None = None, level: float = 0.95,
@@ -136,7 +50,7 @@ def paired_comparison(df: pd.DataFrame, challenger: str, *, reference: str | Non
     Parameters
     ----------
     df : DataFrame
-        A results table (of :func:`~privbandit.sim.sweep.sweep` or :func:`challenge`).
+        A results table (of :func:`~privbandit.bench.sweep.sweep` or :func:`~privbandit.bench.challenger.challenge`).
     challenger : str
         The challenger's ``agent`` label.
     reference : str, optional
@@ -246,7 +160,7 @@ def challenger_figure(board: pd.DataFrame, challenger: str, path: str | os.PathL
     columns. Saved as a PNG at ``path``."""
     import matplotlib.pyplot as plt
 
-    from ..plots import log_axis
+    from .figures import log_axis
 
     keys = [k for k, b in board.groupby(list(BOARD_KEYS), sort=False) if challenger in set(b["agent"])]
     n = max(1, len(keys))
@@ -306,78 +220,3 @@ def comparison_markdown(df: pd.DataFrame, challenger: str, reference: str | None
                             ["env", "horizon", "model", "epsilon", "rank", "agent", "privacy_model", "n_seeds", "mean",
                              "ci_low", "ci_high", "mark"]), ""]
     return "\n".join(parts)
-
-
-@dataclass
-class Challenge:
-    """What :func:`challenge` did: the sweep, the suite it ran, and the comparison tables."""
-
-    suite: Suite
-    challenger: str
-    reference: str | None
-    result: SweepResult
-
-    @property
-    def table(self) -> pd.DataFrame:
-        """The results table."""
-        return self.result.table
-
-    def comparison(self) -> pd.DataFrame:
-        """:func:`paired_comparison` of the challenger."""
-        return paired_comparison(self.table, self.challenger, reference=self.reference)
-
-    def leaderboard(self) -> pd.DataFrame:
-        """:func:`leaderboard` of the run."""
-        return leaderboard(self.table)
-
-
-def challenge(suite: Suite | str, agent: str | AgentEntry, out: str | os.PathLike, *, private: str | None = None,
-              reference: str | None = None, label: str | None = None, kwargs: dict | None = None, seeds=None,
-              horizon: int | None = None, jobs: int = 1, backend: str = "loky", address: str | None = None,
-              progress: bool = False) -> Challenge:
-    """Run an agent beside a suite's baselines (every block its privacy model fits) into ``out``.
-
-    Resumable: finished cells in ``out`` are kept, so a rerun only runs what is missing.
-
-    Parameters
-    ----------
-    suite : Suite or {"quick", "paper"}
-    agent : str or AgentEntry
-        A registered name, an entry point name or an import path ``"pkg.module:factory"``.
-    out : path
-        The results folder.
-    private : {"jdp", "ldp"}, optional
-        The privacy model the agent claims (checked against its spec).
-    reference : str, optional
-        A baseline label of the blocks the challenger joins: listed first in the comparison.
-    label : str, optional
-        The challenger's ``agent`` label (default: its own name, see :func:`challenger_entry`).
-    kwargs : dict, optional
-        Keyword arguments of the agent.
-    seeds : int or sequence of int, optional
-        Override the suite's seeds (a count or the seeds).
-    horizon : int, optional
-        Override the suite's horizons.
-    jobs, backend, address, progress
-        As in :func:`~privbandit.sim.sweep.sweep`.
-
-    Returns
-    -------
-    Challenge
-
-    Raises
-    ------
-    ValueError
-        For an unknown agent, a claim its spec contradicts, no fitting block, or an unknown reference.
-    """
-    entry = challenger_entry(agent, private=private, label=label, reference=reference, kwargs=kwargs)
-    if not agent_available(entry):
-        raise ValueError(f"agent {entry.name!r} cannot be built (make_agent({entry.name!r}) fails)")
-    ran = challenger_suite(suite, entry, seeds=seeds, horizon=horizon)
-    if reference is not None:
-        labels = sorted({a.label for g in ran.grids for a in g.agents} - {entry.label})
-        if reference not in labels:
-            raise ValueError(f"reference must be a baseline of the blocks the challenger joins, one of {labels}; "
-                             f"got {reference!r}")
-    result = sweep(ran.cells(), out, jobs=jobs, backend=backend, address=address, progress=progress)
-    return Challenge(ran, entry.label, reference, result)

@@ -1,8 +1,8 @@
-"""Stored reference results: the baseline cells of a suite, run once, shipped in the package data.
+"""Stored results: the baseline cells of a suite, run once, shipped in the package data.
 
 A challenger run (``privbandit bench --suite S --agent X``) needs the baselines' per-seed results, which
 are the same on every machine for one version of the suite and the library. :func:`store_reference`
-packs the cell files of a finished suite (:mod:`privbandit.sim.cells`'s format: table, footer with key,
+packs the cell files of a finished suite (:mod:`privbandit.bench.cells`'s format: table, footer with key,
 identity, version and checksum) into one xz-compressed tar, ``privbandit/data/reference/SUITE.tar.xz``, with
 a manifest ``SUITE.json``: the :func:`suite_version`, the library version, the ``command`` that made them, the
 suite's declared ``results_version``, a :func:`stream_summary` per (env, horizon, seed) under ``streams`` (sketches
@@ -27,7 +27,8 @@ to a suite after the results were stored, a challenger) runs; so does every cell
 manifest without ``results_version`` (stored before cells were checked one by one) is valid only as a whole; a
 manifest of an older ``format`` (format 1 summarised the first 64 rounds of a stream only) is not used until its
 summaries are refreshed.
-:func:`install_reference` writes the stored cell files into a results folder, where the sweep finds them finished.
+:func:`install_reference` writes the stored cell files into a results folder, where the sweep finds them finished;
+:func:`stored_results` reads them as one table, :func:`stored_source` as a source of the results board.
 """
 
 from __future__ import annotations
@@ -45,16 +46,21 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from threadpoolctl import threadpool_info
 
 from .. import __version__
-from .cells import atomic_write, cell_path, load_cell
+from ..report.board import BoardSource
+from ..report.files import atomic_write, read_cell
+from ..sim.runner import split_seed
+from .cells import cell_path, load_cell
 from .grid import canonical
-from .runner import split_seed
+from .suites import get_suite
 
 __all__ = ["MANIFEST_FORMAT", "STREAM_BLOCKS", "STREAM_TOLERANCE", "StoredMatch", "check_reference",
            "install_reference", "machine", "match_reference", "reference_path", "refresh_stream_summaries",
-           "store_reference", "stream_blocks", "stream_difference", "stream_key", "stream_summary", "suite_version"]
+           "store_reference", "stored_results", "stored_source", "stream_blocks", "stream_difference", "stream_key",
+           "stream_summary", "suite_version"]
 
 MANIFEST_FORMAT = 2
 """The manifest's ``format``: 2 summarises every round of a stream (:func:`stream_summary`); 1 (no ``format``
@@ -445,3 +451,34 @@ def install_reference(suite, folder: str | Path, keys: set[str] | None = None, b
                 atomic_write(target, tar.extractfile(member).read().decode())
             names.append(member.name)
     return names
+
+
+def stored_results(suite: str) -> pd.DataFrame:
+    """The stored results of a suite as one table (empty if none are shipped)."""
+    archive, _ = reference_path(suite)
+    if not archive.exists():
+        return pd.DataFrame()
+    with tarfile.open(archive, mode="r:xz") as tar:
+        tables = [read_cell(tar.extractfile(m).read()) for m in tar.getmembers() if m.isfile()]
+    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
+
+
+def stored_source(suite: str) -> BoardSource:
+    """The :class:`~privbandit.report.board.BoardSource` of a suite's stored results (its baselines), for
+    :func:`~privbandit.report.board.write_board`.
+
+    Raises
+    ------
+    ValueError
+        If this install has no stored results for ``suite``.
+    """
+    table = stored_results(suite)
+    manifest = load_manifest(suite)
+    if table.empty or manifest is None:
+        raise ValueError(f"no stored reference results for suite {suite!r} in this install")
+    the_suite = get_suite(suite)
+    notes = (f"stored reference results of suite `{suite}` ({manifest.get('suite_version', '')}): "
+             f"{manifest.get('cells')} baseline cells made with privbandit {manifest.get('privbandit')}",
+             f"suite `{suite}`: {the_suite.description}")
+    return BoardSource(name=f"stored {suite}", table=table, command=str(manifest.get("command", "")), notes=notes,
+                       references=the_suite.references())

@@ -1,7 +1,7 @@
 """The named benchmark suites: ``quick`` (the README's main job, minutes on a laptop), ``paper`` and ``agents``.
 
-A suite is a list of :class:`~privbandit.sim.grid.Grid` s (agents x envs x epsilons x seeds at one
-horizon). The agents are plain data (tuples of :class:`~privbandit.sim.grid.AgentEntry`): to add an
+A suite is a list of :class:`~privbandit.bench.grid.Grid` s (agents x envs x epsilons x seeds at one
+horizon). The agents are plain data (tuples of :class:`~privbandit.bench.grid.AgentEntry`): to add an
 agent to a suite, append an entry to :data:`JDP_AGENTS` or :data:`LDP_AGENTS`. Entries whose agent (or
 oracle) is not registered in this install are left out when the suite's cells are built, and listed
 in :meth:`Suite.missing`.
@@ -39,7 +39,7 @@ from .grid import DEFAULT_ENTROPY, AgentEntry, Cell, EnvEntry, Grid
 def preset_entry(label: str, **kwargs) -> AgentEntry:
     """The entry of a preset label of the agent registry (:func:`privbandit.agents.registry.preset`): its agent
     with its keyword arguments, labelled ``label``; ``kwargs`` (``private``, ``reference``, ...) go to
-    :class:`~privbandit.sim.grid.AgentEntry`."""
+    :class:`~privbandit.bench.grid.AgentEntry`."""
     from ..agents.registry import preset
 
     name, preset_kwargs = preset(label)
@@ -145,8 +145,8 @@ class Suite:
         The version of the numbers its cells produce. Raise it whenever a change to the library changes a
         baseline's numbers (``tests/test_reference.py`` re-runs one stored cell of every baseline and fails
         then), and regenerate the stored results with ``privbandit store-reference``. It enters
-        :func:`privbandit.sim.reference.suite_version`. A change to one agent's numbers can instead raise that
-        entry's ``version`` (:class:`~privbandit.sim.grid.AgentEntry`): only its cells get a new identity, and
+        :func:`privbandit.bench.stored.suite_version`. A change to one agent's numbers can instead raise that
+        entry's ``version`` (:class:`~privbandit.bench.grid.AgentEntry`): only its cells get a new identity, and
         the command runs only them.
     """
 

@@ -8,7 +8,7 @@ Student-t 95% intervals of the mean over seeds (one value per seed, so runs are 
 the regret, a non-negative quantity, are taken on the log scale (:func:`nonnegative_mean_ci`, the figures'
 bands too). Groups of fewer than :data:`MIN_SEEDS` seeds are
 flagged: their interval (none at all for one seed) says little. Given the seeds a sweep planned
-(:attr:`~privbandit.sim.sweep.SweepResult.planned`), every summary row carries ``n_seeds`` (found) and
+(:attr:`~privbandit.bench.sweep.SweepResult.planned`), every summary row carries ``n_seeds`` (found) and
 ``n_planned``, and a group with missing seeds is flagged ``incomplete``.
 
 References
@@ -164,7 +164,7 @@ def final_regret(df: pd.DataFrame, at: int | None = None, planned: pd.DataFrame 
     ----------
     planned : DataFrame, optional
         Seeds planned per group: columns :data:`PLAN_KEYS` and ``n_planned`` (a sweep's
-        :attr:`~privbandit.sim.sweep.SweepResult.planned`). Each row gets ``n_planned`` (its found
+        :attr:`~privbandit.bench.sweep.SweepResult.planned`). Each row gets ``n_planned`` (its found
         ``n_seeds`` where the plan does not say) and ``incomplete`` (fewer seeds found than planned).
     """
     return _summarize(final_rows(df, at), "cum_regret", nonnegative=True, planned=planned)
@@ -734,7 +734,7 @@ def write_report(df: pd.DataFrame, out: str | os.PathLike, *, title: str = "priv
         Window of the log-log slopes (default [T/64, T]).
     sections : sequence of str
         More markdown sections, placed after the final regret (e.g. a challenger's paired comparison and
-        leaderboard, :func:`privbandit.sim.compare.comparison_markdown`).
+        leaderboard, :func:`privbandit.report.compare.comparison_markdown`).
     planned : DataFrame, optional
         Seeds planned per group (see :func:`final_regret`): incomplete groups are flagged and counted.
 
@@ -751,6 +751,6 @@ def write_report(df: pd.DataFrame, out: str | os.PathLike, *, title: str = "priv
              *_final_regret_lines(final),
              *sections, *_slope_lines(slopes, slope_window), *_price_lines(final, references or {}),
              *_price_over_time_lines(df), *_ledger_lines(df), *_figure_lines(figures, out)]
-    from .cells import atomic_write
+    from .files import atomic_write
 
     return atomic_write(out / "report.md", "\n".join(parts))

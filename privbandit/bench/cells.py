@@ -1,13 +1,13 @@
 """The cell store: one CSV per cell in ``<out>/cells``, each proving it is complete, and their combination.
 
 Each cell's table is written at once to ``<out>/cells/<cell.key>.csv`` through a temporary file and an
-atomic :func:`os.replace` (:func:`atomic_write`); the file ends with a footer line (:data:`FOOTER`: the
-cell's identity, the privbandit version, the entropy, the row count and a SHA-256 of the table above it)
-written last. A cell is finished only when its file passes :func:`load_cell` (footer, checksum, version,
-identity, schema, last logged round = horizon); a file that fails is moved to ``<out>/cells/rejected/``
-(:func:`move_aside`). ``<out>/results.csv`` is the concatenation of the finished cells (:func:`combine`).
-One sweep at a time writes a folder: :func:`folder_lock` (``fcntl.flock`` on ``<out>/.lock``) refuses a
-second one with :class:`FolderLocked`.
+atomic :func:`os.replace` (:func:`~privbandit.report.files.atomic_write`); the file ends with a footer line
+(:data:`~privbandit.report.files.FOOTER`: the cell's identity, the privbandit version, the entropy, the row count
+and a SHA-256 of the table above it) written last. A cell is finished only when its file passes :func:`load_cell`
+(footer, checksum, version, identity, schema, last logged round = horizon); a file that fails is moved to
+``<out>/cells/rejected/`` (:func:`move_aside`). ``<out>/results.csv`` is the concatenation of the finished cells
+(:func:`combine`). One sweep at a time writes a folder: :func:`folder_lock` (``fcntl.flock`` on ``<out>/.lock``)
+refuses a second one with :class:`FolderLocked`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import hashlib
 import io
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,13 +25,12 @@ from typing import Any
 import pandas as pd
 
 from .. import __version__
+from ..report.files import FOOTER, atomic_write, read_table, split_footer
+from ..sim.runner import COLUMNS
 from .grid import Cell, canonical
-from .runner import COLUMNS
 
-__all__ = ["FOOTER", "REJECTED", "CellFileError", "FolderLocked", "atomic_write", "cell_path", "cell_text", "combine",
-           "folder_lock", "load_cell", "move_aside", "other_cells", "read_cell"]
-
-_PANDAS_MAJOR = int(pd.__version__.split(".")[0])
+__all__ = ["REJECTED", "CellFileError", "FolderLocked", "cell_path", "cell_text", "combine", "folder_lock", "load_cell",
+           "move_aside", "other_cells"]
 
 
 class FolderLocked(RuntimeError):
@@ -43,10 +41,6 @@ class CellFileError(ValueError):
     """Raised by :func:`load_cell` for a cell file that does not prove it is a finished cell."""
 
 
-FOOTER = "#privbandit-cell "
-"""The start of a cell file's last line; the rest is a JSON object (key, identity, version, entropy,
-rows, sha256 of the lines above, planned_seeds of the cell's group)."""
-
 REJECTED = "rejected"
 """The subfolder of ``<out>/cells`` where files that failed the check are moved."""
 
@@ -56,36 +50,6 @@ def cell_path(cells_dir: Path, cell: Cell) -> Path:
     return Path(cells_dir) / f"{cell.key}.csv"
 
 
-def _umask() -> int:
-    """The process's umask (read by setting it and putting it back)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write(path: str | os.PathLike, text: str) -> Path:
-    """Write ``text`` to ``path`` through a temporary file in the same folder, fsync and :func:`os.replace`:
-    readers see the old file or the new one, never a torn one; on any error the temporary file is removed
-    and the old file is left as it was."""
-    path = Path(path)
-    data = memoryview(text.encode())
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        try:
-            os.fchmod(fd, 0o666 & ~_umask())  # mkstemp's 0600 would ignore the umask (a shared results folder)
-            while data:
-                data = data[os.write(fd, data):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    return path
-
-
 def cell_text(cell: Cell, table: pd.DataFrame, planned_seeds: Sequence[int]) -> str:
     """The cell file: the table as CSV, then the footer (:data:`FOOTER`) that proves it complete."""
     body = table.to_csv(index=False, lineterminator="\n")
@@ -93,27 +57,6 @@ def cell_text(cell: Cell, table: pd.DataFrame, planned_seeds: Sequence[int]) -> 
                   entropy=cell.entropy, rows=len(table), planned_seeds=[int(s) for s in planned_seeds],
                   sha256=hashlib.sha256(body.encode()).hexdigest())
     return body + FOOTER + json.dumps(footer, sort_keys=True, separators=(",", ":")) + "\n"
-
-
-def _split_footer(data: bytes) -> tuple[bytes, bytes | None]:
-    """The bytes above a cell file's footer line and the footer line (None if the last line is not one)."""
-    head, sep, last = data.rstrip(b"\n").rpartition(b"\n")
-    if last.startswith(FOOTER.encode()):
-        return (head + sep), last
-    return data, None
-
-
-def _read_table(source: Any) -> pd.DataFrame:
-    extra = {} if _PANDAS_MAJOR >= 3 else {"float_precision": "round_trip"}  # pandas 3 round-trips by default
-    return pd.read_csv(source, keep_default_na=False, dtype={"agent": str, "env": str, "family": str,
-                                                             "privacy_model": str}, **extra)
-
-
-def read_cell(source: str | os.PathLike | bytes) -> pd.DataFrame:
-    """Read a cell's (or a results) table back exactly (floats round-trip), without the footer; no check
-    (:func:`load_cell` checks). ``source`` is a path or the file's bytes (a member of a stored archive)."""
-    body, _ = _split_footer(source if isinstance(source, bytes) else Path(source).read_bytes())
-    return _read_table(io.BytesIO(body))
 
 
 def load_cell(path: str | os.PathLike, cell: Cell | None = None,
@@ -136,7 +79,7 @@ def load_cell(path: str | os.PathLike, cell: Cell | None = None,
         data = path.read_bytes()
     except OSError as exc:
         raise CellFileError(f"unreadable ({exc.strerror or exc})") from None
-    body, line = _split_footer(data)
+    body, line = split_footer(data)
     if line is None:
         raise CellFileError("no footer: truncated, damaged or written by an older privbandit")
     try:
@@ -156,7 +99,7 @@ def load_cell(path: str | os.PathLike, cell: Cell | None = None,
     if entropies is not None and footer.get("entropy") not in set(entropies):
         raise CellFileError(f"entropy {footer.get('entropy')}, this sweep uses {sorted(set(entropies))}")
     try:
-        table = _read_table(io.BytesIO(body))
+        table = read_table(io.BytesIO(body))
         ident = footer["identity"]
         expected = dict(agent=ident["agent"][2], env=ident["env"][0], seed=ident["seed"], horizon=ident["horizon"])
     except (ValueError, KeyError, IndexError, TypeError) as exc:

@@ -1,9 +1,10 @@
-"""Execution backends of a sweep: joblib on local processes (loky), a dask or a ray cluster, and what the
-workers need to find the sweep's plugins.
+"""What a worker process needs: joblib backends with one BLAS thread per worker, and the references that let a
+worker find a user's plugins. The sweep (:mod:`privbandit.bench.sweep`) and the audit (:mod:`privbandit.agents.audit`)
+run their work through them.
 
 Parallelism
 -----------
-joblib runs the cells: ``backend="loky"`` (local processes, the default), ``"dask"`` or ``"ray"`` (a
+joblib runs the work: ``backend="loky"`` (local processes, the default), ``"dask"`` or ``"ray"`` (a
 cluster; the optional extra ``pip install "privbandit[dist]"``) through ``joblib.parallel_config``
 (:func:`backend_context`). BLAS threads are limited to one per worker: loky's ``inner_max_num_threads=1``
 sets the thread variables in its workers, dask workers we start get them through
@@ -12,10 +13,9 @@ sets the thread variables in its workers, dask workers we start get them through
 
 Plugins in workers
 ------------------
-A worker starts without the user's registrations. The cells carry a :class:`PluginRef` for each plugin
+A worker starts without the user's registrations. The work carries a :class:`PluginRef` for each plugin
 that a worker could not find by name alone (an agent registered with ``register_agent`` in a user module,
-an import path). :func:`prepare` makes each one known in the worker, and :func:`check_plugins` runs
-:func:`probe` in the workers before any cell runs.
+an import path). :func:`prepare` makes each one known in the worker.
 """
 
 from __future__ import annotations
@@ -24,22 +24,22 @@ import contextlib
 import importlib
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._validation import check_choice
-from ..agents.registry import AGENT_REGISTRY, agent_is_private, factory_is_private, register_agent
-from ..envs.contexts import FAMILY_REGISTRY, family_class
-from ..oracles.registry import ORACLE_REGISTRY, oracle_class
-from ..registry import PluginError, first_doc_line, is_import_path, load_import_path
-from .grid import Cell
+from .._validation import check_choice, check_int
+from ..envs.contexts import FAMILY_REGISTRY
+from ..oracles.registry import ORACLE_REGISTRY
+from ..registry import first_doc_line, is_import_path, load_import_path
+from .registry import AGENT_REGISTRY, factory_is_private, register_agent
 
 __all__ = ["BACKENDS", "THREAD_ENV", "TRACKER_FILTER", "BackendUnavailable", "PluginRef", "agent_ref",
-           "backend_context", "check_plugins", "limit_blas", "plugin_refs", "prepare", "probe", "ref_for_path"]
+           "backend_context", "check_jobs", "limit_blas", "prepare", "ref_for_path"]
 
 BACKENDS: tuple[str, ...] = ("loky", "dask", "ray")
+
 
 THREAD_ENV: dict[str, str] = {k: "1" for k in (
     "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
@@ -155,27 +155,6 @@ def prepare(ref: PluginRef) -> None:
             register_agent(ref.name, obj, description=first_doc_line(obj), private=private)
 
 
-def probe(refs: tuple[PluginRef, ...], agents: tuple[str, ...] = (), oracles: tuple[str, ...] = (),
-          families: tuple[str, ...] = ()) -> list[str]:
-    """Prepare every ref and look up every name in this process; the problems found, one line each.
-
-    Runs in a worker before a sweep's cells (a factory the worker cannot import fails the sweep early).
-    """
-    problems = []
-    for ref in refs:
-        try:
-            prepare(ref)
-        except Exception as exc:  # report every failure, whatever it is
-            problems.append(f"{ref.describe()}: {exc}")
-    for lookup, names in ((agent_is_private, agents), (oracle_class, oracles), (family_class, families)):
-        for name in names:
-            try:
-                lookup(name)
-            except Exception as exc:  # noqa: PERF203 - one message per name
-                problems.append(str(exc))
-    return problems
-
-
 def limit_blas():
     """``threadpoolctl.threadpool_limits(1)``: one BLAS thread."""
     from threadpoolctl import threadpool_limits
@@ -265,68 +244,9 @@ def backend_context(backend: str, jobs: int, address: str | None = None) -> Iter
             ray.shutdown()
 
 
-def return_as() -> str:
-    """``"generator_unordered"`` (progress as cells finish) where the active joblib backend supports it,
-    else ``"list"`` (ray's backend does not support generators)."""
-    from joblib.parallel import get_active_backend
-
-    backend, _ = get_active_backend()
-    return "generator_unordered" if getattr(backend, "supports_return_generator", False) else "list"
-
-
-def worker_lost_errors() -> tuple[type[BaseException], ...]:
-    """The exceptions joblib raises when a worker process dies (loky) or is lost too often (dask)."""
-    from joblib.externals.loky.process_executor import TerminatedWorkerError
-
-    errors: list[type[BaseException]] = [TerminatedWorkerError]
-    with contextlib.suppress(ImportError):
-        from distributed import KilledWorker
-
-        errors.append(KilledWorker)
-    return tuple(errors)
-
-
-def _plugin_names(cells: Sequence[Cell]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """The agent, oracle and family names the cells look up (oracles and families given by name)."""
-    agents, oracles, families = {}, {}, {}
-    for c in cells:
-        agents[c.agent.name] = None
-        oracle = dict(c.agent.kwargs).get("oracle")
-        if isinstance(oracle, str):
-            oracles[oracle] = None
-        family = dict(c.env.kwargs).get("family")
-        if isinstance(family, str):
-            families[family] = None
-    return tuple(agents), tuple(oracles), tuple(families)
-
-
-def plugin_refs(cells: Sequence[Cell]) -> tuple[PluginRef, ...]:
-    """What a worker needs to find the cells' plugins: a :class:`PluginRef` for each
-    agent registered from user code and each import path ``"pkg.module:attr"`` among the agents, oracles
-    and families (built-in names and entry points need none: every worker finds them by name)."""
-    agents, oracles, families = _plugin_names(cells)
-    refs = [agent_ref(a) for a in agents]
-    refs += [ref_for_path("oracle", o) for o in oracles if is_import_path(o)]
-    refs += [ref_for_path("family", f) for f in families if is_import_path(f)]
-    return tuple(r for r in refs if r is not None)
-
-
-def check_plugins(cells: Sequence[Cell], refs: tuple[PluginRef, ...], n_jobs: int, backend: str | None) -> None:
-    """Before any cell runs: every worker (or this process, ``backend=None``) can find the cells' agents,
-    oracles and families; else a :class:`~privbandit.registry.PluginError` that says which and why."""
-    names = _plugin_names(cells)
-    if backend is None:
-        problems = probe(refs, *names)
-    else:
-        from joblib import Parallel, delayed
-
-        try:
-            found = Parallel(n_jobs=n_jobs)(delayed(probe)(refs, *names) for _ in range(n_jobs))
-        except Exception as exc:  # e.g. a factory the workers cannot unpickle
-            raise PluginError(f"the {backend} workers cannot load this sweep's plugins ({type(exc).__name__}: "
-                              f"{exc}); no cell was run") from None
-        problems = list(dict.fromkeys(p for worker in found for p in worker))
-    if problems:
-        where = "this process" if backend is None else f"a {backend} worker"
-        raise PluginError(f"{where} cannot find what the sweep needs, so no cell was run: "
-                          + "; ".join(problems))
+def check_jobs(jobs: Any) -> int:
+    """``jobs``, checked: -1 (all cores) or an integer >= 1 (the sweep's and the audit's worker count)."""
+    jobs = check_int("jobs", jobs, low=-1)
+    if jobs == 0:
+        raise ValueError("jobs must be -1 (all cores) or an integer >= 1, got 0")
+    return jobs

@@ -2,11 +2,11 @@
 
 :func:`leaderboard` ranks the agents of one results table per env, horizon, privacy model and level;
 :func:`ranked_boards` stacks results tables (folders of ``privbandit bench`` or ``run --out``, and the stored
-reference results of a suite, :mod:`privbandit.sim.reference`), keeps each run once, and ranks every
+results of a suite, :func:`privbandit.bench.stored.stored_results`), keeps each run once, and ranks every
 board of :func:`leaderboard` by mean final regret, with each agent's paired
 difference to a reference agent of the board and to its best private agent (per-seed differences of final regret,
 Student-t 95% interval: the seeds fix the round streams, so two agents on one seed saw the same rounds), and each
-agent marked when it is no better than uniform play or worse (:func:`~privbandit.sim.report.uniform_mark`). The
+agent marked when it is no better than uniform play or worse (:func:`~privbandit.report.tables.uniform_mark`). The
 reference is the one asked for when the board has it, else the board's best non-private agent, else its first.
 ``privbandit leaderboard DIR...`` prints :func:`leaderboard_markdown`.
 """
@@ -14,19 +14,17 @@ reference is the one asked for when the board has it, else the board's best non-
 from __future__ import annotations
 
 import math
-import tarfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .cells import read_cell
-from .reference import reference_path
-from .report import RUN_KEYS, final_regret, final_rows, format_interval, markdown_table, mean_ci, uniform_marks
+from .files import read_cell
+from .tables import RUN_KEYS, final_regret, final_rows, format_interval, markdown_table, mean_ci, uniform_marks
 
 __all__ = ["BOARD_KEYS", "PAIRED_COLUMNS", "best_private_line", "leaderboard", "leaderboard_markdown", "ranked_boards",
-           "read_results", "stored_results"]
+           "read_results"]
 
 BOARD_KEYS: tuple[str, ...] = ("env", "horizon", "model", "epsilon", "delta")
 """A leaderboard is per env, horizon, privacy model and level (the non-private agents join every board)."""
@@ -78,16 +76,6 @@ def read_results(folder: str | Path) -> pd.DataFrame:
     return read_cell(path)
 
 
-def stored_results(suite: str) -> pd.DataFrame:
-    """The stored reference results of a suite as one table (empty if none are shipped)."""
-    archive, _ = reference_path(suite)
-    if not archive.exists():
-        return pd.DataFrame()
-    with tarfile.open(archive, mode="r:xz") as tar:
-        tables = [read_cell(tar.extractfile(m).read()) for m in tar.getmembers() if m.isfile()]
-    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
-
-
 def _paired_to(regret: dict[str, pd.Series], agent: str, ref: str | None) -> tuple[int, float, float, float]:
     """(seeds paired, mean, low, high) of the per-seed difference of final regret, agent minus ``ref`` (Student-t
     95% interval; NaN without a shared seed or a reference)."""
@@ -111,7 +99,7 @@ def ranked_boards(tables: Sequence[pd.DataFrame], reference: str | None = None) 
     Returns
     -------
     DataFrame
-        The columns of :func:`leaderboard`, then :data:`PAIRED_COLUMNS`: ``mark`` (:func:`~privbandit.sim.report.
+        The columns of :func:`leaderboard`, then :data:`PAIRED_COLUMNS`: ``mark`` (:func:`~privbandit.report.tables.
         uniform_mark` against uniform play on the board: "no better than uniform", "worse than uniform" or ""),
         ``reference`` (the board's reference agent), ``n_paired``, ``diff``, ``diff_low``, ``diff_high`` (agent
         minus reference, per seed), ``best_private`` (the board's private agent of lowest mean final regret, empty
