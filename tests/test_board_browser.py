@@ -160,12 +160,14 @@ def _load(driver, path) -> None:
 def test_a_phones_legends_show_every_agent(browser, tmp_path):
     """At a phone's width each legend entry has its row, and the plot has room for them all: no legend scrolls and
     hides its last agents (the paper suite's board: 14 entries below its price-of-privacy curves)."""
+    from privbandit.bench.stored import stored_source
     from privbandit.report import write_board
 
     try:
-        out = write_board([], tmp_path / "paper.html", stored="paper")
+        paper = stored_source("paper")
     except ValueError as err:
         pytest.skip(str(err))
+    out = write_board([], tmp_path / "paper.html", stored=[paper])
     browser.set_window_size(390, 844)
     try:
         _load(browser, out)
