@@ -211,11 +211,14 @@ def _paper_results() -> tuple[Path | None, str]:
 
 
 def _board(suite: str, folder: Path | None, why: str = "") -> None:
-    """The results board of a suite's results folder (:func:`privbandit.report.write_board`), copied to the site's
+    """The results board of a suite's results folder (what :func:`privbandit.report.write_board` writes, its source
+    named by the suite rather than by this machine's path of the folder), copied to the site's
     root as ``board-SUITE.html`` (``html_extra_path``), and ``_generated/results/board_SUITE.md``, which embeds it
     in the results page and (the quick suite's) the getting-started page, both at the site's root (or says why there
     is none)."""
-    from privbandit.report import write_board
+    from dataclasses import replace
+
+    from privbandit.report.board import board_data, board_html, folder_source
 
     page = GENERATED / "boards" / f"board-{suite}.html"
     embed = GENERATED / "results" / f"board_{suite}.md"
@@ -224,7 +227,8 @@ def _board(suite: str, folder: Path | None, why: str = "") -> None:
         page.unlink(missing_ok=True)
         _write(embed, f"No board: the stored results of the {suite} suite do not apply to this install ({why}).\n")
         return
-    write_board([folder], page, title=f"privbandit results board: the {suite} suite")
+    source = replace(folder_source(folder), name=f"the {suite} suite")  # not this machine's path of the folder
+    _write(page, board_html(board_data([source]), title=f"privbandit results board: the {suite} suite"))
     _write(embed, f'```{{raw}} html\n<iframe class="results-board" src="{page.name}" title="results board of the '
            f'{suite} suite" loading="lazy"></iframe>\n<p><a href="{page.name}">Open the board of the {suite} suite '
            f"on its own page</a> ({page.stat().st_size / 1e6:.1f} MB, made by <code>privbandit board DIR</code> from "

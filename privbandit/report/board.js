@@ -36,29 +36,34 @@
   function colour(agent) { return (D.agents[agent] || {color: "#777777"}).color; }
   function mark(flag) { return flag ? el("span", {class: flag === D.marks.worse ? "mark worse" : "mark nobetter", text: flag}) : ""; }
 
-  /* A sortable table: columns are {label, value(row) for sorting, cell(row) -> node or text}. */
-  function sortable(id, columns, rows) {
+  /* A sortable table: columns are {label, value(row) for sorting, cell(row) -> node or text}. ``order`` ({col, dir},
+     col -1 unsorted) is the caller's, kept across the table's redraws (a filter or a toggle keeps the sort). */
+  function sortable(id, columns, rows, order) {
     const table = el("table", {id, class: "sortable"});
     const body = el("tbody");
-    let order = {col: -1, dir: 1};
+    order = order || {col: -1, dir: 1};
     function fill() {
       body.replaceChildren(...rows.map(r => el("tr", {"data-agent": r.agent}, ...columns.map(c => {
         const v = c.cell(r); return el("td", {class: c.num ? "num" : null}, v);
       }))));
     }
-    const head = el("tr", {}, ...columns.map((c, i) => el("th", {scope: "col", tabindex: 0, title: c.help || "click to sort", onclick: () => {
-      order = {col: i, dir: order.col === i ? -order.dir : 1};
+    function sort() {
+      const c = columns[order.col];
+      if (!c) return;
       rows.sort((a, b) => {
         const x = c.value(a), y = c.value(b);
         if (x === y) return 0; if (x === null || x === undefined || x === "") return 1;
         if (y === null || y === undefined || y === "") return -1;
         return (x < y ? -1 : 1) * order.dir;
       });
-      head.querySelectorAll("th").forEach((th, j) => th.setAttribute("aria-sort", j === i ? (order.dir > 0 ? "ascending" : "descending") : "none"));
-      fill();
+      head.querySelectorAll("th").forEach((th, j) => th.setAttribute("aria-sort", j === order.col ? (order.dir > 0 ? "ascending" : "descending") : "none"));
+    }
+    const head = el("tr", {}, ...columns.map((c, i) => el("th", {scope: "col", tabindex: 0, title: c.help || "click to sort", onclick: () => {
+      order.dir = order.col === i ? -order.dir : 1; order.col = i;
+      sort(); fill();
     }}, c.label)));
     table.append(el("thead", {}, head), body);
-    fill();
+    sort(); fill();
     return el("div", {class: "scroll"}, table);
   }
 
@@ -92,6 +97,7 @@
   /* ---- one board ---- */
   const boardById = Object.fromEntries(D.boards.map(b => [b.id, b]));
   const state = {logx: true, logy: true, privateOnly: false};
+  const boardOrder = {col: -1, dir: 1};  /* the board's table keeps its sort as boards and toggles change */
   const challengers = new Set(D.comparisons.map(c => c.challenger));
   function curveTraces(curve, name, color, opts) {
     const c = D.curves[curve], out = [];
@@ -113,7 +119,9 @@
     const axis = base - 70;
     layout.margin = Object.assign({l: 60, r: 10, t: 10}, {b: 60 + 22 * rows});
     layout.height = base + 22 * rows;
-    layout.legend = {orientation: "h", x: 0, xanchor: "left", y: -55 / axis, yanchor: "top"};
+    /* no gap between legend groups: each group (an agent's curve and band) has one entry, and a phone's column of
+       entries with Plotly's 10px gaps outgrows the rows counted here and scrolls, its last agents hidden */
+    layout.legend = {orientation: "h", x: 0, xanchor: "left", y: -55 / axis, yanchor: "top", tracegroupgap: 0};
     return layout;
   }
   function axes(title, traces) {
@@ -141,7 +149,7 @@
       {group: r.agent, meta: r.agent, dash: r.agent === D.uniform ? "dot" : r.model === "none" ? "dash" : "solid",
        width: r.agent === b.best_private || challengers.has(r.agent) ? 3.5 : 2}));
     Plotly.react("board-plot", traces, belowLegend(axes("cumulative regret", traces), traces, "board-plot", 460), CONFIG);
-    document.getElementById("board-table").replaceChildren(sortable("board-rows", rowColumns(false), rows.map(r => Object.assign({board: b}, r))));
+    document.getElementById("board-table").replaceChildren(sortable("board-rows", rowColumns(false), rows.map(r => Object.assign({board: b}, r)), boardOrder));
   }
   function showBoard(id) { document.getElementById("board-select").value = id; drawBoard(); }
   function toggle(id, key, redraw) {
@@ -181,7 +189,7 @@
           line: {color: colour(c.agent), dash: "dash"}, hovertemplate: `${c.agent}: ${interval(c.mean, c.low, c.high)}<extra></extra>`});
       }
     });
-    const layout = {xaxis: {title: {text: "epsilon"}, type: "log"}, yaxis: {title: {text: `final regret at T = ${p.horizon}`}, type: state.logy ? "log" : "linear"},
+    const layout = {xaxis: {title: {text: "epsilon"}, type: "log", tickvals: xs, ticktext: xs.map(fmt)},  /* "0.3", not a log axis's "3" */ yaxis: {title: {text: `final regret at T = ${p.horizon}`}, type: state.logy ? "log" : "linear"},
       shapes: []};
     Plotly.react("price-eps-plot", traces, belowLegend(layout, traces, "price-eps-plot", 360), CONFIG);
     drawPriceCurves();
@@ -213,10 +221,10 @@
   function leaderboardSection() {
     const all = D.boards.flatMap(b => b.rows.map(r => Object.assign({board: b}, r)));
     const holder = el("div", {id: "leaderboard-table"});
-    const filter = {text: "", privateOnly: false};
+    const filter = {text: "", privateOnly: false}, order = {col: -1, dir: 1};
     function redraw() {
       const rows = all.filter(r => (!filter.privateOnly || r.model !== "none") && (!filter.text || `${r.board.title} ${r.agent}`.includes(filter.text)));
-      holder.replaceChildren(sortable("leaderboard", rowColumns(true), rows));
+      holder.replaceChildren(sortable("leaderboard", rowColumns(true), rows, order));
     }
     redraw();
     return el("section", {id: "leaderboard-section"}, el("h2", {text: "Leaderboard"}),

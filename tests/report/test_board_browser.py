@@ -136,7 +136,47 @@ def test_the_leaderboard_sorts_and_links_to_its_board(page):
     up = regrets()
     header.click()
     assert up == sorted(up) and regrets() == sorted(up, reverse=True)
+    page.find_element("id", "lb-private-only").click()  # a filter keeps the sort
+    private = regrets()
+    assert len(private) < len(up) and private == sorted(private, reverse=True)
+    assert page.find_elements("css selector", "#leaderboard thead th")[col].get_attribute("aria-sort") == "descending"
+    page.find_element("id", "lb-private-only").click()
+    assert regrets() == sorted(up, reverse=True)
     links = page.find_elements("css selector", "#leaderboard tbody a")
     target = links[-1].text
     page.execute_script("arguments[0].click()", links[-1])
     assert page.find_element("css selector", "#board-head h3").text == target
+
+
+
+def _load(driver, path) -> None:
+    driver.get(path.resolve().as_uri())
+    deadline = time.monotonic() + 60
+    while driver.execute_script("return document.body && document.body.getAttribute('data-ready')") != "true":
+        assert time.monotonic() < deadline, "the page never finished drawing"
+        time.sleep(0.1)
+
+
+def test_a_phones_legends_show_every_agent(browser, tmp_path):
+    """At a phone's width each legend entry has its row, and the plot has room for them all: no legend scrolls and
+    hides its last agents (the paper suite's board: 14 entries below its price-of-privacy curves)."""
+    from privbandit.bench.stored import stored_source
+    from privbandit.report import write_board
+
+    try:
+        paper = stored_source("paper")
+    except ValueError as err:
+        pytest.skip(str(err))
+    out = write_board([], tmp_path / "paper.html", stored=[paper])
+    browser.set_window_size(390, 844)
+    try:
+        _load(browser, out)
+        for plot in ("board-plot", "price-eps-plot", "price-curves-plot"):
+            entries = browser.execute_script(f"return document.querySelectorAll('#{plot} .legend .traces').length")
+            clipped = browser.execute_script(
+                f"const bg = document.querySelector('#{plot} .legend .bg').getBoundingClientRect();"
+                f" return [...document.querySelectorAll('#{plot} .legend .traces')]"
+                ".filter(e => e.getBoundingClientRect().bottom > bg.bottom + 1).length")
+            assert entries > 8 and clipped == 0, plot
+    finally:
+        browser.set_window_size(1366, 900)
