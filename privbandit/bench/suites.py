@@ -108,14 +108,19 @@ def glm_env(family: str, dim: int, n_arms: int, scale: float | None = None, **kw
 
 
 def agent_available(entry: AgentEntry) -> bool:
-    """Whether the entry's agent (and its oracle) can be built in this install."""
+    """Whether the entry's agent (and the oracle its kwargs name) is registered in this install, and its
+    registration or the entry says whether it is private. Read from the registries: no agent is built."""
     from ..agents import agent_names
+    from ..oracles import oracle_names
 
     if entry.name not in agent_names():
         return False
+    oracle = dict(entry.kwargs).get("oracle")
+    if isinstance(oracle, str) and oracle not in oracle_names():
+        return False
     try:
-        entry.build(1.0, 1e-5) if entry.is_private() else entry.build()
-    except (ValueError, TypeError, KeyError):
+        entry.privacy_model()
+    except ValueError:
         return False
     return True
 

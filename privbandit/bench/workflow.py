@@ -499,9 +499,10 @@ def _agent_grid(env: str, agent: str, horizon: int, epsilon: float | None, delta
         raise BenchError(f"--agent must be one of {list(agent_names())}, a label of a report (e.g. linucb-practical) "
                          f"or an import path pkg.module:factory, got {agent!r}") from None
     try:
-        entry = AgentEntry(name, kwargs)
-        private = entry.is_private()
-        entry.build(1.0 if private else None, delta if private else None)  # the kwargs, checked now
+        private = agent_is_private(name, kwargs)  # the registration's (an oracle in the kwargs decides)
+        if private is None:  # a factory that does not say: private when given a budget
+            private = epsilon is not None
+        AgentEntry(name, kwargs).build(1.0 if private else None, delta if private else None)  # the kwargs, checked now
         agent_label = label or (agent if name != agent and agent_kwargs is None
                                 else kwargs_label(agent_name(name, kwargs), kwargs))
     except (TypeError, ValueError) as exc:
