@@ -42,10 +42,12 @@ def resolve_oracle(oracle: Oracle | str, *, epsilon: float | None = None, delta:
     ------
     ValueError or TypeError
         For an argument outside :data:`ORACLE_ARGUMENT_CONSTRAINTS`, budget arguments given with an Oracle
-        instance, or what :func:`~privbandit.oracles.make_oracle` refuses.
+        instance other than its own, or what :func:`~privbandit.oracles.make_oracle` refuses (a budget outside
+        its range: :class:`~privbandit.privacy.PrivacySpec` checks it, once).
     """
-    check_parameters(resolve_oracle, dict(oracle=oracle, epsilon=epsilon, delta=delta, model=model,
-                                          oracle_kwargs=oracle_kwargs), ORACLE_ARGUMENT_CONSTRAINTS)
+    # the budget is checked once, by the PrivacySpec it becomes (make_oracle) or is compared with (an instance's)
+    check_parameters(resolve_oracle, dict(oracle=oracle, model=model, oracle_kwargs=oracle_kwargs),
+                     {k: v for k, v in ORACLE_ARGUMENT_CONSTRAINTS.items() if k not in ("epsilon", "delta")})
     if isinstance(oracle, Oracle):
         own = oracle.privacy          # a budget given with an instance may only repeat the instance's own
         if ((epsilon is not None and (not own.is_private or epsilon != own.epsilon))
