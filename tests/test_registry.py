@@ -237,6 +237,8 @@ def test_a_preset_label_means_its_agent_with_its_kwargs_in_make_agent_and_in_the
     glm = make_agent("elim-glm-jdp-ucb", epsilon=1.0)
     assert (glm.play, glm.name) == ("ucb", "elim-glm-jdp")
     entries = [e for s in SUITES.values() for g in s.grids for e in g.agents if e.label in PRESETS]
+    named = {e.label for s in SUITES.values() for g in s.grids for e in g.agents if e.label != e.name}
+    assert named == {e.label for e in entries} and "linucb-jdp-batch64" in named   # one way to name a configuration
     for e in entries:
         assert (e.name, dict(e.kwargs)) == preset(e.label) == resolve_label(e.label)
     # every preset is in a suite, as the registry says: by its label, or batched (label-batchN, its kwargs and

@@ -1,10 +1,18 @@
-"""The agent registry: ``register_agent``, ``make_agent(name, ...)``, ``agent_names()``, ``agent_is_private(name)``
-and ``agent_descriptions()``, on the generic :class:`privbandit.registry.Registry`.
+"""The agent registry: ``register_agent``, ``make_agent(name, ...)``, ``agent_names()``, ``agent_is_private(name)``,
+``agent_privacy(name)`` and ``agent_descriptions()``, on the generic :class:`privbandit.registry.Registry`.
 
-A preset (:func:`register_preset`) is a label for a registered agent with other keyword arguments, e.g.
-``linucb-practical``, ``linucb`` with ``radius="practical"``: ``make_agent`` builds it, and the benchmark suites
-take their entries from it (:func:`privbandit.bench.suites.preset_entry`), so a preset label means one thing
-everywhere. Presets are not agent names: a suite cell of a preset is its agent's with the preset's kwargs.
+A registration records what the house needs to know of an agent without building one: its privacy model
+(:data:`PRIVACY`: ``"jdp"``, ``"ldp"``, ``"none"``, or ``"any"`` when the factory names none) and the budget
+keywords its factory takes (:func:`budget_keywords`). The suites, the challenger and the CLI read them there.
+
+A preset (:func:`register_preset`) is the one way to name a configured agent: a label for a registered agent
+with other keyword arguments, e.g. ``linucb-practical``, ``linucb`` with ``radius="practical"``. ``make_agent``
+builds it, the benchmark suites take every entry whose label is not its agent's name from one
+(:func:`privbandit.bench.suites.preset_entry`), and a report label resolves through them
+(:func:`privbandit.bench.labels.resolve_label`; a configuration no preset names is labelled ``name(key=value)``),
+so a label means one thing everywhere. Presets are not agent names: a suite cell of a preset is its agent's with
+the preset's kwargs. (A registered variant, :func:`~privbandit.agents._oracle_arg.register_variant`, is an agent
+name: a factory of an agent class with fixed defaults, whose results carry that name.)
 
 A name that is not registered may be an import path ``"pkg.module:factory"`` or a ``privbandit.agents`` entry
 point (:mod:`privbandit.registry`).
