@@ -164,7 +164,7 @@ def test_the_stored_quick_suite_names_every_agent():
     data = board_data([source])
     named = {r["agent"] for b in data["boards"] for r in b["rows"]}
     assert named == set(source.table["agent"]) == set(data["agents"])
-    assert source.command.startswith("python scripts/pack_results.py") or "store-reference" in source.command
+    assert source.command.startswith("python scripts/store_reference.py") or "store-reference" in source.command
     assert {b["horizon"] for b in data["boards"]} == set(source.table["horizon"])
 
 
