@@ -163,7 +163,7 @@ def _results_folder() -> Path:
     takes the stored reference results of the quick suite where they match this install (every round stream
     checked, :func:`privbandit.bench.stored.match_stored`), so the suite finds its cells finished and only
     writes its tables (the same tables a full run gives: the stored cells are checked to re-run equal by
-    ``tests/test_reference.py``); it runs the cells that do not match.
+    ``tests/bench/test_reference.py``); it runs the cells that do not match.
     """
     given = os.environ.get("PRIVBANDIT_DOCS_RESULTS")
     if given:

@@ -19,7 +19,7 @@ __all__ = [
 __version__ = "0.1.0"
 
 # Imported on first access, not with the envs: the agents and oracles need scipy, the runner pandas,
-# the figures matplotlib (tests/test_api.py checks that `import privbandit` loads none of them).
+# the figures matplotlib (tests/house/test_api.py checks that `import privbandit` loads none of them).
 _LAZY_MODULES = ("agents", "bench", "oracles", "report", "sim")
 _LAZY_ATTRIBUTES = {"make_agent": "agents", "make_oracle": "oracles", "run": "sim.runner"}
 

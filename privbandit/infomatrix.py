@@ -17,7 +17,7 @@ The general algebra of symmetric and PSD matrices they use (powers, projections,
 is in :mod:`privbandit.linalg`.
 
 Three statements of the paper fail numerically; this module and its tests use the correct forms
-(measured by ``tests/test_paper_errata.py``):
+(measured by ``tests/house/test_paper_errata.py``):
 
 - The main text states W*^2 >= (Sigma + lambda^2 I)^{-1} (after `lem:Wstar-properties`). It holds only up
   to a factor 1/2: at gamma = 0, lambda = 0.1 the smallest eigenvalue of

@@ -54,6 +54,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 from concurrent.futures import ProcessPoolExecutor  # noqa: E402
+from dataclasses import replace  # noqa: E402
 
 import gymnasium as gym  # noqa: E402
 import numpy as np  # noqa: E402
@@ -62,6 +63,7 @@ from scipy import stats  # noqa: E402
 
 import privbandit  # noqa: E402,F401  (registers the envs)
 from privbandit.agents import make_agent  # noqa: E402
+from privbandit.agents.pooled import POOLED_LDP_LEARNER, PooledReleases  # noqa: E402
 from privbandit.sim import run_many  # noqa: E402
 
 DELTA = 1e-5
@@ -69,9 +71,12 @@ LINUCB = dict(batch_size=64)
 AGENT_SETS: dict[str, dict[str, tuple[str, dict, bool]]] = {
     "jdp": {
         "elim-jdp-pooled": ("elim-jdp-pooled", {}, True),
-        "elim-jdp-pooled (rho 1)": ("elim-jdp-pooled", dict(rho=1.0), True),
-        "elim-jdp-pooled (every release)": ("elim-jdp-pooled", dict(plan_window=None, projection_bias=False), True),
-        "elim-jdp-pooled (every release + projection bias)": ("elim-jdp-pooled", dict(plan_window=None), True),
+        "elim-jdp-pooled (rho 1)": ("elim-jdp-pooled", dict(pooling=PooledReleases(rho=1.0)), True),
+        "elim-jdp-pooled (every release)": ("elim-jdp-pooled",
+                                            dict(pooling=PooledReleases(plan_window=None, projection_bias=False)),
+                                            True),
+        "elim-jdp-pooled (every release + projection bias)": ("elim-jdp-pooled",
+                                                               dict(pooling=PooledReleases(plan_window=None)), True),
         "elim-jdp-ucb": ("elim-jdp-ucb", {}, True),
         "linucb-jdp (theory)": ("linucb-jdp", dict(LINUCB, radius="theory"), True),
         "linucb-jdp (practical)": ("linucb-jdp", dict(LINUCB, radius="practical"), True),
@@ -80,7 +85,7 @@ AGENT_SETS: dict[str, dict[str, tuple[str, dict, bool]]] = {
     },
     "ldp": {
         "elim-ldp-pooled": ("elim-ldp-pooled", {}, True),
-        "elim-ldp-pooled (rho 1)": ("elim-ldp-pooled", dict(rho=1.0), True),
+        "elim-ldp-pooled (rho 1)": ("elim-ldp-pooled", dict(pooling=replace(POOLED_LDP_LEARNER, rho=1.0)), True),
         "elim-ldp-greedy-pooled": ("elim-ldp-pooled", dict(play="greedy"), True),
         "elim-ldp-greedy": ("elim-ldp-greedy", {}, True),
         "ldp-ucb (theory)": ("ldp-ucb", dict(LINUCB, radius="theory"), True),

@@ -1,7 +1,7 @@
 """Stable-Baselines3's PPO on ``PrivLinCB-v0``, built by SB3's own ``make_vec_env`` (which asks for ``rgb_array``).
 
 Stable-Baselines3 is not a privbandit dependency (it needs torch), so the test suite reproduces
-``make_vec_env``'s builder instead (``tests/test_render.py``) and runs this script only where SB3 is installed.
+``make_vec_env``'s builder instead (``tests/envs/test_render.py``) and runs this script only where SB3 is installed.
 Usage (with stable-baselines3 installed): ``python scripts/demo_sb3_ppo.py``
 """
 

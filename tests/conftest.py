@@ -1,5 +1,8 @@
 """Helpers shared by several test files: ``from conftest import build_oracle`` (pytest puts tests/ on the path).
 
+The test folders mirror the package (``tests/agents/`` for ``privbandit/agents/``, ...; ``tests/house/`` for the checks
+that span the house); a helper that files of two folders use lives here.
+
 Each helper is one idea that several files had written for themselves: the dimension an oracle test uses,
 the public sample of the distribution-specific oracles, an oracle or an agent built with the budget a
 private one needs.
@@ -10,20 +13,21 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import os
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
 
-from privbandit.agents import agent_is_private, make_agent
+from privbandit.agents import UniformAgent, agent_is_private, make_agent
 from privbandit.agents.registry import AGENT_REGISTRY
 from privbandit.oracles import make_oracle, oracle_class
 from privbandit.oracles.iw_jdp import IWRegressionDP, IWRegressionDPFit
-from privbandit.privacy import GaussianMechanism
+from privbandit.privacy import GaussianMechanism, PrivacySpec
 
 ONE_DIMENSIONAL = frozenset({"ldp-1d"})
 """Oracles that only fit d = 1."""
@@ -107,11 +111,83 @@ class QuarterNoiseIW(IWRegressionDP):
     fit_class = QuarterNoiseFit
 
 
+ROOT = Path(__file__).resolve().parents[1]
+"""The checkout: its README, docs, scripts and examples."""
+
+ALLOWED_TAGS = ("python", "bash", "text")
+"""The fence tags of the README (and, with ``pycon``, of the docs): anything else hides a block from the tests."""
+
+BLOCK_TIMEOUT = 60.0
+"""Seconds a documented block may run in :func:`run_block`."""
+
+
+def fenced_blocks(text: str) -> list[tuple[int, str, str]]:
+    """(line number of the opening fence, tag, body) of every ``` fenced block of a Markdown text.
+
+    Raises
+    ------
+    ValueError
+        If a fence is left open at the end of the text.
+    """
+    blocks: list[tuple[int, str, str]] = []
+    start, tag, body = 0, "", []
+    inside = False
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if not stripped.startswith("```"):
+            if inside:
+                body.append(line)
+            continue
+        if inside:
+            if stripped != "```":
+                raise ValueError(f"line {number}: a fence opens inside the block opened on line {start}")
+            blocks.append((start, tag, "\n".join(body) + "\n"))
+            inside = False
+        else:
+            start, tag, body, inside = number, stripped[3:].strip(), [], True
+    if inside:
+        raise ValueError(f"the block opened on line {start} is never closed")
+    return blocks
+
+
+def run_block(code: str, cwd: Path) -> subprocess.CompletedProcess:
+    """Run ``code`` in a fresh interpreter in ``cwd``, importing this checkout's ``privbandit``."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
+    env["MPLBACKEND"] = "Agg"
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True,
+                          check=False, timeout=BLOCK_TIMEOUT)
+
+
+class UndernoisedGaussian(GaussianMechanism):
+    """The planted bug: the release's noise divided by 1000 behind the ledger's back."""
+
+    def release(self, values, rng=None):
+        return GaussianMechanism(self.sensitivity, self.sigma / 1000).release(values, rng)
+
+
+class LeakyUniform(UniformAgent):
+    """A uniform agent that claims (1, 1e-5)-JDP and records a release with too little noise."""
+
+    name: ClassVar[str] = "leaky"
+    noise_scale: ClassVar[float] = 0.5
+
+    @property
+    def privacy(self) -> PrivacySpec:
+        return PrivacySpec("jdp", 1.0, 1e-5)
+
+    def _observe(self, x, y):
+        mech = GaussianMechanism.calibrated(1.0, 1e-5, sensitivity=2.0)
+        entry = mech.ledger_entry()
+        entry = dataclasses.replace(entry, parameter=entry.parameter * self.noise_scale)
+        self.ledger.record(self.t, self.t + x.shape[0], entry, label="leak")
+
+
 def load_script(name: str) -> ModuleType:
     """``scripts/<name>.py`` as a module, importing its sibling modules (``demo_studies``, ``paper_rates``) as it
     does when run, from its own folder; the BLAS thread variables it sets on import are taken back (other tests'
     processes)."""
-    folder = Path(__file__).resolve().parents[1] / "scripts"
+    folder = ROOT / "scripts"
     spec = importlib.util.spec_from_file_location(f"_{name}", folder / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
@@ -126,7 +202,7 @@ def load_script(name: str) -> ModuleType:
     return module
 
 
-EXAMPLE_PLUGIN = Path(__file__).resolve().parents[1] / "examples" / "my_agent"
+EXAMPLE_PLUGIN = ROOT / "examples" / "my_agent"
 """The example plugin package (its agent ``my-agent`` through the entry point of its pyproject.toml)."""
 
 

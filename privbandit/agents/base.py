@@ -146,6 +146,9 @@ class Agent(abc.ABC):
     name: ClassVar[str] = ""
     uniforms_per_round: ClassVar[int] = 1
     parameter_constraints: ClassVar[ParameterConstraints] = {}
+    epoch_ends: np.ndarray | None = None
+    """An agent whose policy changes only at epoch ends sets them (cumulative rounds) and ``epoch`` (the current
+    epoch's index) in ``_reset``, and advances ``epoch`` when an epoch's last row is observed."""
     def __init__(self) -> None:
         self.spec: BanditSpec | None = None
         self.t = 0
@@ -283,9 +286,12 @@ class Agent(abc.ABC):
 
     # -- acting ----------------------------------------------------------------------------------
     def rounds_until_update(self) -> int:
-        """How many more rounds the current policy serves (act_batch may cover at most this many)."""
+        """How many more rounds the current policy serves (act_batch may cover at most this many): the rest of
+        the run, or of the current epoch for an agent with ``epoch_ends``."""
         spec = self._require_spec()
-        return spec.horizon - self.t
+        if self.epoch_ends is None or self.t >= spec.horizon:
+            return spec.horizon - self.t
+        return int(self.epoch_ends[self.epoch]) - self.t
 
     def act(self, features: np.ndarray) -> int:
         """Choose an arm for one round's features (K, d): ``act_batch(features[None])[0]``."""
@@ -401,25 +407,39 @@ def uniform_choice(probs: np.ndarray, u: np.ndarray) -> np.ndarray:
     return np.argmax(u[:, None] < cdf, axis=1)
 
 
-class EpochScheduled(Agent):
-    """An agent whose policy changes only at the epoch ends ``self.epoch_ends`` (cumulative rounds).
+@dataclasses.dataclass(frozen=True)
+class Learner:
+    """What turns an epoch agent's fits into the releases its policy reads (default: each epoch's own fit,
+    `alg:batch-cb-meta`). It reads values, never the agent: the spec, the epoch's fit and its run state
+    (:meth:`start`'s, from releases and public values only); it may configure the next fit from releases only
+    (:meth:`fit_oracle`: a warm start), shape each user's row (:meth:`add`), release what the policy reads
+    (:meth:`release`: statistics pooled over epochs) and choose the releases planned on (:meth:`planned`)."""
 
-    Subclasses set ``epoch_ends`` and ``epoch`` (the current epoch's index) in ``_reset`` and advance
-    ``epoch`` when an epoch's last row is observed.
-    """
+    def check(self, oracle: Oracle) -> None:
+        """Refuse an oracle this learner cannot use (every oracle by default)."""
 
-    epoch_ends: np.ndarray
-    epoch: int
+    def start(self, spec: BanditSpec, oracle: Oracle) -> Any:
+        """The run state at the start of a run (None by default); ``oracle`` is the agent's run oracle."""
+        return None
 
-    def rounds_until_update(self) -> int:
-        """Rounds left in the current epoch (0 once the horizon is reached)."""
-        spec = self._require_spec()
-        if self.t >= spec.horizon:
-            return 0
-        return int(self.epoch_ends[self.epoch]) - self.t
+    def fit_oracle(self, state: Any, oracle: Oracle) -> Oracle:
+        """The oracle the next epoch's fit starts with (``oracle``, the agent's run oracle, by default)."""
+        return oracle
+
+    def add(self, state: Any, fit: EpochFit, x: np.ndarray, y: np.ndarray) -> None:
+        """Rows (m, d), already checked and clipped by ``update``, all inside the current epoch."""
+        fit.add_clipped(x, y)
+
+    def release(self, state: Any, fit: EpochFit) -> Estimate:
+        """The estimate released at the end of the current epoch (the fit's result by default)."""
+        return fit.result()
+
+    def planned(self, estimates: list[Estimate]) -> list[Estimate]:
+        """The releases the policy plans on (all of them by default)."""
+        return estimates
 
 
-class EpochAgent(EpochScheduled):
+class EpochAgent(Agent):
     """An agent whose policy changes only between epochs, learning through one oracle fit per epoch.
 
     At each epoch end the fit's :class:`Estimate` is appended to ``estimates`` and its ledger merged
@@ -450,11 +470,15 @@ class EpochAgent(EpochScheduled):
         """The oracle's privacy spec."""
         return self.oracle.privacy
 
+    learner: Learner = Learner()
+    """How the fits become releases (:class:`Learner`; each epoch's own fit by default)."""
+
     def _reset(self) -> None:
         spec = self._require_spec()
         self.epoch_ends = epoch_schedule(spec.horizon, first_epoch=self.first_epoch, growth=self.growth)
         self.epoch = 0
         self.estimates: list[Estimate] = []
+        self.learning = self.learner.start(spec, self._fit_oracle())
         self._start_fit()
 
     @property
@@ -465,7 +489,8 @@ class EpochAgent(EpochScheduled):
     def _start_fit(self) -> None:
         spec = self._require_spec()
         n = int(self.epoch_ends[self.epoch]) - self.epoch_start
-        self.fit: EpochFit = self._fit_oracle().start(n, dim=spec.dim, bound=spec.bound, link=spec.link,
+        oracle = self.learner.fit_oracle(self.learning, self._fit_oracle())
+        self.fit: EpochFit = oracle.start(n, dim=spec.dim, bound=spec.bound, link=spec.link,
                                                  rng=self._fit_rng.spawn(1)[0])
 
     def _fit_oracle(self) -> Oracle:
@@ -477,7 +502,7 @@ class EpochAgent(EpochScheduled):
         return self.oracle
 
     def _observe(self, x: np.ndarray, y: np.ndarray) -> None:
-        self.fit.add_clipped(x, y)            # update has checked and clipped the rows to the fit's bounds
+        self.learner.add(self.learning, self.fit, x, y)      # update has checked and clipped the rows
         self._after_rows(x.shape[0])
 
     def _after_rows(self, m: int) -> None:
@@ -492,8 +517,8 @@ class EpochAgent(EpochScheduled):
                 self._start_fit()
 
     def _release(self) -> Estimate:
-        """The estimate released at the end of the current epoch (the epoch's fit result by default)."""
-        return self.fit.result()
+        """The estimate released at the end of the current epoch (the learner's)."""
+        return self.learner.release(self.learning, self.fit)
 
     def _on_epoch_end(self, estimate: Estimate) -> None:  # noqa: B027 - optional hook
         """React to a finished epoch (the estimate is already in ``self.estimates``)."""

@@ -25,8 +25,8 @@ import abc
 import dataclasses
 import functools
 import numbers
-from collections.abc import Callable
-from typing import Any, ClassVar
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -40,10 +40,11 @@ from .._validation import (
     ParameterConstraints,
     check_int,
 )
-from ..oracles.base import Estimate, Oracle
+from ..bandit_spec import BanditSpec
+from ..oracles.base import EpochFit, Estimate, Oracle
 from ..oracles.ridge import Ridge, RidgeFit
 from ._oracle_arg import ORACLE_ARGUMENT_CONSTRAINTS, register_variant, resolve_oracle
-from .base import EpochAgent
+from .base import EpochAgent, Learner
 from .planner import (
     ELIMINATION_TOLERANCE,
     EstimateStack,
@@ -59,8 +60,9 @@ from .planner import (
 from .registry import register_preset
 from .spanner import masked_spanner
 
-__all__ = ["PLAY_RULES", "PLAY_RULE_CLASSES", "POOLING", "EliminationAgent", "GreedyPlay", "PlayRule", "SpannerPlay",
-           "UCBPlay", "can_eliminate", "cube_root_exploration",
+__all__ = ["PLAY_RULES", "PLAY_RULE_CLASSES", "POOLING", "EliminationAgent", "GreedyPlay", "Law", "PlayRule",
+           "PlayValues", "RidgePool", "SpannerPlay", "UCBPlay", "law_choice", "law_probabilities", "can_eliminate",
+           "cube_root_exploration",
            "surviving_actions", "theory_confidence", "uniform_over"]
 
 _PLAN_CHUNK = 4096
@@ -107,16 +109,93 @@ def theory_confidence(horizon: int) -> float:
     return 1.0 / max(check_int("horizon", horizon, low=1), 2)
 
 
-class PlayRule(abc.ABC):
-    """How an elimination agent picks among the arms that survive elimination: one small object per rule.
+class PlayValues(NamedTuple):
+    """What a play rule reads, never the agent: every release (``estimates``, oldest first), ``stacks``
+    (:meth:`EliminationAgent.stacked_estimates`, None before the first release), the agent's ``width_cap``,
+    ``spanner``, ``spanner_constant`` and ``exploration`` (greedy play's eps_t), ``t`` (the rounds played are
+    t + 1, t + 2, ...) and ``chunk`` (contexts per pass of the planner, at most this many per call)."""
 
-    A rule gives the arms of a batch of rounds from one uniform per round (:meth:`choose`) and the exact law
-    those arms are drawn from (:meth:`probabilities`); both live in the rule's class, side by side. They may
-    read only what keeps the oracle's guarantee: the agent's released ``estimates``, the rounds' features,
-    the uniforms and public values (the agent's hyperparameters, ``spec``, the round index ``t``); the agent's
-    public helpers compute from those (:meth:`EliminationAgent.survivors`, :meth:`EliminationAgent.spanner_of`,
-    :meth:`EliminationAgent.play_set`, :meth:`EliminationAgent.exploration_rates`). The agent calls a rule
-    only once something was released (the first epoch plays uniformly on a spanner of all arms).
+    estimates: tuple[Estimate, ...]
+    stacks: tuple[EstimateStack, EstimateStack | None, np.ndarray | slice] | None
+    width_cap: float
+    spanner: bool
+    spanner_constant: float
+    exploration: Callable[[np.ndarray], np.ndarray]
+    t: int
+    chunk: int
+
+    def survivors(self, features: np.ndarray) -> np.ndarray:
+        """:func:`surviving_actions` of the informative released estimates: (m, K) booleans."""
+        m = features.shape[0]
+        informative = None if self.stacks is None else self.stacks[1]
+        if informative is None or m == 0:
+            return np.ones(features.shape[:2], dtype=bool)
+        return np.concatenate([stacked_survivors(informative, features[lo:lo + self.chunk], self.width_cap,
+                                                 ELIMINATION_TOLERANCE) for lo in range(0, m, self.chunk)])
+
+    def spanner_of(self, features: np.ndarray, alive: np.ndarray) -> np.ndarray:
+        """The survivors' spanner (the survivors with ``spanner=False``): where spanner play plays and greedy
+        play explores."""
+        if not self.spanner:
+            return alive
+        return masked_spanner(features, alive, self.spanner_constant)
+
+    def play_set(self, features: np.ndarray) -> np.ndarray:
+        """The spanner of the survivors, (m, K) booleans."""
+        out = np.empty(features.shape[:2], dtype=bool)
+        for lo in range(0, features.shape[0], _PLAN_CHUNK):
+            part = features[lo:lo + _PLAN_CHUNK]
+            out[lo:lo + _PLAN_CHUNK] = self.spanner_of(part, self.survivors(part))
+        return out
+
+    def exploration_rates(self, m: int) -> np.ndarray:
+        """eps_t of the rounds t = self.t + 1, ..., self.t + m (public: t and d only)."""
+        eps = np.asarray(self.exploration(np.arange(self.t + 1, self.t + m + 1, dtype=np.int64)), dtype=float)
+        if eps.shape != (m,) or not np.all((eps >= 0.0) & (eps <= 1.0)):
+            raise ValueError("exploration(t) must return one rate in [0, 1] per round of the int array t")
+        return eps
+
+
+Law = list[tuple[Any, Callable[[np.ndarray], np.ndarray]]]
+"""A play rule's law: a mixture of uniform laws on sets of arms, as (weight, sets) pairs: the weight of each
+round ((m,) or a scalar; the weights of a round sum to 1) and ``sets(rows)``, the (len(rows), K) booleans of the
+given rounds (computed only for the rounds drawn from it)."""
+
+
+def law_probabilities(law: Law, m: int) -> np.ndarray:
+    """The probabilities (m, K) of a play rule's law (sum over its parts of weight x uniform on the set)."""
+    rows, out = np.arange(m), 0.0
+    for weight, sets in law:
+        s = sets(rows)
+        out = out + np.reshape(weight, (-1, 1)) * (s / s.sum(axis=1, keepdims=True))
+    return out
+
+
+def law_choice(law: Law, u: np.ndarray) -> np.ndarray:
+    """Arms drawn from a play rule's law with one uniform per round: the part whose cumulative weights bracket u,
+    then uniformly on its set with u rescaled to [0, 1) (the probabilities are :func:`law_probabilities`)."""
+    m = u.shape[0]
+    arms = np.empty(m, dtype=np.int64)
+    todo, lo = np.ones(m, dtype=bool), np.zeros(m)
+    for i, (weight, sets) in enumerate(law):
+        w = np.broadcast_to(np.asarray(weight, dtype=float), (m,))
+        pick = todo if i == len(law) - 1 else todo & (u < lo + w)
+        rows = np.flatnonzero(pick)
+        if rows.size:
+            arms[rows] = uniform_over(sets(rows), (u[rows] - lo[rows]) / w[rows])
+        todo &= ~pick
+        lo = lo + w
+    return arms
+
+
+class PlayRule(abc.ABC):
+    """How an elimination agent picks among the arms that survive elimination: one law per rule.
+
+    A rule writes :meth:`law`, given :class:`PlayValues` (the releases and public values) and the rounds'
+    features, never the agent: so it reads only what keeps the oracle's guarantee. The law is a mixture of
+    uniform laws on sets of arms (:data:`Law`); the agent draws each round's arm from it with one uniform
+    (:func:`law_choice`) and reports the same law (:func:`law_probabilities`). The agent calls a rule only once
+    something was released (the first epoch plays uniformly on a spanner of all arms).
 
     A rule is given to the agent as ``play=MyRule()``; the built-in ones also by name (:data:`PLAY_RULES`).
     """
@@ -126,12 +205,8 @@ class PlayRule(abc.ABC):
     sizes its passes over the contexts by it."""
 
     @abc.abstractmethod
-    def choose(self, agent: EliminationAgent, features: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-        """Arms (m,) for features (m, K, d), each round's from its uniform in ``uniforms`` (m,)."""
-
-    @abc.abstractmethod
-    def probabilities(self, agent: EliminationAgent, features: np.ndarray) -> np.ndarray:
-        """The law (m, K) that :meth:`choose` draws each round's arm from."""
+    def law(self, values: PlayValues, features: np.ndarray) -> Law:
+        """The law of the arms of rounds with features (m, K, d) (at most ``values.chunk`` of them)."""
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and vars(other) == vars(self)
@@ -146,117 +221,46 @@ class PlayRule(abc.ABC):
 class SpannerPlay(PlayRule):
     """Uniform play on the survivors' spanner (on all survivors with ``spanner=False``): `alg:plan`."""
 
-    def choose(self, agent: EliminationAgent, features: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-        return uniform_over(agent.play_set(features), uniforms)
-
-    def probabilities(self, agent: EliminationAgent, features: np.ndarray) -> np.ndarray:
-        play = agent.play_set(features)
-        return play / play.sum(axis=1, keepdims=True)
+    def law(self, values: PlayValues, features: np.ndarray) -> Law:
+        return [(1.0, lambda rows: values.play_set(features[rows]))]
 
 
-class _ExploitingPlay(PlayRule):
-    """A rule that exploits the best survivors of a score, over passes of the agent's planner."""
-
-    @abc.abstractmethod
-    def survivors_and_best(self, agent: EliminationAgent, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The survivors (m, K) and, among them, the arms the rule exploits (the best score, ties)."""
-
-    def choose(self, agent: EliminationAgent, features: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-        x = np.asarray(features, dtype=float)
-        out = np.empty(x.shape[0], dtype=np.int64)
-        step = agent.play_chunk(x.shape)
-        for lo in range(0, x.shape[0], step):
-            out[lo:lo + step] = self._choose_pass(agent, x[lo:lo + step], uniforms[lo:lo + step], lo)
-        return out
-
-    def probabilities(self, agent: EliminationAgent, features: np.ndarray) -> np.ndarray:
-        x = np.asarray(features, dtype=float)
-        out = np.empty(x.shape[:2])
-        step = agent.play_chunk(x.shape)
-        for lo in range(0, x.shape[0], step):
-            out[lo:lo + step] = self._probabilities_pass(agent, x[lo:lo + step], lo)
-        return out
-
-    def _choose_pass(self, agent: EliminationAgent, x: np.ndarray, u: np.ndarray, offset: int) -> np.ndarray:
-        return uniform_over(self.survivors_and_best(agent, x)[1], u)
-
-    def _probabilities_pass(self, agent: EliminationAgent, x: np.ndarray, offset: int) -> np.ndarray:
-        best = self.survivors_and_best(agent, x)[1]
-        return best / best.sum(axis=1, keepdims=True)
-
-
-class UCBPlay(_ExploitingPlay):
+class UCBPlay(PlayRule):
     """The survivor with the largest upper bound min_tau (f_tau + b_tau) over every release, ties uniform."""
 
     reads_every_estimate: ClassVar[bool] = True
 
-    def survivors_and_best(self, agent: EliminationAgent, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def law(self, values: PlayValues, features: np.ndarray) -> Law:
         # one pass gives every needed estimate's bounds; elimination uses the informative ones (as
         # surviving_actions does), the score is the top of each arm's intersected interval over all of them
-        stack, informative, index = agent.stacked_estimates()
-        mean, width = stacked_bounds(stack, features, agent.width_cap)
+        stack, informative, index = values.stacks
+        mean, width = stacked_bounds(stack, features, values.width_cap)
         upper = mean + width
         alive = np.ones(features.shape[:2], dtype=bool)
         if informative is not None:
             alive = eliminate_all(alive, mean, width, upper, ELIMINATION_TOLERANCE, index)
-        return alive, best_arms(alive, np.min(upper, axis=0))
+        best = best_arms(alive, np.min(upper, axis=0))
+        return [(1.0, lambda rows: best[rows])]
 
 
-class GreedyPlay(_ExploitingPlay):
+class GreedyPlay(PlayRule):
     """The survivor with the best mean of the latest release, ties uniform; with probability eps_t (the agent's
-    ``exploration`` rate of round t) uniformly on the survivors' spanner instead.
+    ``exploration`` rate of round t) uniformly on the survivors' spanner instead."""
 
-    One uniform u per round: u < eps_t explores with u / eps_t, else exploits with (u - eps_t) / (1 - eps_t).
-    """
-
-    def survivors_and_best(self, agent: EliminationAgent, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        alive = agent.survivors(features)
-        return alive, best_arms(alive, agent.estimates[-1].mean(features))
-
-    def _choose_pass(self, agent: EliminationAgent, x: np.ndarray, u: np.ndarray, offset: int) -> np.ndarray:
-        alive, best = self.survivors_and_best(agent, x)
-        eps = agent.exploration_rates(offset, x.shape[0])
-        explore = u < eps                    # explore with u / eps_t, exploit with (u - eps_t) / (1 - eps_t)
-        arms = np.empty(x.shape[0], dtype=np.int64)
-        if explore.any():                    # the spanner only for the rounds that explore
-            span = agent.spanner_of(x[explore], alive[explore])
-            arms[explore] = uniform_over(span, u[explore] / eps[explore])
-        keep = ~explore
-        arms[keep] = uniform_over(best[keep], (u[keep] - eps[keep]) / (1.0 - eps[keep]))
-        return arms
-
-    def _probabilities_pass(self, agent: EliminationAgent, x: np.ndarray, offset: int) -> np.ndarray:
-        alive, best = self.survivors_and_best(agent, x)
-        p = best / best.sum(axis=1, keepdims=True)
-        span = agent.spanner_of(x, alive)
-        eps = agent.exploration_rates(offset, x.shape[0])[:, None]
-        return eps * span / span.sum(axis=1, keepdims=True) + (1.0 - eps) * p
+    def law(self, values: PlayValues, features: np.ndarray) -> Law:
+        alive = values.survivors(features)
+        best = best_arms(alive, values.estimates[-1].mean(features))
+        eps = values.exploration_rates(features.shape[0])
+        return [(eps, lambda rows: values.spanner_of(features[rows], alive[rows])),
+                (1.0 - eps, lambda rows: best[rows])]
 
 
 PLAY_RULE_CLASSES: dict[str, type[PlayRule]] = {"spanner": SpannerPlay, "ucb": UCBPlay, "greedy": GreedyPlay}
 """The built-in play rules by name (``play="ucb"`` is ``play=UCBPlay()``)."""
 
 
-class _EpochFits:
-    """``pooling="none"``: each epoch's rows feed the epoch's own fit, whose result is the epoch's release
-    (`alg:batch-cb-meta`)."""
-
-    def check(self, oracle: Oracle) -> None:
-        """Refuse an oracle this way of learning cannot use (every oracle can)."""
-
-    def reset(self, agent: EliminationAgent) -> None:
-        """Start the run (nothing beyond the agent's own epoch fits)."""
-
-    def add(self, agent: EliminationAgent, x: np.ndarray, y: np.ndarray) -> None:
-        """Rows (m, d), already checked and clipped by ``update``, all inside the current epoch."""
-        agent.fit.add_clipped(x, y)
-
-    def epoch_estimate(self, agent: EliminationAgent) -> Estimate:
-        """The estimate the agent plays on after the current epoch (the epoch fit's release)."""
-        return agent.fit.result()
-
-
-class _RidgePool(_EpochFits):
+@dataclasses.dataclass(frozen=True)
+class RidgePool(Learner):
     """``pooling="ridge"`` (non-private only): one ridge fit over the whole run, read (never finished) at each
     epoch end; the epochs' own fits get no rows (they would never be released)."""
 
@@ -268,19 +272,17 @@ class _RidgePool(_EpochFits):
         if not isinstance(oracle, Ridge):
             raise ValueError(f"pooling='ridge' needs the 'ridge' oracle, got {oracle.name!r}")
 
-    def reset(self, agent: EliminationAgent) -> None:
-        spec = agent._require_spec()
-        self.fit: RidgeFit = agent._fit_oracle().start(spec.horizon, dim=spec.dim, bound=spec.bound,
-                                                       link=spec.link, rng=0)
+    def start(self, spec: BanditSpec, oracle: Oracle) -> RidgeFit:
+        return oracle.start(spec.horizon, dim=spec.dim, bound=spec.bound, link=spec.link, rng=0)
 
-    def add(self, agent: EliminationAgent, x: np.ndarray, y: np.ndarray) -> None:
-        self.fit.add_clipped(x, y)
+    def add(self, state: RidgeFit, fit: EpochFit, x: np.ndarray, y: np.ndarray) -> None:
+        state.add_clipped(x, y)
 
-    def epoch_estimate(self, agent: EliminationAgent) -> Estimate:
-        return self.fit.current()
+    def release(self, state: RidgeFit, fit: EpochFit) -> Estimate:
+        return state.current()
 
 
-_POOLING_CLASSES: dict[str, type[_EpochFits]] = {"none": _EpochFits, "ridge": _RidgePool}
+_POOLING_CLASSES: dict[str, type[Learner]] = {"none": Learner, "ridge": RidgePool}
 
 
 class EliminationAgent(EpochAgent):
@@ -317,10 +319,12 @@ class EliminationAgent(EpochAgent):
         Greedy play's eps_t: ``exploration(t)`` maps an int array of rounds t >= 1 to rates in [0, 1]
         (vectorised). Default min(1, (d/t)^(1/3)) (:func:`cube_root_exploration`). It must depend on
         public parameters and t only. Only with ``play="greedy"``.
-    pooling : {"none", "ridge"}
-        ``"ridge"``: release at each epoch end the ridge fit on ALL past rows (the ``ridge`` oracle's
-        fit, kept open over the run) instead of the epoch's own fit (which then gets no rows: it would
-        never be released). Non-private only: a private oracle never pools (its epochs compose in
+    pooling : {"none", "ridge"} or Learner
+        How the fits become releases (a :class:`~privbandit.agents.base.Learner`; ``"none"``: each epoch's own
+        fit, :class:`~privbandit.agents.pooled.PooledReleases`: statistics pooled over the epochs).
+        ``"ridge"`` (:class:`RidgePool`): release at each epoch end the ridge fit on ALL past rows (the
+        ``ridge`` oracle's fit, kept open over the run) instead of the epoch's own fit (which then gets no
+        rows: it would never be released). Non-private only: a private oracle never pools (its epochs compose in
         parallel only because each user enters one fit).
     first_epoch, growth : int, float
         The epoch schedule (:func:`~privbandit.agents.base.epoch_schedule`; default the paper's doubling).
@@ -351,12 +355,12 @@ class EliminationAgent(EpochAgent):
         "spanner_constant": [Interval(numbers.Real, 1.0, None, closed="right")], "width_cap": [POSITIVE],
         "play": [InstanceOf(PlayRule, "a PlayRule", example=UCBPlay), Options(PLAY_RULES)],
         "exploration": [None, IsCallable("exploration(t: int array) -> rates in [0, 1]")],
-        "pooling": [Options(POOLING)]}
+        "pooling": [InstanceOf(Learner, "a Learner", example=RidgePool), Options(POOLING)]}
 
     def __init__(self, oracle: Oracle | str = "ridge", *, epsilon: float | None = None, delta: float | None = None,
                  model: str | None = None, oracle_kwargs: dict[str, Any] | None = None, spanner: bool = True,
                  spanner_constant: float = 2.0, width_cap: float = 2.0, play: str | PlayRule = "spanner",
-                 exploration: Callable[[np.ndarray], np.ndarray] | None = None, pooling: str = "none",
+                 exploration: Callable[[np.ndarray], np.ndarray] | None = None, pooling: str | Learner = "none",
                  first_epoch: int = 1, growth: float = 2.0) -> None:
         super().__init__(resolve_oracle(oracle, epsilon=epsilon, delta=delta, model=model,
                                         oracle_kwargs=oracle_kwargs), first_epoch=first_epoch, growth=growth)
@@ -365,8 +369,8 @@ class EliminationAgent(EpochAgent):
         self.play_rule = PLAY_RULE_CLASSES[play]() if isinstance(play, str) else play
         if exploration is not None and not isinstance(self.play_rule, GreedyPlay):
             raise ValueError(f"exploration is greedy play's rate: it needs play='greedy', got play={play!r}")
-        self._pooling = _POOLING_CLASSES[pooling]()
-        self._pooling.check(self.oracle)
+        self.learner = _POOLING_CLASSES[pooling]() if isinstance(pooling, str) else pooling
+        self.learner.check(self.oracle)
 
     def _fit_oracle(self) -> Oracle:
         """The oracle with the proofs' per-epoch confidence for the run's horizon in theory mode, else
@@ -378,20 +382,14 @@ class EliminationAgent(EpochAgent):
     def _reset(self) -> None:
         super()._reset()
         self._informative: list[Estimate] = []
+        self._eliminating: set[int] = set()
         self._stacks: tuple[EstimateStack, EstimateStack | None, np.ndarray | slice] | None = None  # stacked_estimates
-        self._pooling.reset(self)
-
-    def _observe(self, x: np.ndarray, y: np.ndarray) -> None:
-        self._pooling.add(self, x, y)       # update has checked and clipped the rows to the fit's bounds
-        self._after_rows(x.shape[0])
-
-    def _release(self) -> Estimate:
-        return self._pooling.epoch_estimate(self)
 
     def _on_epoch_end(self, estimate: Estimate) -> None:
         # estimates whose test can never remove an arm are skipped by the planner (same survivors)
         if can_eliminate(estimate, self._require_spec().bound, self.width_cap):
-            self._informative.append(estimate)
+            self._eliminating.add(id(estimate))
+        self._informative = [e for e in self.learner.planned(self.estimates) if id(e) in self._eliminating]
         self._stacks = None
 
     def stacked_estimates(self) -> tuple[EstimateStack, EstimateStack | None, np.ndarray | slice]:
@@ -400,7 +398,7 @@ class EliminationAgent(EpochAgent):
         (the releases are fixed within one). What a play rule (:class:`PlayRule`) scores arms with, e.g.
         ``stacked_bounds(stack, features, agent.width_cap)``."""
         if self._stacks is None:
-            planned = self._planned_estimates()
+            planned = self.learner.planned(self.estimates)
             informative = {id(e) for e in self._informative}
             index = np.array([j for j, e in enumerate(planned) if id(e) in informative], dtype=np.int64)
             if index.size and index[-1] - index[0] + 1 == index.size:      # a run of epochs: a view, no copies
@@ -409,87 +407,36 @@ class EliminationAgent(EpochAgent):
             self._stacks = (stack_estimates(planned), informative_stack, index)
         return self._stacks
 
-    def _planned_estimates(self) -> list[Estimate]:
-        """The releases :meth:`stacked_estimates` stacks (all of them)."""
-        return self.estimates
+    def play_values(self, shape: tuple[int, ...], offset: int = 0) -> PlayValues:
+        """What the play rule reads for rounds of features of ``shape`` (m, K, d), the first ``offset`` rounds
+        after ``self.t``: the releases and public values (:class:`PlayValues`)."""
+        rule = self.play_rule if self.estimates else _FIRST_EPOCH_PLAY
+        _, k, d = shape
+        stacked = len(self.estimates) if rule.reads_every_estimate else len(self._informative)
+        return PlayValues(tuple(self.estimates), self.stacked_estimates() if self.estimates else None,
+                          self.width_cap, self.spanner, self.spanner_constant,
+                          self.exploration or cube_root_exploration(self._require_spec().dim), self.t + offset,
+                          max(16, _PLAY_BUDGET // (k * (d + 1) * max(stacked, 1))))
 
-    def play_set(self, features: np.ndarray) -> np.ndarray:
-        """The set the policy plays uniformly on, (m, K) booleans: the spanner of the survivors."""
-        x = np.asarray(features, dtype=float)
-        out = np.empty(x.shape[:2], dtype=bool)
-        for lo in range(0, x.shape[0], _PLAN_CHUNK):
-            part = x[lo:lo + _PLAN_CHUNK]
-            out[lo:lo + _PLAN_CHUNK] = self.spanner_of(part, self.survivors(part))
-        return out
+    def _laws(self, features: np.ndarray) -> Iterator[tuple[slice, Law]]:
+        """The play rule's law over passes of the planner: (the pass's rows, their law)."""
+        rule = self.play_rule if self.estimates else _FIRST_EPOCH_PLAY
+        step = self.play_values(features.shape).chunk
+        for lo in range(0, features.shape[0], step):
+            part = features[lo:lo + step]
+            yield slice(lo, lo + part.shape[0]), rule.law(self.play_values(part.shape, lo), part)
 
     def _choose(self, features: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-        rule = self.play_rule if self.estimates else _FIRST_EPOCH_PLAY
-        return rule.choose(self, features, uniforms[:, 0])
+        out = np.empty(features.shape[0], dtype=np.int64)
+        for rows, law in self._laws(features):
+            out[rows] = law_choice(law, uniforms[rows, 0])
+        return out
 
     def _probabilities(self, features: np.ndarray) -> np.ndarray:
-        rule = self.play_rule if self.estimates else _FIRST_EPOCH_PLAY
-        return rule.probabilities(self, features)
-
-    def play_chunk(self, shape: tuple[int, ...]) -> int:
-        """Contexts per pass of the planner: the pass's product fits in :data:`_PLAY_BUDGET` (a rule that reads
-        every released estimate, as UCB does, stacks them all; elimination only the informative ones).
-
-        Parameters
-        ----------
-        shape : tuple of int
-            The features' shape (m, K, d).
-        """
-        _, k, d = shape
-        stacked = len(self.estimates) if self.play_rule.reads_every_estimate else len(self._informative)
-        return max(16, _PLAY_BUDGET // (k * (d + 1) * max(stacked, 1)))
-
-    def spanner_of(self, features: np.ndarray, alive: np.ndarray) -> np.ndarray:
-        """The survivors' spanner (all survivors with ``spanner=False``): where spanner play plays and greedy
-        play explores.
-
-        Parameters
-        ----------
-        features : ndarray (m, K, d)
-            The rounds' features.
-        alive : ndarray of bool (m, K)
-            The survivors of each round.
-        """
-        if not self.spanner:
-            return alive
-        return masked_spanner(features, alive, self.spanner_constant)
-
-    def survivors(self, features: np.ndarray) -> np.ndarray:
-        """:func:`surviving_actions` of the informative released estimates (stacked once per epoch), computed
-        in passes of :meth:`play_chunk` contexts: (m, K) booleans.
-
-        Parameters
-        ----------
-        features : ndarray (m, K, d)
-            The rounds' features.
-        """
-        m = features.shape[0]
-        if not self._informative or m == 0:
-            return np.ones(features.shape[:2], dtype=bool)
-        stack, step = self.stacked_estimates()[1], self.play_chunk(features.shape)
-        return np.concatenate([stacked_survivors(stack, features[lo:lo + step], self.width_cap, ELIMINATION_TOLERANCE)
-                               for lo in range(0, m, step)])
-
-    def exploration_rates(self, offset: int, m: int) -> np.ndarray:
-        """eps_t of the rounds t = self.t + offset + 1, ..., self.t + offset + m (public: t and d only).
-
-        Parameters
-        ----------
-        offset : int
-            The first round's position in the batch being played.
-        m : int
-            How many rounds.
-        """
-        rounds = np.arange(self.t + offset + 1, self.t + offset + m + 1, dtype=np.int64)
-        rate = self.exploration or cube_root_exploration(self._require_spec().dim)
-        eps = np.asarray(rate(rounds), dtype=float)
-        if eps.shape != (m,) or not np.all((eps >= 0.0) & (eps <= 1.0)):
-            raise ValueError("exploration(t) must return one rate in [0, 1] per round of the int array t")
-        return eps
+        out = np.empty(features.shape[:2])
+        for rows, law in self._laws(features):
+            out[rows] = law_probabilities(law, rows.stop - rows.start)
+        return out
 
 
 _FIRST_EPOCH_PLAY = SpannerPlay()

@@ -63,7 +63,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -154,6 +154,38 @@ class BatchedUCBAgent(BatchedAgent):
         proj = x @ self.v_inv_sqrt_
         return mean + self.beta_ * np.sqrt(np.einsum("mkd,mkd->mk", proj, proj))
 
+    def _noise_level(self, t: int, sigma: float) -> tuple[float, float]:
+        """(Upsilon, gamma): high-probability bounds on ||N||_op of the Gram block and ||noise|| of X^T y,
+        for a noise of per-entry scale ``sigma`` (see the noisy-Gram agents' Notes)."""
+        spec = self._require_spec()
+        sig = sigma
+        tail = math.sqrt(2 * math.log(2 * spec.horizon / self.confidence))
+        return sig * (2 * math.sqrt(spec.dim + 1) + tail), sig * (math.sqrt(spec.dim) + tail)
+
+    def _noisy_gram_policy(self, t: int, a: np.ndarray, sigma: float, xty_sd: float) -> None:
+        """Set the UCB policy from a privatised augmented Gram matrix A~ = sum v v^T + noise, v = (phi, y) (the
+        noisy-Gram agents): per-entry noise scale ``sigma`` of its Gram block, ``xty_sd`` of its X^T y block."""
+        spec = self._require_spec()
+        d = spec.dim
+        ups, gam = self._noise_level(t, sigma)
+        shift = 2.0 * ups if ups > 0 else self.lam
+        rho_min, rho_max = (ups, 3.0 * ups) if ups > 0 else (self.lam, self.lam)
+        g = 0.5 * (a[:d, :d] + a[:d, :d].T) + shift * np.eye(d)
+        w, q = np.linalg.eigh(g)
+        w = np.maximum(w, max(_EIG_FLOOR, 1e-6 * rho_min))
+        self.theta_ = (q / w) @ (q.T @ a[:d, d])
+        self.v_inv_sqrt_ = (q / np.sqrt(w)) @ q.T
+        if self.radius == "practical":         # per-phi, see BatchedUCBAgent; w[0] = lambda_min of the shifted Gram
+            sd = math.hypot(self.noise_scale, xty_sd / math.sqrt(w[0]))
+            bias = self.norm_bound * min(math.sqrt(rho_max), rho_max / math.sqrt(w[0]))
+            self.radius_parts_ = (sd, bias)
+            self.beta_ = self.width_multiplier * (self.c_width * sd + bias)
+            return
+        self.beta_ = self.width_multiplier * (
+            self.noise_scale * math.sqrt(2 * math.log(2 / self.confidence)
+                                         + d * math.log(rho_max / rho_min + t * spec.bound ** 2 / (d * rho_min)))
+            + self.norm_bound * math.sqrt(rho_max) + gam / math.sqrt(rho_min))
+
 
 class LinUCBAgent(BatchedUCBAgent):
     """Non-private LinUCB (OFUL) with Sherman-Morrison updates.
@@ -225,74 +257,17 @@ class LinUCBAgent(BatchedUCBAgent):
         return (x.dot(self.theta_) + self.beta_ * np.sqrt(np.maximum(w, 0.0))).reshape(m, k)
 
 
-class _NoisyGramUCB(BatchedUCBAgent):
-    """UCB on a privatised augmented Gram matrix A~ = sum v v^T + noise, v = (phi, y)."""
-
-    parameter_constraints: ClassVar[ParameterConstraints] = {
-        **BatchedUCBAgent.parameter_constraints, "epsilon": [POSITIVE], "delta": [UNIT_OPEN]}
-
-    def __init__(self, *, epsilon: float = 1.0, delta: float = 1e-5, **kwargs) -> None:
-        super().__init__(**kwargs)
-        self._store_parameters(epsilon=epsilon, delta=delta)
-
-    @property
-    def node_sensitivity(self) -> float:
-        """Frobenius sensitivity sqrt(2) (B^2 + 1) of a sum of v v^T under replacing one user."""
-        return math.sqrt(2.0) * (self._require_spec().bound ** 2 + 1.0)
-
-    def _augment(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        v = np.concatenate([x, y[:, None]], axis=1)
-        return v[:, :, None] * v[:, None, :]
-
-    def _bounded(self, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The rows clipped (features to B, rewards to [-1, 1]) before the tree's mechanism sees them (``update``
-        hands over clipped rows, which the clips return unchanged)."""
-        return clip_features(x, self._require_spec().bound), clip_rewards(y)
-
-    def _noise_level(self, t: int) -> tuple[float, float]:
-        """(Upsilon, gamma): high-probability bounds on ||N||_op of the Gram block and ||noise|| of X^T y,
-        for a noise of per-entry scale sigma = :meth:`_noise_sigma` (see the agents' Notes)."""
-        spec = self._require_spec()
-        sig = self._noise_sigma(t)
-        tail = math.sqrt(2 * math.log(2 * spec.horizon / self.confidence))
-        return sig * (2 * math.sqrt(spec.dim + 1) + tail), sig * (math.sqrt(spec.dim) + tail)
-
-    def _noise_sigma(self, t: int) -> float:
-        """Per-entry scale of the summed privacy noise in the Gram matrix of the round-t sum."""
-        raise NotImplementedError
-
-    def _refresh(self, t: int) -> None:
-        spec = self._require_spec()
-        d = spec.dim
-        a = self._noisy_sum(t)
-        ups, gam = self._noise_level(t)
-        shift = 2.0 * ups if ups > 0 else self.lam
-        rho_min, rho_max = (ups, 3.0 * ups) if ups > 0 else (self.lam, self.lam)
-        g = 0.5 * (a[:d, :d] + a[:d, :d].T) + shift * np.eye(d)
-        w, q = np.linalg.eigh(g)
-        w = np.maximum(w, max(_EIG_FLOOR, 1e-6 * rho_min))
-        self.theta_ = (q / w) @ (q.T @ a[:d, d])
-        self.v_inv_sqrt_ = (q / np.sqrt(w)) @ q.T
-        if self.radius == "practical":         # per-phi, see BatchedUCBAgent; w[0] = lambda_min of the shifted Gram
-            sd = math.hypot(self.noise_scale, self._xty_noise_sd(t) / math.sqrt(w[0]))
-            bias = self.norm_bound * min(math.sqrt(rho_max), rho_max / math.sqrt(w[0]))
-            self.radius_parts_ = (sd, bias)
-            self.beta_ = self.width_multiplier * (self.c_width * sd + bias)
-            return
-        self.beta_ = self.width_multiplier * (
-            self.noise_scale * math.sqrt(2 * math.log(2 / self.confidence)
-                                         + d * math.log(rho_max / rho_min + t * spec.bound ** 2 / (d * rho_min)))
-            + self.norm_bound * math.sqrt(rho_max) + gam / math.sqrt(rho_min))
-
-    def _noisy_sum(self, t: int) -> np.ndarray:
-        raise NotImplementedError
-
-    def _xty_noise_sd(self, t: int) -> float:
-        """Standard deviation of each entry of the privacy noise on the X^T y block of the round-t sum."""
-        raise NotImplementedError
+_BUDGET_CONSTRAINTS: ParameterConstraints = {"epsilon": [POSITIVE], "delta": [UNIT_OPEN]}
+"""The privacy budget of the noisy-Gram UCB agents (:class:`SSLinUCBAgent`, :class:`LDPUCBAgent`)."""
 
 
-class SSLinUCBAgent(_NoisyGramUCB):
+def augmented_outer(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """v v^T (m, d+1, d+1) of the augmented rows v = (phi, y): what the noisy-Gram UCB agents privatise."""
+    v = np.concatenate([x, y[:, None]], axis=1)
+    return v[:, :, None] * v[:, None, :]
+
+
+class SSLinUCBAgent(BatchedUCBAgent):
     """Joint-DP LinUCB of Shariff & Sheffet (2018): tree-based aggregation with the regularizer shift.
 
     Parameters
@@ -317,6 +292,12 @@ class SSLinUCBAgent(_NoisyGramUCB):
     """
 
     name: ClassVar[str] = "linucb-jdp"
+    parameter_constraints: ClassVar[ParameterConstraints] = {**BatchedUCBAgent.parameter_constraints,
+                                                            **_BUDGET_CONSTRAINTS}
+
+    def __init__(self, *, epsilon: float = 1.0, delta: float = 1e-5, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._store_parameters(epsilon=epsilon, delta=delta)
 
     @property
     def privacy(self) -> PrivacySpec:
@@ -327,7 +308,8 @@ class SSLinUCBAgent(_NoisyGramUCB):
         spec = self._require_spec()
         self.levels = int(math.floor(math.log2(spec.horizon))) + 1
         z = math.sqrt(self.levels) * analytic_noise_multiplier(self.epsilon, self.delta)
-        self.mechanism = SymmetricGaussianMechanism(self.node_sensitivity, z * self.node_sensitivity)
+        sensitivity = math.sqrt(2.0) * (spec.bound ** 2 + 1.0)   # Frobenius, of a sum of v v^T, one user replaced
+        self.mechanism = SymmetricGaussianMechanism(sensitivity, z * sensitivity)
         size = spec.dim + 1
         self._open = np.zeros((self.levels, size, size))        # exact sum of the open node of each level
         self._done = np.zeros((self.levels, size, size))        # exact sum of the latest completed node
@@ -338,14 +320,14 @@ class SSLinUCBAgent(_NoisyGramUCB):
         self._refresh(0)
 
     def _absorb_rows(self, x: np.ndarray, y: np.ndarray) -> None:
-        x, y = self._bounded(x, y)
+        x, y = clip_features(x, self._require_spec().bound), clip_rewards(y)   # (no-ops after update's clips)
         for lo in range(0, x.shape[0], _CHUNK):
             xs, ys = x[lo:lo + _CHUNK], y[lo:lo + _CHUNK]
             t0 = self.t + lo
             m = xs.shape[0]
             csum = np.empty((m + 1,) + self._open.shape[1:])  # csum[i]: the sum of the chunk's first i rows
             csum[0] = 0.0
-            np.cumsum(self._augment(xs, ys), axis=0, out=csum[1:])
+            np.cumsum(augmented_outer(xs, ys), axis=0, out=csum[1:])
             sizes = self._sizes
             lasts = ((t0 + m) // sizes) * sizes                # last node boundary <= t0 + m, per level
             completed = lasts > t0                             # a node of that level completed in this chunk
@@ -360,6 +342,9 @@ class SSLinUCBAgent(_NoisyGramUCB):
             self._done[levs] = nodes
             self._done_id[levs] = last // sizes[levs] - 1
             self._open[levs] = csum[m] - csum[last - t0]
+
+    def _refresh(self, t: int) -> None:
+        self._noisy_gram_policy(t, self._noisy_sum(t), self._noise_sigma(t), self._xty_noise_sd(t))
 
     def _noisy_sum(self, t: int) -> np.ndarray:
         size = self._open.shape[1]
@@ -385,7 +370,7 @@ class SSLinUCBAgent(_NoisyGramUCB):
         return self.mechanism.sigma * math.sqrt(t.bit_count())   # one node per set bit of t
 
 
-class LDPUCBAgent(_NoisyGramUCB):
+class LDPUCBAgent(BatchedUCBAgent):
     """Local-DP LinUCB of Zheng et al. (2020): each user privatises (phi phi^T, phi y) on their side.
 
     Parameters
@@ -408,6 +393,12 @@ class LDPUCBAgent(_NoisyGramUCB):
     """
 
     name: ClassVar[str] = "ldp-ucb"
+    parameter_constraints: ClassVar[ParameterConstraints] = {**BatchedUCBAgent.parameter_constraints,
+                                                            **_BUDGET_CONSTRAINTS}
+
+    def __init__(self, *, epsilon: float = 1.0, delta: float = 1e-5, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._store_parameters(epsilon=epsilon, delta=delta)
 
     @property
     def privacy(self) -> PrivacySpec:
@@ -419,7 +410,7 @@ class LDPUCBAgent(_NoisyGramUCB):
         # ||v v^T||_F = ||phi||^2 + y^2 <= B^2 + 1, which rows at ||phi|| = B exceed by rounding: pad the radius
         # (the channel is calibrated to the padded radius, so privacy is exact for what is projected onto)
         radius = padded(spec.bound ** 2 + 1.0)
-        self.randomizer = LocalRandomizer.gaussian(self._augment, radius, self.epsilon, self.delta,
+        self.randomizer = LocalRandomizer.gaussian(augmented_outer, radius, self.epsilon, self.delta,
                                                    symmetric=True, feature_bound=spec.bound)
         size = spec.dim + 1
         self._sum = np.zeros((size, size))
@@ -434,6 +425,9 @@ class LDPUCBAgent(_NoisyGramUCB):
     def _absorb(self, outputs: np.ndarray) -> None:
         """Aggregate randomized matrices (m, d+1, d+1); never sees raw rows."""
         self._sum += outputs.sum(axis=0)
+
+    def _refresh(self, t: int) -> None:
+        self._noisy_gram_policy(t, self._noisy_sum(t), self._noise_sigma(t), self._xty_noise_sd(t))
 
     def _noisy_sum(self, t: int) -> np.ndarray:
         return self._sum

@@ -88,21 +88,24 @@ from .._validation import (
     ParameterConstraints,
     check_parameters,
 )
+from ..bandit_spec import BanditSpec
 from ..linalg import psd_project, psd_sqrt, symmetric_part, symmetric_solution
 from ..links import Link, identity_link
-from ..oracles.base import Estimate, Oracle
+from ..oracles.base import EpochFit, Estimate, Oracle
 from ..oracles.iw_jdp import IWRegressionDP, IWRelease
 from ..oracles.iw_ldp import IWRegressionLDP, LDPRelease
 from ..oracles.iw_vec_ldp import IWVectorLDP, VectorLDPRelease
 from ._oracle_arg import register_variant
+from .base import Learner
 from .elimination import JDP_UCB_FIRST_EPOCH, EliminationAgent
 
 NON_NEGATIVE = Interval(numbers.Real, 0.0, None, closed="left")
 
 __all__ = ["GLM_RESPONSE_BOUND", "GLMWorkingRows", "LinearRows", "POOLED_GLM_JDP_CONSTANTS", "POOLED_GLM_LDP_CONSTANTS",
            "POOLED_JDP_CONSTANTS", "POOLED_JDP_GROWTH", "POOLED_JDP_ORACLE", "POOLED_LDP_CONSTANTS",
-           "POOLED_LDP_FIRST_EPOCH", "POOLED_LDP_ORACLE", "PooledEliminationAgent", "PooledJDPAgent", "PooledLDPAgent",
-           "PooledStatistics", "PooledVectorLDPAgent", "RowTransform", "pooled_estimate", "release_weighting"]
+           "POOLED_LDP_FIRST_EPOCH", "POOLED_LDP_LEARNER", "POOLED_LDP_ORACLE", "PooledJDPAgent", "PooledLDPAgent",
+           "PooledReleases", "PooledState", "PooledStatistics", "PooledVectorLDPAgent", "RowTransform",
+           "pooled_estimate", "release_weighting"]
 
 
 POOLED_JDP_ORACLE: dict[str, Any] = dict(n_stages=1, w_fraction=0.2)
@@ -359,94 +362,26 @@ class PooledStatistics:
         self.n += n
 
 
-class PooledEliminationAgent(EliminationAgent):
-    """Elimination on pooled, warm-started IW releases (the part the joint-DP and local-DP agents share).
+@dataclasses.dataclass
+class PooledState:
+    """A pooled run's state, released values only: the pooled sums, the last released weighting (the next fit's
+    warm start) and the last released theta (the working rows' linearisation point)."""
 
-    Subclasses declare the oracle they accept (``parameter_constraints["oracle"]``: one whose Estimate carries its
-    release), the field of its warm start (``warm_field``), the oracle's W schedule under a warm start
-    (``default_oracle``) and the registered name. Not registered itself.
-    """
-
-    warm_field: ClassVar[str] = "initial_w"
-    default_oracle: ClassVar[dict[str, Any]] = {}
-    parameter_constraints: ClassVar[ParameterConstraints] = {
-        **EliminationAgent.parameter_constraints, "reg_scale": [POSITIVE], "z": [NON_NEGATIVE],
-        "norm_bound": [POSITIVE], "kappa": [NON_NEGATIVE], "rho": [NON_NEGATIVE], "plan_window": [None, POSITIVE_INT],
-        "projection_bias": [Boolean()],
-        "rows": [InstanceOf(RowTransform, "a RowTransform (LinearRows() or GLMWorkingRows())", example=LinearRows)]}
-
-    def __init__(self, oracle: Oracle | str, *, reg_scale: float, z: float, norm_bound: float, kappa: float,
-                 rho: float, plan_window: int | None, projection_bias: bool, play: str, first_epoch: int, growth: float,
-                 rows: RowTransform | None = None, **kwargs: Any) -> None:
-        check_parameters(type(self), dict(oracle=oracle, oracle_kwargs=kwargs.get("oracle_kwargs")),
-                         {k: self.parameter_constraints[k] for k in ("oracle", "oracle_kwargs")})
-        if isinstance(oracle, str):
-            kwargs["oracle_kwargs"] = {**self.default_oracle, **(kwargs.get("oracle_kwargs") or {})}
-        super().__init__(oracle, play=play, first_epoch=first_epoch, growth=growth, **kwargs)
-        if self.pooling != "none":
-            raise ValueError(f"pooling must be 'none' (this agent pools released statistics), got {self.pooling!r}")
-        self._store_parameters(reg_scale=reg_scale, z=z, norm_bound=norm_bound, kappa=kappa, rho=rho,
-                               plan_window=plan_window, projection_bias=projection_bias,
-                               rows=LinearRows() if rows is None else rows)
-
-    def _reset(self) -> None:
-        self._warm: np.ndarray | None = None        # the last released W (public)
-        spec = self._require_spec()
-        self.pooled = PooledStatistics.zeros(spec.dim)
-        self._theta_public = np.zeros(spec.dim)     # the last released theta (public): the rows' linearisation point
-        super()._reset()
-
-    def _observe(self, x: np.ndarray, y: np.ndarray) -> None:
-        """The user's row through ``rows`` (their own (phi, y), the last released theta, public constants), then
-        into the epoch's fit."""
-        spec = self._require_spec()
-        x, y = self.rows.rows(spec.link, self._theta_public, x, y, spec.bound, self.norm_bound)
-        super()._observe(x, y)
-
-    def _fit_oracle(self) -> Oracle:
-        """The run's oracle, warm-started from the last released W (from the second epoch on)."""
-        oracle = super()._fit_oracle()
-        if self._warm is None:
-            return oracle
-        return dataclasses.replace(oracle, **{self.warm_field: self._warm})
-
-    def _release(self) -> Estimate:
-        """The epoch's fit releases; the agent publishes the pooled estimate over every epoch so far."""
-        release = self.fit.result().release
-        if not isinstance(release, (IWRelease, LDPRelease, VectorLDPRelease)):
-            raise TypeError("the oracle's Estimate must carry its release (estimate.release)")
-        self._warm = next_weighting(release)
-        scale = self.rows.theta_scale_of(self.fit.link)
-        self.pooled.add(release, self.norm_bound / scale)      # the rows' model is theta* / scale
-        estimate = pooled_estimate(self.pooled, self.rows.estimate_link(self.fit.link), reg_scale=self.reg_scale,
-                                   z=self.z, norm_bound=self.norm_bound / scale, kappa=self.kappa, rho=self.rho,
-                                   release=release, projection_bias=self.projection_bias, theta_scale=scale)
-        self._theta_public = estimate.theta
-        return estimate
-
-    def _on_epoch_end(self, estimate: Estimate) -> None:
-        super()._on_epoch_end(estimate)
-        if self.plan_window is not None:    # each pooled estimate summarises every earlier one
-            recent = {id(e) for e in self.estimates[-self.plan_window:]}
-            self._informative = [e for e in self._informative if id(e) in recent]
-
-    def _planned_estimates(self) -> list[Estimate]:
-        """The last ``plan_window`` releases (all with None)."""
-        return self.estimates if self.plan_window is None else self.estimates[-self.plan_window:]
+    spec: BanditSpec
+    pooled: PooledStatistics
+    warm: np.ndarray | None = None
+    theta: np.ndarray | None = None
 
 
-class PooledJDPAgent(PooledEliminationAgent):
-    """Joint-DP elimination on pooled, warm-started IW-Regression-DP releases, UCB play, variance-plus-bias width.
-
-    The module docstring's ``elim-jdp-pooled``: each epoch's fresh IW-Regression-DP fit (`alg:JDP-linear-regression`,
-    its `alg:W-JDP` warm-started) releases an :class:`~privbandit.oracles.iw_jdp.IWRelease` (``estimate.release``),
-    and the agent releases the pooled solve over all epochs so far, on which it eliminates and plays UCB.
+@dataclasses.dataclass(frozen=True)
+class PooledReleases(Learner):
+    """The pooled learner: each epoch's IW release (`alg:JDP-linear-regression`, `alg:LDP-linear-regression` or
+    IW-Vector-LDP) is added to statistics pooled over the epochs and the agent releases their solve
+    (:func:`pooled_estimate`); the next epoch's fit is warm-started from the last release's weighting, and each
+    user's row goes through ``rows`` first (module docstring).
 
     Parameters
     ----------
-    oracle : IWRegressionDP or str
-        The oracle (default ``"iw-regression-dp"``, built with :data:`POOLED_JDP_ORACLE`, one W stage on 20%
-        of each epoch, updated by ``oracle_kwargs``); an instance is used as given.
     reg_scale : float
         r, the scale of the pooled regulariser r sum_j n_j lambda_j W_j^{-1} (0.25).
     z : float
@@ -466,13 +401,107 @@ class PooledJDPAgent(PooledEliminationAgent):
     projection_bias : bool
         Whether the plug-in bias counts what the PSD projections added to G (default True): the projection
         acts as a data-dependent regulariser and shrinks theta along weakly observed directions.
+    rows : RowTransform
+        What each user hands the oracle: :class:`LinearRows` (default, the rows as they are) or
+        :class:`GLMWorkingRows` (``elim-glm-jdp-pooled``: the GLM's working rows at the last release).
+    """
+
+    reg_scale: float = POOLED_JDP_CONSTANTS["reg_scale"]
+    z: float = POOLED_JDP_CONSTANTS["z"]
+    norm_bound: float = POOLED_JDP_CONSTANTS["norm_bound"]
+    kappa: float = POOLED_JDP_CONSTANTS["kappa"]
+    rho: float = POOLED_JDP_CONSTANTS["rho"]
+    plan_window: int | None = 2
+    projection_bias: bool = True
+    rows: RowTransform = LinearRows()
+
+    def __post_init__(self) -> None:
+        check_parameters(type(self), {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}, {
+            "reg_scale": [POSITIVE], "z": [NON_NEGATIVE], "norm_bound": [POSITIVE], "kappa": [NON_NEGATIVE],
+            "rho": [NON_NEGATIVE], "plan_window": [None, POSITIVE_INT], "projection_bias": [Boolean()],
+            "rows": [InstanceOf(RowTransform, "a RowTransform (LinearRows() or GLMWorkingRows())",
+                                example=LinearRows)]})
+
+    def check(self, oracle: Oracle) -> None:
+        if not isinstance(oracle, (IWRegressionDP, IWRegressionLDP, IWVectorLDP)):
+            raise TypeError(f"oracle must be an IWRegressionDP, IWRegressionLDP or IWVectorLDP oracle (one whose "
+                            f"Estimate carries its release) to pool its releases, got {type(oracle).__name__}")
+
+    def start(self, spec: BanditSpec, oracle: Oracle) -> PooledState:
+        return PooledState(spec, PooledStatistics.zeros(spec.dim), None, np.zeros(spec.dim))
+
+    def fit_oracle(self, state: PooledState, oracle: Oracle) -> Oracle:
+        """The run's oracle, warm-started from the last released weighting (from the second epoch on)."""
+        if state.warm is None:
+            return oracle
+        field = "initial_w" if isinstance(oracle, IWRegressionDP) else "initial_u"
+        return dataclasses.replace(oracle, **{field: state.warm})
+
+    def add(self, state: PooledState, fit: EpochFit, x: np.ndarray, y: np.ndarray) -> None:
+        """The user's row through ``rows`` (their own (phi, y), the last released theta, public constants), then
+        into the epoch's fit."""
+        spec = state.spec
+        fit.add_clipped(*self.rows.rows(spec.link, state.theta, x, y, spec.bound, self.norm_bound))
+
+    def release(self, state: PooledState, fit: EpochFit) -> Estimate:
+        """The epoch's fit releases; the agent publishes the pooled estimate over every epoch so far."""
+        release = fit.result().release
+        if not isinstance(release, (IWRelease, LDPRelease, VectorLDPRelease)):
+            raise TypeError("the oracle's Estimate must carry its release (estimate.release)")
+        state.warm = next_weighting(release)
+        scale = self.rows.theta_scale_of(fit.link)
+        state.pooled.add(release, self.norm_bound / scale)      # the rows' model is theta* / scale
+        estimate = pooled_estimate(state.pooled, self.rows.estimate_link(fit.link), reg_scale=self.reg_scale,
+                                   z=self.z, norm_bound=self.norm_bound / scale, kappa=self.kappa, rho=self.rho,
+                                   release=release, projection_bias=self.projection_bias, theta_scale=scale)
+        state.theta = estimate.theta
+        return estimate
+
+    def planned(self, estimates: list[Estimate]) -> list[Estimate]:
+        """The last ``plan_window`` releases (all with None)."""
+        return estimates if self.plan_window is None else estimates[-self.plan_window:]
+
+
+POOLED_LDP_LEARNER = PooledReleases(**POOLED_LDP_CONSTANTS, plan_window=1)
+"""The local-DP agents' pooling: :data:`POOLED_LDP_CONSTANTS`, eliminating on the latest release only."""
+
+
+_POOLING_CONSTRAINTS: ParameterConstraints = {
+    "pooling": [None, InstanceOf(Learner, "a Learner", example=PooledReleases), Options(("none",))]}
+"""A pooled agent's ``pooling``: its learner (None: the class's pooled one), or ``"none"``."""
+
+
+def _pooled_oracle_kwargs(cls: type[EliminationAgent], oracle: Oracle | str, schedule: dict[str, Any],
+                          kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments with the oracle's warm-start ``schedule`` under the user's ``oracle_kwargs`` (an
+    oracle by name only), once ``oracle`` and ``oracle_kwargs`` are checked against ``cls``'s constraints."""
+    check_parameters(cls, dict(oracle=oracle, oracle_kwargs=kwargs.get("oracle_kwargs")),
+                     {k: cls.parameter_constraints[k] for k in ("oracle", "oracle_kwargs")})
+    if isinstance(oracle, str):
+        return {**kwargs, "oracle_kwargs": {**schedule, **(kwargs.get("oracle_kwargs") or {})}}
+    return kwargs
+
+
+class PooledJDPAgent(EliminationAgent):
+    """Joint-DP elimination on pooled, warm-started IW-Regression-DP releases, UCB play, variance-plus-bias width.
+
+    The module docstring's ``elim-jdp-pooled``: each epoch's fresh IW-Regression-DP fit (`alg:JDP-linear-regression`,
+    its `alg:W-JDP` warm-started) releases an :class:`~privbandit.oracles.iw_jdp.IWRelease` (``estimate.release``),
+    and the agent releases the pooled solve over all epochs so far, on which it eliminates and plays UCB.
+
+    Parameters
+    ----------
+    oracle : IWRegressionDP or str
+        The oracle (default ``"iw-regression-dp"``, built with :data:`POOLED_JDP_ORACLE`, one W stage on 20%
+        of each epoch, updated by ``oracle_kwargs``); an instance is used as given.
+    pooling : Learner, optional
+        How the fits become releases: default :class:`PooledReleases` with :data:`POOLED_JDP_CONSTANTS` (its
+        ``reg_scale``, ``z``, ``norm_bound``, ``kappa``, ``rho``, ``plan_window``, ``projection_bias``, ``rows``
+        are this agent's pooling hyperparameters); ``"none"`` fits each epoch alone.
     play : {"ucb", "spanner", "greedy"}
         The play rule among the survivors (UCB by default).
     first_epoch, growth : int, float
         The epoch schedule (first epoch 256 rounds, as ``elim-jdp-ucb``; growth :data:`POOLED_JDP_GROWTH`).
-    rows : RowTransform, optional
-        What each user hands the oracle: :class:`LinearRows` (default, the rows as they are) or
-        :class:`GLMWorkingRows` (``elim-glm-jdp-pooled``: the GLM's working rows at the last release).
     **kwargs
         The rest of :class:`~privbandit.agents.EliminationAgent`'s arguments (``epsilon``, ``delta``,
         ``oracle_kwargs``, ``width_cap``, ...).
@@ -511,22 +540,20 @@ class PooledJDPAgent(PooledEliminationAgent):
     """
 
     name: ClassVar[str] = "elim-jdp-pooled"
-    default_oracle: ClassVar[dict[str, Any]] = POOLED_JDP_ORACLE
     parameter_constraints: ClassVar[ParameterConstraints] = {
-        **PooledEliminationAgent.parameter_constraints,
+        **EliminationAgent.parameter_constraints, **_POOLING_CONSTRAINTS,
         "oracle": [Options(("iw-regression-dp",)), InstanceOf(IWRegressionDP, "an IWRegressionDP oracle")],
         "model": [None, Options(("jdp",))]}
 
-    def __init__(self, oracle: Oracle | str = "iw-regression-dp", *, reg_scale: float = 0.25, z: float = 2.0,
-                 norm_bound: float = 1.0, kappa: float = 1.5, rho: float = 0.25, plan_window: int | None = 2,
-                 projection_bias: bool = True, play: str = "ucb", first_epoch: int = JDP_UCB_FIRST_EPOCH,
-                 growth: float = POOLED_JDP_GROWTH, **kwargs: Any) -> None:
-        super().__init__(oracle, reg_scale=reg_scale, z=z, norm_bound=norm_bound, kappa=kappa, rho=rho,
-                         plan_window=plan_window, projection_bias=projection_bias, play=play,
-                         first_epoch=first_epoch, growth=growth, **kwargs)
+    def __init__(self, oracle: Oracle | str = "iw-regression-dp", *, pooling: str | Learner | None = None,
+                 play: str = "ucb", first_epoch: int = JDP_UCB_FIRST_EPOCH, growth: float = POOLED_JDP_GROWTH,
+                 **kwargs: Any) -> None:
+        super().__init__(oracle, pooling=PooledReleases() if pooling is None else pooling, play=play,
+                         first_epoch=first_epoch, growth=growth,
+                         **_pooled_oracle_kwargs(type(self), oracle, POOLED_JDP_ORACLE, kwargs))
 
 
-class PooledLDPAgent(PooledEliminationAgent):
+class PooledLDPAgent(EliminationAgent):
     """Local-DP elimination on pooled, warm-started IW-Regression-LDP releases (UCB or greedy play).
 
     Each epoch runs a fresh IW-Regression-LDP fit (`alg:LDP-linear-regression`) on its own users: the first
@@ -543,17 +570,15 @@ class PooledLDPAgent(PooledEliminationAgent):
     oracle : IWRegressionLDP or str
         The oracle (default ``"iw-regression-ldp"`` with :data:`POOLED_LDP_ORACLE`, updated by
         ``oracle_kwargs``); an instance is used as given.
-    reg_scale, z, norm_bound, kappa, rho, plan_window, projection_bias :
-        As in :class:`PooledJDPAgent` (defaults :data:`POOLED_LDP_CONSTANTS`; ``plan_window`` 1, the latest
-        release only).
+    pooling : Learner, optional
+        As in :class:`PooledJDPAgent`; default :data:`POOLED_LDP_LEARNER` (:data:`POOLED_LDP_CONSTANTS`,
+        ``plan_window`` 1: the latest release only; ``elim-glm-ldp-pooled``: with :class:`GLMWorkingRows`,
+        computed on the user's device from their own row and the last release before their randomizer runs).
     play : {"ucb", "greedy", "spanner"}
         The play rule among the survivors (UCB; ``elim-ldp-greedy-pooled`` registers greedy play with the
         (d/t)^(1/3) exploration of ``elim-ldp-greedy``).
     first_epoch, growth : int, float
         The epoch schedule (:data:`POOLED_LDP_FIRST_EPOCH` and doubling).
-    rows : RowTransform, optional
-        As in :class:`PooledJDPAgent` (``elim-glm-ldp-pooled``: :class:`GLMWorkingRows`, computed on the user's
-        device from their own row and the last release before their randomizer runs).
     **kwargs
         The rest of :class:`~privbandit.agents.EliminationAgent`'s arguments.
 
@@ -591,25 +616,21 @@ class PooledLDPAgent(PooledEliminationAgent):
     """
 
     name: ClassVar[str] = "elim-ldp-pooled"
-    warm_field: ClassVar[str] = "initial_u"
-    default_oracle: ClassVar[dict[str, Any]] = POOLED_LDP_ORACLE
     parameter_constraints: ClassVar[ParameterConstraints] = {
-        **PooledEliminationAgent.parameter_constraints,
+        **EliminationAgent.parameter_constraints, **_POOLING_CONSTRAINTS,
         "oracle": [Options(("iw-regression-ldp",)), InstanceOf(IWRegressionLDP, "an IWRegressionLDP oracle")],
         "model": [None, Options(("ldp",))]}
+    warm_field: ClassVar[str] = "initial_u"
 
-    def __init__(self, oracle: Oracle | str = "iw-regression-ldp", *,
-                 reg_scale: float = POOLED_LDP_CONSTANTS["reg_scale"], z: float = POOLED_LDP_CONSTANTS["z"],
-                 norm_bound: float = POOLED_LDP_CONSTANTS["norm_bound"], kappa: float = POOLED_LDP_CONSTANTS["kappa"],
-                 rho: float = POOLED_LDP_CONSTANTS["rho"], plan_window: int | None = 1, projection_bias: bool = True,
+    def __init__(self, oracle: Oracle | str = "iw-regression-ldp", *, pooling: str | Learner | None = None,
                  play: str = "ucb", first_epoch: int = POOLED_LDP_FIRST_EPOCH, growth: float = 2.0,
                  **kwargs: Any) -> None:
-        super().__init__(oracle, reg_scale=reg_scale, z=z, norm_bound=norm_bound, kappa=kappa, rho=rho,
-                         plan_window=plan_window, projection_bias=projection_bias, play=play,
-                         first_epoch=first_epoch, growth=growth, **kwargs)
+        super().__init__(oracle, pooling=POOLED_LDP_LEARNER if pooling is None else pooling, play=play,
+                         first_epoch=first_epoch, growth=growth,
+                         **_pooled_oracle_kwargs(type(self), oracle, POOLED_LDP_ORACLE, kwargs))
 
 
-class PooledVectorLDPAgent(PooledLDPAgent):
+class PooledVectorLDPAgent(EliminationAgent):
     """Local-DP elimination on pooled IW-Vector-LDP releases: one L2-ball report of (psi, H) per user.
 
     ``elim-ldp-pooled`` with its oracle replaced by IW-Vector-LDP (:mod:`privbandit.oracles.iw_vec_ldp`), the
@@ -636,8 +657,8 @@ class PooledVectorLDPAgent(PooledLDPAgent):
     ----------
     oracle : IWVectorLDP or str
         The oracle (default ``"iw-vector-ldp"``, updated by ``oracle_kwargs``); an instance is used as given.
-    reg_scale, z, norm_bound, kappa, rho, plan_window, projection_bias, play, first_epoch, growth, rows
-        As in :class:`PooledLDPAgent` (the same defaults, :data:`POOLED_LDP_CONSTANTS`, first epoch
+    pooling, play, first_epoch, growth
+        As in :class:`PooledLDPAgent` (the same defaults, :data:`POOLED_LDP_LEARNER`, first epoch
         :data:`POOLED_LDP_FIRST_EPOCH`, doubling).
     **kwargs
         The rest of :class:`~privbandit.agents.EliminationAgent`'s arguments.
@@ -675,13 +696,16 @@ class PooledVectorLDPAgent(PooledLDPAgent):
     """
 
     name: ClassVar[str] = "elim-ldp-vec"
-    default_oracle: ClassVar[dict[str, Any]] = {}
     parameter_constraints: ClassVar[ParameterConstraints] = {
-        **PooledLDPAgent.parameter_constraints,
-        "oracle": [Options(("iw-vector-ldp",)), InstanceOf(IWVectorLDP, "an IWVectorLDP oracle")]}
+        **EliminationAgent.parameter_constraints, **_POOLING_CONSTRAINTS,
+        "oracle": [Options(("iw-vector-ldp",)), InstanceOf(IWVectorLDP, "an IWVectorLDP oracle")],
+        "model": [None, Options(("ldp",))]}
 
-    def __init__(self, oracle: Oracle | str = "iw-vector-ldp", **kwargs: Any) -> None:
-        super().__init__(oracle, **kwargs)
+    def __init__(self, oracle: Oracle | str = "iw-vector-ldp", *, pooling: str | Learner | None = None,
+                 play: str = "ucb", first_epoch: int = POOLED_LDP_FIRST_EPOCH, growth: float = 2.0,
+                 **kwargs: Any) -> None:
+        super().__init__(oracle, pooling=POOLED_LDP_LEARNER if pooling is None else pooling, play=play,
+                         first_epoch=first_epoch, growth=growth, **kwargs)
 
 
 def pooled_estimate(stats: PooledStatistics, link: Any, *, reg_scale: float, z: float, norm_bound: float,
@@ -742,12 +766,12 @@ register_variant(PooledLDPAgent, "elim-ldp-greedy-pooled", None, "ldp", "local-D
                  "elim-ldp-greedy, pooled)", play="greedy")
 register_variant(PooledJDPAgent, "elim-glm-jdp-pooled", None, "jdp", "joint-DP GLM elimination: elim-jdp-pooled on "
                  "the GLM's working rows at the last release (one private IRLS step per epoch, pooled), UCB on the "
-                 "linear predictor (alg:JDP-linear-regression releases of def:GLM working rows)", rows=GLMWorkingRows(),
-                 **POOLED_GLM_JDP_CONSTANTS)
+                 "linear predictor (alg:JDP-linear-regression releases of def:GLM working rows)",
+                 pooling=PooledReleases(rows=GLMWorkingRows(), **POOLED_GLM_JDP_CONSTANTS))
 register_variant(PooledLDPAgent, "elim-glm-ldp-pooled", None, "ldp", "local-DP GLM elimination: elim-ldp-pooled on "
                  "the GLM's working rows at the last release (one private IRLS step per epoch, pooled), UCB on the "
-                 "linear predictor (alg:LDP-linear-regression releases of def:GLM working rows)", rows=GLMWorkingRows(),
-                 **POOLED_GLM_LDP_CONSTANTS)
+                 "linear predictor (alg:LDP-linear-regression releases of def:GLM working rows)",
+                 pooling=dataclasses.replace(POOLED_LDP_LEARNER, rows=GLMWorkingRows(), **POOLED_GLM_LDP_CONSTANTS))
 register_variant(PooledVectorLDPAgent, "elim-ldp-vec", None, "ldp", "local-DP elimination on pooled IW-Vector-LDP "
                  "releases: each user sends one L2-ball report of (psi, Gram statistic), U from the reports, "
                  "variance-plus-bias width, UCB play (alg:LDP-linear-regression statistics, Duchi et al. 2013 "

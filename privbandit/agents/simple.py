@@ -7,7 +7,7 @@ from typing import ClassVar
 import numpy as np
 
 from .._validation import POSITIVE, Options, ParameterConstraints, check_real
-from .base import Agent, EpochScheduled, doubling_schedule
+from .base import Agent, doubling_schedule
 from .registry import register_agent
 
 
@@ -33,7 +33,7 @@ class UniformAgent(Agent):
 register_agent("uniform", UniformAgent, description="uniform random arm every round (no learning)", privacy="none")
 
 
-class EpsilonGreedyAgent(EpochScheduled):
+class EpsilonGreedyAgent(Agent):
     """Epsilon-greedy on a ridge fit of all past data (non-private baseline).
 
     With probability eps_j play an arm uniformly at random, otherwise the arm maximising the ridge

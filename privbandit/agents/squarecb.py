@@ -46,16 +46,16 @@ from __future__ import annotations
 import functools
 import math
 import numbers
-from collections.abc import Callable
-from typing import Any, ClassVar
+from collections.abc import Callable, Sequence
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 
 from .._validation import POSITIVE, UNIT_OPEN, Interval, IsCallable, Options, ParameterConstraints, check_positive
-from ..oracles.base import Estimate, Oracle
+from ..oracles.base import Estimate
 from ..privacy.calibration import paper_sigma_alpha
-from ._oracle_arg import ORACLE_ARGUMENT_CONSTRAINTS, register_variant, resolve_oracle
-from .base import EpochAgent, uniform_choice
+from ._oracle_arg import register_variant
+from .policy import PolicyAgent
 
 __all__ = ["CALIBRATED_ERROR_CONSTANTS", "CALIBRATED_GAMMA_SCALE", "GAMMA_SCHEDULES", "IW_RATE_ORACLES",
            "SquareCBAgent", "calibrated_error", "inverse_gap_weighting", "iw_l2_rate", "l2_rate"]
@@ -220,7 +220,14 @@ def calibrated_error(kind: str, n: int, *, dim: int, epsilon: float = 1.0, delta
     return CALIBRATED_ERROR_CONSTANTS[kind] * rate ** 2
 
 
-class SquareCBAgent(EpochAgent):
+class IGWLaw(NamedTuple):
+    """What SquareCB's policy plays on: the latest release and the epoch's gamma."""
+
+    estimate: Estimate
+    gamma: float
+
+
+class SquareCBAgent(PolicyAgent):
     """SquareCB: inverse-gap weighting around the latest epoch's regression estimate.
 
     Parameters
@@ -242,6 +249,14 @@ class SquareCBAgent(EpochAgent):
     rate : callable, optional
         ``rate(n, dim) -> E(n)`` replacing the oracle's rate for the paper schedule (e.g. a calibrated rate).
         Without it: :func:`iw_l2_rate` for the oracles in :data:`IW_RATE_ORACLES`, :func:`l2_rate` otherwise.
+    first_epoch, growth : int, float
+        The epoch schedule (default the paper's doubling).
+
+    Attributes
+    ----------
+    estimate : IGWLaw or None
+        What the policy plays on: the latest release and gamma_j, from public values (the schedule, the
+        budget, the fit's lambda and gamma); None (uniform play) before the first release.
 
     References
     ----------
@@ -249,32 +264,32 @@ class SquareCBAgent(EpochAgent):
     """
 
     name: ClassVar[str] = "squarecb"
-    uniforms_per_round: ClassVar[int] = 1
+    default_oracle: ClassVar[str] = "ridge"
+    privacy_model: ClassVar[str | None] = None     # the oracle's (the registered variants declare it)
     parameter_constraints: ClassVar[ParameterConstraints] = {
-        **EpochAgent.parameter_constraints, **ORACLE_ARGUMENT_CONSTRAINTS,
         "gamma_schedule": [Options(GAMMA_SCHEDULES)], "gamma_scale": [POSITIVE],
         "gamma_exponent": [Interval(numbers.Real, 0.0, 1.0)], "confidence": [UNIT_OPEN],
         "rate": [None, IsCallable("rate(n, dim) -> float")]}
+    gamma_schedule: str = "paper"
+    gamma_scale: float = 1.0
+    gamma_exponent: float = 0.5
+    confidence: float = 0.05
+    rate: Callable[[int, int], float] | None = None
 
-    def __init__(self, oracle: Oracle | str = "ridge", *, epsilon: float | None = None, delta: float | None = None,
-                 model: str | None = None, oracle_kwargs: dict[str, Any] | None = None,
-                 gamma_schedule: str = "paper", gamma_scale: float = 1.0, gamma_exponent: float = 0.5,
-                 confidence: float = 0.05, rate: Callable[[int, int], float] | None = None) -> None:
-        super().__init__(resolve_oracle(oracle, epsilon=epsilon, delta=delta, model=model,
-                                        oracle_kwargs=oracle_kwargs))
-        self._store_parameters(gamma_schedule=gamma_schedule, gamma_scale=gamma_scale,
-                               gamma_exponent=gamma_exponent, confidence=confidence, rate=rate)
+    @property
+    def gamma(self) -> float | None:
+        """gamma_j of the current epoch (None before the first release: uniform play)."""
+        return None if self.estimate is None else self.estimate.gamma
 
-    def _reset(self) -> None:
-        super()._reset()
-        self.gamma = 1.0
-
-    def _on_epoch_end(self, estimate: Estimate) -> None:
-        spec = self._require_spec()
+    def combine(self, estimates: Sequence[Estimate]) -> IGWLaw | None:
+        """The latest release and its gamma_j (`thm:square-cb`), from public values only."""
+        if not estimates:
+            return None
+        spec, j, estimate = self._require_spec(), len(estimates) - 1, estimates[-1]
+        end = int(self.epoch_ends[j])
         if self.gamma_schedule == "vw":
-            self.gamma = self.gamma_scale * float(self.t + self.fit.n_seen) ** self.gamma_exponent
-            return
-        n = self.fit.n_seen
+            return IGWLaw(estimate, self.gamma_scale * float(end) ** self.gamma_exponent)
+        n = end - (int(self.epoch_ends[j - 1]) if j else 0)      # the epoch's rows (public)
         conf = self.confidence / (2 * len(self.epoch_ends) ** 2)
         if self.gamma_schedule == "calibrated":
             err = self._calibrated_error(n, estimate)
@@ -290,9 +305,10 @@ class SquareCBAgent(EpochAgent):
             raise ValueError(f"the L2 rate must be finite and > 0, got {err!r}")
         if self.gamma_schedule == "calibrated":     # err is a squared error
             err = math.sqrt(err)
-        self.gamma = self.gamma_scale * math.sqrt(spec.n_arms) / err
-        if not math.isfinite(self.gamma):
-            raise ValueError(f"gamma must be finite and >= 0, got {self.gamma!r} (the L2 rate {err!r} is too small)")
+        gamma = self.gamma_scale * math.sqrt(spec.n_arms) / err
+        if not math.isfinite(gamma):
+            raise ValueError(f"gamma must be finite and >= 0, got {gamma!r} (the L2 rate {err!r} is too small)")
+        return IGWLaw(estimate, gamma)
 
     def _calibrated_error(self, n: int, estimate: Estimate) -> float:
         """:func:`calibrated_error` of this epoch's fit: public sizes, budget and the fit's lambda, gamma."""
@@ -302,18 +318,10 @@ class SquareCBAgent(EpochAgent):
                                     bound=spec.bound)
         return calibrated_error(p.model, n, dim=spec.dim, epsilon=p.epsilon, delta=p.delta)   # model "none": no budget
 
-    def _probabilities(self, features: np.ndarray) -> np.ndarray:
-        # the predictions nu(<phi, theta>) of the latest estimate (0 before the first), on features the agent
-        # has checked (Estimate.mean would check them again)
-        if self.estimates:
-            latest = self.estimates[-1]
-            f = latest.link(features @ latest.theta)
-        else:
-            f = np.zeros(features.shape[:2])
-        return _igw(f, self.gamma)         # finite and >= 0, as _reset and _on_epoch_end set it
-
-    def _choose(self, features: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-        return uniform_choice(self._probabilities(features), uniforms[:, 0])
+    def policy(self, features: np.ndarray, estimate: IGWLaw) -> np.ndarray:
+        """Inverse-gap weighting with gamma_j around the predictions nu(<phi, theta>) of the latest release."""
+        latest = estimate.estimate     # (on features the agent has checked: Estimate.mean would check them again)
+        return _igw(latest.link(features @ latest.theta), estimate.gamma)
 
 
 _factory = functools.partial(register_variant, SquareCBAgent)   # (name, oracle name, model, description, ...)

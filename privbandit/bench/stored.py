@@ -12,7 +12,7 @@ of blocks of rounds along the whole stream), the ``stream_tolerance``, the manif
 byte): ``privbandit store-reference --suite S --streams-only``.
 
 A change to a baseline's code that changes its numbers must raise the suite's ``results_version``
-(``tests/test_reference.py`` re-runs one stored cell of every baseline and fails until it is raised); a refactor
+(``tests/bench/test_reference.py`` re-runs one stored cell of every baseline and fails until it is raised); a refactor
 that leaves every number as it was keeps the stored results valid.
 
 Stored results are valid per cell (:func:`match_stored`): a stored cell stands in for a run here when the

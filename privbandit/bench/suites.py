@@ -148,7 +148,7 @@ class Suite:
         The window of the log-log slopes in the report (default [T/64, T]).
     results_version : int
         The version of the numbers its cells produce. Raise it whenever a change to the library changes a
-        baseline's numbers (``tests/test_reference.py`` re-runs one stored cell of every baseline and fails
+        baseline's numbers (``tests/bench/test_reference.py`` re-runs one stored cell of every baseline and fails
         then), and regenerate the stored results with ``privbandit store-reference``. It enters
         :func:`privbandit.bench.stored.suite_version`. A change to one agent's numbers can instead raise that
         entry's ``version`` (:class:`~privbandit.bench.grid.AgentEntry`): only its cells get a new identity, and
