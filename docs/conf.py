@@ -165,7 +165,7 @@ def _results_folder() -> Path:
     ``PRIVBANDIT_DOCS_RESULTS`` names a folder that ``privbandit bench`` wrote (``results.csv`` and
     ``report.json`` inside). Unset, the build runs the quick suite into ``docs/_build/results/quick``: ``bench``
     takes the stored reference results of the quick suite where they match this install (every round stream
-    checked, :func:`privbandit.bench.stored.match_reference`), so the suite finds its cells finished and only
+    checked, :func:`privbandit.bench.stored.match_stored`), so the suite finds its cells finished and only
     writes its tables (the same tables a full run gives: the stored cells are checked to re-run equal by
     ``tests/bench/test_reference.py``); it runs the cells that do not match.
     """
@@ -196,18 +196,18 @@ def _paper_results() -> tuple[Path | None, str]:
     given = os.environ.get("PRIVBANDIT_DOCS_PAPER_RESULTS")
     if given:
         return Path(given), ""
-    from privbandit.bench.stored import install_reference, match_reference
+    from privbandit.bench.stored import install_stored, match_stored
     from privbandit.bench.suites import get_suite
 
     paper = get_suite("paper")
-    match = match_reference(paper, sample=3)             # the other streams unchecked, knowingly (docstring)
+    match = match_stored(paper, sample=3)             # the other streams unchecked, knowingly (docstring)
     problems = [*match.problems, *([f"{len(match.unstored)} cells not in the stored results"] if match.unstored
                                    else [])]
     if problems:
         return None, "; ".join(problems)
     folder = Path("docs/_build/results/paper")
     shutil.rmtree(ROOT / folder, ignore_errors=True)     # a build artifact: no cell of an older suite stays in it
-    install_reference(paper, ROOT / folder)
+    install_stored(paper, ROOT / folder)
     print(f"privbandit docs: the paper suite's report into {folder}, from its stored results")
     subprocess.run([sys.executable, "-m", "privbandit.cli", "bench", "--suite", "paper", "--out", str(folder),
                     "--no-progress"], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)

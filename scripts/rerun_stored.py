@@ -48,9 +48,9 @@ def rerun(suite_name: str, cells: list, jobs: int) -> pd.DataFrame:
     """Re-run ``cells`` beside their stored tables; one row per cell."""
     from privbandit.bench.cells import cell_path
     from privbandit.bench.stored import (
-        install_reference,
-        load_manifest,
+        install_stored,
         machine,
+        stored_manifest,
         stream_difference,
         stream_key,
         stream_summary,
@@ -59,12 +59,12 @@ def rerun(suite_name: str, cells: list, jobs: int) -> pd.DataFrame:
     from privbandit.bench.sweep import sweep
     from privbandit.report.files import read_cell
 
-    stored_streams = load_manifest(suite_name)["streams"]
+    stored_streams = stored_manifest(suite_name)["streams"]
     here = machine()
     setting = " ".join(f"{k}={os.environ[k]}" for k in SETTINGS if os.environ.get(k)) or "as stored"
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        install_reference(get_suite(suite_name), Path(tmp) / "stored", {c.key for c in cells})
+        install_stored(get_suite(suite_name), Path(tmp) / "stored", {c.key for c in cells})
         sweep(cells, Path(tmp) / "rerun", jobs=jobs, progress=True)
         for c in cells:
             again = read_cell(cell_path(Path(tmp) / "rerun" / "cells", c))

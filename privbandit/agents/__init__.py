@@ -3,19 +3,28 @@
 
 A new epoch agent subclasses :class:`PolicyAgent` and writes one method (:mod:`.policy`).
 ``make_agent(name, ...)`` builds a registered agent (a private one needs ``epsilon=``); ``agent_names()``
-lists them and ``agent_is_private(name)`` says which take a budget. ``check_agent(agent)`` runs the
-interface contract on any agent (:mod:`.checks`).
+lists them and ``agent_is_private(name)`` / ``agent_privacy(name)`` say which take a budget and under which privacy
+model, from the registration. ``check_agent(agent)`` runs the interface contract on any agent (:mod:`.checks`) and
+raises ``ContractError`` at the first breach.
 """
 
 from .base import Agent, BanditSpec, EpochAgent, clone, doubling_schedule, epoch_schedule, uniform_choice
-from .checks import AGENT_CHECKS, check_agent
+from .checks import AGENT_CHECKS, ContractError, check_agent
 from .elimination import EliminationAgent, surviving_actions
 from .glm import GLMUCBAgent, GLOCAgent
 from .ldp_glm import LDPGLMSGDAgent
 from .linucb import LDPUCBAgent, LinUCBAgent, SSLinUCBAgent
 from .policy import PolicyAgent
 from .pooled import PooledJDPAgent
-from .registry import AGENT_REGISTRY, agent_descriptions, agent_is_private, agent_names, make_agent, register_agent
+from .registry import (
+    AGENT_REGISTRY,
+    agent_descriptions,
+    agent_is_private,
+    agent_names,
+    agent_privacy,
+    make_agent,
+    register_agent,
+)
 from .simple import EpsilonGreedyAgent, UniformAgent
 from .spanner import barycentric_spanner
 from .squarecb import SquareCBAgent, inverse_gap_weighting
@@ -24,8 +33,9 @@ __all__ = [
     "AGENT_REGISTRY", "Agent", "BanditSpec", "EliminationAgent", "EpochAgent", "EpsilonGreedyAgent", "GLMUCBAgent",
     "GLOCAgent", "LDPGLMSGDAgent", "LDPUCBAgent", "LinUCBAgent", "PolicyAgent", "PooledJDPAgent",
     "SSLinUCBAgent", "SquareCBAgent", "UniformAgent", "agent_descriptions", "agent_is_private", "agent_names",
+    "agent_privacy",
     "barycentric_spanner", "clone", "doubling_schedule", "epoch_schedule", "inverse_gap_weighting", "make_agent",
     "register_agent", "surviving_actions", "uniform_choice",
     # the contract as a public checker
-    "AGENT_CHECKS", "check_agent",
+    "AGENT_CHECKS", "ContractError", "check_agent",
 ]

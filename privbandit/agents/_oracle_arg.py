@@ -10,7 +10,7 @@ from ..oracles.base import Oracle
 from ..oracles.registry import make_oracle
 from ..privacy import MODELS
 from .base import Agent
-from .registry import register_agent
+from .registry import BUDGET, register_agent
 
 ORACLE_ARGUMENT_CONSTRAINTS: ParameterConstraints = {
     "oracle": [InstanceOf((Oracle, str), "an Oracle or a registered oracle name", example=lambda: "ridge")],
@@ -42,10 +42,15 @@ def resolve_oracle(oracle: Oracle | str, *, epsilon: float | None = None, delta:
     ------
     ValueError or TypeError
         For an argument outside :data:`ORACLE_ARGUMENT_CONSTRAINTS`, budget arguments given with an Oracle
-        instance, or what :func:`~privbandit.oracles.make_oracle` refuses.
+        instance other than its own, or what :func:`~privbandit.oracles.make_oracle` refuses (a budget outside
+        its range: :class:`~privbandit.privacy.PrivacySpec` checks it, once).
     """
-    check_parameters(resolve_oracle, dict(oracle=oracle, epsilon=epsilon, delta=delta, model=model,
-                                          oracle_kwargs=oracle_kwargs), ORACLE_ARGUMENT_CONSTRAINTS)
+    # the budget is checked once: by the PrivacySpec it becomes (make_oracle), or here when it may only repeat an
+    # instance's own (no spec is built from it then)
+    checked = {k: v for k, v in dict(oracle=oracle, epsilon=epsilon, delta=delta, model=model,
+                                     oracle_kwargs=oracle_kwargs).items()
+               if isinstance(oracle, Oracle) or k not in BUDGET}
+    check_parameters(resolve_oracle, checked, {k: ORACLE_ARGUMENT_CONSTRAINTS[k] for k in checked})
     if isinstance(oracle, Oracle):
         own = oracle.privacy          # a budget given with an instance may only repeat the instance's own
         if ((epsilon is not None and (not own.is_private or epsilon != own.epsilon))

@@ -103,12 +103,12 @@ import numpy as np
 
 from .._validation import check_delta, check_epsilon, check_int
 from ..bandit_spec import BanditSpec
-from ..oracles import ContractError
 from ..privacy.audit import clopper_pearson
 from ..privacy.replay import ReleaseTape
 from .checks import (
     AGENT_CHECKS,
     PRIVACY_CHECKS,
+    ContractError,
     check_ledger_within_budget,
     play_batch,
     policy_rounds,

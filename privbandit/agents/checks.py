@@ -2,7 +2,8 @@
 
 The contract is the interface the runner, the sweeps and the privacy audit rely on. Each check is a public
 function (:data:`AGENT_CHECKS`) that plays the agent on a :func:`synthetic_stream` and raises
-:class:`~privbandit.oracles.ContractError`, naming itself and what failed, at the first breach. Passing is
+:class:`ContractError` (``privbandit.agents.ContractError``, the oracle contract's error too), naming itself and what
+failed, at the first breach. Passing is
 evidence, not proof: the checks see one small stream and one seed; regret is the benchmark's business, not the
 contract's.
 
@@ -35,7 +36,7 @@ from ..oracles.checks import (
 from .base import Agent, BanditSpec
 
 __all__ = [
-    "AGENT_CHECKS", "PRIVACY_CHECKS", "AgentLike", "Played", "check_act_and_update_shapes",
+    "AGENT_CHECKS", "PRIVACY_CHECKS", "AgentLike", "ContractError", "Played", "check_act_and_update_shapes",
     "check_action_probabilities", "check_actions_depend_only_on_releases", "check_agent", "check_bad_input_errors",
     "check_ledger_within_budget", "check_releases_within_sensitivity", "check_step_loop_equals_batch_path",
     "play_batch", "play_loop", "policy_rounds", "PRIVACY_HORIZON", "shared_replays", "STEP_BATCH_RTOL",
@@ -636,7 +637,7 @@ def check_agent(agent: AgentLike, *, n_arms: int = 4, dim: int = 3, horizon: int
 
     >>> import numpy as np
     >>> from privbandit.agents import UniformAgent
-    >>> from privbandit.oracles import ContractError
+    >>> from privbandit.agents import ContractError
     >>> class FirstArm(UniformAgent):               # says uniform, always plays arm 0
     ...     def _choose(self, features, uniforms):
     ...         return np.zeros(features.shape[0], dtype=np.int64)

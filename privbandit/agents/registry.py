@@ -1,10 +1,18 @@
-"""The agent registry: ``register_agent``, ``make_agent(name, ...)``, ``agent_names()``, ``agent_is_private(name)``
-and ``agent_descriptions()``, on the generic :class:`privbandit.registry.Registry`.
+"""The agent registry: ``register_agent``, ``make_agent(name, ...)``, ``agent_names()``, ``agent_is_private(name)``,
+``agent_privacy(name)`` and ``agent_descriptions()``, on the generic :class:`privbandit.registry.Registry`.
 
-A preset (:func:`register_preset`) is a label for a registered agent with other keyword arguments, e.g.
-``linucb-practical``, ``linucb`` with ``radius="practical"``: ``make_agent`` builds it, and the benchmark suites
-take their entries from it (:func:`privbandit.bench.suites.preset_entry`), so a preset label means one thing
-everywhere. Presets are not agent names: a suite cell of a preset is its agent's with the preset's kwargs.
+A registration records what the house needs to know of an agent without building one: its privacy model
+(:data:`PRIVACY`: ``"jdp"``, ``"ldp"``, ``"none"``, or ``"any"`` when the factory names none) and the budget
+keywords its factory takes (:func:`budget_keywords`). The suites, the challenger and the CLI read them there.
+
+A preset (:func:`register_preset`) is the one way to name a configured agent: a label for a registered agent
+with other keyword arguments, e.g. ``linucb-practical``, ``linucb`` with ``radius="practical"``. ``make_agent``
+builds it, the benchmark suites take every entry whose label is not its agent's name from one
+(:func:`privbandit.bench.suites.preset_entry`), and a report label resolves through them
+(:func:`privbandit.bench.labels.resolve_label`; a configuration no preset names is labelled ``name(key=value)``),
+so a label means one thing everywhere. Presets are not agent names: a suite cell of a preset is its agent's with
+the preset's kwargs. (A registered variant, :func:`~privbandit.agents._oracle_arg.register_variant`, is an agent
+name: a factory of an agent class with fixed defaults, whose results carry that name.)
 
 A name that is not registered may be an import path ``"pkg.module:factory"`` or a ``privbandit.agents`` entry
 point (:mod:`privbandit.registry`).
@@ -13,7 +21,7 @@ point (:mod:`privbandit.registry`).
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._validation import describe_parameters
@@ -22,8 +30,9 @@ from ..privacy import MODELS
 from ..registry import Entry, PluginError, Registry, first_doc_line, paper_labels
 from .base import Agent
 
-__all__ = ["AGENT_REGISTRY", "PRESETS", "agent_descriptions", "agent_is_private", "agent_names",
-           "declared_privacy_model", "factory_is_private", "make_agent", "preset", "register_agent", "register_preset"]
+__all__ = ["AGENT_REGISTRY", "BUDGET", "PRESETS", "PRIVACY", "agent_descriptions", "agent_is_private", "agent_names",
+           "agent_privacy", "budget_keywords", "declared_privacy_model", "factory_is_private", "make_agent", "preset",
+           "register_agent", "register_preset"]
 
 
 def factory_is_private(factory: Callable[..., Any]) -> bool | None:
@@ -61,6 +70,28 @@ def declared_privacy_model(factory: Any) -> str | None:
     return model
 
 
+PRIVACY: tuple[str, ...] = (*MODELS, "any")
+"""What a registration records of an agent's privacy: a model of :data:`privbandit.privacy.MODELS`, or ``"any"``
+when the factory does not name one (its agents' model is whatever the factory builds from the budget it is given)."""
+
+BUDGET: tuple[str, ...] = ("epsilon", "delta")
+"""The budget keywords ``make_agent`` knows (a registration records those its factory takes)."""
+
+
+def _budget_keywords(factory: Any, private: bool | None) -> tuple[str, ...]:
+    """The budget keywords a factory takes: none for a non-private one, else those of :data:`BUDGET` its
+    signature names (all of them for a factory of ``**kwargs`` or one without a readable signature)."""
+    if private is False:
+        return ()
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return BUDGET
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return BUDGET
+    return tuple(k for k in BUDGET if k in params)
+
+
 def _check_registration(name: str, factory: Any, info: dict) -> dict:
     if not callable(factory):
         raise TypeError(f"agent {name!r} must be a factory, factory(**kwargs) -> Agent; got {type(factory).__name__}")
@@ -70,14 +101,16 @@ def _check_registration(name: str, factory: Any, info: dict) -> dict:
     private, privacy = info.get("private"), info.get("privacy")
     if private is not None and not isinstance(private, bool):
         raise TypeError(f"private must be a bool or None, got {type(private).__name__}")
+    if privacy == "any":
+        privacy = None
     if privacy is not None:
         if privacy not in MODELS:
-            raise ValueError(f"privacy must be one of {MODELS} (or None: not declared), got {privacy!r}")
+            raise ValueError(f"privacy must be one of {PRIVACY} (or None: not declared), got {privacy!r}")
         if private is not None and private != (privacy != "none"):
             raise ValueError(f"private={private} contradicts privacy={privacy!r}: give privacy only")
         private = privacy != "none"
-    return dict(description=info.get("description") or "", private=private, privacy=privacy,
-                counterpart=info.get("counterpart"))
+    return dict(description=info.get("description") or "", private=private, privacy=privacy or "any",
+                budget=_budget_keywords(factory, private), counterpart=info.get("counterpart"))
 
 
 def _plugin_facts(factory: Any) -> dict:
@@ -107,7 +140,8 @@ def _describe_agent(entry: Entry) -> dict:
             continue
         value = values.get(arg, None if param.default is inspect.Parameter.empty else param.default)
         defaults[arg] = None if arg in required else value.name if isinstance(value, Oracle) else value
-    return dict(private=private, privacy_model=agent.privacy.model, agent_class=f"{cls.__module__}:{cls.__qualname__}",
+    return dict(private=private, privacy_model=entry.info["privacy"],
+                agent_class=f"{cls.__module__}:{cls.__qualname__}",
                 oracle=getattr(oracle, "name", None), counterpart=entry.info["counterpart"],
                 paper_labels=paper_labels(cls.__doc__ or ""), required=required,
                 hyperparameters=describe_parameters(defaults, cls.parameter_constraints))
@@ -131,16 +165,23 @@ def register_agent(name: str, factory: Callable[..., Agent], *, description: str
         ``factory(**kwargs)`` builds the agent (an agent class is a factory).
     description : str
         One line for ``agent_descriptions()``.
-    privacy : {"jdp", "ldp", "none"}, optional
-        The privacy model of the agents the factory builds by default. A private model makes
-        ``make_agent`` require a budget (``epsilon=``, or an ``oracle`` instance that carries one);
+    privacy : {"jdp", "ldp", "none", "any"}, optional
+        The privacy model of the agents the factory builds, recorded with it so that nothing has to build an
+        agent to learn it (:func:`agent_privacy`; the suites, the challenger and the CLI read it). A private
+        model makes ``make_agent`` require a budget (``epsilon=``, or an ``oracle`` instance that carries one);
         ``"none"`` makes it refuse ``epsilon`` and ``delta``. Without it (and without ``private``) the
-        factory's ``privacy_model`` attribute is read; a factory that declares nothing is passed the
-        budget keywords unchecked.
+        factory's ``privacy_model`` attribute is read; ``"any"`` (or nothing declared) records no model: a
+        factory with an ``epsilon`` parameter is private of an unnamed model, one of ``**kwargs`` only is
+        passed the budget keywords unchecked, and the benchmark asks for the model (``--private``) or
+        whether it is private (``AgentEntry(private=)``) instead of building one.
     private : bool, optional
         The older form of ``privacy``: whether the factory takes a budget, without naming the model.
     counterpart : str, optional
         For a non-private agent, the name of its private counterpart (named in the error message).
+
+    The registration also records the budget keywords the factory takes (:func:`budget_keywords`: those of
+    ``epsilon`` and ``delta`` its signature names, both for ``**kwargs``; none for a non-private agent):
+    ``make_agent`` refuses the others.
 
     Raises
     ------
@@ -232,7 +273,7 @@ def make_agent(name: str, **kwargs: Any) -> Agent:
         return make_agent(agent, **{**own, **kwargs})
     entry = AGENT_REGISTRY.get(name)
     private, counterpart = entry.info["private"], entry.info["counterpart"]
-    budget = sorted(k for k in ("epsilon", "delta") if k in kwargs)
+    budget = sorted(k for k in BUDGET if k in kwargs)
     if private is False and budget:
         also = f" (its private counterpart is {counterpart})" if counterpart else ""
         raise ValueError(f"{name} is non-private: it takes no epsilon/delta, got {'/'.join(budget)}{also}")
@@ -240,22 +281,83 @@ def make_agent(name: str, **kwargs: Any) -> Agent:
         raise ValueError(f"{name} is private: choose a budget, e.g. make_agent({name!r}, epsilon=1.0, delta=1e-5)")
     if "delta" in kwargs and kwargs["delta"] is None:     # the factory's default, for every factory alike
         kwargs = {k: v for k, v in kwargs.items() if k != "delta"}
+    takes = entry.info["budget"]
+    if private is not False and (extra := [k for k in BUDGET if k in kwargs and k not in takes]):
+        raise ValueError(f"{name} takes the budget keyword(s) {list(takes)} only, got {'/'.join(extra)}")
     oracle = kwargs.get("oracle")
     if private and kwargs.get("epsilon") is None and isinstance(oracle, Oracle) and oracle.privacy.is_private:
         # the budget an oracle instance carries, for a factory that takes one (get_params gives the oracle)
-        kwargs = {**kwargs, "epsilon": oracle.privacy.epsilon, "delta": oracle.privacy.delta}
+        carried = dict(epsilon=oracle.privacy.epsilon, delta=oracle.privacy.delta)
+        kwargs = {**kwargs, **{k: v for k, v in carried.items() if k in takes}}
     return entry.obj(**kwargs)
 
 
-def agent_is_private(name: str) -> bool | None:
-    """Whether the registered agent ``name`` takes a privacy budget (None if its registration does not say).
+def _registration(name: str) -> tuple[Entry, dict[str, Any]]:
+    """The registry entry of an agent name or a preset label, and the preset's keyword arguments."""
+    agent, own = PRESETS.get(name, (name, {}))
+    return AGENT_REGISTRY.get(agent), dict(own)
+
+
+def agent_privacy(name: str, kwargs: Mapping[str, Any] | None = None) -> str:
+    """The privacy model of the agent ``make_agent(name, **kwargs)`` builds, read from its registration (the
+    agent is not built): ``"none"``, ``"jdp"``, ``"ldp"``, or ``"any"`` when the registration names no model.
+
+    An ``oracle`` in the keyword arguments (a preset's or ``kwargs``') decides for an agent registered private,
+    since the oracle's privacy spec is the agent's: an Oracle instance's own model, or for a registered oracle
+    name the ``model`` keyword, else the oracle's first supported model (as :func:`resolve_oracle` builds it).
 
     Parameters
     ----------
     name : str
-        A registered agent or a preset label.
+        A registered agent, a preset label, an import path ``"pkg.module:factory"`` or an entry point's name.
+    kwargs : mapping, optional
+        Keyword arguments of ``make_agent`` (besides the budget).
+
+    Raises
+    ------
+    ValueError
+        For an unknown name (or an oracle name no oracle is registered under).
+
+    Examples
+    --------
+    >>> agent_privacy("elim-ldp"), agent_privacy("linucb-practical"), agent_privacy("elim-jdp", {"oracle": "ridge"})
+    ('ldp', 'none', 'none')
     """
-    return AGENT_REGISTRY.get(PRESETS.get(name, (name,))[0]).info["private"]
+    entry, own = _registration(name)
+    privacy = entry.info["privacy"]
+    oracle = {**own, **dict(kwargs or {})}.get("oracle")
+    if entry.info["private"] is False or oracle is None:
+        return privacy
+    if isinstance(oracle, Oracle):
+        return oracle.privacy.model
+    from ..oracles.registry import oracle_class
+
+    model = {**own, **dict(kwargs or {})}.get("model")
+    return model if model is not None else oracle_class(oracle).privacy_models[0]
+
+
+def agent_is_private(name: str, kwargs: Mapping[str, Any] | None = None) -> bool | None:
+    """Whether ``make_agent(name, **kwargs)`` takes a privacy budget, read from the registration (None if it
+    does not say: a factory of ``**kwargs`` that declares neither ``privacy`` nor ``private``).
+
+    Parameters
+    ----------
+    name : str
+        A registered agent, a preset label, an import path or an entry point's name.
+    kwargs : mapping, optional
+        Keyword arguments of ``make_agent``: an ``oracle`` among them decides (:func:`agent_privacy`).
+    """
+    entry, own = _registration(name)
+    if entry.info["private"] is not None and {**own, **dict(kwargs or {})}.get("oracle") is None:
+        return entry.info["private"]
+    model = agent_privacy(name, kwargs)
+    return None if model == "any" else model != "none"
+
+
+def budget_keywords(name: str) -> tuple[str, ...]:
+    """The budget keywords (of :data:`BUDGET`) the registered agent or preset ``name`` takes: none for a
+    non-private agent."""
+    return _registration(name)[0].info["budget"]
 
 
 def agent_names() -> tuple[str, ...]:

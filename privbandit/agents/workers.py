@@ -70,6 +70,8 @@ class PluginRef:
         A ``__main__`` factory (cloudpickle sends it by value to loky, dask and ray workers).
     private : bool, optional
         The registration's privacy flag (for an agent registered again in a worker).
+    privacy : str, optional
+        The registration's privacy model (``"any"`` or None: not declared).
     """
 
     kind: str
@@ -78,6 +80,7 @@ class PluginRef:
     folder: str | None = None
     factory: Any = None
     private: bool | None = None
+    privacy: str | None = None
 
     def describe(self) -> str:
         """``kind 'name'`` and where it comes from."""
@@ -118,10 +121,10 @@ def agent_ref(name: str) -> PluginRef | None:
     qualname = getattr(entry.obj, "__qualname__", "")
     if module == "privbandit" or module.startswith("privbandit."):
         return None
-    private = entry.info["private"]
+    facts = dict(private=entry.info["private"], privacy=entry.info["privacy"])
     if module == "__main__" or "<locals>" in qualname or not qualname:
-        return PluginRef("agent", name, factory=entry.obj, private=private)
-    return PluginRef("agent", name, f"{module}:{qualname}", _source_folder(module), private=private)
+        return PluginRef("agent", name, factory=entry.obj, **facts)
+    return PluginRef("agent", name, f"{module}:{qualname}", _source_folder(module), **facts)
 
 
 def prepare(ref: PluginRef) -> None:
@@ -147,12 +150,13 @@ def prepare(ref: PluginRef) -> None:
     if ref.name in AGENT_REGISTRY:
         return
     if ref.factory is not None:
-        register_agent(ref.name, ref.factory, description=first_doc_line(ref.factory), private=ref.private)
+        register_agent(ref.name, ref.factory, description=first_doc_line(ref.factory), private=ref.private,
+                       privacy=ref.privacy)
     elif ref.path is not None:
         obj = load_import_path(ref.path)
         if ref.name not in AGENT_REGISTRY:  # importing the module may have registered it
             private = ref.private if ref.private is not None else factory_is_private(obj)
-            register_agent(ref.name, obj, description=first_doc_line(obj), private=private)
+            register_agent(ref.name, obj, description=first_doc_line(obj), private=private, privacy=ref.privacy)
 
 
 def limit_blas():

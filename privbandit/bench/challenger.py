@@ -27,10 +27,19 @@ PRIVATE_MODELS: tuple[str, ...] = ("jdp", "ldp")
 
 
 def agent_model(entry: AgentEntry) -> str:
-    """The privacy model of an agent entry: ``"none"``, ``"jdp"`` or ``"ldp"`` (built at epsilon = 1)."""
-    if not entry.is_private():
-        return "none"
-    return entry.build(1.0, 1e-5).privacy.model
+    """The privacy model of an agent entry: ``"none"``, ``"jdp"`` or ``"ldp"``, read from the entry and its
+    registration (:meth:`AgentEntry.privacy_model`; the agent is not built).
+
+    Raises
+    ------
+    ValueError
+        If the registration names no model and the entry claims none (``privacy=``, ``--private``).
+    """
+    model = entry.privacy_model()
+    if model == "any":
+        raise ValueError(f"agent {entry.name!r} does not declare its privacy model: register it with privacy='jdp' "
+                         "or 'ldp' (or a privacy_model attribute on its factory), or claim it (private=, --private)")
+    return model
 
 
 def challenger_entry(agent: str | AgentEntry, *, private: str | None = None, label: str | None = None,
@@ -42,8 +51,9 @@ def challenger_entry(agent: str | AgentEntry, *, private: str | None = None, lab
     agent : str or AgentEntry
         A registered name, an entry point name or an import path ``"pkg.module:factory"``.
     private : {"jdp", "ldp"}, optional
-        The privacy model the agent claims; it must match the agent's own privacy spec. Needed when the
-        factory does not say whether it takes a budget.
+        The privacy model the agent claims; it must match the model its registration records. Needed when
+        the registration names no model (``privacy="any"``: a factory that declares neither ``privacy`` nor a
+        ``privacy_model`` attribute).
     label : str, optional
         The ``agent`` column of the results (default: the agent's own name, :func:`~privbandit.bench.labels.agent_name`,
         with its kwargs, :func:`~privbandit.bench.labels.kwargs_label`).
@@ -56,7 +66,8 @@ def challenger_entry(agent: str | AgentEntry, *, private: str | None = None, lab
     Raises
     ------
     ValueError
-        For an unknown agent, a ``private`` outside {"jdp", "ldp"} or one the agent's spec contradicts.
+        For an unknown agent, a ``private`` outside {"jdp", "ldp"}, one the registration contradicts, or none
+        for a registration that names no model.
     """
     if private is not None and private not in PRIVATE_MODELS:
         raise ValueError(f"private must be one of {PRIVATE_MODELS} or None, got {private!r}")
@@ -70,9 +81,12 @@ def challenger_entry(agent: str | AgentEntry, *, private: str | None = None, lab
         name, kw = resolve_label(agent, kwargs)
         default = agent if name != agent and not kwargs else kwargs_label(agent_name(name, kw), kw)
         entry = AgentEntry(name, kw, label=label or default, private=True if private else None, reference=reference)
-    model = agent_model(entry)
-    if private is not None and model != private:
-        raise ValueError(f"the agent claims {private!r} privacy but its privacy spec says {model!r}")
+    model = entry.privacy_model()
+    if private is not None and model not in ("any", private):
+        raise ValueError(f"the agent claims {private!r} privacy but its registration says {model!r}")
+    if private is not None and model == "any":
+        entry = replace(entry, privacy=private)   # the claim names the model its registration does not
+    agent_model(entry)
     return entry
 
 
@@ -167,7 +181,11 @@ def challenge(suite: Suite | str, agent: str | AgentEntry, out: str | os.PathLik
     """
     entry = challenger_entry(agent, private=private, label=label, reference=reference, kwargs=kwargs)
     if not agent_available(entry):
-        raise ValueError(f"agent {entry.name!r} cannot be built (make_agent({entry.name!r}) fails)")
+        raise ValueError(f"agent {entry.name!r} is not available in this install")
+    try:  # its kwargs, checked now (its privacy model is the registration's: agent_model)
+        entry.build(1.0, 1e-5) if entry.is_private() else entry.build()
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"agent {entry.name!r} cannot be built (make_agent({entry.name!r}) fails: {exc})") from None
     ran = challenger_suite(suite, entry, seeds=seeds, horizon=horizon)
     if reference is not None:
         labels = sorted({a.label for g in ran.grids for a in g.agents} - {entry.label})

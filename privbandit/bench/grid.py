@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_delta, check_epsilon, check_int
-from ..agents.registry import agent_is_private, make_agent
+from .._validation import check_choice, check_delta, check_epsilon, check_int
+from ..agents.registry import agent_is_private, agent_privacy, make_agent
 
 __all__ = ["DEFAULT_ENTROPY", "AgentEntry", "Cell", "EnvEntry", "Grid", "canonical", "stable_hash"]
 
@@ -81,8 +81,12 @@ class AgentEntry:
         The ``agent`` column of the results (default ``name``).
     private : bool, optional
         Whether the agent takes a privacy level (``epsilon=``, ``delta=`` keywords of ``make_agent``).
-        Default: the registration's (``agents.agent_is_private``); for a registration that does not say,
-        or an ``oracle`` instance in ``kwargs``, decided by building the agent and asking ``agent.privacy``.
+        Default: the registration's (:func:`privbandit.agents.agent_is_private`, which an ``oracle`` in
+        ``kwargs`` decides); the agent is never built to learn it, so an entry of a registration that does
+        not say must give it.
+    privacy : {"jdp", "ldp"}, optional
+        The privacy model, for an agent whose registration names none (a challenger's ``--private`` claim);
+        it implies ``private=True``. Default: the registration's (:func:`privbandit.agents.agent_privacy`).
     reference : str, optional
         Label of the non-private counterpart, for the price of privacy in reports.
     version : int
@@ -97,24 +101,43 @@ class AgentEntry:
     private: bool | None = None
     reference: str | None = None
     version: int = 1
+    privacy: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"name must be a non-empty agent name, got {self.name!r}")
         check_int("version", self.version, low=1)
+        if self.privacy is not None:
+            check_choice("privacy", self.privacy, ("jdp", "ldp"))
+            if self.private is False:
+                raise ValueError(f"private=False contradicts privacy={self.privacy!r}")
+            object.__setattr__(self, "private", True)
         object.__setattr__(self, "kwargs", _freeze(self.kwargs))
         if self.label is None:
             object.__setattr__(self, "label", self.name)
 
     def is_private(self) -> bool:
-        """Whether the agent takes a privacy level (see ``private``)."""
+        """Whether the agent takes a privacy level (see ``private``), read from the registration.
+
+        Raises
+        ------
+        ValueError
+            If neither the entry nor the registration says (a plugin factory of ``**kwargs`` only).
+        """
         if self.private is not None:
             return bool(self.private)
-        kwargs = dict(self.kwargs)
-        private = agent_is_private(self.name)
-        if private is not None and kwargs.get("oracle") is None:
-            return private
-        return make_agent(self.name, **kwargs).privacy.is_private
+        private = agent_is_private(self.name, dict(self.kwargs))
+        if private is None:
+            raise ValueError(f"agent {self.name!r} does not say whether it takes a privacy budget: register it with "
+                             "privacy='jdp', 'ldp' or 'none', or give AgentEntry(private=...)")
+        return private
+
+    def privacy_model(self) -> str:
+        """The agent's privacy model, ``"none"``, ``"jdp"`` or ``"ldp"``, from ``privacy`` or the registration
+        (:func:`~privbandit.agents.agent_privacy`), or ``"any"`` when neither names one; never by building it."""
+        if not self.is_private():
+            return "none"
+        return self.privacy or agent_privacy(self.name, dict(self.kwargs))
 
     def build(self, epsilon: float | None = None, delta: float | None = None):
         """The agent, at privacy level (epsilon, delta) if it is private."""

@@ -4,8 +4,9 @@ A report's ``agent`` column holds labels. Every label it prints resolves back to
 (:func:`resolve_label`):
 
 - a registered name, an entry point or an import path ``"pkg.module:factory"`` is itself;
-- a suite variant such as ``linucb-practical`` is its entry's name and kwargs (``linucb``,
-  ``{"radius": "practical"}``: :func:`suite_variants`);
+- a preset such as ``linucb-practical`` is its agent's name and kwargs (``linucb``, ``{"radius": "practical"}``:
+  :func:`privbandit.agents.registry.preset`); every suite entry whose label is not its agent's name is a preset
+  (:func:`privbandit.bench.suites.preset_entry`), so :func:`suite_variants` is the registry's presets;
 - ``name(key=value, ...)``, the label :func:`kwargs_label` gives an agent with keyword arguments that no
   variant has, is ``name`` with those kwargs (values read as JSON, else as strings).
 
@@ -26,18 +27,12 @@ _CALL = re.compile(r"(?P<name>[^()\s]+)\((?P<args>.*)\)")
 
 
 def suite_variants() -> dict[str, tuple[str, dict[str, Any]]]:
-    """Every preset of the agent registry and every suite entry whose label is not its agent's name:
-    label -> (name, kwargs)."""
+    """The presets of the agent registry, with the suites' (every suite entry whose label is not its agent's name
+    is one, :func:`~privbandit.bench.suites.preset_entry`): label -> (name, kwargs)."""
     from ..agents.registry import PRESETS
-    from .suites import SUITES
+    from . import suites  # noqa: F401 - registers the suites' presets
 
-    out: dict[str, tuple[str, dict[str, Any]]] = {label: (name, dict(kw)) for label, (name, kw) in PRESETS.items()}
-    for suite in SUITES.values():
-        for grid in suite.grids:
-            for entry in grid.agents:
-                if entry.label != entry.name:
-                    out.setdefault(entry.label, (entry.name, dict(entry.kwargs)))
-    return out
+    return {label: (name, dict(kw)) for label, (name, kw) in PRESETS.items()}
 
 
 def _value(text: str) -> Any:

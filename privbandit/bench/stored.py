@@ -1,7 +1,7 @@
 """Stored results: the baseline cells of a suite, run once, shipped in the package data.
 
 A challenger run (``privbandit bench --suite S --agent X``) needs the baselines' per-seed results, which
-are the same on every machine for one version of the suite and the library. :func:`store_reference`
+are the same on every machine for one version of the suite and the library. :func:`pack_results`
 packs the cell files of a finished suite (:mod:`privbandit.bench.cells`'s format: table, footer with key,
 identity, version and checksum) into one xz-compressed tar, ``privbandit/data/reference/SUITE.tar.xz``, with
 a manifest ``SUITE.json``: the :func:`suite_version`, the library version, the ``command`` that made them, the
@@ -15,7 +15,7 @@ A change to a baseline's code that changes its numbers must raise the suite's ``
 (``tests/bench/test_reference.py`` re-runs one stored cell of every baseline and fails until it is raised); a refactor
 that leaves every number as it was keeps the stored results valid.
 
-Stored results are valid per cell (:func:`match_reference`): a stored cell stands in for a run here when the
+Stored results are valid per cell (:func:`match_stored`): a stored cell stands in for a run here when the
 library version and the suite's ``results_version`` are the stored ones, the archive holds the cell and its round
 stream here, every round of it, is the stored one up to rounding (:func:`stream_difference`). Bytes alone do not
 carry across machines: numpy evaluates exp and log with other SIMD code on CPUs with AVX-512 than on CPUs without, and
@@ -27,7 +27,7 @@ to a suite after the results were stored, a challenger) runs; so does every cell
 manifest without ``results_version`` (stored before cells were checked one by one) is valid only as a whole; a
 manifest of an older ``format`` (format 1 summarised the first 64 rounds of a stream only) is not used until its
 summaries are refreshed.
-:func:`install_reference` writes the stored cell files into a results folder, where the sweep finds them finished;
+:func:`install_stored` writes the stored cell files into a results folder, where the sweep finds them finished;
 :func:`stored_results` reads them as one table, :func:`stored_source` as a source of the results board.
 """
 
@@ -57,10 +57,9 @@ from .cells import cell_path, load_cell
 from .grid import canonical
 from .suites import get_suite
 
-__all__ = ["MANIFEST_FORMAT", "STREAM_BLOCKS", "STREAM_TOLERANCE", "StoredMatch", "check_reference",
-           "install_reference", "machine", "match_reference", "reference_path", "refresh_stream_summaries",
-           "store_reference", "stored_results", "stored_source", "stream_blocks", "stream_difference", "stream_key",
-           "stream_summary", "suite_version"]
+__all__ = ["MANIFEST_FORMAT", "STREAM_BLOCKS", "STREAM_TOLERANCE", "StoredMatch", "check_stored", "install_stored",
+           "machine", "match_stored", "pack_results", "refresh_stream_summaries", "stored_paths", "stored_results",
+           "stored_source", "stream_blocks", "stream_difference", "stream_key", "stream_summary", "suite_version"]
 
 MANIFEST_FORMAT = 2
 """The manifest's ``format``: 2 summarises every round of a stream (:func:`stream_summary`); 1 (no ``format``
@@ -87,13 +86,13 @@ STREAM_TOLERANCE = 1e-9
 between CPUs and BLAS kernels are about 1e-16 of a block's scale; another seed, generator or env code is about 0.01
 or more. Measured in ``docs/guide/benchmarking.md`` ("Stored results on another machine")."""
 
-REFERENCE_DIR = Path(__file__).resolve().parents[1] / "data" / "reference"
+STORED_DIR = Path(__file__).resolve().parents[1] / "data" / "reference"
 """Where the package data keeps the stored results."""
 
 
-def reference_path(suite: str, base: Path | None = None) -> tuple[Path, Path]:
+def stored_paths(suite: str, base: Path | None = None) -> tuple[Path, Path]:
     """The (archive, manifest) paths of a suite's stored results (in the package data unless ``base``)."""
-    base = REFERENCE_DIR if base is None else Path(base)
+    base = STORED_DIR if base is None else Path(base)
     return base / f"{suite}.tar.xz", base / f"{suite}.json"
 
 
@@ -239,7 +238,7 @@ def machine_differences(stored: dict[str, str] | None) -> str:
     return ", ".join(f"{k} {stored.get(k, 'unrecorded')} -> {here[k]}" for k in here if stored.get(k) != here[k])
 
 
-def store_reference(suite, folder: str | Path, command: str, dest: Path | None = None) -> tuple[Path, Path]:
+def pack_results(suite, folder: str | Path, command: str, dest: Path | None = None) -> tuple[Path, Path]:
     """Pack the suite's finished cell files of ``folder/cells`` (every one checked) with a manifest.
 
     Raises
@@ -248,7 +247,7 @@ def store_reference(suite, folder: str | Path, command: str, dest: Path | None =
         If a cell of the suite is missing from ``folder`` or fails the check.
     """
     cells = suite.cells()
-    archive, manifest = reference_path(suite.name, dest)
+    archive, manifest = stored_paths(suite.name, dest)
     archive.parent.mkdir(parents=True, exist_ok=True)
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:xz", preset=9) as tar:
@@ -292,8 +291,8 @@ def refresh_stream_summaries(suite, base: Path | None = None) -> Path:
     ValueError
         If the suite has no stored manifest and archive in ``base`` (default: the package data).
     """
-    archive, manifest = reference_path(suite.name, base)
-    meta = load_manifest(suite.name, base)
+    archive, manifest = stored_paths(suite.name, base)
+    meta = stored_manifest(suite.name, base)
     if meta is None or not archive.exists():
         raise ValueError(f"no stored results of suite {suite.name!r} in {manifest.parent}: nothing to refresh")
     held = stored_keys(suite.name, base)
@@ -303,9 +302,9 @@ def refresh_stream_summaries(suite, base: Path | None = None) -> Path:
     return manifest
 
 
-def load_manifest(suite_name: str, base: Path | None = None) -> dict[str, Any] | None:
+def stored_manifest(suite_name: str, base: Path | None = None) -> dict[str, Any] | None:
     """The stored manifest of a suite (None if none is shipped)."""
-    _, manifest = reference_path(suite_name, base)
+    _, manifest = stored_paths(suite_name, base)
     try:
         return json.loads(manifest.read_text())
     except (OSError, ValueError):
@@ -314,7 +313,7 @@ def load_manifest(suite_name: str, base: Path | None = None) -> dict[str, Any] |
 
 def stored_keys(suite_name: str, base: Path | None = None) -> set[str]:
     """The keys of the cells the stored archive of a suite holds (empty if none is shipped)."""
-    archive, _ = reference_path(suite_name, base)
+    archive, _ = stored_paths(suite_name, base)
     if not archive.exists():
         return set()
     with tarfile.open(archive, mode="r:xz") as tar:
@@ -324,7 +323,7 @@ def stored_keys(suite_name: str, base: Path | None = None) -> set[str]:
 
 @dataclass(frozen=True)
 class StoredMatch:
-    """Which cells the stored results of a suite stand in for here (:func:`match_reference`).
+    """Which cells the stored results of a suite stand in for here (:func:`match_stored`).
 
     ``usable``: keys of the cells taken from the store; ``unstored``: keys of the cells the store does not hold
     (they run); ``problems``: what did not match, one line each (a mismatch of the whole archive, or a round
@@ -365,8 +364,8 @@ def _archive_problems(suite, meta: dict[str, Any] | None, archive: Path) -> list
     return problems
 
 
-def match_reference(suite, cells: Sequence | None = None, base: Path | None = None,
-                    sample: int | None = None) -> StoredMatch:
+def match_stored(suite, cells: Sequence | None = None, base: Path | None = None,
+                 sample: int | None = None) -> StoredMatch:
     """Which of ``cells`` (default: the suite's) the stored results of ``suite`` stand in for here.
 
     A cell is usable when the archive is valid for this install (library version, the suite's
@@ -376,8 +375,8 @@ def match_reference(suite, cells: Sequence | None = None, base: Path | None = No
     are ``unchecked``, never usable.
     """
     cells = list(suite.cells() if cells is None else cells)
-    archive, _ = reference_path(suite.name, base)
-    meta = load_manifest(suite.name, base)
+    archive, _ = stored_paths(suite.name, base)
+    meta = stored_manifest(suite.name, base)
     problems = _archive_problems(suite, meta, archive)
     if problems:
         return StoredMatch((), tuple(c.key for c in cells), tuple(problems))
@@ -408,7 +407,7 @@ def match_reference(suite, cells: Sequence | None = None, base: Path | None = No
     return StoredMatch(usable, unstored, tuple(problems), tuple(inexact), unchecked)
 
 
-def check_reference(suite, sample: int | None = None, base: Path | None = None) -> list[str]:
+def check_stored(suite, sample: int | None = None, base: Path | None = None) -> list[str]:
     """What keeps the stored results of ``suite`` from standing in for all its cells here (empty: nothing).
 
     Checks the manifest exists, its format, the library version and the suite's ``results_version`` (or, for a
@@ -417,11 +416,11 @@ def check_reference(suite, sample: int | None = None, base: Path | None = None) 
     the last line says how many streams were left unchecked (a sampled check is never a clean one: a caller that
     accepts it, as the documentation build does for the paper suite, takes those streams unchecked).
     """
-    archive, _ = reference_path(suite.name, base)
-    problems = _archive_problems(suite, load_manifest(suite.name, base), archive)
+    archive, _ = stored_paths(suite.name, base)
+    problems = _archive_problems(suite, stored_manifest(suite.name, base), archive)
     if problems:
         return problems
-    match = match_reference(suite, base=base, sample=sample)
+    match = match_stored(suite, base=base, sample=sample)
     problems = list(match.problems)
     if match.unstored:
         labels = sorted({c.agent.label for c in suite.cells() if c.key in set(match.unstored)})
@@ -433,10 +432,10 @@ def check_reference(suite, sample: int | None = None, base: Path | None = None) 
     return problems
 
 
-def install_reference(suite, folder: str | Path, keys: set[str] | None = None, base: Path | None = None) -> list[str]:
+def install_stored(suite, folder: str | Path, keys: set[str] | None = None, base: Path | None = None) -> list[str]:
     """Write the stored cell files of ``suite`` (only those of the cell ``keys``, if given) into
     ``folder/cells`` (existing files are kept); returns their names."""
-    archive, _ = reference_path(suite.name, base)
+    archive, _ = stored_paths(suite.name, base)
     cells_dir = Path(folder) / "cells"
     cells_dir.mkdir(parents=True, exist_ok=True)
     names = []
@@ -455,7 +454,7 @@ def install_reference(suite, folder: str | Path, keys: set[str] | None = None, b
 
 def stored_results(suite: str) -> pd.DataFrame:
     """The stored results of a suite as one table (empty if none are shipped)."""
-    archive, _ = reference_path(suite)
+    archive, _ = stored_paths(suite)
     if not archive.exists():
         return pd.DataFrame()
     with tarfile.open(archive, mode="r:xz") as tar:
@@ -473,7 +472,7 @@ def stored_source(suite: str) -> BoardSource:
         If this install has no stored results for ``suite``.
     """
     table = stored_results(suite)
-    manifest = load_manifest(suite)
+    manifest = stored_manifest(suite)
     if table.empty or manifest is None:
         raise ValueError(f"no stored reference results for suite {suite!r} in this install")
     the_suite = get_suite(suite)

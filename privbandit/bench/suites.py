@@ -33,15 +33,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ..agents.registry import preset, register_preset
 from .grid import DEFAULT_ENTROPY, AgentEntry, Cell, EnvEntry, Grid
 
 
 def preset_entry(label: str, **kwargs) -> AgentEntry:
     """The entry of a preset label of the agent registry (:func:`privbandit.agents.registry.preset`): its agent
     with its keyword arguments, labelled ``label``; ``kwargs`` (``private``, ``reference``, ...) go to
-    :class:`~privbandit.bench.grid.AgentEntry`."""
-    from ..agents.registry import preset
-
+    :class:`~privbandit.bench.grid.AgentEntry`. A suite names every configured agent this way (a label that is
+    not a registered name is a preset), so the registry, the suites, the labels and the CLI share one name."""
     name, preset_kwargs = preset(label)
     return AgentEntry(name, preset_kwargs, label=label, **kwargs)
 
@@ -108,14 +108,19 @@ def glm_env(family: str, dim: int, n_arms: int, scale: float | None = None, **kw
 
 
 def agent_available(entry: AgentEntry) -> bool:
-    """Whether the entry's agent (and its oracle) can be built in this install."""
+    """Whether the entry's agent (and the oracle its kwargs name) is registered in this install, and its
+    registration or the entry says whether it is private. Read from the registries: no agent is built."""
     from ..agents import agent_names
+    from ..oracles import oracle_names
 
     if entry.name not in agent_names():
         return False
+    oracle = dict(entry.kwargs).get("oracle")
+    if isinstance(oracle, str) and oracle not in oracle_names():
+        return False
     try:
-        entry.build(1.0, 1e-5) if entry.is_private() else entry.build()
-    except (ValueError, TypeError, KeyError):
+        entry.privacy_model()
+    except ValueError:
         return False
     return True
 
@@ -181,11 +186,11 @@ class Suite:
         if not envs and not agents:
             return None
         why = [f"the real-data env {label} needs the data extra" for label in envs]
-        why += [f"agent {label} cannot be built in this install" for label in agents]
+        why += [f"agent {label} is not registered in this install" for label in agents]
         if envs:
             why[len(envs) - 1] += ' (pip install -e ".[data]", or pip install "privbandit[data]")'
         countable = [replace(g, agents=tuple(a for a in g.agents if a.private is not None or a.label not in agents))
-                     for g in self.grids]  # an agent that cannot be built may not say whether it is private
+                     for g in self.grids]  # an agent not registered may not say whether it is private
         everything = {c.key for g in countable for c in g.cells()}
         return f"{len(everything) - len(self.cells())} of the suite's {len(everything)} cells left out: " + \
             "; ".join(why)
@@ -333,14 +338,18 @@ their tree (the statistics still take every round); the policy is recomputed eve
 
 def batched(agents: tuple[AgentEntry, ...], batch: int) -> tuple[AgentEntry, ...]:
     """``agents`` with every :data:`PER_ROUND_BASELINES` entry updating its policy every ``batch`` rounds:
-    kwargs ``batch_size=batch``, label ``LABEL-batchN`` (a suite variant, so it runs again by its label), and a
-    reference that is itself a per-round baseline relabelled the same way."""
-
+    kwargs ``batch_size=batch``, label ``LABEL-batchN`` (registered as a preset, so it runs again by its label
+    everywhere), and a reference that is itself a per-round baseline relabelled the same way."""
     def tag(label: str | None) -> str | None:
         return f"{label}-batch{batch}" if label in PER_ROUND_BASELINES else label
 
-    return tuple(AgentEntry(a.name, {**dict(a.kwargs), "batch_size": batch}, label=tag(a.label), private=a.private,
-                            reference=tag(a.reference)) if a.label in PER_ROUND_BASELINES else a for a in agents)
+    out = []
+    for a in agents:
+        if a.label in PER_ROUND_BASELINES:
+            register_preset(tag(a.label), a.name, **{**dict(a.kwargs), "batch_size": batch})
+            a = preset_entry(tag(a.label), private=a.private, reference=tag(a.reference))
+        out.append(a)
+    return tuple(out)
 
 
 GLM_SCALES: tuple[float, ...] = (2.0, 6.0)
@@ -353,6 +362,8 @@ GLM_FAMILIES: tuple[str, ...] = ("heavy-tailed", "rare-direction")
 GLM_UCB_BATCH = 4096
 """Refit period of ``glm-ucb`` on the GLM boards: each refit reads every past row (the maximum-likelihood fit),
 so a run costs O(T^2 d / batch); at 4096 a run of T = 2^20 takes seconds, at 64 a quarter of an hour."""
+
+register_preset(f"glm-ucb-practical-batch{GLM_UCB_BATCH}", "glm-ucb", radius="practical", batch_size=GLM_UCB_BATCH)
 
 
 def entries(labels: tuple[str, ...], *pools: tuple[AgentEntry, ...]) -> tuple[AgentEntry, ...]:
@@ -375,8 +386,7 @@ def glm_board_agents(private: tuple[AgentEntry, ...]) -> tuple[AgentEntry, ...]:
     return (
         AgentEntry("uniform", private=False), AgentEntry("elim-nonprivate", private=False),
         AgentEntry("elim-ucb", private=False), preset_entry("linucb-practical", private=False),
-        AgentEntry("glm-ucb", {"radius": "practical", "batch_size": GLM_UCB_BATCH},
-                   label=f"glm-ucb-practical-batch{GLM_UCB_BATCH}", private=False),
+        preset_entry(f"glm-ucb-practical-batch{GLM_UCB_BATCH}", private=False),
         preset_entry("gloc-practical", private=False),
     ) + private
 

@@ -29,7 +29,7 @@ from ..report.tables import PLAN_KEYS, final_regret, headline_table, incomplete_
 from .cells import cell_path, folder_lock
 from .challenger import challenger_entry, challenger_suite
 from .grid import Cell, EnvEntry
-from .stored import install_reference, match_reference
+from .stored import install_stored, match_stored
 from .suites import SUITES, Suite, get_suite
 from .sweep import CellFilesRejected, SweepResult, estimate, sweep
 
@@ -382,7 +382,7 @@ def _challenger_suite(suite: Suite, agent: str, private, reference, label, kwarg
 def _stored_baselines(suite: str, cells: Sequence[Cell], out: Path, challenger: str | None, baselines: str,
                       seeds, horizon, delta, prog: str) -> str | None:
     """Put the suite's stored cells into ``out/cells`` where they can stand in for a run here, cell by cell
-    (:func:`privbandit.bench.stored.match_reference`, every round of every stream checked): the cells of a suite
+    (:func:`privbandit.bench.stored.match_stored`, every round of every stream checked): the cells of a suite
     run, the baselines of a challenger run, only those ``out`` does not hold yet. Returns the report's line on where
     they came from (None when ``out`` already held them all), which is also printed: on stderr when some did not
     match (those run), else on stdout."""
@@ -402,7 +402,7 @@ def _stored_baselines(suite: str, cells: Sequence[Cell], out: Path, challenger: 
         # a suite run shrunk as asked: a note on stdout; a challenger's baselines that run again: stderr
         print(f"{prog}: {line}", file=sys.stdout if challenger is None else sys.stderr)
         return line
-    match = match_reference(get_suite(suite), todo)
+    match = match_stored(get_suite(suite), todo)
     problems, usable, unstored, inexact = list(match.problems), match.usable, match.unstored, match.inexact
     if not usable:
         line = f"stored {whose} not used (" + "; ".join(problems or ["the stored results hold none of them"]) + \
@@ -413,7 +413,7 @@ def _stored_baselines(suite: str, cells: Sequence[Cell], out: Path, challenger: 
         names = sorted({c.agent.label for c in todo if c.key in set(unstored)})
         problems.append(f"{len(unstored)} {what} are not in the stored results and run (agents: "
                         f"{', '.join(names)})")
-    names = install_reference(get_suite(suite), out, set(usable))
+    names = install_stored(get_suite(suite), out, set(usable))
     line = (f"{len(names)} {what} from the stored reference results of suite `{suite}` (results version, cell "
             "identities and every round of their round streams checked against this install"
             + ("; --baselines rerun runs them)" if challenger is None else
@@ -499,9 +499,10 @@ def _agent_grid(env: str, agent: str, horizon: int, epsilon: float | None, delta
         raise BenchError(f"--agent must be one of {list(agent_names())}, a label of a report (e.g. linucb-practical) "
                          f"or an import path pkg.module:factory, got {agent!r}") from None
     try:
-        entry = AgentEntry(name, kwargs)
-        private = entry.is_private()
-        entry.build(1.0 if private else None, delta if private else None)  # the kwargs, checked now
+        private = agent_is_private(name, kwargs)  # the registration's (an oracle in the kwargs decides)
+        if private is None:  # a factory that does not say: private when given a budget
+            private = epsilon is not None
+        AgentEntry(name, kwargs).build(1.0 if private else None, delta if private else None)  # the kwargs, checked now
         agent_label = label or (agent if name != agent and agent_kwargs is None
                                 else kwargs_label(agent_name(name, kwargs), kwargs))
     except (TypeError, ValueError) as exc:
@@ -587,7 +588,7 @@ def store_suite(suite: str, out: str | os.PathLike | None = None, *, jobs: int =
                 prog: str = "privbandit store-reference",
                 started: Callable[[Path, Sequence[Cell]], None] | None = None) -> tuple[Path, ...]:
     """Run what ``privbandit store-reference`` runs: the suite's cells into ``out`` (resumable), then its baseline
-    cells packed with their manifest (:func:`~privbandit.bench.stored.store_reference`) into ``dest`` (default: the
+    cells packed with their manifest (:func:`~privbandit.bench.stored.pack_results`) into ``dest`` (default: the
     package data); with ``streams_only``, only the manifest's round-stream summaries are made again
     (:func:`~privbandit.bench.stored.refresh_stream_summaries`). Returns the archive and the manifest (the manifest
     alone with ``streams_only``); raises :class:`BenchError` for ``out`` missing (or given with ``streams_only``),
@@ -595,7 +596,7 @@ def store_suite(suite: str, out: str | os.PathLike | None = None, *, jobs: int =
     """
     import shlex
 
-    from .stored import refresh_stream_summaries, store_reference
+    from .stored import pack_results, refresh_stream_summaries
 
     the_suite = get_suite(suite)
     cells = the_suite.cells()  # its baselines: a suite holds no challenger
@@ -620,7 +621,7 @@ def store_suite(suite: str, out: str | os.PathLike | None = None, *, jobs: int =
     print(f"{len(res.ran)} cells run, {len(res.skipped)} found finished in {time.perf_counter() - start:.1f} s")
     command = f"privbandit store-reference --suite {shlex.quote(suite)} --out DIR --jobs {jobs}"
     try:
-        archive, manifest = store_reference(the_suite, out, command, dest=dest)
+        archive, manifest = pack_results(the_suite, out, command, dest=dest)
     except ValueError as exc:  # a cell missing (a dead worker) or failing the check
         raise BenchError(f"{str(exc).splitlines()[0]} (run the same command again to finish)") from None
     print(f"{archive} ({archive.stat().st_size / 1024:.0f} KiB)\n{manifest}")

@@ -41,6 +41,10 @@ class ContractError(AssertionError):
     ``ValueError``: the caller's arguments were fine, the oracle or agent under check is at fault. It is
     raised explicitly, so ``python -O`` does not remove it.
 
+    The oracle contract (:func:`check_oracle`) and the agent contract (:func:`privbandit.agents.check_agent`)
+    raise it, so it lives here, in the lower of the two rooms (agents import oracles, never the reverse), and
+    ``privbandit.agents`` hands it on beside ``check_agent``.
+
     Parameters
     ----------
     check : str

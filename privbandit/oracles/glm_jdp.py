@@ -47,7 +47,7 @@ from ..linalg import psd_power, psd_sqrt, symmetric_part
 from ..links import Link
 from ..privacy import GaussianMechanism, SymmetricGaussianMechanism
 from .base import EpochFit, Estimate
-from .iw_jdp import SpectralStagesFit, TwoPhaseIWConfig, iw_weights
+from .iw_jdp import SpectralStagesFit, TwoPhaseIWOracle, iw_weights
 from .registry import register_oracle
 
 GLM_THEORY_WIDTH = 8.0
@@ -252,7 +252,7 @@ class IWGLMDPFit(SpectralStagesFit):
 
 @register_oracle
 @dataclass(frozen=True)
-class IWGLMDP(TwoPhaseIWConfig):
+class IWGLMDP(TwoPhaseIWOracle):
     """IW-GLM-DP (`alg:JDP-L1-regression` with `alg:JDP-SGD`): private W, H check, certified ERM, output noise.
 
     The width is c * L_nu * lambda * ||W phi|| (``Estimate.width`` applies L_nu), c = 8 in theory

@@ -44,8 +44,8 @@ from ..links import Link
 from ..privacy import GaussianMechanism, LocalRandomizer
 from .base import Estimate, stage_sizes_split, two_sided_quantile
 from .iw_ldp import (
-    SpectralLDPConfig,
     SpectralLDPFit,
+    SpectralLDPOracle,
     padded,
     unit_directions,
     vector_norm,
@@ -190,13 +190,13 @@ class IWGLMLDPFit(SpectralLDPFit):
 
 @register_oracle
 @dataclass(frozen=True)
-class IWGLMLDP(SpectralLDPConfig):
+class IWGLMLDP(SpectralLDPOracle):
     """IW-GLM-LDP: Spectral-Iteration-LDP for U, then LDP projected SGD on the reweighted GLM loss.
 
     Parameters
     ----------
     privacy, constants, stages, lam, u_fraction, confidence
-        As in :class:`~privbandit.oracles.iw_ldp.SpectralLDPConfig` (``constants``: see the module docstring).
+        As in :class:`~privbandit.oracles.iw_ldp.SpectralLDPOracle` (``constants``: see the module docstring).
     width_multiplier : float, optional
         Multiplies the width constant.
     sgd_steps : int, optional
@@ -218,4 +218,4 @@ class IWGLMLDP(SpectralLDPConfig):
     privacy_models: ClassVar[tuple[str, ...]] = ("ldp",)
     fit_class: ClassVar[type] = IWGLMLDPFit
     parameter_constraints: ClassVar[ParameterConstraints] = {
-        **SpectralLDPConfig.parameter_constraints, "sgd_steps": [None, POSITIVE_INT]}
+        **SpectralLDPOracle.parameter_constraints, "sgd_steps": [None, POSITIVE_INT]}

@@ -184,7 +184,7 @@ def iw_weights(wx: np.ndarray, gamma: float) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class _IWConfig(Oracle):
+class _IWOracle(Oracle):
     """Shared fields of the IW oracles (documented on each oracle)."""
 
     privacy: PrivacySpec = field(default_factory=PrivacySpec)
@@ -296,7 +296,7 @@ class SpectralDPFit(SpectralStagesFit):
 
 @register_oracle
 @dataclass(frozen=True)
-class SpectralDP(_IWConfig):
+class SpectralDP(_IWOracle):
     """Spectral-Iteration-DP: learn W with F_DP(W) ~ I privately (`alg:W-JDP`); theta = 0, width matrix W.
 
     Parameters
@@ -467,19 +467,19 @@ class IWRelease:
 
 
 @dataclass(frozen=True)
-class TwoPhaseIWConfig(_IWConfig):
+class TwoPhaseIWOracle(_IWOracle):
     """The base of the two-phase IW oracles (:class:`IWRegressionDP`, :class:`~privbandit.oracles.glm_jdp.IWGLMDP`):
     the first ``w_fraction`` of an epoch's users learn W and the rest give the regression statistics."""
 
     w_fraction: float = 0.5
 
-    parameter_constraints: ClassVar[ParameterConstraints] = {**_IWConfig.parameter_constraints,
+    parameter_constraints: ClassVar[ParameterConstraints] = {**_IWOracle.parameter_constraints,
                                                              "w_fraction": [UNIT_OPEN]}
 
 
 @register_oracle
 @dataclass(frozen=True)
-class IWRegressionDP(TwoPhaseIWConfig):
+class IWRegressionDP(TwoPhaseIWOracle):
     """IW-Regression-DP: private W on half the users, private (psi, Psi) on the other half.
 
     theta_hat = (Psi~ + lambda I)^{-1} psi~, width c * lambda * ||W phi|| (divided by mu_nu for a GLM link,
@@ -538,7 +538,7 @@ class IWRegressionDP(TwoPhaseIWConfig):
 
     name: ClassVar[str] = "iw-regression-dp"
     fit_class: ClassVar[type[EpochFit]] = IWRegressionDPFit
-    parameter_constraints: ClassVar[ParameterConstraints] = {**TwoPhaseIWConfig.parameter_constraints,
+    parameter_constraints: ClassVar[ParameterConstraints] = {**TwoPhaseIWOracle.parameter_constraints,
                                                              "initial_w": [None, Array(ndim=2)]}
 
 
@@ -586,7 +586,7 @@ class IWFixedPFit(EpochFit):
 
 @register_oracle
 @dataclass(frozen=True)
-class IWFixedPDP(_IWConfig):
+class IWFixedPDP(_IWOracle):
     """Distribution-specific IW-Regression-DP: W from the known p (or public samples), theta_hat = W psi~.
 
     Parameters
@@ -640,7 +640,7 @@ class IWFixedPDP(_IWConfig):
     name: ClassVar[str] = "iw-fixed-p-dp"
     fit_class: ClassVar[type[EpochFit]] = IWFixedPFit
     parameter_constraints: ClassVar[ParameterConstraints] = {
-        **_IWConfig.parameter_constraints, "features": [Array(ndim=2, allow_empty=False)],
+        **_IWOracle.parameter_constraints, "features": [Array(ndim=2, allow_empty=False)],
         "weights": [None, Array(ndim=1)], "norm_bound": [POSITIVE], "tol": [POSITIVE]}
 
     def __post_init__(self) -> None:

@@ -442,7 +442,7 @@ class LDPRelease:
 
 
 @dataclass(frozen=True)
-class SpectralLDPConfig(Oracle):
+class SpectralLDPOracle(Oracle):
     """The configuration the spectral LDP oracles share (IW-Regression-LDP, distribution-specific IW-LDP,
     IW-GLM-LDP): the first ``u_fraction`` of an epoch's users learn U with Spectral-Iteration-LDP, the others
     answer the regression's (or the SGD's) queries.
@@ -485,13 +485,13 @@ class SpectralLDPConfig(Oracle):
 
 @register_oracle
 @dataclass(frozen=True)
-class IWRegressionLDP(SpectralLDPConfig):
+class IWRegressionLDP(SpectralLDPOracle):
     """IW-Regression-LDP: locally private information-weighted least squares.
 
     Parameters
     ----------
     privacy, constants, stages, lam, u_fraction, confidence
-        As in :class:`SpectralLDPConfig` (``constants`` also sets the width constant).
+        As in :class:`SpectralLDPOracle` (``constants`` also sets the width constant).
     width_multiplier : float, optional
         c in the width c lambda ||U phi|| (default 8 theory, 2 practical).
     initial_u : ndarray (d, d), optional
@@ -536,7 +536,7 @@ class IWRegressionLDP(SpectralLDPConfig):
     name: ClassVar[str] = "iw-regression-ldp"
     privacy_models: ClassVar[tuple[str, ...]] = ("ldp",)
     fit_class: ClassVar[type] = IWRegressionLDPFit
-    parameter_constraints: ClassVar[ParameterConstraints] = {**SpectralLDPConfig.parameter_constraints,
+    parameter_constraints: ClassVar[ParameterConstraints] = {**SpectralLDPOracle.parameter_constraints,
                                                              "initial_u": [None, Array(ndim=2)]}
 
     PRACTICAL_WIDTH: ClassVar[float] = 2.0
@@ -612,7 +612,7 @@ class IWFixedPLDPFit(SpectralLDPFit):
 
 @register_oracle
 @dataclass(frozen=True)
-class IWFixedPLDP(SpectralLDPConfig):
+class IWFixedPLDP(SpectralLDPOracle):
     """Distribution-specific IW-LDP with the pure epsilon-LDP L2-ball channel.
 
     With ``public_features`` (a sample or atoms of p, optionally ``public_weights``), U solves
@@ -624,7 +624,7 @@ class IWFixedPLDP(SpectralLDPConfig):
     Parameters
     ----------
     privacy, stages, width_multiplier, confidence
-        As in :class:`SpectralLDPConfig` (``width_multiplier`` multiplies the width constant).
+        As in :class:`SpectralLDPOracle` (``width_multiplier`` multiplies the width constant).
     constants : {"practical", "theory"}
         Width constants: theory 2 lambda + sqrt((M^2/d + 1)/(n confidence)) (Chebyshev on
         `prop:LDP-linear-regression-upper-fixed-p`); practical lambda + z sqrt((M^2/d + 1)/n) with the
@@ -632,7 +632,7 @@ class IWFixedPLDP(SpectralLDPConfig):
     lam : float, optional
         lambda of the private spectral stages (without a public sample); lambda of U* otherwise.
     u_fraction : float
-        As in :class:`SpectralLDPConfig`, when there is no public sample (unused with one).
+        As in :class:`SpectralLDPOracle`, when there is no public sample (unused with one).
     public_features : ndarray (n, d), optional
         A public sample of p (rows clipped to B).
     public_weights : ndarray (n,), optional
@@ -656,7 +656,7 @@ class IWFixedPLDP(SpectralLDPConfig):
     privacy_models: ClassVar[tuple[str, ...]] = ("ldp",)
     fit_class: ClassVar[type] = IWFixedPLDPFit
     parameter_constraints: ClassVar[ParameterConstraints] = {
-        **SpectralLDPConfig.parameter_constraints,
+        **SpectralLDPOracle.parameter_constraints,
         "public_features": [None, Array(ndim=2, allow_empty=False)], "public_weights": [None, Array(ndim=1)]}
 
     def __post_init__(self) -> None:

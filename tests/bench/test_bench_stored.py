@@ -29,7 +29,7 @@ def tiny(reference, monkeypatch):
     from privbandit.bench import suites
 
     monkeypatch.setitem(suites.SUITES, "tiny", TINY)
-    monkeypatch.setattr(ref, "REFERENCE_DIR", reference)
+    monkeypatch.setattr(ref, "STORED_DIR", reference)
     return reference
 
 
@@ -93,7 +93,7 @@ def test_a_stream_that_differs_runs_its_cells_and_the_others_are_taken(tiny, tmp
     (moved / "tiny.json").write_text(json.dumps(shifted(meta, one, 1e-3, block=15)))   # the last 4 rounds
     import privbandit.bench.stored as ref
 
-    monkeypatch.setattr(ref, "REFERENCE_DIR", moved)
+    monkeypatch.setattr(ref, "STORED_DIR", moved)
     code, out, err = bench(tmp_path / "out", capsys)
     assert code == 0 and "6 cells (3 run, 3 already finished)" in out
     (line,) = err.strip().splitlines()

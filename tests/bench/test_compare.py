@@ -106,7 +106,7 @@ def jdp_copy():
     def make(*, epsilon, delta=1e-5):
         return make_agent("elim-jdp", epsilon=epsilon, delta=delta)
 
-    register_agent("jdp-copy", make, private=True)
+    register_agent("jdp-copy", make, privacy="jdp")
     yield "jdp-copy"
     AGENT_REGISTRY.unregister("jdp-copy")
 
@@ -125,7 +125,7 @@ def test_challenge_joins_the_blocks_its_model_fits_and_resumes(tmp_path, jdp_cop
 
 
 def test_challenge_refuses_a_wrong_claim_or_reference(tmp_path, jdp_copy):
-    with pytest.raises(ValueError, match="claims 'ldp' privacy but its privacy spec says 'jdp'"):
+    with pytest.raises(ValueError, match="claims 'ldp' privacy but its registration says 'jdp'"):
         challenger_entry(jdp_copy, private="ldp")
     with pytest.raises(ValueError, match="reference must be a baseline .* got 'elim-ldp'"):
         challenge(TINY, jdp_copy, tmp_path, reference="elim-ldp")
@@ -221,7 +221,7 @@ def test_a_factory_around_a_registered_agent_is_not_labelled_with_its_name(plugi
     assert names == {"readme_agent:make": "make", "my_agent:make_agent": "my-agent", "my-agent": "my-agent",
                      "elim-jdp-ucb": "elim-jdp-ucb"}
     assert agent_name("readme_agent:make", {"first_epoch": 2}) == "make"
-    assert challenger_entry("readme_agent:make", label="mine").label == "mine"
+    assert challenger_entry("readme_agent:make", private="jdp", label="mine").label == "mine"
 
 
 @pytest.mark.slow

@@ -27,11 +27,11 @@ from privbandit.bench.grid import AgentEntry, Grid
 from privbandit.bench.stored import (
     MANIFEST_FORMAT,
     STREAM_TOLERANCE,
-    check_reference,
-    install_reference,
+    check_stored,
+    install_stored,
     machine,
-    match_reference,
-    store_reference,
+    match_stored,
+    pack_results,
     stream_difference,
     stream_summary,
     suite_version,
@@ -52,7 +52,7 @@ def stored_suite(suite: Suite, tmp_path_factory) -> tuple:
     folder = tmp_path_factory.mktemp(f"{suite.name}-cells")
     sweep(suite.cells(), folder, jobs=1)
     dest = tmp_path_factory.mktemp(f"{suite.name}-reference")
-    archive, manifest = store_reference(suite, folder, f"privbandit store-reference --suite {suite.name}", dest=dest)
+    archive, manifest = pack_results(suite, folder, f"privbandit store-reference --suite {suite.name}", dest=dest)
     return folder, dest, archive, manifest
 
 
@@ -78,7 +78,7 @@ def test_store_reference_command_runs_the_baselines_resumably_and_records_itself
     meta = json.loads((dest / "tiny.json").read_text())
     assert meta["command"] == "privbandit store-reference --suite tiny --out DIR --jobs 1"
     assert meta["suite_version"] == json.loads(stored[3].read_text())["suite_version"]
-    assert check_reference(TINY, base=dest) == []
+    assert check_stored(TINY, base=dest) == []
     (tmp_path / "file").write_text("")
     with pytest.raises(SystemExit) as exit_:
         cli.main([*argv[:4], str(tmp_path / "file")])
@@ -107,14 +107,14 @@ def test_the_manifest_names_version_command_streams_and_machine(stored):
     for summary in meta["streams"].values():   # every round of the stream, in 16 blocks of 4 rounds
         assert summary["blocks"] == [[4 * i, 4 * i + 4] for i in range(16)]
         assert len(summary["sketch"]) == len(summary["scale"]) == 16
-    assert check_reference(TINY, base=dest) == []
+    assert check_stored(TINY, base=dest) == []
     assert archive.stat().st_size < 50_000
 
 
 @pytest.mark.slow
 def test_stored_cells_rerun_equal(stored, tmp_path):
     folder, dest, _, _ = stored
-    names = install_reference(TINY, tmp_path / "installed", base=dest)
+    names = install_stored(TINY, tmp_path / "installed", base=dest)
     assert len(names) == 6
     sample = TINY.cells()[::3]
     sweep(sample, tmp_path / "rerun", jobs=1)
@@ -138,16 +138,16 @@ def test_a_mismatch_is_named(stored, tmp_path):
                            (unsummarised, "without round-stream summaries"),
                            (format1, "stored with manifest format 1, this install reads format 2")):
         (tmp_path / "tiny.json").write_text(json.dumps(written))
-        problems = check_reference(TINY, base=tmp_path)
+        problems = check_stored(TINY, base=tmp_path)
         assert len(problems) == (2 if words == "round stream" else 1) and words in problems[0]
-        assert match_reference(TINY, base=tmp_path).usable == ()
+        assert match_stored(TINY, base=tmp_path).usable == ()
     # a manifest stored before cells were checked one by one is valid only as a whole, by its suite version
     old = {k: v for k, v in meta.items() if k != "results_version"}
     (tmp_path / "tiny.json").write_text(json.dumps(old))
-    assert check_reference(TINY, base=tmp_path) == []
+    assert check_stored(TINY, base=tmp_path) == []
     (tmp_path / "tiny.json").write_text(json.dumps({**old, "suite_version": "tiny-0"}))
-    assert "suite version tiny-0 stored" in check_reference(TINY, base=tmp_path)[0]
-    assert "no stored results" in check_reference(TINY, base=tmp_path / "none")[0]
+    assert "suite version tiny-0 stored" in check_stored(TINY, base=tmp_path)[0]
+    assert "no stored results" in check_stored(TINY, base=tmp_path / "none")[0]
 
 
 @pytest.mark.slow
@@ -158,16 +158,16 @@ def test_stored_results_are_valid_cell_by_cell(stored, tmp_path):
     grown = replace(TINY, grids=(replace(TINY.grids[0], agents=TINY.grids[0].agents + (
         AgentEntry("elim-ssp", private=True, reference="elim-nonprivate"),)),))
     assert suite_version(grown) != suite_version(TINY)
-    match = match_reference(grown, base=dest)
+    match = match_stored(grown, base=dest)
     new = {c.key for c in grown.cells() if c.agent.label == "elim-ssp"}
     assert set(match.unstored) == new and len(new) == 2 and match.problems == ()
     assert set(match.usable) == {c.key for c in TINY.cells()}
-    assert "2 cells of the suite are not in the stored results (agents: elim-ssp)" in check_reference(grown, base=dest)
+    assert "2 cells of the suite are not in the stored results (agents: elim-ssp)" in check_stored(grown, base=dest)
     meta = json.loads(manifest.read_text())
     (tmp_path / "tiny.tar.xz").write_bytes((dest / "tiny.tar.xz").read_bytes())
     one = sorted(meta["streams"])[0]
     (tmp_path / "tiny.json").write_text(json.dumps(shifted(meta, one, 1e-3)))
-    match = match_reference(TINY, base=tmp_path)
+    match = match_stored(TINY, base=tmp_path)
     assert len(match.problems) == 1 and one in match.problems[0] and "its 3 cells run" in match.problems[0]
     assert "by 0.001 of its scale" in match.problems[0]
     assert len(match.usable) == 3 and all(f"seed{one[-1]}__" not in k for k in match.usable)
@@ -182,12 +182,12 @@ def test_a_stream_equal_up_to_rounding_stands_in_and_is_said_inexact(stored, tmp
     (tmp_path / "tiny.tar.xz").write_bytes((dest / "tiny.tar.xz").read_bytes())
     one = sorted(meta["streams"])[0]
     (tmp_path / "tiny.json").write_text(json.dumps(shifted(meta, one, 1e-13)))
-    match = match_reference(TINY, base=tmp_path)
+    match = match_stored(TINY, base=tmp_path)
     assert match.problems == () and match.inexact == (one,) and len(match.usable) == 6
     other = {**meta["streams_made_on"], "numpy_simd": "X86_V2 X86_V3 X86_V4 AVX512_SKX"}   # where they were summarised
     (tmp_path / "tiny.json").write_text(json.dumps({**shifted(meta, one, 3 * STREAM_TOLERANCE),
                                                     "streams_made_on": other}))
-    match = match_reference(TINY, base=tmp_path)
+    match = match_stored(TINY, base=tmp_path)
     assert len(match.usable) == 3 and match.inexact == ()
     assert f"numpy_simd X86_V2 X86_V3 X86_V4 AVX512_SKX -> {machine()['numpy_simd']}" in match.problems[-1]
 
@@ -258,27 +258,27 @@ def test_a_stream_changed_only_after_its_first_64_rounds_does_not_match(long_sto
     rewards, far over the tolerance, so the stored cell runs; the first 64 rounds (all format 1 looked at) are
     unchanged. Moved by a rounding-sized 1e-15 the cell still stands in, as equal up to rounding."""
     (cell,) = LONG.cells()
-    assert match_reference(LONG, base=long_stored).usable == (cell.key,)
+    assert match_stored(LONG, base=long_stored).usable == (cell.key,)
     perturbed_round(monkeypatch, round_, 1e-15)
-    match = match_reference(LONG, base=long_stored)
+    match = match_stored(LONG, base=long_stored)
     assert match.usable == (cell.key,) and len(match.inexact) == 1 and match.problems == ()
     monkeypatch.undo()
     perturbed_round(monkeypatch, round_, 1e-3)
-    match = match_reference(LONG, base=long_stored)
+    match = match_stored(LONG, base=long_stored)
     assert match.usable == () and len(match.problems) == 1 and "round stream rare-direction-d2k2|T=256|seed=0" \
         in match.problems[0] and "its 1 cells run" in match.problems[0]
 
 
 @pytest.mark.slow
 def test_a_sampled_check_leaves_the_other_streams_unchecked_never_matching(stored):
-    """``sample``: the streams not summarised are unchecked; their cells are not usable, and check_reference says
+    """``sample``: the streams not summarised are unchecked; their cells are not usable, and check_stored says
     how many streams it did not check."""
     dest = stored[1]
-    match = match_reference(TINY, base=dest, sample=1)
+    match = match_stored(TINY, base=dest, sample=1)
     assert len(match.usable) == 3 and len(match.unchecked) == 3 and not set(match.usable) & set(match.unchecked)
     assert match.problems == () and set(match.usable) | set(match.unchecked) == {c.key for c in TINY.cells()}
-    assert check_reference(TINY, base=dest, sample=1) == ["1 round streams unchecked (3 cells): sample=1"]
-    assert match_reference(TINY, base=dest, sample=2).unchecked == ()
+    assert check_stored(TINY, base=dest, sample=1) == ["1 round streams unchecked (3 cells): sample=1"]
+    assert match_stored(TINY, base=dest, sample=2).unchecked == ()
 
 
 @pytest.mark.slow
@@ -295,14 +295,14 @@ def test_refreshing_the_summaries_of_an_old_manifest_keeps_the_cells_and_every_o
                                             for k, v in meta["streams"].items()}}
     (tmp_path / "tiny.tar.xz").write_bytes(archive.read_bytes())
     (tmp_path / "tiny.json").write_text(json.dumps(old))
-    (problem,) = check_reference(TINY, base=tmp_path)
+    (problem,) = check_stored(TINY, base=tmp_path)
     assert problem.endswith("refresh the summaries with privbandit store-reference --suite tiny --streams-only")
     monkeypatch.setitem(suites.SUITES, "tiny", TINY)
     assert cli.main(["store-reference", "--suite", "tiny", "--streams-only", "--dest", str(tmp_path)]) == 0
     assert "round-stream summaries made again" in capsys.readouterr().out
     assert (tmp_path / "tiny.tar.xz").read_bytes() == archive.read_bytes()
     assert json.loads((tmp_path / "tiny.json").read_text()) == meta
-    assert check_reference(TINY, base=tmp_path) == []
+    assert check_stored(TINY, base=tmp_path) == []
     for argv, words in ((["--streams-only", "--out", str(tmp_path)], "--streams-only runs no cell: give no --out"),
                         ([], "--out is required"),
                         (["--streams-only", "--dest", str(tmp_path / "none")], "no stored results of suite 'tiny'")):
@@ -347,7 +347,7 @@ def test_the_shipped_results_match_this_install(suite):
     sample of three round streams, every round of them, match this install (every stream: the slow tests below)."""
     from privbandit.bench.suites import get_suite
 
-    match = match_reference(get_suite(suite), sample=3)
+    match = match_stored(get_suite(suite), sample=3)
     assert match.problems == () and match.unstored == () and match.usable and match.unchecked
 
 
@@ -358,7 +358,7 @@ def test_bench_delta_sets_the_private_cells_delta_and_then_runs_the_baselines_ag
     from privbandit.bench import suites
 
     monkeypatch.setitem(suites.SUITES, "tiny", TINY)
-    monkeypatch.setattr(reference, "REFERENCE_DIR", stored[1])
+    monkeypatch.setattr(reference, "STORED_DIR", stored[1])
     assert cli.main(["bench", "--suite", "tiny", "--delta", "0.001", "--out", str(tmp_path / "a"), "--jobs", "1",
                      "--no-progress"]) == 0
     table = read_cell(tmp_path / "a" / "results.csv")
@@ -389,7 +389,7 @@ def test_one_stored_cell_of_every_baseline_reruns_to_the_same_table(tmp_path):
         one.setdefault(cell.agent.label, cell)
     sample = list(one.values())
     assert len(sample) == len({c.agent.label for c in quick.cells()})
-    install_reference(quick, tmp_path / "stored", {c.key for c in sample})
+    install_stored(quick, tmp_path / "stored", {c.key for c in sample})
     sweep(sample, tmp_path / "rerun", jobs=1)
     for cell in sample:
         pd.testing.assert_frame_equal(read_cell(cell_path(tmp_path / "rerun" / "cells", cell)),
@@ -405,7 +405,7 @@ def test_bench_runs_only_the_challenger_on_stored_baselines_and_says_when_it_can
 
     _, dest, archive, manifest = stored
     monkeypatch.setitem(suites.SUITES, "tiny", TINY)
-    monkeypatch.setattr(reference, "REFERENCE_DIR", dest)
+    monkeypatch.setattr(reference, "STORED_DIR", dest)
     assert cli.main(["bench", "--suite", "tiny", "--agent", "elim-ssp", "--out", str(tmp_path / "a"), "--jobs", "1",
                      "--no-progress"]) == 0
     out = capsys.readouterr().out
@@ -415,7 +415,7 @@ def test_bench_runs_only_the_challenger_on_stored_baselines_and_says_when_it_can
     bad.mkdir()
     (bad / "tiny.tar.xz").write_bytes(archive.read_bytes())
     (bad / "tiny.json").write_text(json.dumps({**json.loads(manifest.read_text()), "results_version": 0}))
-    monkeypatch.setattr(reference, "REFERENCE_DIR", bad)
+    monkeypatch.setattr(reference, "STORED_DIR", bad)
     assert cli.main(["bench", "--suite", "tiny", "--agent", "elim-ssp", "--out", str(tmp_path / "b"), "--jobs", "1",
                      "--no-progress"]) == 0
     captured = capsys.readouterr()
@@ -429,7 +429,7 @@ def test_bench_runs_only_the_challenger_on_stored_baselines_and_says_when_it_can
     assert "8 cells (2 run, 6 already finished)" in capsys.readouterr().out
     assert "1 of their round streams equal the stored ones up to rounding" in (tmp_path / "r" / "report.md").read_text()
     # an agent added to the suite after the results were stored: its cells run beside the challenger's
-    monkeypatch.setattr(reference, "REFERENCE_DIR", dest)
+    monkeypatch.setattr(reference, "STORED_DIR", dest)
     grown = replace(TINY, grids=(replace(TINY.grids[0], agents=TINY.grids[0].agents + (
         AgentEntry("linucb", {"batch_size": 4}, label="linucb-batch4", private=False),)),))
     monkeypatch.setitem(suites.SUITES, "tiny", grown)
@@ -459,12 +459,12 @@ def other_machines() -> list[dict[str, str]]:
 
 AS_ANOTHER_MACHINE = """
 import json
-from privbandit.bench.stored import check_reference, match_reference
+from privbandit.bench.stored import check_stored, match_stored
 from privbandit.bench.suites import get_suite
 out = {}
 for name in ("quick", "paper"):
     suite = get_suite(name)
-    out[name] = dict(problems=check_reference(suite), inexact=len(match_reference(suite).inexact))
+    out[name] = dict(problems=check_stored(suite), inexact=len(match_stored(suite).inexact))
 print(json.dumps(out))
 """
 

@@ -91,10 +91,10 @@ def _subparsers() -> dict:
 
 @pytest.mark.parametrize("page", [README, CLI_GUIDE], ids=["README.md", "docs/guide/cli.md"])
 def test_the_command_line_summaries_agree_with_the_parser(page):
-    from privbandit.bench.stored import reference_path
+    from privbandit.bench.stored import stored_paths
     from privbandit.bench.suites import SUITES
 
-    stored = tuple(sorted(s for s in SUITES if reference_path(s)[0].is_file()))
+    stored = tuple(sorted(s for s in SUITES if stored_paths(s)[0].is_file()))
     parsers = _subparsers()
     lines = usage(page.read_text(encoding="utf-8"))
     assert set(lines) == set(parsers), f"{page.name} summarizes {sorted(lines)}, the CLI has {sorted(parsers)}"

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from conftest import BUDGET, build_agent
 
-from privbandit.agents import AGENT_REGISTRY, agent_names, clone, make_agent, register_agent
+from privbandit.agents import AGENT_REGISTRY, agent_is_private, agent_names, clone, make_agent, register_agent
 from privbandit.envs import FAMILIES, FAMILY_REGISTRY, Isotropic, family_names, make_family, register_family
 from privbandit.oracles import ORACLE_REGISTRY, Ridge, make_oracle, oracle_names, register_oracle
 from privbandit.privacy import MODELS
@@ -237,6 +237,8 @@ def test_a_preset_label_means_its_agent_with_its_kwargs_in_make_agent_and_in_the
     glm = make_agent("elim-glm-jdp-ucb", epsilon=1.0)
     assert (glm.play, glm.name) == ("ucb", "elim-glm-jdp")
     entries = [e for s in SUITES.values() for g in s.grids for e in g.agents if e.label in PRESETS]
+    named = {e.label for s in SUITES.values() for g in s.grids for e in g.agents if e.label != e.name}
+    assert named == {e.label for e in entries} and "linucb-jdp-batch64" in named   # one way to name a configuration
     for e in entries:
         assert (e.name, dict(e.kwargs)) == preset(e.label) == resolve_label(e.label)
     # every preset is in a suite, as the registry says: by its label, or batched (label-batchN, its kwargs and
@@ -255,3 +257,93 @@ def test_a_preset_label_means_its_agent_with_its_kwargs_in_make_agent_and_in_the
         preset("nope")
     monkeypatch.setattr(registry, "PRESETS", dict(PRESETS))
     register_preset("linucb-practical", "linucb", radius="practical")   # the same preset again is fine
+
+
+def test_no_code_path_builds_an_agent_to_learn_its_privacy_model(monkeypatch, capsys):
+    """Every registered factory counts its calls while the registry, the grids, the suites, the challenger and
+    ``privbandit list`` ask for privacy: none is called (the model is the registration's)."""
+    import functools
+
+    from privbandit import cli
+    from privbandit.agents.registry import PRESETS, agent_privacy
+    from privbandit.bench.challenger import agent_model, challenger_entry, challenger_suite
+    from privbandit.bench.grid import AgentEntry
+    from privbandit.bench.labels import resolve_label, suite_variants
+    from privbandit.bench.suites import SUITES
+
+    calls: list[str] = []
+    originals = {name: AGENT_REGISTRY.get(name) for name in agent_names()}
+
+    def counting(name, factory):
+        @functools.wraps(factory)
+        def make(*args, **kwargs):
+            calls.append(name)
+            return factory(*args, **kwargs)
+        return make
+
+    def register(entries):
+        for name, entry in entries.items():
+            AGENT_REGISTRY.unregister(name)
+            info = {k: entry.info[k] for k in ("description", "private", "privacy", "counterpart")}
+            AGENT_REGISTRY.register(name, entry.obj, **info)
+
+    try:
+        register({name: type(e)(name, counting(name, e.obj), e.info) for name, e in originals.items()})
+        assert {AGENT_REGISTRY.get(n).info["budget"] for n in agent_names()} == {(), ("epsilon", "delta")}
+        models = {name: agent_privacy(name) for name in (*agent_names(), *PRESETS)}
+        assert set(models.values()) == {"none", "jdp", "ldp"} and models["linucb-jdp-practical"] == "jdp"
+        assert all(agent_is_private(n) == (m != "none") for n, m in models.items())
+        assert agent_privacy("elim-jdp", {"oracle": "ridge"}) == "none"          # the oracle decides, unbuilt
+        for suite in SUITES.values():
+            suite.left_out(), suite.cells()           # every entry's privacy, and whether it is available
+            for entry in {a for g in suite.grids for a in g.agents}:
+                assert agent_model(entry) == agent_privacy(entry.name, dict(entry.kwargs))
+        for name in agent_names():
+            entry = challenger_entry(name, label=f"mine-{name}")
+            assert entry.privacy_model() == models[name] == AgentEntry(name).privacy_model()
+            if name in ("elim-jdp", "elim-ldp", "linucb"):
+                challenger_suite("quick", entry, seeds=1, horizon=8).cells()
+        suite_variants(), resolve_label("linucb-practical")
+        assert cli.main(["list", "agents"]) == 0
+        assert calls == []
+        make_agent("elim-jdp", epsilon=1.0)
+        assert calls == ["elim-jdp"]                                           # the count counts
+    finally:
+        register(originals)
+    capsys.readouterr()
+
+
+def test_a_registration_without_a_model_is_asked_for_it_not_built(tmp_path):
+    from privbandit.bench.challenger import challenger_entry
+    from privbandit.bench.grid import AgentEntry
+    from privbandit.bench.workflow import BenchError, run_agent
+
+    def private(*, epsilon, delta=1e-5):
+        return make_agent("elim-jdp", epsilon=epsilon, delta=delta)
+
+    def silent(**kwargs):
+        return make_agent("elim-jdp", **kwargs)
+
+    def pure(*, epsilon):
+        return make_agent("elim-jdp", epsilon=epsilon)
+
+    try:
+        register_agent("test-private", private, private=True)
+        register_agent("test-silent", silent)
+        register_agent("test-pure", pure)
+        assert AGENT_REGISTRY.get("test-private").info["privacy"] == "any"
+        assert AGENT_REGISTRY.get("test-pure").info["budget"] == ("epsilon",)
+        with pytest.raises(ValueError, match=r"takes the budget keyword\(s\) \['epsilon'\] only, got delta"):
+            make_agent("test-pure", epsilon=1.0, delta=1e-5)
+        assert AgentEntry("test-private").is_private() and AgentEntry("test-private").privacy_model() == "any"
+        with pytest.raises(ValueError, match="does not declare its privacy model"):
+            challenger_entry("test-private")
+        assert challenger_entry("test-private", private="jdp").privacy_model() == "jdp"   # the claim names it
+        with pytest.raises(ValueError, match="does not say whether it takes a privacy budget"):
+            AgentEntry("test-silent").is_private()
+        assert not AgentEntry("test-silent", private=False).is_private()
+        with pytest.raises(BenchError, match="test-silent.* is private: choose a budget"):
+            run_agent("PrivLinCB-v0", "test-silent", out=tmp_path / "r", horizon=8, seeds=1)
+    finally:
+        for name in ("test-private", "test-silent", "test-pure"):
+            AGENT_REGISTRY.unregister(name)
