@@ -413,7 +413,7 @@ class Learner:
     `alg:batch-cb-meta`). It reads values, never the agent: the spec, the epoch's fit and its run state
     (:meth:`start`'s, from releases and public values only); it may configure the next fit from releases only
     (:meth:`fit_oracle`: a warm start), shape each user's row (:meth:`add`), release what the policy reads
-    (:meth:`release`: statistics pooled over epochs) and choose the releases planned on (:meth:`planned`)."""
+    (:meth:`epoch_estimate`: statistics pooled over epochs) and choose the releases planned on (:meth:`planned`)."""
 
     def check(self, oracle: Oracle) -> None:
         """Refuse an oracle this learner cannot use (every oracle by default)."""
@@ -430,7 +430,7 @@ class Learner:
         """Rows (m, d), already checked and clipped by ``update``, all inside the current epoch."""
         fit.add_clipped(x, y)
 
-    def release(self, state: Any, fit: EpochFit) -> Estimate:
+    def epoch_estimate(self, state: Any, fit: EpochFit) -> Estimate:
         """The estimate released at the end of the current epoch (the fit's result by default)."""
         return fit.result()
 
@@ -518,7 +518,7 @@ class EpochAgent(Agent):
 
     def _release(self) -> Estimate:
         """The estimate released at the end of the current epoch (the learner's)."""
-        return self.learner.release(self.learning, self.fit)
+        return self.learner.epoch_estimate(self.learning, self.fit)
 
     def _on_epoch_end(self, estimate: Estimate) -> None:  # noqa: B027 - optional hook
         """React to a finished epoch (the estimate is already in ``self.estimates``)."""

@@ -278,7 +278,7 @@ class RidgePool(Learner):
     def add(self, state: RidgeFit, fit: EpochFit, x: np.ndarray, y: np.ndarray) -> None:
         state.add_clipped(x, y)
 
-    def release(self, state: RidgeFit, fit: EpochFit) -> Estimate:
+    def epoch_estimate(self, state: RidgeFit, fit: EpochFit) -> Estimate:
         return state.current()
 
 

@@ -443,7 +443,7 @@ class PooledReleases(Learner):
         spec = state.spec
         fit.add_clipped(*self.rows.rows(spec.link, state.theta, x, y, spec.bound, self.norm_bound))
 
-    def release(self, state: PooledState, fit: EpochFit) -> Estimate:
+    def epoch_estimate(self, state: PooledState, fit: EpochFit) -> Estimate:
         """The epoch's fit releases; the agent publishes the pooled estimate over every epoch so far."""
         release = fit.result().release
         if not isinstance(release, (IWRelease, LDPRelease, VectorLDPRelease)):
