@@ -179,6 +179,8 @@ def register_agent(name: str, factory: Callable[..., Agent], *, description: str
     counterpart : str, optional
         For a non-private agent, the name of its private counterpart (named in the error message).
 
+    Notes
+    -----
     The registration also records the budget keywords the factory takes (:func:`budget_keywords`: those of
     ``epsilon`` and ``delta`` its signature names, both for ``**kwargs``; none for a non-private agent):
     ``make_agent`` refuses the others.
