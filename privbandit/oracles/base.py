@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import abc
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -27,6 +27,7 @@ import numpy as np
 
 from .._validation import (
     InstanceOf,
+    IsCallable,
     ParameterConstraints,
     as_generator,
     check_array,
@@ -320,8 +321,14 @@ class EpochFit(abc.ABC):
         ledger; ``label`` is prefixed with the oracle's name. The local counterpart is
         :meth:`LocalEpochFit._add_rows`.
         """
-        return release_recorded(self.ledger, mechanism, values, self.rng, start, stop,
+        return release_recorded(self.ledger, self.hooked(mechanism), values, self.rng, start, stop,
                                 f"{self.oracle.name} {label}")
+
+    def hooked(self, mechanism: Any) -> Any:
+        """``mechanism`` (a calibrated central mechanism or a local randomizer the fit built), or what the
+        oracle's ``mechanism`` hook returns for it: the one place a fit hands its noise to the hook."""
+        hook = self.oracle.mechanism
+        return mechanism if hook is None else hook(mechanism)
 
 
 class LocalEpochFit(EpochFit):
@@ -343,7 +350,7 @@ class LocalEpochFit(EpochFit):
     def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
         cached = self._entry_cache      # the stage's randomizer, ledger entry and label, built at its first rows
         if cached is None or cached[0] != stage:
-            randomizer = self._randomizer(stage)
+            randomizer = self.hooked(self._randomizer(stage))
             cached = self._entry_cache = (stage, randomizer, randomizer.ledger_entry(),
                                           f"{self.oracle.name} stage {stage}")
         outputs = cached[1](x, y, self.rng)
@@ -393,14 +400,26 @@ class Oracle(abc.ABC):
     ----------
     privacy : PrivacySpec
         The per-user budget and the model.
+    mechanism : callable, optional (keyword only)
+        The seam through which a test, or a user auditing a mechanism of their own, hands the oracle its
+        noise. Called with each calibrated central mechanism (e.g. a
+        :class:`~privbandit.privacy.GaussianMechanism` at the release's sensitivity and multiplier) or local
+        randomizer (:class:`~privbandit.privacy.LocalRandomizer`) a fit builds, it returns the object that
+        releases in its place (``release(values, rng)``, or ``randomizer(x, y, rng)``, and
+        ``ledger_entry()``, which the ledger records). None (the default): the calibrated ones, unchanged.
+        Every release of the library's oracles goes through it; it is not a hyperparameter (the catalogue
+        leaves it out). The privacy of an oracle given one is that of the objects it returns: an audit's planted
+        twin returns one that adds less noise than the ledger entry it reports.
     """
 
     privacy: PrivacySpec = field(default_factory=PrivacySpec.none)
+    mechanism: Callable[[Any], Any] | None = field(default=None, kw_only=True, repr=False)
 
     name: ClassVar[str] = ""
     privacy_models: ClassVar[tuple[str, ...]] = ("none",)
     fit_class: ClassVar[type[EpochFit]]
-    parameter_constraints: ClassVar[ParameterConstraints] = {"privacy": [InstanceOf(PrivacySpec)]}
+    parameter_constraints: ClassVar[ParameterConstraints] = {
+        "privacy": [InstanceOf(PrivacySpec)], "mechanism": [None, IsCallable("(mechanism) -> mechanism")]}
 
     def __post_init__(self) -> None:
         check_parameters(type(self), {name: getattr(self, name) for name in self.parameter_constraints},

@@ -221,7 +221,7 @@ class IWGLMDPFit(SpectralStagesFit):
         mech_h = SymmetricGaussianMechanism(sensitivity=sens_h, sigma=mult * sens_h)
         h_noisy = self._release(mech_h, h, start, stop, "H check")
         sens_w = self.delta_n
-        mech_w = GaussianMechanism(sensitivity=sens_w, sigma=mult * sens_w)
+        mech_w = self.hooked(GaussianMechanism(sensitivity=sens_w, sigma=mult * sens_w))
         # Charged here, before the H check, on purpose: the budget is split between the H check and the output
         # (multiplier(2)) whatever the check decides, so the ledger, and the guarantee it proves, are the same
         # on every branch (check failed, ERM refused, output drawn below). Hence no _release for w.

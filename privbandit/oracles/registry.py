@@ -25,7 +25,7 @@ def _describe_oracle(entry: Entry) -> dict:
     cls = entry.obj
     defaults, required = {}, ["epsilon"] if cls.privacy_models[0] != "none" else []
     for f in fields(cls):
-        if f.init and f.name != "privacy":
+        if f.init and f.name not in ("privacy", "mechanism"):
             if f.default is MISSING and f.default_factory is MISSING:
                 required.append(f.name)
             defaults[f.name] = (f.default if f.default is not MISSING

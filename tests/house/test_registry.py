@@ -117,7 +117,7 @@ def test_every_oracle_describes_itself_for_the_catalogue(name):
     cls = ORACLE_REGISTRY.get(name).obj
     assert facts["privacy_models"] == cls.privacy_models
     assert facts["paper_labels"] or cls.privacy_models == ("none",)      # every private oracle cites the paper
-    init = [f.name for f in dataclasses.fields(cls) if f.init and f.name != "privacy"]
+    init = [f.name for f in dataclasses.fields(cls) if f.init and f.name not in ("privacy", "mechanism")]
     assert list(facts["hyperparameters"]) == init
     assert all(fact["allowed"] for fact in facts["hyperparameters"].values())
     assert facts["required"] == (("epsilon",) if cls.privacy_models[0] != "none" else ())
