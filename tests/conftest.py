@@ -26,8 +26,7 @@ import pytest
 from privbandit.agents import UniformAgent, agent_is_private, make_agent
 from privbandit.agents.registry import AGENT_REGISTRY
 from privbandit.oracles import make_oracle, oracle_class
-from privbandit.oracles.iw_jdp import IWRegressionDP, IWRegressionDPFit
-from privbandit.privacy import GaussianMechanism, PrivacySpec
+from privbandit.privacy import GaussianMechanism, LocalRandomizer, PrivacySpec
 
 ONE_DIMENSIONAL = frozenset({"ldp-1d"})
 """Oracles that only fit d = 1."""
@@ -83,32 +82,55 @@ def build_agent(name: str, **kwargs: Any):
     return make_agent(name, **(BUDGET if agent_is_private(name) else {}), **kwargs)
 
 
-class QuarterNoise:
-    """A Gaussian release with a quarter of its noise, recorded in the ledger as the full one (a planted leak)."""
+@dataclasses.dataclass(frozen=True)
+class Undernoised:
+    """A planted leak: ``mechanism``'s release with its noise cut ``divide`` times, reporting ``mechanism``'s own
+    (calibrated) sensitivity and ledger entry, so the ledger check passes and only an audit can find it."""
 
-    def __init__(self, mechanism: GaussianMechanism):
-        self.mechanism = mechanism
+    mechanism: GaussianMechanism
+    divide: float
+
+    @property
+    def sensitivity(self) -> float:
+        return self.mechanism.sensitivity
+
+    @property
+    def sigma(self) -> float:
+        return self.mechanism.sigma / self.divide
 
     def release(self, values, rng=None):
-        return GaussianMechanism(self.mechanism.sensitivity, self.mechanism.sigma / 4).release(values, rng)
+        return dataclasses.replace(self.mechanism, sigma=self.sigma).release(values, rng)
 
     def ledger_entry(self):
         return self.mechanism.ledger_entry()
 
 
-class QuarterNoiseFit(IWRegressionDPFit):
-    """IW-Regression-DP's fit whose Gaussian (psi, Psi) release has a quarter of its noise."""
+def undernoised(divide: float, kinds: tuple[type, ...] = (GaussianMechanism,)) -> Callable[[Any], Any]:
+    """An oracle's ``mechanism`` hook (the public seam) that plants :class:`Undernoised` on every mechanism whose
+    type is one of ``kinds``: a central release's, or a local randomizer's channel."""
 
-    def _release(self, mechanism, values, start, stop, label):
-        if isinstance(mechanism, GaussianMechanism):       # the (psi, Psi) release
-            mechanism = QuarterNoise(mechanism)
-        return super()._release(mechanism, values, start, stop, label)
+    def hook(mechanism):
+        if isinstance(mechanism, LocalRandomizer):
+            return dataclasses.replace(mechanism, channel=hook(mechanism.channel))
+        return Undernoised(mechanism, divide) if type(mechanism) in kinds else mechanism
+
+    return hook
 
 
-class QuarterNoiseIW(IWRegressionDP):
-    """IW-Regression-DP with a quarter of the noise on its (psi, Psi) release: an under-noised twin to audit."""
+def planted_twin(name: str, hook: Callable[[Any], Any], **kwargs: Any):
+    """Agent ``name`` built with ``kwargs`` whose oracle (its default one at that budget) releases through ``hook``."""
+    oracle = dataclasses.replace(make_agent(name, **kwargs).oracle, mechanism=hook)
+    return make_agent(name, oracle=oracle, **{k: v for k, v in kwargs.items() if k not in ("epsilon", "delta")})
 
-    fit_class = QuarterNoiseFit
+
+def twin_factory(name: str, divide: float) -> Callable[..., Any]:
+    """An agent factory (for ``register_agent``: the audit takes agent names) of ``name``'s :func:`planted_twin`
+    whose Gaussian releases carry 1/``divide`` of their noise."""
+
+    def factory(*, epsilon, delta=1e-5, **kwargs):
+        return planted_twin(name, undernoised(divide), epsilon=epsilon, delta=delta, **kwargs)
+
+    return factory
 
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -157,13 +179,6 @@ def run_block(code: str, cwd: Path) -> subprocess.CompletedProcess:
     env["MPLBACKEND"] = "Agg"
     return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True,
                           check=False, timeout=BLOCK_TIMEOUT)
-
-
-class UndernoisedGaussian(GaussianMechanism):
-    """The planted bug: the release's noise divided by 1000 behind the ledger's back."""
-
-    def release(self, values, rng=None):
-        return GaussianMechanism(self.sensitivity, self.sigma / 1000).release(values, rng)
 
 
 class LeakyUniform(UniformAgent):

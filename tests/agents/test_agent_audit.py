@@ -1,17 +1,16 @@
 """privbandit audit: an empirical lower bound on any private agent's epsilon, and its ledger.
 
 The leaky agents are planted here: a non-private ridge agent with the paper's spanner play that claims
-joint DP, and ``elim-jdp-ucb`` whose releases carry a quarter of their noise behind the ledger's back.
+joint DP, and ``elim-jdp-ucb`` whose releases carry a quarter (or 1/1000) of their noise behind the ledger's back,
+planted through its oracle's public ``mechanism`` seam.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import QuarterNoiseIW, UndernoisedGaussian
+from conftest import twin_factory, undernoised
 
-import privbandit.oracles.iw_jdp as iw_jdp_module
-import privbandit.oracles.iw_ldp as iw_ldp_module
 from privbandit import cli
 from privbandit.agents import AGENT_REGISTRY, UniformAgent, agent_is_private, agent_names, register_agent
 from privbandit.agents.audit import (
@@ -29,6 +28,7 @@ from privbandit.agents.audit import (
     select_tests,
 )
 from privbandit.agents.elimination import JDP_UCB_FIRST_EPOCH, EliminationAgent
+from privbandit.oracles.iw_jdp import IWRegressionDP
 from privbandit.privacy import PrivacySpec
 
 UCB = {"first_epoch": 1}  # a public schedule option: users 1 and 2 act on the neighbour's epoch-0 release
@@ -36,8 +36,8 @@ UCB = {"first_epoch": 1}  # a public schedule option: users 1 and 2 act on the n
 
 def quarter_noise_twin(*, epsilon, delta=1e-5):
     """elim-jdp-ucb (UCB play, first epoch 256) with its (psi, Psi) noise cut 4x behind the ledger's back."""
-    return EliminationAgent(QuarterNoiseIW(PrivacySpec("jdp", epsilon, delta)), play="ucb",
-                            first_epoch=JDP_UCB_FIRST_EPOCH)
+    return EliminationAgent(IWRegressionDP(PrivacySpec("jdp", epsilon, delta), mechanism=undernoised(4.0)),
+                            play="ucb", first_epoch=JDP_UCB_FIRST_EPOCH)
 
 
 class Claims(EliminationAgent):
@@ -80,7 +80,9 @@ class ClaimsOnly(UniformAgent):
 def planted():
     """Register the planted agents for one test."""
     names = {"claims-only": ClaimsOnly, "ridge-claiming-jdp": ridge_claiming_jdp,
-             "elim-jdp-ucb-quarter-noise": quarter_noise_twin, "jdp-at-1.5": jdp_at_one_and_a_half}
+             "elim-jdp-ucb-quarter-noise": quarter_noise_twin, "jdp-at-1.5": jdp_at_one_and_a_half,
+             **{f"{name}-thousandth-noise": twin_factory(name, 1000.0)
+                for name in ("elim-jdp-ucb", "elim-glm-jdp-pooled", "elim-glm-ldp-pooled")}}
     for name, factory in names.items():
         register_agent(name, factory, private=True)
     yield names
@@ -155,20 +157,18 @@ def test_an_honest_audit_at_the_defaults_ends_its_final_runs_at_the_first_look()
     assert any("the set farthest below the claim" in line for line in res.lines())
 
 @pytest.mark.slow
-def test_audit_passes_the_honest_agent_and_catches_its_under_noised_twin(monkeypatch):
+def test_audit_passes_the_honest_agent_and_catches_its_under_noised_twin(planted):
     small = dict(agent_kwargs=UCB, max_horizon=8, watch=4, pilot_draws=16, n_draws=300)
     honest = audit_agent("elim-jdp-ucb", 1.0, **small)
     assert not honest.refuted and honest.epsilon_lower <= 1.0 and "within the claim" in honest.ledger_status
-    monkeypatch.setattr(iw_jdp_module, "GaussianMechanism", UndernoisedGaussian)
-    planted = audit_agent("elim-jdp-ucb", 1.0, **small)
-    assert planted.refuted and planted.epsilon_lower > 2.0
-    assert "within the claim" in planted.ledger_status and planted.ledger_ok  # the ledger alone misses it
+    twin = audit_agent("elim-jdp-ucb-thousandth-noise", 1.0, **small)
+    assert twin.refuted and twin.epsilon_lower > 2.0
+    assert "within the claim" in twin.ledger_status and twin.ledger_ok  # the ledger alone misses it
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("name", "module"), [("elim-glm-jdp-pooled", iw_jdp_module),
-                                              ("elim-glm-ldp-pooled", iw_ldp_module)])
-def test_audit_passes_the_pooled_glm_agents_and_catches_their_under_noised_twins(name, module, monkeypatch):
+@pytest.mark.parametrize("name", ["elim-glm-jdp-pooled", "elim-glm-ldp-pooled"])
+def test_audit_passes_the_pooled_glm_agents_and_catches_their_under_noised_twins(name, planted):
     """The end-to-end audit on the pooled GLM agents (one-user first epoch, a public schedule option) and on their
     twins whose regression releases (joint DP: the curator's Gaussian; local DP: each user's Gaussian channel)
     carry 1/1000 of their noise behind the ledger's back."""
@@ -176,9 +176,8 @@ def test_audit_passes_the_pooled_glm_agents_and_catches_their_under_noised_twins
                  n_draws=300)
     honest = audit_agent(name, 1.0, **small)
     assert not honest.refuted and honest.epsilon_lower <= 1.0 and honest.ledger_ok
-    monkeypatch.setattr(module, "GaussianMechanism", UndernoisedGaussian)
-    planted = audit_agent(name, 1.0, **small)
-    assert planted.refuted and planted.epsilon_lower > 2.0 and planted.ledger_ok
+    twin = audit_agent(f"{name}-thousandth-noise", 1.0, **small)
+    assert twin.refuted and twin.epsilon_lower > 2.0 and twin.ledger_ok
 
 
 @pytest.mark.slow
@@ -207,11 +206,11 @@ def test_a_ledger_above_the_claim_exits_with_its_own_code(planted, capsys):
 
 
 @pytest.mark.slow
-def test_audit_command_prints_the_bound_and_exits_1_when_refuted(monkeypatch, capsys):
-    monkeypatch.setattr(iw_jdp_module, "GaussianMechanism", UndernoisedGaussian)
-    # --jobs 1: the planted bug is a monkeypatch of this process, which worker processes would not see
-    code = cli.main(["audit", "--agent", "elim-jdp-ucb", "--epsilon", "1", "--agent-kwargs", '{"first_epoch": 1}',
-                     "--jobs", "1", "--horizon", "8", "--draws", "300", "--pilot-draws", "16"])
+def test_audit_command_prints_the_bound_and_exits_1_when_refuted(planted, capsys):
+    # --jobs 1: the planted agent is registered in this process, which worker processes would not see
+    code = cli.main(["audit", "--agent", "elim-jdp-ucb-thousandth-noise", "--epsilon", "1",
+                     "--agent-kwargs", '{"first_epoch": 1}', "--jobs", "1", "--horizon", "8", "--draws", "300",
+                     "--pilot-draws", "16"])
     out = capsys.readouterr().out
     assert code == 1 and "REFUTED" in out and "empirical lower bound on epsilon" in out and "detectable" in out
     for args, message in ((["--agent", "uniform", "--epsilon", "1"], "non-private"),

@@ -21,7 +21,8 @@ watched users' actions (the epoch after the neighbour's) are the sign of the rel
 post-processing, hence covered by the guarantee, but the sharpest view of the release the actions allow.
 
 Planted bugs: the same agents with the Gaussian noise of their releases divided by 1000 *behind the
-ledger's back* (the ledger still records the calibrated multiplier, so the run's ledger check passes).
+ledger's back* (the ledger still records the calibrated multiplier, so the run's ledger check passes), planted
+through the oracle's public ``mechanism`` seam (LinUCB's tree has no oracle: its module's mechanism is replaced).
 The audit must refute them; the real agents must pass.
 """
 
@@ -32,12 +33,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from conftest import QuarterNoiseIW
+from conftest import planted_twin, undernoised
 
 import privbandit.agents.linucb as linucb_module
-import privbandit.oracles.dp_sgd as dp_sgd_module
-import privbandit.oracles.iw_jdp as iw_jdp_module
-import privbandit.oracles.ssp as ssp_module
 from privbandit.agents import Agent, make_agent
 from privbandit.agents.audit import neighbouring_streams, play_stream
 from privbandit.privacy import (
@@ -109,45 +107,42 @@ def audit(agent_factory, horizon: int, seed: int, neighbour: int = 0, watch: tup
 
 # -- the planted bugs: noise divided by PLANT, ledger entry unchanged ---------------------------------
 
-class UndernoisedGaussian(GaussianMechanism):
-    def release(self, values, rng=None):
-        return GaussianMechanism(self.sensitivity, self.sigma / PLANT).release(values, rng)
-
-
 class UndernoisedSymmetric(SymmetricGaussianMechanism):
+    """LinUCB's tree releases (the agent builds them, no oracle): noise / PLANT, the calibrated ledger entry."""
+
     def release(self, values, rng=None):
         return SymmetricGaussianMechanism(self.sensitivity, self.sigma / PLANT).release(values, rng)
 
 
-# name: (agent kwargs, T, neighbour, watched rounds, mechanism class to plant, its module, seed)
+G, S = GaussianMechanism, SymmetricGaussianMechanism
+# name: (agent kwargs, T, neighbour, watched rounds, mechanism type to plant, seed)
 AGENTS = {
     # epochs of elimination: [0], [1, 2]: users 1 and 2 act on the neighbour's epoch-0 release alone
-    "elim-jdp": ({"width_cap": 1e-9, "spanner": False}, 3, 0, (1, 2), "GaussianMechanism", iw_jdp_module, 11),
-    "elim-ssp": ({"width_cap": 1e-9, "spanner": False}, 3, 0, (1, 2), "SymmetricGaussianMechanism", ssp_module, 31),
+    "elim-jdp": ({"width_cap": 1e-9, "spanner": False}, 3, 0, (1, 2), G, 11),
+    "elim-ssp": ({"width_cap": 1e-9, "spanner": False}, 3, 0, (1, 2), S, 31),
     # UCB play on the same one-user first epoch (a public schedule option): the arms' radii are equal
     # (features +-e_1), so the UCB arm is the sign of the released theta_1 at the default width cap
-    "elim-jdp-ucb": ({"first_epoch": 1, "growth": 2.0}, 3, 0, (1, 2), "GaussianMechanism", iw_jdp_module, 51),
+    "elim-jdp-ucb": ({"first_epoch": 1, "growth": 2.0}, 3, 0, (1, 2), G, 51),
     # the pooled agent on the same one-user first epoch (one W stage on floor(0.2) = 0 users: the neighbour is the
     # regression release); its widths are norms ||M phi||, equal for +-e_1, so the UCB arm is the sign of theta_1
-    "elim-jdp-pooled": ({"first_epoch": 1, "growth": 2.0}, 3, 0, (1, 2), "GaussianMechanism", iw_jdp_module, 71),
+    "elim-jdp-pooled": ({"first_epoch": 1, "growth": 2.0}, 3, 0, (1, 2), G, 71),
     # the same on the GLM's working rows (identity link here: the rows are the linear agent's, C = 1)
-    "elim-glm-jdp-pooled": ({"first_epoch": 1, "growth": 2.0}, 3, 0, (1, 2), "GaussianMechanism", iw_jdp_module,
+    "elim-glm-jdp-pooled": ({"first_epoch": 1, "growth": 2.0}, 3, 0, (1, 2), G,
                             73),
     # the tree: user 1 acts on node [0, 1), user 2 on node [0, 2); both contain the neighbour
-    "linucb-jdp": ({"width_multiplier": 0.0}, 3, 0, (1, 2), "SymmetricGaussianMechanism", linucb_module, 21),
+    "linucb-jdp": ({"width_multiplier": 0.0}, 3, 0, (1, 2), S, 21),
     # SquareCB acts on the last epoch's estimate only; DP-SGD averages theta_1..theta_n (theta_1 = 0), so a
     # one-user epoch releases pure noise: the neighbour is user 1 (epoch [1, 2]) and users 3..6 are watched
-    "squarecb-dpsgd": ({"gamma_scale": 1e6}, 7, 1, (3, 4, 5, 6), "GaussianMechanism", dp_sgd_module, 41),
+    "squarecb-dpsgd": ({"gamma_scale": 1e6}, 7, 1, (3, 4, 5, 6), G, 41),
     # SquareCB with IW-Regression-DP: the one-user epoch 0 is a regression release (as for elim-jdp), so users
     # 1 and 2 play the sign of the neighbour's released theta_1
-    "squarecb-jdp-iw": ({"gamma_scale": 1e6}, 3, 0, (1, 2), "GaussianMechanism", iw_jdp_module, 61),
+    "squarecb-jdp-iw": ({"gamma_scale": 1e6}, 3, 0, (1, 2), G, 61),
 }
-PLANTED = {"GaussianMechanism": UndernoisedGaussian, "SymmetricGaussianMechanism": UndernoisedSymmetric}
 
 
 @pytest.mark.parametrize("name", sorted(AGENTS))
 def test_joint_dp_agent_passes_the_audit(name):
-    kwargs, horizon, neighbour, watch, _, _, seed = AGENTS[name]
+    kwargs, horizon, neighbour, watch, _, seed = AGENTS[name]
     res = audit(lambda: make_agent(name, epsilon=EPS, delta=DELTA, **kwargs), horizon, seed, neighbour, watch)
     p, q = res.p_arm0
     eps_hat = max(abs(math.log(p / q)), abs(math.log((1 - p) / (1 - q))))
@@ -161,9 +156,16 @@ def test_joint_dp_agent_passes_the_audit(name):
 
 @pytest.mark.parametrize("name", sorted(AGENTS))
 def test_audit_flags_a_planted_noise_bug(name, monkeypatch):
-    kwargs, horizon, neighbour, watch, mech_name, module, seed = AGENTS[name]
-    monkeypatch.setattr(module, mech_name, PLANTED[mech_name])
-    res = audit(lambda: make_agent(name, epsilon=EPS, delta=DELTA, **kwargs), horizon, seed, neighbour, watch)
+    kwargs, horizon, neighbour, watch, kind, seed = AGENTS[name]
+    if name == "linucb-jdp":
+        monkeypatch.setattr(linucb_module, "SymmetricGaussianMechanism", UndernoisedSymmetric)
+
+    def factory():
+        if name == "linucb-jdp":
+            return make_agent(name, epsilon=EPS, delta=DELTA, **kwargs)
+        return planted_twin(name, undernoised(PLANT, (kind,)), epsilon=EPS, delta=DELTA, **kwargs)
+
+    res = audit(factory, horizon, seed, neighbour, watch)
     print(f"{name} (sigma / {PLANT:g}): delta_lower={res.delta_lower:.4f} epsilon_lower={res.epsilon_lower:.2f}")
     assert res.delta_lower > DELTA
     assert res.epsilon_lower > 2 * EPS
@@ -194,13 +196,9 @@ POOLED_DRAWS = {False: 1000, True: 10000}   # runs per stream: the honest agent 
 
 
 def pooled_agent(quarter: bool, name: str = "elim-jdp-pooled") -> Agent:
-    from privbandit.agents.pooled import POOLED_JDP_ORACLE
-    from privbandit.privacy import PrivacySpec
-
     if not quarter:
         return make_agent(name, epsilon=EPS, delta=DELTA, first_epoch=POOLED_FIRST)
-    return make_agent(name, oracle=QuarterNoiseIW(PrivacySpec("jdp", EPS, DELTA), **POOLED_JDP_ORACLE),
-                      first_epoch=POOLED_FIRST)
+    return planted_twin(name, undernoised(4.0), epsilon=EPS, delta=DELTA, first_epoch=POOLED_FIRST)
 
 
 def pooled_audit(quarter: bool, seed: int, name: str = "elim-jdp-pooled") -> tuple[float, float, float]:

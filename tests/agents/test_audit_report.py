@@ -65,20 +65,20 @@ def test_the_futility_stop_ends_the_runs_of_a_set_without_leak_early():
 
 
 @pytest.mark.slow
-def test_a_stopped_audit_says_how_many_runs_it_made_and_a_refuted_one_runs_them_all(monkeypatch):
+def test_a_stopped_audit_says_how_many_runs_it_made_and_a_refuted_one_runs_them_all():
     """The honest agent's final runs stop at a look (its set's delta is confidently below the claim); its
-    twin with 1/1000 of the noise runs all 300 and is refuted."""
-    from conftest import UndernoisedGaussian
+    twin with 1/1000 of the noise (planted through its oracle's ``mechanism`` seam) runs all 600 and is refuted."""
+    from conftest import twin_factory
 
-    import privbandit.oracles.iw_jdp as iw_jdp_module
+    from privbandit.agents import register_agent
     from privbandit.agents.audit import audit_agent
 
     small = dict(agent_kwargs={"first_epoch": 1}, max_horizon=8, watch=4, pilot_draws=16, n_draws=600)
     honest = audit_agent("elim-jdp-ucb", 1.0, **small)
     assert not honest.refuted and honest.runs_made < 600 and honest.runs_made % LOOK_EVERY == 0
     assert f"{honest.runs_made} of 600 runs per stream: stopped" in honest.lines()[2]
-    monkeypatch.setattr(iw_jdp_module, "GaussianMechanism", UndernoisedGaussian)
-    planted = audit_agent("elim-jdp-ucb", 1.0, **small)
+    register_agent("elim-jdp-ucb-twin", twin_factory("elim-jdp-ucb", 1000.0), private=True)
+    planted = audit_agent("elim-jdp-ucb-twin", 1.0, **small)
     assert planted.refuted and planted.runs_made == 600 and "600 runs per stream, T" in planted.lines()[2]
 
 
