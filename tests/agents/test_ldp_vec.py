@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import planted_twin
 from test_audit_ldp import DIM, EPS, PLANT, audit_user, under_noised
 from test_pooled_jdp import _data, released_values_only
 
@@ -130,17 +131,11 @@ def test_pooling_a_vector_release_maps_it_to_original_coordinates_with_its_noise
 # -- 1. the per-user audit and its planted under-noised twin ------------------------------------------------------
 
 def _agents_randomizers(horizon=96, first_epoch=32):
-    """The randomizers elim-ldp-vec builds on a stream (one per epoch; the later ones warm-started)."""
-    agent = make_agent("elim-ldp-vec", epsilon=EPS, delta=1e-5, first_epoch=first_epoch)
+    """The randomizers elim-ldp-vec builds on a stream (one per epoch; the later ones warm-started), seen through
+    its oracle's ``mechanism`` seam."""
     built = []
-    start_fit = agent._start_fit
-
-    def patched():
-        start_fit()
-        make = agent.fit._randomizer
-        agent.fit._randomizer = lambda stage: built.append(make(stage)) or built[-1]
-
-    agent._start_fit = patched
+    agent = planted_twin("elim-ldp-vec", lambda r: built.append(r) or r, epsilon=EPS, delta=1e-5,
+                         first_epoch=first_epoch)
     x, r = synthetic_stream(DIM, 3, horizon, 0)
     play_batch(agent, x, r, 0)
     return built
