@@ -117,6 +117,38 @@ def undernoised(divide: float, kinds: tuple[type, ...] = (GaussianMechanism,)) -
     return hook
 
 
+class RecordedRandomizers:
+    """An oracle's ``mechanism`` hook that records, in order, each local randomizer a fit builds (``randomizers``)
+    and, for each, the arrays its calls returned (``outputs``): what the server aggregates, seen from outside."""
+
+    def __init__(self) -> None:
+        self.randomizers: list[LocalRandomizer] = []
+        self.outputs: list[list[np.ndarray]] = []
+
+    def __call__(self, randomizer: LocalRandomizer) -> _Recording:
+        self.randomizers.append(randomizer)
+        self.outputs.append([])
+        return _Recording(randomizer, self.outputs[-1])
+
+    def returned(self, k: int = -1) -> np.ndarray:
+        """Every output randomizer ``k`` returned, one row per record."""
+        return np.concatenate(self.outputs[k])
+
+
+@dataclasses.dataclass(frozen=True)
+class _Recording:
+    randomizer: LocalRandomizer
+    calls: list
+
+    def __call__(self, features, rewards, rng=None):
+        out = self.randomizer(features, rewards, rng)
+        self.calls.append(out.copy())
+        return out
+
+    def ledger_entry(self):
+        return self.randomizer.ledger_entry()
+
+
 def planted_twin(name: str, hook: Callable[[Any], Any], **kwargs: Any):
     """Agent ``name`` built with ``kwargs`` whose oracle (its default one at that budget) releases through ``hook``."""
     oracle = dataclasses.replace(make_agent(name, **kwargs).oracle, mechanism=hook)

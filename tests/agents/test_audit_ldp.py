@@ -21,11 +21,12 @@ randomizer is (epsilon, delta)-DP on one record. Two checks on every registered 
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import gymnasium as gym
 import numpy as np
 import pytest
+from agent_helpers import DELTA, DIM, EPS, PLANT, audit_user
 
 import privbandit  # noqa: F401  (registers the envs)
 from privbandit.agents import Agent, EpochAgent, agent_is_private, agent_names, make_agent
@@ -33,17 +34,11 @@ from privbandit.agents.ldp_glm import LDPGLMSGDAgent
 from privbandit.agents.linucb import LDPUCBAgent, augmented_outer
 from privbandit.privacy import (
     ClippingWarning,
-    L2BallChannel,
     LocalRandomizer,
-    SymmetricGaussianMechanism,
-    audit_delta,
 )
 from privbandit.sim.runner import run
 
-EPS, DELTA = 1.0, 1e-5
-HORIZON, DIM, ARMS = 64, 3, 3
-N_DRAWS = 20_000
-PLANT = 10.0
+HORIZON, ARMS = 64, 3
 
 LOCAL_AGENTS = [n for n in agent_names() if agent_is_private(n) and make_agent(n, epsilon=EPS).privacy.model == "ldp"]
 
@@ -205,79 +200,6 @@ def test_raw_rows_passed_to_aggregation_are_flagged(name):
 
 
 # -- 1. per-user audit of the learner's view -------------------------------------------------------------
-
-def candidate_records(bound: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Records spanning the input domain: features 0, +-B e_i and B times 200 random unit vectors, rewards -1, 0, 1."""
-    u = np.random.default_rng(seed).standard_normal((200, DIM))
-    dirs = np.concatenate([np.zeros((1, DIM)), np.eye(DIM), -np.eye(DIM), u / np.linalg.norm(u, axis=1, keepdims=True)])
-    feats = np.repeat(bound * dirs, 3, axis=0)
-    rewards = np.tile([-1.0, 0.0, 1.0], dirs.shape[0])
-    return feats, rewards
-
-
-def extreme_pair(r: LocalRandomizer) -> tuple[tuple[np.ndarray, float], tuple[np.ndarray, float], float]:
-    """The two candidate records whose statistics are farthest apart, and that distance."""
-    x, y = candidate_records(r.feature_bound)
-    stats = np.asarray(r.statistic(x, y), dtype=float).reshape(x.shape[0], -1)
-    sq = np.einsum("ij,ij->i", stats, stats)
-    dist2 = sq[:, None] + sq[None, :] - 2 * stats @ stats.T
-    i, j = np.unravel_index(int(np.argmax(dist2)), dist2.shape)
-    return (x[i], float(y[i])), (x[j], float(y[j])), float(np.linalg.norm(stats[i] - stats[j]))
-
-
-def _projection(r: LocalRandomizer, rec, rec2):
-    s1 = np.asarray(r.statistic(rec[0][None], np.array([rec[1]])), dtype=float)[0]
-    s2 = np.asarray(r.statistic(rec2[0][None], np.array([rec2[1]])), dtype=float)[0]
-    diff = s1 - s2
-    if isinstance(r.channel, L2BallChannel):    # its density depends on the hemispheres only: the signs on s, s'
-        return lambda out: (np.sign(np.asarray(out).reshape(out.shape[0], -1) @ s1.ravel())
-                            - np.sign(np.asarray(out).reshape(out.shape[0], -1) @ s2.ravel()))
-    if isinstance(r.channel, SymmetricGaussianMechanism):  # the noise lives on the upper triangle
-        iu = np.triu_indices(diff.shape[0])
-        return lambda out: np.asarray(out)[:, iu[0], iu[1]] @ diff[iu]
-    return lambda out: np.asarray(out).reshape(out.shape[0], -1) @ diff.ravel()
-
-
-def channel_diameter(r: LocalRandomizer) -> float:
-    """The channel's declared sensitivity: a Gaussian's own, an L2-ball channel's diameter 2 r."""
-    return 2.0 * r.channel.radius if isinstance(r.channel, L2BallChannel) else r.channel.sensitivity
-
-
-def under_noised(r: LocalRandomizer, divide: float) -> LocalRandomizer:
-    """The planted twin: the same randomizer with its channel's noise cut ``divide`` times (a Gaussian's sigma /
-    ``divide``, an L2-ball channel's epsilon x ``divide``), its ledger claim unchanged."""
-    if isinstance(r.channel, L2BallChannel):
-        return replace(r, channel=replace(r.channel, epsilon=r.channel.epsilon * divide))
-    return replace(r, channel=replace(r.channel, sigma=r.channel.sigma / divide))
-
-
-def audit_user(r: LocalRandomizer, seed: int, divide: float = 1.0):
-    """Audit one user's view through ``r`` (its channel's noise cut ``divide`` times: :func:`under_noised`)."""
-    if divide != 1.0:
-        r = under_noised(r, divide)
-    rec, rec2, dist = extreme_pair(r)
-    assert dist <= channel_diameter(r) * (1 + 1e-9)  # the declared sensitivity covers the domain
-
-    def sampler(record):
-        return lambda n, g: r(np.broadcast_to(record[0], (n, DIM)), np.full(n, record[1]), rng=g)
-
-    cached = {}
-
-    def at(eps):
-        if not cached:
-            res = audit_delta(sampler(rec), sampler(rec2), eps, n_draws=N_DRAWS, rng=seed,
-                              project=_projection(r, rec, rec2))
-            g = np.random.default_rng(seed).spawn(2)
-            cached["p"], cached["q"] = sampler(rec)(N_DRAWS, g[0]), sampler(rec2)(N_DRAWS, g[1])
-            return res
-        return audit_delta(lambda n, g: cached["p"], lambda n, g: cached["q"], eps, n_draws=N_DRAWS, rng=seed,
-                           project=_projection(r, rec, rec2))
-
-    at_spec = at(EPS)
-    grid = np.round(np.arange(0.1, 6.0001, 0.1), 2)
-    eps_lower = max((float(e) for e in grid if at(float(e)).violates(DELTA)), default=0.0)
-    return at_spec, eps_lower, dist / channel_diameter(r)
-
 
 @pytest.fixture(scope="module")
 def recorded_randomizers():

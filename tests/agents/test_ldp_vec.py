@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 import pytest
-from conftest import planted_twin
-from test_audit_ldp import DIM, EPS, PLANT, audit_user, under_noised
-from test_pooled_jdp import _data, released_values_only
+from agent_helpers import DIM, EPS, PLANT, audit_user, released_values_only, under_noised
+from agent_helpers import pooled_data as _data
+from conftest import RecordedRandomizers, planted_twin
 
 from privbandit.agents import check_agent, make_agent
 from privbandit.agents.checks import check_ledger_within_budget, play_batch, synthetic_stream
@@ -67,8 +67,9 @@ def test_the_statistic_is_psi_and_the_scaled_gram_with_norm_at_most_sqrt_one_plu
 
 def test_every_user_is_randomized_once_by_the_pure_epsilon_l2_ball_channel():
     x, y = _data()
-    fit = _fit(x, y)
-    r = fit._randomizer(0)
+    seen = RecordedRandomizers()
+    fit = _fit(x, y, mechanism=seen)
+    (r,) = seen.randomizers
     assert isinstance(r.channel, L2BallChannel)
     assert r.channel.dim == 4 + svec_size(4) and r.channel.epsilon == 1.0
     assert r.radius == pytest.approx(math.sqrt(2.0), rel=1e-8) and r.channel.radius >= r.radius
@@ -81,13 +82,9 @@ def test_every_user_is_randomized_once_by_the_pure_epsilon_l2_ball_channel():
 def test_the_release_is_the_servers_means_and_the_channels_bound_on_the_noise():
     x, y = _data()
     d, size = 4, 4 + svec_size(4)
-    fit = make_oracle("iw-vector-ldp", epsilon=1.0, delta=1e-5).start(600, dim=d, rng=7)
-    outputs = []
-    absorb = fit._absorb
-    fit._absorb = lambda stage, out: (outputs.append(out.copy()), absorb(stage, out))
-    fit.add(x, y)
-    rel = fit.result().release
-    mean = np.concatenate(outputs).mean(axis=0)
+    seen = RecordedRandomizers()
+    rel = _fit(x, y, mechanism=seen).result().release
+    mean = seen.returned().mean(axis=0)
     assert isinstance(rel, VectorLDPRelease) and rel.n == 600
     np.testing.assert_allclose(rel.psi, mean[:d], rtol=1e-12)
     np.testing.assert_allclose(rel.gram, unsvec(mean[d:], d), rtol=1e-12)          # B = 1: c = 1

@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from agent_helpers import pooled_data as _data
+from agent_helpers import released_values_only
 
 from privbandit.agents import check_agent, make_agent
 from privbandit.agents.base import Learner
@@ -23,13 +25,6 @@ from privbandit.linalg import psd_project, psd_sqrt, symmetric_part
 from privbandit.oracles import make_oracle
 from privbandit.oracles.iw_jdp import IWRelease
 from privbandit.privacy.replay import ReleaseTape
-
-
-def _data(n=600, d=4, seed=3):
-    rng = np.random.default_rng(seed)
-    x = rng.uniform(-1, 1, (n, d)) / 2.0
-    y = np.clip(x @ [0.5, -0.5, 0.2, 0.0] + 0.3 * rng.standard_normal(n), -1, 1)
-    return x, y
 
 
 def _fit(x, y, rng=7, **kwargs):
@@ -204,14 +199,6 @@ def test_the_agent_warm_starts_each_epoch_from_the_last_released_w():
     assert np.array_equal(agent.learner.fit_oracle(agent.learning, agent.oracle).initial_w, releases[-1].w)
 
 
-def _estimates_on(agent_factory, stream, tape=None):
-    x, r = stream
-    agent = agent_factory()
-    with ReleaseTape(replay=tape) as rec:
-        play_batch(agent, x, r, 5)
-    return agent, rec
-
-
 def _leaky(**kwargs):
     """A planted bug: the pooled agent that also reads the fit's unreleased running sum of Psi."""
 
@@ -222,18 +209,6 @@ def _leaky(**kwargs):
             return type(est)(est.theta + 1e-3 * raw[0], est.link, est.width_matrix, est.width_scale)
 
     return Leaky(epsilon=1.0, delta=1e-5, first_epoch=16, growth=2.0, **kwargs)
-
-
-def released_values_only(factory) -> bool:
-    """Whether replaying one run's releases on a stream with entirely different users gives the same estimates
-    and the same final policy, bit for bit."""
-    first, tape = _estimates_on(factory, synthetic_stream(4, 3, 240, 1))
-    second, _ = _estimates_on(factory, synthetic_stream(4, 3, 240, 2), tape)
-    assert len(first.estimates) == len(second.estimates) == 4
-    probe = synthetic_stream(4, 3, 50, 9)[0]
-    same = all(np.array_equal(a.theta, b.theta) and np.array_equal(a.width_matrix, b.width_matrix)
-               for a, b in zip(first.estimates, second.estimates))
-    return same and np.array_equal(first.action_probabilities(probe), second.action_probabilities(probe))
 
 
 def test_the_pooled_estimate_reads_released_values_only():

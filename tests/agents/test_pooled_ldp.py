@@ -7,7 +7,9 @@ import math
 
 import numpy as np
 import pytest
-from test_pooled_jdp import _data, released_values_only
+from agent_helpers import pooled_data as _data
+from agent_helpers import released_values_only
+from conftest import RecordedRandomizers
 
 from privbandit.agents import check_agent, make_agent
 from privbandit.agents.checks import check_ledger_within_budget, play_batch, synthetic_stream
@@ -54,18 +56,21 @@ def test_a_warm_start_must_be_a_symmetric_positive_definite_d_by_d_matrix():
 @pytest.mark.parametrize("kwargs", [{}, {"stages": 1, "u_fraction": 0.2, "initial_u": np.diag([2.0, 1, 1, 0.5])}])
 def test_the_exposed_release_is_the_servers_means_and_the_channels_noise(kwargs):
     x, y = _data()
-    fit = _fit(x, y, **kwargs)
+    seen = RecordedRandomizers()
+    fit = _fit(x, y, mechanism=seen, **kwargs)
     est = fit.result()
     rel = est.release
+    regression = seen.returned()            # the last stage's randomized outputs (its users')
     assert isinstance(rel, LDPRelease)
-    assert rel.n == fit.stage_sizes[-1] == fit._count and rel.n_u_stages == len(fit.stage_sizes) - 1
+    assert rel.n == fit.stage_sizes[-1] == regression.shape[0] and rel.n_u_stages == len(fit.stage_sizes) - 1
     # the means of the randomized outputs the server aggregated, split into psi_hat and Psi_hat
-    mean = fit._sum / rel.n
+    mean = regression.sum(axis=0) / rel.n
     assert np.array_equal(rel.psi, mean[:4]) and np.array_equal(rel.psi_mat, mean[4:].reshape(4, 4) / fit.scale)
     # the per-entry sd of the means: the channel's sigma (from the ledger) over sqrt(n), Psi's rescaled by 1/scale
     (reg,) = [r for r in fit.ledger.releases if r.stop == x.shape[0] and r.start == x.shape[0] - rel.n]
-    sigma = fit._reg_channel.sigma
-    assert sigma == pytest.approx(reg.entry.parameter * fit._reg_channel.sensitivity, rel=1e-12)
+    channel = seen.randomizers[-1].channel
+    sigma = channel.sigma
+    assert sigma == pytest.approx(reg.entry.parameter * channel.sensitivity, rel=1e-12)
     assert rel.noise_sd_psi == pytest.approx(sigma / math.sqrt(rel.n), rel=1e-12)
     assert rel.noise_sd_Psi == pytest.approx(rel.noise_sd_psi * math.sqrt(rel.bound), rel=1e-12)
     # the oracle's own theta is the post-processing of these values, and U is its width matrix

@@ -11,7 +11,7 @@ import json
 import re
 
 import pytest
-from test_reference import TINY, shifted, stored_suite
+from bench_helpers import TINY, shifted, stored_suite
 
 from privbandit import cli
 from privbandit.report.files import read_cell

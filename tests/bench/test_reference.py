@@ -20,6 +20,7 @@ from dataclasses import replace
 
 import pandas as pd
 import pytest
+from bench_helpers import TINY, shifted, stored_suite
 
 from privbandit import cli
 from privbandit.bench.cells import cell_path
@@ -31,7 +32,6 @@ from privbandit.bench.stored import (
     install_stored,
     machine,
     match_stored,
-    pack_results,
     stream_difference,
     stream_summary,
     suite_version,
@@ -40,20 +40,6 @@ from privbandit.bench.suites import Suite, lin_env
 from privbandit.bench.sweep import sweep
 from privbandit.report.files import read_cell
 from privbandit.report.leaderboard import leaderboard_markdown, ranked_boards, read_results
-
-TINY = Suite("tiny", "two agents, one env, two seeds", (
-    Grid((AgentEntry("uniform", private=False), AgentEntry("elim-nonprivate", private=False),
-          AgentEntry("elim-jdp", private=True, reference="elim-nonprivate")),
-         (lin_env("rare-direction", 2, 2),), epsilons=(1.0,), seeds=2, horizon=64),))
-
-
-def stored_suite(suite: Suite, tmp_path_factory) -> tuple:
-    """The suite's cells run into a folder and stored: (folder, dest, archive, manifest)."""
-    folder = tmp_path_factory.mktemp(f"{suite.name}-cells")
-    sweep(suite.cells(), folder, jobs=1)
-    dest = tmp_path_factory.mktemp(f"{suite.name}-reference")
-    archive, manifest = pack_results(suite, folder, f"privbandit store-reference --suite {suite.name}", dest=dest)
-    return folder, dest, archive, manifest
 
 
 @pytest.fixture(scope="module")
@@ -85,14 +71,6 @@ def test_store_reference_command_runs_the_baselines_resumably_and_records_itself
     assert exit_.value.code == 2
     err = capsys.readouterr().err.strip()
     assert err == f"privbandit store-reference: error: --out must be a folder, got the file {tmp_path / 'file'}"
-
-
-def shifted(meta: dict, key: str, by: float, block: int = 0) -> dict:
-    """``meta`` with the first sketch value of one block of stream ``key`` moved by ``by`` times its scale."""
-    summary = meta["streams"][key]
-    sketch = [list(s) for s in summary["sketch"]]
-    sketch[block][0] += by * summary["scale"][block][0]
-    return {**meta, "streams": {**meta["streams"], key: {**summary, "sketch": sketch}}}
 
 
 @pytest.mark.slow
