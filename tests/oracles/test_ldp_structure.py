@@ -1,8 +1,9 @@
 """Local privacy by construction: the aggregation step of every local-DP oracle sees randomized outputs only.
 
-The detector records every object ``_absorb`` receives and flags any that is (or shares memory with) a
-raw row, or equals a raw row, a raw reward or the unnoised per-row statistic. It must pass on every
-local oracle and fire when a randomizer is bypassed.
+The detector records every object ``_absorb`` (the aggregation hook a local fit implements) receives and flags any
+that is (or shares memory with) a raw row, or equals a raw row, a raw reward or the unnoised per-row statistic. It
+must pass on every local oracle and fire when a randomizer is bypassed; the randomizers are seen, and the bypass
+planted, through the oracle's public ``mechanism`` seam.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def _equal_rows(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 class AbsorbRecorder:
-    """Wraps a fit's ``_absorb`` and ``_randomizer``; remembers what aggregation received and the raw truth."""
+    """Wraps a fit's ``_absorb``; remembers what aggregation received and the raw truth."""
 
     def __init__(self, fit, forward: bool = True):
         self.fit = fit
@@ -46,14 +47,7 @@ class AbsorbRecorder:
         self.received: list[tuple[int, np.ndarray]] = []
         self.raw_stats: list[np.ndarray] = []
         self._absorb = fit._absorb
-        self._randomizer = fit._randomizer
         fit._absorb = self.absorb
-        fit._randomizer = self.randomizer
-        self.last_randomizer = None
-
-    def randomizer(self, stage):
-        self.last_randomizer = self._randomizer(stage)
-        return self.last_randomizer
 
     def absorb(self, stage, outputs):
         self.received.append((stage, outputs))
@@ -85,24 +79,23 @@ def detect_raw(recorder: AbsorbRecorder, x: np.ndarray, y: np.ndarray) -> list[s
 
 def run_recorded(name: str, x: np.ndarray, y: np.ndarray, chunk: int = 37, seed: int = 0, leak: bool = False):
     d = x.shape[1]
-    fit = make_oracle(name, epsilon=1.0, delta=1e-5).start(x.shape[0], dim=d, rng=seed)
-    rec = AbsorbRecorder(fit)
-    inner = rec.randomizer
+    built = []
 
-    def randomizer(stage):
-        r = inner(stage)
+    def randomizer(r):
+        built.append(r)
         if leak:  # bypass the channel: the statistic goes out unnoised
             return LeakyRandomizer(r.statistic, r.radius, r.channel, r.feature_bound)
         return r
 
-    fit._randomizer = randomizer
+    fit = make_oracle(name, epsilon=1.0, delta=1e-5, mechanism=randomizer).start(x.shape[0], dim=d, rng=seed)
+    rec = AbsorbRecorder(fit)
     original_absorb = rec.absorb
 
     def absorb(stage, outputs):
         # The unnoised statistic of the same rows, recomputed for the detector (not seen by the fit).
         start = sum(o.shape[0] for _, o in rec.received)
         xs, ys = x[start:start + outputs.shape[0]], y[start:start + outputs.shape[0]]
-        rec.raw_stats.append(np.asarray(rec.last_randomizer.statistic(xs, ys)))
+        rec.raw_stats.append(np.asarray(built[-1].statistic(xs, ys)))
         return original_absorb(stage, outputs)
 
     fit._absorb = absorb
