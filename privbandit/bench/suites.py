@@ -6,23 +6,9 @@ agent to a suite, append an entry to :data:`JDP_AGENTS` or :data:`LDP_AGENTS`. E
 oracle) is not registered in this install are left out when the suite's cells are built, and listed
 in :meth:`Suite.missing`.
 
-- ``quick``: d = 5, K = 5 on the rare-direction and heavy-tailed-norm families; the epoch-batched agents
-  at T = 2^16 with 4 seeds (joint DP at epsilon in {0.3, 1}, local DP at epsilon = 1); the baselines whose
-  policy changes every round (:data:`PER_ROUND_BASELINES`, ~0.3-1 ms a round) at T = 2^14 with 2 seeds,
-  epsilon = 1, on rare-direction only; and one real-data cell block: ``PrivCBify-v0`` on digits (4 principal
-  directions, d = 40, K = 10, the cbify label reward), five agents at T = 2^14, epsilon = 1, 2 seeds.
-  Finishes in under 5 minutes on 2 cores.
-- ``paper``: the suite of the agent issue: joint DP at d = 10, K = 10 and local DP at d = 5, K = 5, on the
-  heavy-tailed-norm, rare-direction and spiky families, epsilon in {0.1, 0.3, 1}, and GLM boards for both
-  privacy models (the logistic link at slopes :data:`GLM_SCALES` on :data:`GLM_FAMILIES`, epsilon = 1, delta = 1e-5),
-  T = 2^20, 10 seeds (log-log slopes over t in [2^14, 2^20]); the per-round UCB baselines update their policy
-  every 64 rounds (:data:`PAPER_UCB_BATCH`, labels ``*-batch64``). Hours on a laptop; use ``--jobs`` or a
-  cluster.
-- ``agents``: the agent benchmark (every bandit agent): the paper suite's blocks at delta = 1e-5 with the
-  agent issue's lists (the LinUCB baselines with both radii, ``elim-glm-jdp-ucb``, a local-DP GLM block) and
-  a real-data block, ``PrivCBify-v0`` on digits (8 principal directions) and wine at epsilon in {0.3, 1},
-  T = 2^18, 5 seeds. ``privbandit bench --suite agents`` runs it (``--seeds``/``--horizon`` make it smaller;
-  ``--jobs`` and a rerun to resume as for every suite).
+Each suite's ``description`` says what it runs, once (``privbandit list suites`` prints it): ``quick`` is the
+README's benchmark (minutes on 2 cores), ``paper`` the agent issue's suite (hours on a laptop: use ``--jobs`` or a
+cluster), ``agents`` every bandit agent.
 
 References
 ----------
