@@ -27,6 +27,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from agent_helpers import DELTA, DIM, EPS, PLANT, audit_user
+from conftest import planted_twin
 
 import privbandit  # noqa: F401  (registers the envs)
 from privbandit.agents import Agent, EpochAgent, agent_is_private, agent_names, make_agent
@@ -76,15 +77,15 @@ def recording(r: LocalRandomizer, log: Log, leak: bool = False) -> LocalRandomiz
 
 
 def instrument(agent: Agent, log: Log, leak: bool = False, raw_bypass: bool = False) -> Agent:
-    """Patch an agent instance (before ``run`` resets it) so every randomizer and every absorb is logged."""
-    if isinstance(agent, EpochAgent):
+    """Patch an agent instance (before ``run`` resets it) so every absorb is logged, and every randomizer of an agent
+    without an oracle (an epoch agent's are logged through its oracle's seam: :func:`play_instrumented`)."""
+    if isinstance(agent, EpochAgent):     # its randomizers are recorded through its oracle's mechanism seam
         start_fit = agent._start_fit
 
         def patched_start():
             start_fit()
             fit = agent.fit
-            inner_r, inner_a = fit._randomizer, fit._absorb
-            fit._randomizer = lambda stage: recording(inner_r(stage), log, leak)
+            inner_a = fit._absorb
 
             def absorb(stage, outputs):
                 log.absorbed.append(outputs)
@@ -144,9 +145,12 @@ def instrument(agent: Agent, log: Log, leak: bool = False, raw_bypass: bool = Fa
     return agent
 
 
-def play_instrumented(name: str, seed: int = 0, **flags) -> Log:
+def play_instrumented(name: str, seed: int = 0, leak: bool = False, raw_bypass: bool = False) -> Log:
     log = Log()
-    agent = instrument(make_agent(name, epsilon=EPS, delta=DELTA), log, **flags)
+    agent = make_agent(name, epsilon=EPS, delta=DELTA)
+    if isinstance(agent, EpochAgent):
+        agent = planted_twin(name, lambda r: recording(r, log, leak), epsilon=EPS, delta=DELTA)
+    agent = instrument(agent, log, leak=leak, raw_bypass=raw_bypass)
     env = gym.make("PrivGLMCB-v0" if "glm" in name else "PrivLinCB-v0", dim=DIM, n_arms=ARMS, horizon=HORIZON,
                    family="heavy-tailed")
     with warnings.catch_warnings():
