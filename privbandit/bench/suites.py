@@ -6,9 +6,8 @@ agent to a suite, append an entry to :data:`JDP_AGENTS` or :data:`LDP_AGENTS`. E
 oracle) is not registered in this install are left out when the suite's cells are built, and listed
 in :meth:`Suite.missing`.
 
-Each suite's ``description`` says what it runs, once (``privbandit list suites`` prints it): ``quick`` is the
-README's benchmark (minutes on 2 cores), ``paper`` the agent issue's suite (hours on a laptop: use ``--jobs`` or a
-cluster), ``agents`` every bandit agent.
+Each suite's ``description`` says what it runs, written once: a report's header and the results board quote it.
+``paper`` and ``agents`` take hours on a laptop (use ``--jobs`` or a cluster).
 
 References
 ----------
