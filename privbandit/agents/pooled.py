@@ -105,7 +105,8 @@ __all__ = ["GLM_RESPONSE_BOUND", "GLMWorkingRows", "LinearRows", "POOLED_GLM_JDP
            "POOLED_JDP_CONSTANTS", "POOLED_JDP_GROWTH", "POOLED_JDP_ORACLE", "POOLED_LDP_CONSTANTS",
            "POOLED_LDP_FIRST_EPOCH", "POOLED_LDP_LEARNER", "POOLED_LDP_ORACLE", "PooledJDPAgent", "PooledLDPAgent",
            "PooledReleases", "PooledState", "PooledStatistics", "PooledVectorLDPAgent", "RowTransform",
-           "pooled_estimate", "release_weighting"]
+           "VECTOR_LDP_CONSTANTS", "VECTOR_LDP_GROWTH", "VECTOR_LDP_LEARNER", "VECTOR_LDP_ORACLE", "pooled_estimate",
+           "release_weighting"]
 
 
 POOLED_JDP_ORACLE: dict[str, Any] = dict(n_stages=1, w_fraction=0.2)
@@ -146,6 +147,21 @@ heavy-tailed at slope 2 and on rare-direction at slope 6 all were within one sta
 
 POOLED_LDP_FIRST_EPOCH = 1024
 """The local-DP agent's first epoch (public, fixed in advance)."""
+
+VECTOR_LDP_ORACLE: dict[str, Any] = dict(gram_radius=0.5)
+"""``elim-ldp-vec``'s oracle settings: the Gram statistic of phi shrunk to norm 0.5 (public, fixed in advance;
+:class:`~privbandit.oracles.iw_vec_ldp.IWVectorLDP`'s ``gram_radius``), which narrows the channel from radius
+sqrt(2) to sqrt(1.5) and the Gram noise's sd to 0.61x: the lever the local-DP study's clipping table pointed at
+(most heavy-tailed norms are far below B)."""
+
+VECTOR_LDP_CONSTANTS: dict[str, float] = dict(POOLED_LDP_CONSTANTS, reg_scale=0.1, z=1.0)
+"""``elim-ldp-vec``'s r and z (the rest as :data:`POOLED_LDP_CONSTANTS`): a lighter regulariser and a narrower
+variance term than ``elim-ldp-pooled``'s, for its less noisy releases."""
+
+VECTOR_LDP_GROWTH: float = 1.25
+"""``elim-ldp-vec``'s epoch growth (public, fixed in advance). Under local DP an epoch costs no budget (each user
+randomizes once, whatever the schedule) and pooling keeps every epoch's reports in the solve, so shorter epochs
+only bring each new release sooner."""
 
 
 Release = IWRelease | LDPRelease | VectorLDPRelease
@@ -465,6 +481,9 @@ class PooledReleases(Learner):
 POOLED_LDP_LEARNER = PooledReleases(**POOLED_LDP_CONSTANTS, plan_window=1)
 """The local-DP agents' pooling: :data:`POOLED_LDP_CONSTANTS`, eliminating on the latest release only."""
 
+VECTOR_LDP_LEARNER = PooledReleases(**VECTOR_LDP_CONSTANTS, plan_window=1)
+"""``elim-ldp-vec``'s learner: :data:`VECTOR_LDP_CONSTANTS`, the latest release only (``plan_window`` 1)."""
+
 
 _POOLING_CONSTRAINTS: ParameterConstraints = {
     "pooling": [None, InstanceOf(Learner, "a Learner", example=PooledReleases), Options(("none",))]}
@@ -656,10 +675,14 @@ class PooledVectorLDPAgent(EliminationAgent):
     Parameters
     ----------
     oracle : IWVectorLDP or str
-        The oracle (default ``"iw-vector-ldp"``, updated by ``oracle_kwargs``); an instance is used as given.
-    pooling, play, first_epoch, growth
-        As in :class:`PooledLDPAgent` (the same defaults, :data:`POOLED_LDP_LEARNER`, first epoch
-        :data:`POOLED_LDP_FIRST_EPOCH`, doubling).
+        The oracle (default ``"iw-vector-ldp"`` with :data:`VECTOR_LDP_ORACLE`, the Gram radius 0.5, updated by
+        ``oracle_kwargs``); an instance is used as given.
+    pooling : Learner, optional
+        Default :data:`VECTOR_LDP_LEARNER` (:data:`VECTOR_LDP_CONSTANTS`, the latest release only);
+        ``elim-glm-ldp-vec`` registers it with :class:`GLMWorkingRows`.
+    play, first_epoch, growth
+        As in :class:`PooledLDPAgent` (UCB, first epoch :data:`POOLED_LDP_FIRST_EPOCH`), with epochs growing
+        :data:`VECTOR_LDP_GROWTH`.
     **kwargs
         The rest of :class:`~privbandit.agents.EliminationAgent`'s arguments.
 
@@ -702,10 +725,11 @@ class PooledVectorLDPAgent(EliminationAgent):
         "model": [None, Options(("ldp",))]}
 
     def __init__(self, oracle: Oracle | str = "iw-vector-ldp", *, pooling: str | Learner | None = None,
-                 play: str = "ucb", first_epoch: int = POOLED_LDP_FIRST_EPOCH, growth: float = 2.0,
+                 play: str = "ucb", first_epoch: int = POOLED_LDP_FIRST_EPOCH, growth: float = VECTOR_LDP_GROWTH,
                  **kwargs: Any) -> None:
-        super().__init__(oracle, pooling=POOLED_LDP_LEARNER if pooling is None else pooling, play=play,
-                         first_epoch=first_epoch, growth=growth, **kwargs)
+        super().__init__(oracle, pooling=VECTOR_LDP_LEARNER if pooling is None else pooling, play=play,
+                         first_epoch=first_epoch, growth=growth,
+                         **_pooled_oracle_kwargs(type(self), oracle, VECTOR_LDP_ORACLE, kwargs))
 
 
 def pooled_estimate(stats: PooledStatistics, link: Any, *, reg_scale: float, z: float, norm_bound: float,
@@ -773,6 +797,10 @@ register_variant(PooledLDPAgent, "elim-glm-ldp-pooled", None, "ldp", "local-DP G
                  "linear predictor (alg:LDP-linear-regression releases of def:GLM working rows)",
                  pooling=dataclasses.replace(POOLED_LDP_LEARNER, rows=GLMWorkingRows(), **POOLED_GLM_LDP_CONSTANTS))
 register_variant(PooledVectorLDPAgent, "elim-ldp-vec", None, "ldp", "local-DP elimination on pooled IW-Vector-LDP "
-                 "releases: each user sends one L2-ball report of (psi, Gram statistic), U from the reports, "
-                 "variance-plus-bias width, UCB play (alg:LDP-linear-regression statistics, Duchi et al. 2013 "
-                 "channel, pooled)")
+                 "releases: each user sends one L2-ball report of (psi, Gram statistic at radius 0.5), U from the "
+                 "reports, variance-plus-bias width, UCB play, epochs growing 1.25x (alg:LDP-linear-regression "
+                 "statistics, Duchi et al. 2013 channel, pooled)")
+register_variant(PooledVectorLDPAgent, "elim-glm-ldp-vec", None, "ldp", "local-DP GLM elimination: elim-ldp-vec on the "
+                 "GLM's working rows at the last release (one private IRLS step per epoch, pooled), UCB on the "
+                 "linear predictor (IW-Vector-LDP releases of def:GLM working rows)",
+                 pooling=dataclasses.replace(VECTOR_LDP_LEARNER, rows=GLMWorkingRows()))

@@ -65,8 +65,11 @@ LDP_AGENTS: tuple[AgentEntry, ...] = (
     AgentEntry("linucb", private=False),
     AgentEntry("squarecb-ldp-sgd", private=True, reference="squarecb-nonprivate"),
     AgentEntry("elim-ldp-pooled", private=True, reference="elim-ucb", version=2),  # 2: as elim-jdp-pooled's 3
+    AgentEntry("elim-ldp-vec", private=True, reference="elim-ucb"),
+    preset_entry("linucb-practical", private=False),
 )
-"""Agents of the local-DP blocks; extend by appending."""
+"""Agents of the local-DP blocks; extend by appending. ``linucb-practical`` is the best non-private reference
+(LinUCB with the practical radius), so a board shows the price of local privacy against it."""
 
 GLM_JDP_AGENTS: tuple[AgentEntry, ...] = (
     AgentEntry("uniform", private=False),
@@ -388,6 +391,8 @@ GLM_LDP_BOARD: tuple[AgentEntry, ...] = glm_board_agents(
     AgentEntry("elim-glm-ldp", private=True, reference="elim-nonprivate"),
     AgentEntry("ldp-glm-sgd", private=True, reference=f"glm-ucb-practical-batch{GLM_UCB_BATCH}"),
     AgentEntry("elim-glm-ldp-pooled", private=True, reference=f"glm-ucb-practical-batch{GLM_UCB_BATCH}"),
+    AgentEntry("elim-ldp-vec", private=True, reference="elim-ucb"),
+    AgentEntry("elim-glm-ldp-vec", private=True, reference=f"glm-ucb-practical-batch{GLM_UCB_BATCH}"),
 ))
 """Agents of the local-DP GLM boards (d = 5, K = 5), with Han et al.'s LDP-SGD (``ldp-glm-sgd``, the local-DP GLM
 baseline of `tab:comp`)."""
@@ -429,11 +434,12 @@ _AGENTS_JDP = ("uniform", "epsilon-greedy", "linucb", "linucb-practical", "elim-
                "squarecb-nonprivate", "elim-jdp", "elim-jdp-ucb", "elim-ssp", "linucb-jdp", "linucb-jdp-practical",
                "squarecb-dpsgd", "squarecb-jdp-iw")
 _AGENTS_LDP = ("uniform", "elim-nonprivate", "elim-ucb", "linucb", "linucb-practical", "elim-ldp", "elim-ldp-greedy",
-               "elim-ldp-ssp", "ldp-ucb", "ldp-ucb-practical", "squarecb-ldp-sgd")
+               "elim-ldp-ssp", "ldp-ucb", "ldp-ucb-practical", "squarecb-ldp-sgd", "elim-ldp-pooled", "elim-ldp-vec")
 _GLM_REFERENCES = (f"glm-ucb-practical-batch{GLM_UCB_BATCH}", "gloc-practical")
 _AGENTS_GLM_JDP = ("elim-nonprivate", "elim-ucb", "elim-jdp", "elim-jdp-ucb", "elim-glm-jdp", "elim-glm-jdp-ucb",
                    "elim-glm-jdp-pooled") + _GLM_REFERENCES
-_AGENTS_GLM_LDP = ("elim-ldp", "elim-ldp-greedy", "elim-glm-ldp", "elim-glm-ldp-pooled", "ldp-glm-sgd")
+_AGENTS_GLM_LDP = ("elim-ldp", "elim-ldp-greedy", "elim-glm-ldp", "elim-glm-ldp-pooled", "ldp-glm-sgd", "elim-ldp-vec",
+                   "elim-glm-ldp-vec")
 _AGENTS_REAL_JDP = ("uniform", "elim-nonprivate", "elim-ucb", "linucb-practical", "elim-jdp", "elim-jdp-ucb",
                     "linucb-jdp-practical")
 _AGENTS_REAL_LDP = ("elim-nonprivate", "elim-ucb", "elim-ldp", "elim-ldp-greedy", "ldp-ucb-practical")

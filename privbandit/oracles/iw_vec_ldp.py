@@ -49,6 +49,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from .._validation import POSITIVE, ParameterConstraints
 from ..infomatrix import spectral_update
 from ..linalg import psd_project, symmetric_part
 from ..privacy import L2BallChannel, LocalRandomizer
@@ -87,20 +88,25 @@ def unsvec(vec: np.ndarray, dim: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class VectorIWStatistic:
-    """phi, y -> (U phi y / ||U phi||, scale svec(U^{1/2} phi phi^T U^{1/2} / ||U phi||)), 0 at U phi = 0.
+    """phi, y -> (U phi y / ||U phi||, scale svec(U^{1/2} phi_r phi_r^T U^{1/2} / ||U phi_r||)), 0 at U phi = 0.
 
-    Norm <= sqrt(1 + scale^2 ||phi||^2): ||psi|| <= |y| and ||H||_F = ||U^{1/2} phi||^2 / ||U phi|| <= ||phi||.
+    phi_r = phi min(1, r / ||phi||) is phi shrunk to the Gram radius r (``radius``; infinite: phi itself). psi
+    reads only U phi's direction, so it is the same for phi and phi_r; the Gram statistic of phi_r is that of phi
+    times min(1, r / ||phi||). Norm <= sqrt(1 + scale^2 min(r, ||phi||)^2): ||psi|| <= |y| and
+    ||H||_F = ||U^{1/2} phi_r||^2 / ||U phi_r|| <= ||phi_r|| (`lem:uxxu`).
     """
 
     u: np.ndarray
     u_half: np.ndarray
     scale: float
+    radius: float = math.inf
 
     def __call__(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         inv = inverse_norms(row_norms(x @ self.u))
         psi = (x @ self.u) * (inv * y)[:, None]
         vx = x @ self.u_half
-        big_h = (vx * inv[:, None])[:, :, None] * vx[:, None, :]
+        shrink = np.minimum(1.0, self.radius * inverse_norms(row_norms(x))) if math.isfinite(self.radius) else 1.0
+        big_h = (vx * (inv * shrink)[:, None])[:, :, None] * vx[:, None, :]
         return np.concatenate([psi, self.scale * svec(big_h)], axis=1)
 
 
@@ -159,12 +165,15 @@ class IWVectorLDPFit(SummingLocalFit):
         super().__init__(*args)
         cfg, d = self.oracle, self.dim
         self.u, self._u_half = warm_start(cfg.initial_u, d, name="initial_u")
-        self.scale = 1.0 / math.sqrt(self.bound)
+        # The Gram radius r <= B: the Gram statistic of phi shrunk to r, whose norm is at most r (psi is unchanged).
+        self.gram_radius = self.bound if cfg.gram_radius is None else min(cfg.gram_radius, self.bound)
+        self.scale = 1.0 / math.sqrt(self.gram_radius)
         self.size = d + svec_size(d)
-        radius = padded(math.sqrt(1.0 + self.scale ** 2 * self.bound ** 2))
+        radius = padded(math.sqrt(1.0 + self.scale ** 2 * self.gram_radius ** 2))
         self._channel = L2BallChannel(cfg.privacy.epsilon, self.size, radius)
-        self._randomizer_ = LocalRandomizer(VectorIWStatistic(self.u.copy(), self._u_half.copy(), self.scale),
-                                            radius, self._channel, self.bound)
+        statistic = VectorIWStatistic(self.u.copy(), self._u_half.copy(), self.scale,
+                                      math.inf if self.gram_radius >= self.bound else self.gram_radius)
+        self._randomizer_ = LocalRandomizer(statistic, radius, self._channel, self.bound)
         self._sum = np.zeros(self.size)
         # The per-coordinate noise sd of one user's output: Cov(Z | s) = (M^2/D) I - s s^T <= (M^2/D) I.
         self.user_sd = self._channel.magnitude / math.sqrt(self.size)
@@ -221,13 +230,21 @@ class IWVectorLDP(IWRegressionLDP):
     initial_u : ndarray (d, d), optional
         The public U the users use (a symmetric positive definite matrix; the identity by default): an agent
         passes the previous epoch's ``release.u_next``.
+    gram_radius : float, optional
+        r > 0, public and fixed before the run: the Gram statistic H is computed from phi shrunk to norm at most
+        r, so its norm bound is r instead of B and the channel's radius sqrt(1 + r) instead of sqrt(1 + B), with
+        c = 1 / sqrt(r) (default None, or any r >= B: no row is shrunk). psi is unchanged (it reads only
+        U phi's direction). The fit then estimates the least-squares solution for the Gram of the shrunk rows:
+        where the norm of phi is independent of its direction (the heavy-tailed family), that is theta* times a
+        scalar >= 1, which ranks the arms as theta* does.
 
     Notes
     -----
     The configuration is IW-Regression-LDP's (a subclass: the same fields, width constants and warm start);
     its ``stages`` and ``u_fraction`` are unused: no user learns U alone, U's step comes from every user's H
     report. Sensitivity: the statistic's norm is at most
-    R = sqrt(1 + B) for every U and every clipped row, the channel's input radius; the channel is (epsilon, 0)-DP
+    R = sqrt(1 + c^2 min(r, B)^2) = sqrt(1 + min(r, B)) for every U and every row clipped to B, the channel's
+    input radius; the channel is (epsilon, 0)-DP
     for any two inputs in its ball and unbiased.
 
     References
@@ -248,5 +265,9 @@ class IWVectorLDP(IWRegressionLDP):
     (2000, 'l2-ball')
     """
 
+    gram_radius: float | None = None
+
     name: ClassVar[str] = "iw-vector-ldp"
     fit_class: ClassVar[type] = IWVectorLDPFit
+    parameter_constraints: ClassVar[ParameterConstraints] = {
+        **IWRegressionLDP.parameter_constraints, "gram_radius": [None, POSITIVE]}

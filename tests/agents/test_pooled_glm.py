@@ -90,7 +90,7 @@ def test_the_response_bound_is_checked():
 GLM_SPEC = BanditSpec(n_arms=4, dim=3, horizon=256, link=logistic_link(6.0))
 
 
-@pytest.mark.parametrize("name", ["elim-glm-jdp-pooled", "elim-glm-ldp-pooled"])
+@pytest.mark.parametrize("name", ["elim-glm-jdp-pooled", "elim-glm-ldp-pooled", "elim-glm-ldp-vec"])
 def test_the_glm_agents_keep_the_agent_contract(name):
     """check_agent (release replay to a neighbour, ledger, step == batch) and, on a logistic spec where the rows
     are transformed, the step loop equals the batch path."""
@@ -138,6 +138,23 @@ def test_the_privacy_calibration_is_the_linear_agents(glm, linear):
         np.testing.assert_allclose(ea.theta, eb.theta, rtol=1e-12, atol=1e-14)
 
 
+def test_elim_glm_ldp_vec_is_elim_ldp_vec_on_the_working_rows():
+    """The same one pure-epsilon L2-ball report per user on a logistic spec, different rows (different releases);
+    on the identity link the same agent, release for release."""
+    def made(name):
+        return make_agent(name, epsilon=1.0, delta=1e-5, first_epoch=16)
+
+    (led_glm, a), (led_lin, b) = _ledger(made("elim-glm-ldp-vec"), GLM_SPEC), _ledger(made("elim-ldp-vec"), GLM_SPEC)
+    assert led_glm == led_lin == [(0, 256, led_lin[0][2])] and led_lin[0][2].name == "l2-ball"
+    assert not np.allclose(a.estimates[-1].theta, b.estimates[-1].theta)
+    assert a.learner.rows == GLMWorkingRows() and b.learner.rows == LinearRows()
+    spec = BanditSpec(n_arms=4, dim=3, horizon=256)
+    _, a = _ledger(made("elim-glm-ldp-vec"), spec)
+    _, b = _ledger(made("elim-ldp-vec"), spec)
+    for ea, eb in zip(a.estimates, b.estimates, strict=True):
+        np.testing.assert_allclose(ea.theta, eb.theta, rtol=1e-12, atol=1e-14)
+
+
 def test_the_rows_are_linearised_at_the_last_release():
     """Epoch j's rows are built at the theta epoch j - 1 released (0 before the first release)."""
     agent = make_agent("elim-glm-jdp-pooled", epsilon=1.0, delta=1e-5, first_epoch=16, growth=2.0)
@@ -159,7 +176,8 @@ def test_the_rows_are_linearised_at_the_last_release():
 
 
 @pytest.mark.parametrize(("name", "family", "dim"), [("elim-glm-jdp-pooled", "heavy-tailed", 5),
-                                                     ("elim-glm-ldp-pooled", "rare-direction", 3)])
+                                                     ("elim-glm-ldp-pooled", "rare-direction", 3),
+                                                     ("elim-glm-ldp-vec", "rare-direction", 3)])
 def test_the_glm_agents_learn_on_a_small_instance(name, family, dim):
     """On a steep logistic bandit (slope 6) the agent's regret at T = 2^14, epsilon 1, is well below uniform play's
     (measured: 0.41x on heavy-tailed d = K = 5, joint DP; 0.07x on rare-direction d = K = 3, local DP)."""
