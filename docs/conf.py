@@ -1,7 +1,7 @@
 """Sphinx configuration of the privbandit documentation.
 
 The build imports the package from this checkout (the repository root goes first on ``sys.path``) and runs
-eight generators before reading the sources, each writing under ``docs/_generated/`` (never committed):
+nine generators before reading the sources, each writing under ``docs/_generated/`` (never committed):
 
 - ``scripts/make_docs_catalogue.py``: the agent and oracle catalogue, the env cards and the pictures of the
   context families, read from the registries;
@@ -17,6 +17,9 @@ eight generators before reading the sources, each writing under ``docs/_generate
   pooled agents' regret and the coverage of their widths, from the runs its commands saved (committed likewise);
 - ``scripts/rerun_stored.py --from docs/data/rerun_stored.csv --markdown``: stored baseline cells run again with
   other CPU settings, against their stored tables (committed likewise);
+- ``scripts/ldp_boards.py DIR --markdown docs/_generated/ldp`` on the paper suite's results folder and
+  ``scripts/ldp_boards.py --from-csv docs/data/ldp_heldout.csv --markdown docs/_generated/ldp_heldout``: the
+  local-DP boards against their targets, the best agent per board and horizon, and the held-out settings;
 - ``scripts/study_ldp_cost.py --from docs/data/ldp_cost.csv --markdown docs/_generated/ldp_cost``: the tables of
   the local-DP cost study (``docs/guide/ldp_cost.md``) and the bullets that read them, from the run its command
   saved (committed likewise);
@@ -275,6 +278,9 @@ def _generate() -> None:
                "build with `PRIVBANDIT_DOCS_PAPER_RESULTS=DIR`.\n")
         _write(GENERATED / "glm_boards.md", f"The stored results of the paper suite do not apply to this install "
                f"({why}): no GLM board to show.\n")
+        for name in ("ldp_targets", "ldp_picks", "ldp_readings"):
+            _write(GENERATED / "ldp" / f"{name}.md", f"The stored results of the paper suite do not apply to this "
+                   f"install ({why}): no local-DP board to show.\n")
     else:
         subprocess.run([sys.executable, str(ROOT / "scripts" / "make_docs_tables.py"), str(paper), "--boards",
                         "--out", str(GENERATED / "results" / "paper"),
@@ -283,6 +289,11 @@ def _generate() -> None:
                              capture_output=True, text=True)
         _write(GENERATED / "glm_boards.md", glm.stdout if glm.returncode == 0 else
                f"No GLM board in the paper suite's results ({glm.stderr.strip()}).\n")
+        subprocess.run([sys.executable, str(ROOT / "scripts" / "ldp_boards.py"), str(paper), "--markdown",
+                        str(GENERATED / "ldp")], check=True, cwd=ROOT)
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "ldp_boards.py"), "--from-csv",
+                    str(DOCS / "data" / "ldp_heldout.csv"), "--markdown", str(GENERATED / "ldp_heldout")], check=True,
+                   cwd=ROOT)
 
 
 # Guide pages other work adds; each enters the guide's table of contents once its file exists.

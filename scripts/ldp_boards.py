@@ -20,8 +20,13 @@ Usage::
     python scripts/ldp_boards.py DIR --markdown OUT  # OUT/ldp_targets.md, OUT/ldp_picks.md, OUT/ldp_readings.md
 
 ``--heldout OUT`` runs the settings no agent was tuned on instead (a family, a link slope and a (d, K) off the
-boards: :data:`HELDOUT_ENVS`, T = 2^20, 5 seeds, epsilon 1, delta 1e-5; about 15 minutes on 2 cores) into the
-results folder OUT through :func:`privbandit.bench.workflow.run_bench`'s cell runner, and prints its tables.
+boards: :data:`HELDOUT_ENVS`, T = 2^20, 5 seeds, epsilon 1, delta 1e-5; about 10 minutes on 2 cores) into the
+results folder OUT through the bench workflow's cell runner (:func:`privbandit.bench.workflow.run_cells`), writes
+the rounds its tables read to ``OUT/ldp_heldout.csv`` (:func:`compact`) and prints its tables; the docs build reads
+the committed copy::
+
+    python scripts/ldp_boards.py --heldout results/ldp_heldout
+    python scripts/ldp_boards.py --from-csv docs/data/ldp_heldout.csv
 
 References
 ----------
@@ -229,6 +234,13 @@ def readings(targets: pd.DataFrame, picks: pd.DataFrame) -> list[str]:
     return lines
 
 
+def compact(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a results table these tables read: the rounds of :data:`PICK_HORIZONS` and those of
+    :data:`SLOPE_WINDOW`, without the per-round columns."""
+    keep = df["t"].isin(PICK_HORIZONS) | df["t"].between(*SLOPE_WINDOW) | (df["t"] == df["horizon"])
+    return df.loc[keep, [c for c in df.columns if c not in ("regret", "epoch", "epsilon_spent")]]
+
+
 def run_heldout(out: Path, seeds: int = 5, horizon: int = 2 ** 20) -> pd.DataFrame:
     """Run :data:`HELDOUT_ENVS` (module docstring) into the results folder ``out``; returns its results table."""
     from privbandit.bench.grid import AgentEntry, EnvEntry, Grid
@@ -251,7 +263,9 @@ def run_heldout(out: Path, seeds: int = 5, horizon: int = 2 ** 20) -> pd.DataFra
     cells = [c for g in grids for c in g.cells()]
     result = run_cells(cells, out, jobs=-1, progress=False)
     write_outputs(result.table, out, title="local DP, held-out settings", references={}, notes=[])
-    return result.table
+    table = compact(result.table)
+    table.to_csv(out / "ldp_heldout.csv", index=False)
+    return table
 
 
 def _tables(df: pd.DataFrame, epsilon: float) -> tuple[str, str, str]:
@@ -266,11 +280,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--epsilon", type=float, default=1.0, help="the boards' epsilon (default 1)")
     p.add_argument("--markdown", type=Path, help="write ldp_targets.md, ldp_picks.md and ldp_readings.md here")
     p.add_argument("--heldout", type=Path, metavar="OUT", help="run the held-out settings into this results folder")
+    p.add_argument("--from-csv", type=Path, metavar="CSV", help="read the held-out run's ldp_heldout.csv")
     args = p.parse_args(argv)
     if args.heldout is not None:
         df = run_heldout(args.heldout)
+    elif args.from_csv is not None:
+        if not args.from_csv.is_file():
+            p.error(f"--from-csv: no file {args.from_csv}")
+        df = pd.read_csv(args.from_csv)
     elif args.results is None:
-        p.error("give a results folder, or --heldout OUT")
+        p.error("give a results folder, --heldout OUT or --from-csv CSV")
     elif not (args.results / "results.csv").is_file():
         p.error(f"{args.results} has no results.csv (write one with privbandit bench --suite paper --out DIR)")
     else:
