@@ -127,20 +127,22 @@ def test_pooling_a_vector_release_maps_it_to_original_coordinates_with_its_noise
 
 # -- 1. the per-user audit and its planted under-noised twin ------------------------------------------------------
 
-def _agents_randomizers(horizon=96, first_epoch=32):
-    """The randomizers elim-ldp-vec builds on a stream (one per epoch; the later ones warm-started), seen through
+def _agents_randomizers(name="elim-ldp-vec", horizon=96, first_epoch=32):
+    """The randomizers agent ``name`` builds on a stream (one per epoch; the later ones warm-started), seen through
     its oracle's ``mechanism`` seam."""
     built = []
-    agent = planted_twin("elim-ldp-vec", lambda r: built.append(r) or r, epsilon=EPS, delta=1e-5,
+    agent = planted_twin(name, lambda r: built.append(r) or r, epsilon=EPS, delta=1e-5,
                          first_epoch=first_epoch)
     x, r = synthetic_stream(DIM, 3, horizon, 0)
     play_batch(agent, x, r, 0)
     return built
 
 
-def test_each_users_view_passes_the_audit_and_the_under_noised_twin_is_refuted():
-    rands = _agents_randomizers()
+@pytest.mark.parametrize("name", ["elim-ldp-vec", "elim-glm-ldp-vec"])
+def test_each_users_view_passes_the_audit_and_the_under_noised_twin_is_refuted(name):
+    rands = _agents_randomizers(name)
     assert len(rands) >= 2 and not np.array_equal(rands[-1].statistic.u, np.eye(DIM))     # warm-started
+    assert all(r.statistic.radius == 0.5 and r.radius == pytest.approx(math.sqrt(1.5), rel=1e-8) for r in rands)
     for k, r in enumerate([rands[0], rands[-1]]):
         res, eps_lower, reach = audit_user(r, seed=300 + k)
         assert reach > 0.5                      # the pair is far apart in the channel's ball
