@@ -508,7 +508,7 @@ class IWRegressionDP(TwoPhaseIWOracle):
     released W changes which public matrix weights the rows, not the sensitivities.
 
     The Estimate carries what was released, :class:`IWRelease` (``estimate.release``), so that agents can
-    post-process it (e.g. pool epochs: :class:`~privbandit.agents.pooled.PooledJDPAgent`).
+    post-process it (e.g. pool epochs: :class:`~privbandit.agents.pooled.PooledReleases`).
 
     References
     ----------

@@ -508,7 +508,7 @@ class IWRegressionLDP(SpectralLDPOracle):
     the users' statistics use, not the sensitivities.
 
     The Estimate carries what the server holds, :class:`LDPRelease` (``estimate.release``), so that agents
-    can post-process it (e.g. pool epochs: :class:`~privbandit.agents.pooled.PooledLDPAgent`).
+    can post-process it (e.g. pool epochs: :class:`~privbandit.agents.pooled.PooledReleases`).
 
     References
     ----------

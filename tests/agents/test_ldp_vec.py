@@ -11,7 +11,7 @@ from test_pooled_jdp import _data, released_values_only
 
 from privbandit.agents import check_agent, make_agent
 from privbandit.agents.checks import check_ledger_within_budget, play_batch, synthetic_stream
-from privbandit.agents.pooled import PooledStatistics, PooledVectorLDPAgent
+from privbandit.agents.pooled import PooledReleases, PooledStatistics
 from privbandit.linalg import psd_sqrt
 from privbandit.oracles import make_oracle
 from privbandit.oracles.iw_vec_ldp import VectorIWStatistic, VectorLDPRelease, svec, svec_size, unsvec
@@ -197,5 +197,5 @@ def test_the_pooled_estimate_reads_randomized_outputs_only():
 
 def test_the_agent_refuses_other_oracles():
     with pytest.raises(TypeError, match="IWVectorLDP"):
-        make_agent("elim-ldp-vec", oracle=make_oracle("iw-regression-ldp", epsilon=1.0))
-    assert isinstance(vec(), PooledVectorLDPAgent)
+        make_agent("elim-ldp-vec", oracle=make_oracle("ssp-local", epsilon=1.0))
+    assert isinstance(vec().learner, PooledReleases)

@@ -13,7 +13,6 @@ from privbandit.agents.checks import check_ledger_within_budget, play_batch, syn
 from privbandit.agents.elimination import EliminationAgent
 from privbandit.agents.pooled import (
     POOLED_JDP_GROWTH,
-    PooledJDPAgent,
     PooledReleases,
     PooledStatistics,
     pooled_estimate,
@@ -215,13 +214,13 @@ def _estimates_on(agent_factory, stream, tape=None):
 def _leaky(**kwargs):
     """A planted bug: the pooled agent that also reads the fit's unreleased running sum of Psi."""
 
-    class Leaky(PooledJDPAgent):
+    class Leaky(EliminationAgent):
         def _release(self):
             est = super()._release()
             raw = self.fit._psi_mat / max(self.fit.stage_sizes[-1], 1)
             return type(est)(est.theta + 1e-3 * raw[0], est.link, est.width_matrix, est.width_scale)
 
-    return Leaky(epsilon=1.0, delta=1e-5, first_epoch=16, growth=2.0, **kwargs)
+    return Leaky(**pooled(**kwargs).get_params())
 
 
 def released_values_only(factory) -> bool:
@@ -245,10 +244,8 @@ def test_the_pooled_estimate_reads_released_values_only():
 
 
 def test_the_agent_refuses_other_oracles_and_pooling():
-    with pytest.raises(TypeError, match="oracle must be an IWRegressionDP oracle"):
+    with pytest.raises(TypeError, match="oracle must be an IWRegressionDP, IWRegressionLDP or IWVectorLDP"):
         make_agent("elim-jdp-pooled", oracle=make_oracle("ssp", epsilon=1.0))
-    with pytest.raises((TypeError, ValueError), match="oracle"):
-        PooledJDPAgent("ridge")
     with pytest.raises(ValueError, match="pooling"):
         pooled(pooling="ridge")
     with pytest.raises(ValueError, match="reg_scale"):
@@ -276,7 +273,7 @@ def test_the_agent_plans_on_its_last_plan_window_releases():
         play_batch(agent, x, r, 0)
         assert len(agent.estimates) == 5
         recent = agent.estimates if window is None else agent.estimates[-window:]
-        assert all(any(e is f for f in recent) for e in agent._informative)
+        assert all(any(e is f for f in recent) for e in agent.estimate.informative)
         assert agent.stacked_estimates()[0].basis.shape[1] == len(recent) * 4  # theta and M^T (d = 3) per release
         runs[window] = agent.action_probabilities(probe)
     assert np.array_equal(runs[5], runs[None]) and not np.array_equal(runs[1], runs[None])

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from test_pooled_jdp import _data, released_values_only
 
-from privbandit.agents import check_agent, make_agent
+from privbandit.agents import EliminationAgent, check_agent, make_agent
 from privbandit.agents.checks import check_ledger_within_budget, play_batch, synthetic_stream
-from privbandit.agents.pooled import PooledLDPAgent, PooledReleases, PooledStatistics, pooled_estimate
+from privbandit.agents.pooled import PooledReleases, PooledStatistics, pooled_estimate
 from privbandit.oracles import make_oracle
 from privbandit.oracles.iw_ldp import LDPRelease, ball_least_squares
 
@@ -125,7 +125,7 @@ def test_the_agent_warm_starts_each_epoch_from_the_last_released_u():
 def _leaky(**kwargs):
     """A planted bug: the pooled agent that also reads its users' raw rows before the channel."""
 
-    class Leaky(PooledLDPAgent):
+    class Leaky(EliminationAgent):
         def _reset(self):
             super()._reset()
             self.raw = np.zeros(self._require_spec().dim)
@@ -138,7 +138,7 @@ def _leaky(**kwargs):
             est = super()._release()
             return type(est)(est.theta + 1e-3 * self.raw, est.link, est.width_matrix, est.width_scale)
 
-    return Leaky(epsilon=1.0, delta=1e-5, first_epoch=16, **kwargs)
+    return Leaky(**pooled(**kwargs).get_params())
 
 
 def test_the_pooled_estimate_reads_randomized_outputs_only():
@@ -149,7 +149,7 @@ def test_the_pooled_estimate_reads_randomized_outputs_only():
 
 
 def test_the_agent_refuses_other_oracles_and_pooling():
-    with pytest.raises(TypeError, match="oracle must be an IWRegressionLDP oracle"):
+    with pytest.raises(TypeError, match="oracle must be an IWRegressionDP, IWRegressionLDP or IWVectorLDP"):
         make_agent("elim-ldp-pooled", oracle=make_oracle("ssp-local", epsilon=1.0))
     with pytest.raises(ValueError, match="pooling"):
         pooled(pooling="ridge")
