@@ -115,7 +115,7 @@ from ..linalg import psd_project, psd_sqrt, symmetric_part, symmetric_solution
 from ..links import Link, identity_link
 from ..oracles.base import EpochFit, Estimate, Oracle
 from ..oracles.iw_jdp import IWRegressionDP, IWRelease
-from ..oracles.iw_ldp import IWRegressionLDP, LDPRelease
+from ..oracles.iw_ldp import IWRegressionLDP
 from ..oracles.iw_vec_ldp import IWVectorLDP, VectorLDPRelease
 from ._oracle_arg import register_variant
 from .base import Learner
@@ -162,13 +162,13 @@ POOLED_LDP_FIRST_EPOCH = 1024
 """The local-DP agents' first epoch (public, fixed in advance)."""
 
 
-Release = IWRelease | LDPRelease | VectorLDPRelease
+Release = IWRelease | VectorLDPRelease
 """The oracles' releases a pooled agent post-processes."""
 
 
 def release_weighting(release: Release) -> np.ndarray:
     """The public weighting matrix of a release: W of IW-Regression-DP, U of IW-Regression-LDP and IW-Vector-LDP."""
-    return release.w if isinstance(release, IWRelease) else release.u
+    return release.weighting if isinstance(release, IWRelease) else release.u
 
 
 def next_weighting(release: Release) -> np.ndarray:
@@ -343,7 +343,7 @@ class PooledStatistics:
         noise_var = release.noise_sd_psi ** 2 + norm_bound ** 2 * release.noise_sd_Psi ** 2
         w_inv2 = w_inv @ w_inv
         self.noise += n * n * noise_var * w_inv2
-        self.sampling += n * a if isinstance(release, IWRelease) else n * w_inv2
+        self.sampling += n * a if release.gamma is not None else n * w_inv2    # gamma None: LDP unit directions
         self.n += n
 
     def add_vector(self, release: VectorLDPRelease, norm_bound: float) -> None:
@@ -466,7 +466,7 @@ class PooledReleases(Learner):
     def epoch_estimate(self, state: PooledState, fit: EpochFit) -> Estimate:
         """The epoch's fit releases; the agent publishes the pooled estimate over every epoch so far."""
         release = fit.result().release
-        if not isinstance(release, (IWRelease, LDPRelease, VectorLDPRelease)):
+        if not isinstance(release, (IWRelease, VectorLDPRelease)):
             raise TypeError("the oracle's Estimate must carry its release (estimate.release)")
         state.warm = next_weighting(release)
         scale = self.rows.theta_scale_of(fit.link)
@@ -499,7 +499,7 @@ def pooled_estimate(stats: PooledStatistics, link: Any, *, reg_scale: float, z: 
         The model's link (the width is divided by its mu, as the IW oracle's).
     reg_scale, z, norm_bound, kappa, rho : float
         r, z, S, kappa and rho (:data:`POOLED_JDP_CONSTANTS`).
-    release : IWRelease or LDPRelease, optional
+    release : IWRelease or VectorLDPRelease, optional
         The latest epoch's release, carried on the Estimate.
     projection_bias : bool
         Whether the plug-in bias counts the PSD projections' shift: v = H^{-1} (R + D) theta with

@@ -82,11 +82,11 @@ def test_the_exposed_release_is_what_the_ledger_and_the_tape_say_was_released(kw
         fit = _fit(x, y, **kwargs)
         est = fit.result()
     rel = est.release
-    assert isinstance(rel, IWRelease)
+    assert isinstance(rel, IWRelease) and rel.gamma is not None
     labels = [r.label for r in fit.ledger.releases]
     h_stages = [r for r in fit.ledger.releases if "H stage" in r.label]
     (reg,) = [r for r in fit.ledger.releases if r.label.endswith("(psi, Psi)")]
-    assert len(h_stages) == rel.n_w_stages == len(tape) - 1 and labels[-1] == reg.label
+    assert len(h_stages) == rel.n_stages == len(tape) - 1 and labels[-1] == reg.label
     # n: the rows of the regression release; the noise sds: the ledger's multiplier times the sensitivity
     assert rel.n == reg.stop - reg.start and reg.stop == x.shape[0]
     assert h_stages[-1].stop == reg.start == sum(fit.stage_sizes[:-1]) and h_stages[0].start == 0
@@ -97,19 +97,19 @@ def test_the_exposed_release_is_what_the_ledger_and_the_tape_say_was_released(kw
     out = tape.outputs[-1]
     assert np.array_equal(out[:4] / rel.bound, rel.psi) and np.array_equal(out[4:].reshape(4, 4), rel.psi_mat)
     w0 = kwargs.get("initial_w", np.eye(4))
-    np.testing.assert_allclose(_replay_w(w0, tape.outputs[:-1], rel.lam), rel.w, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(_replay_w(w0, tape.outputs[:-1], rel.lam), rel.weighting, rtol=1e-10, atol=1e-12)
     # and the oracle's own theta is the post-processing (Psi~ + lambda I)^{-1} psi~
     np.testing.assert_allclose(est.theta, np.linalg.solve(rel.psi_mat + rel.lam * np.eye(4), rel.psi), rtol=1e-10)
-    assert not rel.psi.flags.writeable and not rel.w.flags.writeable
+    assert not rel.psi.flags.writeable and not rel.weighting.flags.writeable
 
 
 def _release(psi_mat, w, psi, n=100, lam=0.1):
-    return IWRelease(w=w, psi=psi, psi_mat=psi_mat, n=n, lam=lam, gamma=1.0, noise_sd_psi=0.01, noise_sd_Psi=0.01,
-                     n_w_stages=1, w_fraction=0.2, bound=1.0)
+    return IWRelease(weighting=w, psi=psi, psi_mat=psi_mat, n=n, lam=lam, gamma=1.0, noise_sd_psi=0.01,
+                     noise_sd_Psi=0.01, n_stages=1, fraction=0.2, bound=1.0)
 
 
 def _pool(*releases, reg_scale=1.0):
-    stats = PooledStatistics.zeros(releases[0].w.shape[0])
+    stats = PooledStatistics.zeros(releases[0].weighting.shape[0])
     for rel in releases:
         stats.add(rel, 1.0)
     return stats, pooled_estimate(stats, _fit(*_data()).link, reg_scale=reg_scale, z=2.0, norm_bound=1.0, kappa=1.5,
@@ -198,9 +198,9 @@ def test_the_agent_warm_starts_each_epoch_from_the_last_released_w():
         play_batch(agent, x, r, 0)
     assert agent.oracle.initial_w is None
     releases = [e.release for e in agent.estimates]
-    assert [rel.n_w_stages for rel in releases] == [1] * len(releases)
+    assert [rel.n_stages for rel in releases] == [1] * len(releases)
     # the next epoch's fit started from the previous release's W: its oracle carried it
-    assert np.array_equal(agent.learner.fit_oracle(agent.learning, agent.oracle).initial_w, releases[-1].w)
+    assert np.array_equal(agent.learner.fit_oracle(agent.learning, agent.oracle).initial_w, releases[-1].weighting)
 
 
 def _estimates_on(agent_factory, stream, tape=None):
