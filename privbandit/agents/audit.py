@@ -101,10 +101,11 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_delta, check_epsilon, check_int
+from .._validation import check_int
 from ..bandit_spec import BanditSpec
 from ..privacy.audit import clopper_pearson
 from ..privacy.replay import ReleaseTape
+from ..privacy.spec import check_delta, check_epsilon
 from .checks import (
     AGENT_CHECKS,
     PRIVACY_CHECKS,
