@@ -73,8 +73,8 @@ PLAY_RULES = ("spanner", "ucb", "greedy")
 """The play rules of :class:`EliminationAgent` among the survivors (``"spanner"``: the paper's `alg:plan`)."""
 
 JDP_UCB_FIRST_EPOCH = 256
-"""First epoch of ``elim-jdp-ucb``: public, fixed before the run; the lowest regret among {1, 128, 256, 512, 1600}
-on rare-direction, heavy-tailed and spiky (T = 2^16, d = K = 10, epsilon = 1, 6 seeds)."""
+"""First epoch of ``elim-jdp-ucb``: long enough that the first release is informative under joint-DP noise
+(public, fixed before the run; the changelog records the choice)."""
 
 POOLING = ("none", "ridge")
 """``"ridge"``: the non-private reference fits ridge on all past rows at each epoch end."""
