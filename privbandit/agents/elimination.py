@@ -83,12 +83,14 @@ POOLING = ("none", "ridge")
 def cube_root_exploration(dim: int) -> Callable[[np.ndarray], np.ndarray]:
     """The default exploration schedule of greedy play: eps_t = min(1, (d / t)^(1/3)) for rounds t = 1, 2, ...
 
-    A function of the public dimension and the round alone (no data), fixed before the run.
+    A function of the public dimension and the round alone (no data), fixed before the run (picklable, as the agent
+    holding it).
     """
-    def rate(t: np.ndarray) -> np.ndarray:
-        return np.minimum(1.0, (dim / np.asarray(t, dtype=float)) ** (1.0 / 3.0))
+    return functools.partial(_cube_root_rate, dim)
 
-    return rate
+
+def _cube_root_rate(dim: int, t: np.ndarray) -> np.ndarray:
+    return np.minimum(1.0, (dim / np.asarray(t, dtype=float)) ** (1.0 / 3.0))
 
 
 def theory_confidence(horizon: int) -> float:

@@ -133,3 +133,16 @@ def test_greedy_play_reads_values_only():
     values = agent.play_values(x.shape)
     assert isinstance(values, PlayValues) and values.t == agent.t
     np.testing.assert_array_equal(law_probabilities(GreedyPlay().law(values, x), 3), agent.action_probabilities(x))
+
+
+@pytest.mark.parametrize("name", ["elim-ldp-greedy", "elim-jdp-pooled"])
+def test_a_played_elimination_agent_pickles_with_its_policy(name):
+    """What the policy plays on (PlayValues, greedy play's default exploration rate included) pickles with the agent,
+    as joblib's workers and a user saving a run need."""
+    import pickle
+
+    agent = make_agent(name, epsilon=1.0, first_epoch=16)
+    run(agent, "PrivLinCB-v0", horizon=200, seed=0, env_kwargs=ENV)
+    x = np.random.default_rng(2).uniform(-0.5, 0.5, (5, 4, 3))
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(agent)).action_probabilities(x),
+                                  agent.action_probabilities(x))
