@@ -308,18 +308,11 @@ class EliminationAgent(PolicyAgent):
     width_cap : float
         Cap on the confidence radius (2 in `alg:batch-cb-JDP`).
     play : {"spanner", "ucb", "greedy"} or PlayRule
-        How to pick among the survivors (elimination always runs first): a :class:`PlayRule` (a user's own
-        too), or the name of a built-in one:
-
-        - ``"spanner"`` (default): uniformly on the spanner, the paper's `alg:plan` (unchanged);
-        - ``"ucb"``: the survivor with the largest upper confidence bound min_tau (f_tau + b_tau) over
-          every released estimate (the top of the intersection of its intervals), ties uniform;
-        - ``"greedy"``: the survivor with the largest mean of the latest released estimate (the one fitted
-          on the most recent, largest epoch), ties uniform; with probability eps_t instead uniformly on
-          the survivors' spanner (on all survivors with ``spanner=False``).
-
-        Every rule reads only released estimates, the current context and the agent's uniforms: post-
-        processing of the releases, at no privacy cost.
+        How to pick among the survivors (elimination always runs first): a :class:`PlayRule` (a user's own too),
+        or the name of a built-in one (:data:`PLAY_RULE_CLASSES`): ``"spanner"`` (default, the paper's `alg:plan`,
+        :class:`SpannerPlay`), ``"ucb"`` (:class:`UCBPlay`) or ``"greedy"`` (:class:`GreedyPlay`). Every rule
+        reads only released estimates, the current context and the agent's uniforms: post-processing of the
+        releases, at no privacy cost.
     exploration : callable, optional
         Greedy play's eps_t: ``exploration(t)`` maps an int array of rounds t >= 1 to rates in [0, 1]
         (vectorised). Default min(1, (d/t)^(1/3)) (:func:`cube_root_exploration`). It must depend on

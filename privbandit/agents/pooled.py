@@ -69,20 +69,14 @@ on the linear predictor (identity link) and plays elimination and UCB there, whi
 same intervals would (nu is increasing).
 
 Privacy of the GLM agents: ||phi'|| <= ||phi|| <= B and |y'| <= 1 for every row and every theta_{j-1}, the bounds
-the oracles' sensitivities (IW-Regression-DP: 2B/(gamma N) for H, 2 sqrt(2) B/(gamma n) for (B psi, vec Psi)) and
-randomizers (IW-Regression-LDP: norms <= B and sqrt(1 + B)) are computed from, so they hold unchanged. What is
-clipped where: ``Agent.update`` clips each user's (phi, y) to ||phi|| <= B and [-1, 1] (refusing NaN and inf);
-:class:`GLMWorkingRows` clips the predictor to [-B S, B S], the weight to [mu, L] and the response y' to [-1, 1],
-and refuses rows that are not finite; the rows then enter the epoch's fit through ``EpochFit.add_clipped``, which
-refuses NaN and inf but does not clip again. IW-Regression-DP uses the rows as given (their bounds are the ones
-above); IW-Regression-LDP's local randomizer checks and clips each row again on the device (features to B, rewards
-to [-1, 1]: a no-op for these rows). A user's row reads only their own data, public constants (nu, L, mu, B, S, C)
-and theta_{j-1}, a post-processing of earlier epochs' releases, so the transform is part of the user's (joint DP:
-the curator's per-row, local DP: the device's) computation before the one release they enter, exactly as the
-warm-started W is. Composition is as for the linear agents: each user enters one release of one epoch at the full
-(epsilon, delta), the epochs compose in parallel and the adaptive choice of (W_j, theta_{j-1}) from earlier
-releases is allowed (`def:JDP-interactive`, `def:LDP`). The ledger is the oracle's, recorded as for
-``elim-jdp-pooled`` / ``elim-ldp-pooled``.
+the oracles' sensitivities and randomizers are computed from, so they hold unchanged. ``Agent.update`` clips each
+user's (phi, y) (refusing NaN and inf); :class:`GLMWorkingRows` clips the predictor to [-B S, B S], the weight to
+[mu, L] and y' to [-1, 1] and refuses rows that are not finite; ``EpochFit.add_clipped`` refuses NaN and inf
+without clipping again (IW-Regression-LDP's randomizer clips each row again on the device: a no-op here). A
+user's row reads only their own data, public constants (nu, L, mu, B, S, C) and theta_{j-1}, a post-processing of
+earlier releases, so the transform is part of the user's computation (the curator's per-row under joint DP, the
+device's under local DP) before the one release they enter, as the warm-started W is; composition and the
+ledger are the linear agents'.
 
 References
 ----------
@@ -126,7 +120,7 @@ NON_NEGATIVE = Interval(numbers.Real, 0.0, None, closed="left")
 __all__ = ["GLM_RESPONSE_BOUND", "GLMWorkingRows", "LinearRows", "POOLED_GLM_JDP_CONSTANTS", "POOLED_GLM_LDP_CONSTANTS",
            "POOLED_JDP_CONSTANTS", "POOLED_JDP_GROWTH", "POOLED_JDP_ORACLE", "POOLED_LDP_CONSTANTS",
            "POOLED_LDP_FIRST_EPOCH", "POOLED_LDP_LEARNER", "POOLED_LDP_ORACLE", "PooledReleases", "PooledState",
-           "PooledStatistics", "RowTransform", "pooled_estimate", "release_weighting"]
+           "PooledStatistics", "RowTransform", "pooled_estimate"]
 
 
 POOLED_JDP_ORACLE: dict[str, Any] = dict(n_stages=1, w_fraction=0.2)
@@ -166,15 +160,10 @@ Release = IWRelease | VectorLDPRelease
 """The oracles' releases a pooled agent post-processes."""
 
 
-def release_weighting(release: Release) -> np.ndarray:
-    """The public weighting matrix of a release: W of IW-Regression-DP, U of IW-Regression-LDP and IW-Vector-LDP."""
-    return release.weighting if isinstance(release, IWRelease) else release.u
-
-
 def next_weighting(release: Release) -> np.ndarray:
     """The public warm start the next epoch's fit takes from a release: its weighting matrix, or for IW-Vector-LDP
     (whose users all used the same U) the spectral step ``u_next`` it took from the reports."""
-    return release.u_next if isinstance(release, VectorLDPRelease) else release_weighting(release)
+    return release.u_next if isinstance(release, VectorLDPRelease) else release.weighting
 
 
 GLM_RESPONSE_BOUND: float = 1.0
@@ -330,10 +319,10 @@ class PooledStatistics:
             return
         if release.n == 0 or release.psi is None or release.psi_mat is None:
             return
-        vals, vecs = np.linalg.eigh(symmetric_part(release_weighting(release)))
+        vals, vecs = np.linalg.eigh(symmetric_part(release.weighting))
         w_inv = (vecs / vals) @ vecs.T
         w_half, w_inv_half = (vecs * np.sqrt(vals)) @ vecs.T, (vecs / np.sqrt(vals)) @ vecs.T
-        raw = symmetric_solution(release_weighting(release), release.psi_mat)
+        raw = symmetric_solution(release.weighting, release.psi_mat)
         a = symmetric_part(w_inv_half @ psd_project(w_half @ raw @ w_half) @ w_inv_half)
         n = release.n
         self.gram += n * a
@@ -358,7 +347,7 @@ class PooledStatistics:
         """
         if release.n == 0 or release.psi is None or release.gram is None:
             return
-        vals, vecs = np.linalg.eigh(symmetric_part(release.u))
+        vals, vecs = np.linalg.eigh(symmetric_part(release.weighting))
         u_inv, u_inv_half = (vecs / vals) @ vecs.T, (vecs / np.sqrt(vals)) @ vecs.T
         raw = symmetric_part(u_inv_half @ release.gram @ u_inv_half)
         a = symmetric_part(u_inv_half @ psd_project(release.gram) @ u_inv_half)

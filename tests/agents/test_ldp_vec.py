@@ -93,7 +93,7 @@ def test_the_release_is_the_servers_means_and_the_channels_bound_on_the_noise():
     m = l2_ball_channel_magnitude(1.0, size, math.sqrt(2.0) * (1 + 1e-9))
     assert rel.noise_sd_psi == pytest.approx(m / math.sqrt(size * 600), rel=1e-12)
     assert rel.noise_sd_gram == pytest.approx(rel.noise_sd_psi, rel=1e-12)
-    assert np.array_equal(rel.u, np.eye(d)) and not np.array_equal(rel.u_next, np.eye(d))
+    assert np.array_equal(rel.weighting, np.eye(d)) and not np.array_equal(rel.u_next, np.eye(d))
 
 
 def test_the_pooled_psi_and_gram_are_unbiased_for_their_statistics():
@@ -107,14 +107,14 @@ def test_the_pooled_psi_and_gram_are_unbiased_for_their_statistics():
     s = VectorIWStatistic(u, psd_sqrt(u), 1.0)(x, y).mean(axis=0)
     assert np.all(np.abs(rel.psi - s[:d]) <= 4 * rel.noise_sd_psi)
     assert np.all(np.abs(svec(rel.gram) - s[d:]) <= 4 * rel.noise_sd_gram)
-    assert np.array_equal(rel.u, u)
+    assert np.array_equal(rel.weighting, u)
 
 
 def test_pooling_a_vector_release_maps_it_to_original_coordinates_with_its_noise_bound():
     u = np.diag([4.0, 0.25])
     gram = np.diag([2.0, -0.5])          # H_hat: U^{1/2} A U^{1/2}, with a negative (noise) eigenvalue
-    rel = VectorLDPRelease(u=u, u_next=u, psi=np.array([1.0, 2.0]), gram=gram, n=100, lam=0.1, noise_sd_psi=0.01,
-                           noise_sd_gram=0.02, bound=1.0)
+    rel = VectorLDPRelease(weighting=u, u_next=u, psi=np.array([1.0, 2.0]), gram=gram, n=100, lam=0.1,
+                           noise_sd_psi=0.01, noise_sd_gram=0.02, bound=1.0)
     stats = PooledStatistics.zeros(2)
     stats.add(rel, 2.0)
     np.testing.assert_allclose(stats.gram, 100 * np.diag([0.5, 0.0]), atol=1e-12)      # U^{-1/2} psd(H) U^{-1/2}
@@ -185,9 +185,9 @@ def test_each_epoch_uses_the_u_the_previous_release_stepped_to():
     play_batch(agent, x, r, 0)
     releases = [e.release for e in agent.estimates]
     assert len(releases) >= 3 and all(isinstance(rel, VectorLDPRelease) for rel in releases)
-    assert np.array_equal(releases[0].u, np.eye(3))
+    assert np.array_equal(releases[0].weighting, np.eye(3))
     for before, after in zip(releases, releases[1:]):
-        assert np.array_equal(after.u, before.u_next)
+        assert np.array_equal(after.weighting, before.u_next)
     assert np.array_equal(agent.learner.fit_oracle(agent.learning, agent.oracle).initial_u, releases[-1].u_next)
 
 
