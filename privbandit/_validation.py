@@ -56,16 +56,6 @@ def check_positive(name: str, value: Any) -> float:
     return check_real(name, value, low=0.0, low_open=True)
 
 
-def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
-    """Check a privacy parameter epsilon: a finite float > 0."""
-    return check_real(name, epsilon, low=0.0, low_open=True)
-
-
-def check_delta(delta: Any, name: str = "delta") -> float:
-    """Check a privacy parameter delta: a float in the open interval (0, 1)."""
-    return check_real(name, delta, low=0.0, high=1.0, low_open=True, high_open=True)
-
-
 def check_choice(name: str, value: Any, choices: tuple | list) -> Any:
     """Return ``value`` if it is one of ``choices``, else raise ValueError naming ``name`` and the choices."""
     if value not in tuple(choices):
@@ -345,9 +335,9 @@ ParameterConstraints = Mapping[str, Sequence["Constraint | None"]]
 """A ``parameter_constraints`` table: argument name -> the constraints one of which its value must meet."""
 
 POSITIVE = Interval(numbers.Real, 0.0, None, closed="right")
-"""A finite real > 0 (:func:`check_positive`, :func:`check_epsilon`)."""
+"""A finite real > 0 (:func:`check_positive`, :func:`privbandit.privacy.check_epsilon`)."""
 UNIT_OPEN = Interval(numbers.Real, 0.0, 1.0, closed="neither")
-"""A real in (0, 1) (:func:`check_delta`, confidence levels, fractions)."""
+"""A real in (0, 1) (:func:`privbandit.privacy.check_delta`, confidence levels, fractions)."""
 POSITIVE_INT = Interval(numbers.Integral, 1, None)
 """An integer >= 1."""
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import errno
 import json
-import math
 import os
 import shlex
 import sys
@@ -24,6 +23,7 @@ from typing import Any
 
 from . import __version__
 from .bench.workflow import EXIT_INCOMPLETE, BenchError
+from .privacy import check_delta, check_epsilon
 
 
 class UsageError(Exception):
@@ -63,14 +63,30 @@ def _argument(parse: Callable[[str], Any], accept: Callable[[Any], bool], allowe
     return convert
 
 
+def _checked(check: Callable[[Any], Any], parse: Callable[[str], Any] = float,
+             what: str = "a number") -> Callable[[str], Any]:
+    """An argparse ``type``: ``check(parse(text))``, the library's own check, whose message names the range."""
+    def convert(text: str) -> Any:
+        try:
+            value = parse(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
+        try:
+            return check(value)
+        except (TypeError, ValueError) as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return convert
+
+
 _positive_int = _argument(int, lambda v: v >= 1, "an integer >= 1")
 _jobs = _argument(int, lambda v: v == -1 or v >= 1, "-1 (all cores) or an integer >= 1")
-_epsilon = _argument(float, lambda v: v > 0 and math.isfinite(v), "a finite number > 0")
-_delta = _argument(float, lambda v: 0 < v < 1, "a number in (0, 1)")
+_epsilon = _checked(check_epsilon)
+_delta = _checked(check_delta)
 _labels = _argument(lambda text: tuple(t.strip() for t in text.split(",")), lambda v: all(v),
                     "a comma list of labels")
-_epsilons = _argument(lambda text: tuple(float(t) for t in text.split(",")),
-                      lambda v: all(e > 0 and math.isfinite(e) for e in v), "a comma list of finite numbers > 0")
+_epsilons = _checked(lambda values: tuple(check_epsilon(v) for v in values),
+                     lambda text: tuple(float(t) for t in text.split(",")), "a comma list of numbers")
 
 
 def _add_bench_parser(sub) -> argparse.ArgumentParser:

@@ -2,7 +2,7 @@
 
 Thin over the public API: :func:`privbandit.agents.make_agent`, :func:`privbandit.sim.run_many` and
 :func:`~privbandit.sim.run` on ``gym.make("PrivLinCB-v0", family=..., dim=5, n_arms=5, horizon=T)``, the agents'
-released estimates (``agent.estimates``, each with its :class:`~privbandit.oracles.iw_ldp.LDPRelease`) and the
+released estimates (``agent.estimates``, each with its :class:`~privbandit.oracles.iw_jdp.IWRelease`) and the
 env's theta*. Nothing here changes how an agent runs; every diagnostic reads released values and checks them
 against the env's truth on fresh contexts drawn with their own generator.
 
@@ -154,7 +154,7 @@ def diagnostics(families, horizon, seeds):
                 rel = est.release
                 n_rounds = int(per_epoch["size"].get(j, 0))
                 cum_users += rel.n
-                s_psi, s_big = release_signal(rel.u, flat, theta)
+                s_psi, s_big = release_signal(rel.weighting, flat, theta)
                 pred_err = float(np.sqrt(np.mean((flat @ (est.theta - theta)) ** 2)))
                 epochs.append(dict(
                     family=family, seed=seed, epoch=j, rounds=n_rounds, reg_users=rel.n,
@@ -163,7 +163,8 @@ def diagnostics(families, horizon, seeds):
                                                    / uniform_round),
                     noise_psi=rel.noise_sd_psi * math.sqrt(e.dim), signal_psi=s_psi,
                     noise_Psi=rel.noise_sd_Psi * e.dim, signal_Psi=s_big,
-                    Psi_err=float(np.linalg.norm(rel.psi_mat - _mean_big(rel.u, flat))) if rel.n else float("nan"),
+                    Psi_err=(float(np.linalg.norm(rel.psi_mat - _mean_big(rel.weighting, flat))) if rel.n
+                             else float("nan")),
                     pooled_users=cum_users, theta_err=float(np.linalg.norm(est.theta - theta)),
                     pred_rmse=pred_err, uniform_round=uniform_round))
                 m = est.mean(x)

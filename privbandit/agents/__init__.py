@@ -15,7 +15,7 @@ from .glm import GLMUCBAgent, GLOCAgent
 from .ldp_glm import LDPGLMSGDAgent
 from .linucb import LDPUCBAgent, LinUCBAgent, SSLinUCBAgent
 from .policy import PolicyAgent
-from .pooled import PooledJDPAgent
+from .pooled import PooledReleases
 from .registry import (
     AGENT_REGISTRY,
     agent_descriptions,
@@ -31,7 +31,7 @@ from .squarecb import SquareCBAgent, inverse_gap_weighting
 
 __all__ = [
     "AGENT_REGISTRY", "Agent", "BanditSpec", "EliminationAgent", "EpochAgent", "EpsilonGreedyAgent", "GLMUCBAgent",
-    "GLOCAgent", "LDPGLMSGDAgent", "LDPUCBAgent", "LinUCBAgent", "PolicyAgent", "PooledJDPAgent",
+    "GLOCAgent", "LDPGLMSGDAgent", "LDPUCBAgent", "LinUCBAgent", "PolicyAgent", "PooledReleases",
     "SSLinUCBAgent", "SquareCBAgent", "UniformAgent", "agent_descriptions", "agent_is_private", "agent_names",
     "agent_privacy",
     "barycentric_spanner", "clone", "doubling_schedule", "epoch_schedule", "inverse_gap_weighting", "make_agent",

@@ -69,11 +69,18 @@ def register_variant(cls: type[Agent], agent_name: str, oracle_name: str | None,
 
     The factory takes ``epsilon``, ``delta``, an ``oracle`` instance and ``cls``'s other keyword arguments.
     Without an instance its oracle is ``oracle_name`` in privacy ``model`` (``"none"``: non-private), or
-    ``cls``'s own default oracle when ``oracle_name`` is None.
+    ``cls``'s own default oracle when ``oracle_name`` is None. An ``oracle_kwargs`` default configures an oracle
+    built by name (the variant's or one the user names), under the user's ``oracle_kwargs``; an instance is used as
+    it is.
     """
-    def make(*, epsilon: float | None = None, delta: float | None = None, oracle: Oracle | None = None,
+    def make(*, epsilon: float | None = None, delta: float | None = None, oracle: Oracle | str | None = None,
              **kwargs: Any) -> Agent:
+        given = kwargs.get("oracle_kwargs")
         kwargs = {**defaults, **kwargs}
+        if "oracle_kwargs" in defaults and isinstance(oracle, Oracle) and given is None:
+            del kwargs["oracle_kwargs"]
+        elif "oracle_kwargs" in defaults and isinstance(given, Mapping):
+            kwargs["oracle_kwargs"] = {**defaults["oracle_kwargs"], **given}
         if oracle is not None:
             agent = cls(oracle, epsilon=epsilon, delta=delta, **kwargs)   # a name takes the budget
         elif oracle_name is None:

@@ -2,88 +2,41 @@
 users' actions.
 
 :func:`audit_agent` audits one agent (a registered name, an entry point or an import path
-``"pkg.module:factory"``) end to end, in two stages.
+``"pkg.module:factory"``) end to end, in two stages; the privacy guide (``docs/guide/privacy.md``, "What each stage
+changes, and what it cannot see") and the benchmarking guide ("Auditing a privacy claim") describe them for users.
 
-**The contract stage** (:func:`contract_findings`) runs the checks of :func:`~privbandit.agents.check_agent`.
-Its privacy checks (:data:`~privbandit.agents.checks.PRIVACY_CHECKS`: release replay on neighbouring streams,
-other users' actions depending on one user's data only through the releases) change **every user 0 .. T - 1**
-of a synthetic stream (K = 4, d = 3, T = ``min(max_horizon, CONTRACT_HORIZON)`` rounds), one at a time: that
-user's features and rewards moved across the ball, every other user's the same, the neighbour handed the first
-run's releases (:class:`ContractUsers` names what was changed). These checks are deterministic: a failure is a
-refutation, reported with the check's own message, before and besides the empirical bound. They see leaks the
-empirical stage is blind to, such as a user's raw reward sign read behind the release when the user's own random
-arm masks it on the empirical pair of streams, and a leak keyed to any one user of the stream. They cannot see a
-user after round T - 1, an effect that shows only after it, a leak that needs two users changed at once, or noise
-drawn outside privbandit's mechanisms (refused as unverifiable). A failed check that is not about privacy
-(shapes, the step loop against the batch path, ``action_probabilities``, errors on bad input) is reported as
+**The contract stage** (:func:`contract_findings`) runs the checks of :func:`~privbandit.agents.check_agent`. Its
+privacy checks (:data:`~privbandit.agents.checks.PRIVACY_CHECKS`) change every user 0 .. T - 1 of a synthetic stream
+(K = 4, d = 3, T = ``min(max_horizon, CONTRACT_HORIZON)``), one at a time (:class:`ContractUsers` names what was
+changed). They are deterministic: a failure is a refutation, reported with the check's own message. They see
+leaks the empirical stage is blind to (a user's raw reward sign read behind the release, masked on the empirical
+pair of streams by the user's own random arm). A failed check that is not about privacy is reported as
 :data:`CONTRACT_NOT_PRIVACY` (:class:`ContractFinding`).
 
-**The empirical stage** is built to have power against the agents that exist:
+**The empirical stage** is built to have power against the agents that exist. A probe run reads the agent's
+schedule (``rounds_until_update``): a user's data reaches the other users' actions only through a release after
+the user's round. The candidate targets are the first and last users of the first epoch and of the largest epoch
+released inside the stream, and a random user released by then. For each, two neighbouring streams
+(:func:`neighbouring_streams`) give the target the reward vectors (+1, -1) and (-1, +1) on arms +e_1 and -e_1 and
+every other user (c, -c); the offset c is set by bisection on pilot runs so that the watched users take arm 0
+with frequency :data:`PILOT_LEVEL`, where the release's decision turns on the target (in the 5% tail for a
+Gaussian agent). Two statistics count the watched users that took arm 0 (in the epoch after the release, and over
+``watch`` rounds; joint DP, `def:JDP-interactive`, bounds exactly their joint law). Selection pilots score every
+(target, statistic, half-line, order) by its chance of refuting the claim (:func:`refutation_chance`,
+:func:`select_tests`; a set fewer than :data:`MIN_PILOT_HITS` pilot runs fall in is not scored, and below
+:data:`POWER_FLOOR` the set farthest below the claim is kept), so that only one test runs ``n_draws`` times per
+stream and no confidence is split: :func:`set_lower_bounds` (Clopper-Pearson bounds, each at 0.05 / 2) gives
+``epsilon_lower``, a 95% lower confidence bound, and :attr:`AgentAudit.detectable` is the largest epsilon the draws
+could ever refute. The final runs go in blocks of :data:`LOOK_EVERY`; :func:`futile` stops them once the planned
+runs cannot refute the claim (at :data:`FUTILITY_BETA` over all looks), which adds no false refutation. Each run
+draws from its own seed, so the report does not depend on the worker (``jobs``) it ran on. The privacy guide says
+why the audit uses repeated draws rather than one run with many canaries.
 
-- **when releases happen.** One probe run reads the agent's schedule (the rounds at which its policy may
-  change, ``rounds_until_update``). A user's data can reach the other users' actions only through a
-  release after the user's round: a target user whose first release falls outside the stream gives the
-  audit no power, and the report says "no release inside the stream, no power" when no target has one.
-- **candidate target users.** The first and the last user of the first epoch and of the largest epoch
-  released inside the stream, and a random user released by then (the report names each one's role):
-  every target whose first release is at most ``max_horizon`` rounds in. A leak of user 0 or of the last
-  user of an epoch thus has power.
-  Not every candidate has power (a batch oracle may read rewards in one part of its epoch only:
-  IW-Regression-DP's first half learns W from features), which the pilots below find out.
-- **neighbouring streams** (:func:`neighbouring_streams`): two arms with features +e_1 and -e_1; the target
-  user's reward vector is (+1, -1) in D and (-1, +1) in D', the largest change one user's reward can make;
-  every other user's rewards are (c, -c), so each adds c e_1 to the epoch's sum whatever arm it gets. The
-  offset c puts the decision the release drives (an arm eliminated, the UCB winner) where the target's
-  change matters: it is chosen per target by bisection on pilot runs of the midpoint stream (target
-  rewards 0) so that the watched users take arm 0 with frequency :data:`PILOT_LEVEL`. For a non-private
-  agent that decision is a step in c and the bisection finds it; for a Gaussian one the level puts the
-  test in the 5% tail, where a shift of a fraction of the noise shows most at epsilon ~1.
-- **statistics.** How many watched users got arm 0: in the epoch right after the release, and over the
-  ``watch`` rounds after it (joint DP, `def:JDP-interactive`, bounds exactly their joint law; local DP
-  implies it), each on a few half-lines, in both orders of D and D'.
-- **one test, chosen by pilots.** Selection pilots (``4 pilot_draws`` runs of D and D' per candidate,
-  independent of everything after) score every (target, statistic, half-line, order) by their chance that its
-  final test (``n_draws`` runs) refutes the claim, under the pilots' posterior (:func:`refutation_chance`), and
-  :func:`select_tests` keeps the best. A set that fewer than :data:`MIN_PILOT_HITS` pilot runs of P fall in is
-  not scored: the pilots cannot tell it from chance (a leak confined to so rare a set is out of the audit's
-  reach). When no set has a chance of :data:`POWER_FLOOR`, the pilots see nothing the final runs could show,
-  and the test kept is the set farthest below the claim, which the futility stop decides at its first look:
-  an honest agent's audit then costs its pilots, not 12,000 runs of a set the pilots saw once. Only
-  that test runs ``n_draws`` times on D and D', so the confidence is not split over designs without
-  power: :func:`set_lower_bounds` at each epsilon of a grid (Clopper-Pearson bounds on the two
-  probabilities, each at 0.05 / 2): ``epsilon_lower``, the largest epsilon the test refutes, is a 95% lower
-  confidence bound on the privacy loss the statistic reveals. :attr:`AgentAudit.detectable` is the largest
-  epsilon the draw count could ever refute (every run of D in the set, none of D'): a claim above it
-  cannot be refuted by this audit, and the report says how many runs would reach it.
-- **stopping early.** The final runs go in blocks of :data:`LOOK_EVERY` per stream; after each block
-  :func:`futile` ends them with the verdict "not refuted" once Clopper-Pearson bounds at
-  :data:`FUTILITY_BETA` (over all looks) show that the planned runs cannot refute the claim. Stopping can only
-  turn a refutation into "not refuted", so it adds no false refutation; a refutation that rests on right bounds
-  is lost with chance at most :data:`FUTILITY_BETA`. The bounds then rest on the runs made.
-- **cost.** Almost all of an audit's time is the agent's own play (its fits and releases at each epoch
-  boundary); building the agent once per stream and resetting it per run leaves nothing data-independent to
-  reuse. The runs can go to worker processes (``jobs``): each run draws from its own seed, so the report does
-  not depend on where it ran.
-
-**Why repeated draws, not one run with many canaries** (Steinke, Nasr & Jagielski 2023). On this audit's
-statistic (one watched action per canary, in the 5% tail) the two designs reach the same bound per observation,
-and a one-run audit is faster only when one run carries many canaries whose effects stay apart: for a black-box
-agent, one feature coordinate (or one epoch) per canary, each with its own watchers and offset. That holds only
-for an agent whose decisions separate by coordinate (not a GLM link, SquareCB's inverse-gap weighting or a
-spanner of the survivors), on streams built for it, and the approximate-DP version of the one-run bound pays a
-delta term that grows with m. The audit keeps repeated draws, which assume none of that and test delta(epsilon)
-exactly; ``scripts/bench_audit_canary.py`` measures both designs.
-
-It also reads the agent's ledger: the worst user's composed epsilon against the claim, or, for an agent
-that claims privacy and records nothing, :data:`LEDGER_MISSING`. The ledger is the agent's own account of
-itself, and the report says so: the verdict never rests on it. A ledger above the claim, or missing, is a
-failure of its own (:attr:`AgentAudit.ledger_ok`), whatever the two stages say.
-
-What an audit can and cannot show: ``epsilon_lower > epsilon`` is evidence (at 95%) that the agent
-breaks its claim. ``epsilon_lower <= epsilon`` proves nothing: the audit looks at a few pairs of streams,
-one statistic and a few thousand runs, so a bug that these pairs or statistics do not reach (or a leak
-smaller than the Clopper-Pearson error bars) passes. It is a lower bound, never a proof; the proof is
-the ledger's accounting plus the paper's analysis.
+The agent's ledger is read as its own account (the worst user's composed epsilon, or :data:`LEDGER_MISSING`): a
+ledger above the claim or missing fails on its own (:attr:`AgentAudit.ledger_ok`), and the verdict never rests on
+it. ``epsilon_lower > epsilon`` is evidence (at 95%) that the agent breaks its claim; ``epsilon_lower <= epsilon``
+proves nothing (a few pairs of streams, one statistic, a few thousand runs): the proof is the ledger's accounting
+plus the paper's analysis.
 
 References
 ----------
@@ -101,10 +54,11 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_delta, check_epsilon, check_int
+from .._validation import check_int
 from ..bandit_spec import BanditSpec
 from ..privacy.audit import clopper_pearson
 from ..privacy.replay import ReleaseTape
+from ..privacy.spec import check_delta, check_epsilon
 from .checks import (
     AGENT_CHECKS,
     PRIVACY_CHECKS,

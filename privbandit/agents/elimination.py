@@ -25,7 +25,7 @@ import abc
 import dataclasses
 import functools
 import numbers
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
@@ -43,8 +43,8 @@ from .._validation import (
 from ..bandit_spec import BanditSpec
 from ..oracles.base import EpochFit, Estimate, Oracle
 from ..oracles.ridge import Ridge, RidgeFit
-from ._oracle_arg import ORACLE_ARGUMENT_CONSTRAINTS, register_variant, resolve_oracle
-from .base import EpochAgent, Learner
+from ._oracle_arg import register_variant
+from .base import Learner
 from .planner import (
     ELIMINATION_TOLERANCE,
     EstimateStack,
@@ -57,6 +57,7 @@ from .planner import (
     surviving_actions,
     uniform_over,
 )
+from .policy import PolicyAgent
 from .registry import register_preset
 from .spanner import masked_spanner
 
@@ -72,8 +73,8 @@ PLAY_RULES = ("spanner", "ucb", "greedy")
 """The play rules of :class:`EliminationAgent` among the survivors (``"spanner"``: the paper's `alg:plan`)."""
 
 JDP_UCB_FIRST_EPOCH = 256
-"""First epoch of ``elim-jdp-ucb``: public, fixed before the run; the lowest regret among {1, 128, 256, 512, 1600}
-on rare-direction, heavy-tailed and spiky (T = 2^16, d = K = 10, epsilon = 1, 6 seeds)."""
+"""First epoch of ``elim-jdp-ucb``: long enough that the first release is informative under joint-DP noise
+(public, fixed before the run; the changelog records the choice)."""
 
 POOLING = ("none", "ridge")
 """``"ridge"``: the non-private reference fits ridge on all past rows at each epoch end."""
@@ -82,12 +83,14 @@ POOLING = ("none", "ridge")
 def cube_root_exploration(dim: int) -> Callable[[np.ndarray], np.ndarray]:
     """The default exploration schedule of greedy play: eps_t = min(1, (d / t)^(1/3)) for rounds t = 1, 2, ...
 
-    A function of the public dimension and the round alone (no data), fixed before the run.
+    A function of the public dimension and the round alone (no data), fixed before the run (picklable, as the agent
+    holding it).
     """
-    def rate(t: np.ndarray) -> np.ndarray:
-        return np.minimum(1.0, (dim / np.asarray(t, dtype=float)) ** (1.0 / 3.0))
+    return functools.partial(_cube_root_rate, dim)
 
-    return rate
+
+def _cube_root_rate(dim: int, t: np.ndarray) -> np.ndarray:
+    return np.minimum(1.0, (dim / np.asarray(t, dtype=float)) ** (1.0 / 3.0))
 
 
 def theory_confidence(horizon: int) -> float:
@@ -113,7 +116,8 @@ class PlayValues(NamedTuple):
     """What a play rule reads, never the agent: every release (``estimates``, oldest first), ``stacks``
     (:meth:`EliminationAgent.stacked_estimates`, None before the first release), the agent's ``width_cap``,
     ``spanner``, ``spanner_constant`` and ``exploration`` (greedy play's eps_t), ``t`` (the rounds played are
-    t + 1, t + 2, ...) and ``chunk`` (contexts per pass of the planner, at most this many per call)."""
+    t + 1, t + 2, ...), ``chunk`` (contexts per pass of the planner, at most this many per call) and
+    ``informative`` (the planned releases whose test can remove an arm, :func:`can_eliminate`)."""
 
     estimates: tuple[Estimate, ...]
     stacks: tuple[EstimateStack, EstimateStack | None, np.ndarray | slice] | None
@@ -123,6 +127,7 @@ class PlayValues(NamedTuple):
     exploration: Callable[[np.ndarray], np.ndarray]
     t: int
     chunk: int
+    informative: tuple[Estimate, ...] = ()
 
     def survivors(self, features: np.ndarray) -> np.ndarray:
         """:func:`surviving_actions` of the informative released estimates: (m, K) booleans."""
@@ -285,7 +290,7 @@ class RidgePool(Learner):
 _POOLING_CLASSES: dict[str, type[Learner]] = {"none": Learner, "ridge": RidgePool}
 
 
-class EliminationAgent(EpochAgent):
+class EliminationAgent(PolicyAgent):
     """Action elimination over past epochs' confidence intervals, playing uniformly on a spanner.
 
     Parameters
@@ -303,18 +308,11 @@ class EliminationAgent(EpochAgent):
     width_cap : float
         Cap on the confidence radius (2 in `alg:batch-cb-JDP`).
     play : {"spanner", "ucb", "greedy"} or PlayRule
-        How to pick among the survivors (elimination always runs first): a :class:`PlayRule` (a user's own
-        too), or the name of a built-in one:
-
-        - ``"spanner"`` (default): uniformly on the spanner, the paper's `alg:plan` (unchanged);
-        - ``"ucb"``: the survivor with the largest upper confidence bound min_tau (f_tau + b_tau) over
-          every released estimate (the top of the intersection of its intervals), ties uniform;
-        - ``"greedy"``: the survivor with the largest mean of the latest released estimate (the one fitted
-          on the most recent, largest epoch), ties uniform; with probability eps_t instead uniformly on
-          the survivors' spanner (on all survivors with ``spanner=False``).
-
-        Every rule reads only released estimates, the current context and the agent's uniforms: post-
-        processing of the releases, at no privacy cost.
+        How to pick among the survivors (elimination always runs first): a :class:`PlayRule` (a user's own too),
+        or the name of a built-in one (:data:`PLAY_RULE_CLASSES`): ``"spanner"`` (default, the paper's `alg:plan`,
+        :class:`SpannerPlay`), ``"ucb"`` (:class:`UCBPlay`) or ``"greedy"`` (:class:`GreedyPlay`). Every rule
+        reads only released estimates, the current context and the agent's uniforms: post-processing of the
+        releases, at no privacy cost.
     exploration : callable, optional
         Greedy play's eps_t: ``exploration(t)`` maps an int array of rounds t >= 1 to rates in [0, 1]
         (vectorised). Default min(1, (d/t)^(1/3)) (:func:`cube_root_exploration`). It must depend on
@@ -349,11 +347,10 @@ class EliminationAgent(EpochAgent):
     """
 
     name: ClassVar[str] = "elimination"
-    uniforms_per_round: ClassVar[int] = 1
+    privacy_model: ClassVar[str | None] = None     # the oracle's (the registered variants declare it)
     parameter_constraints: ClassVar[ParameterConstraints] = {
-        **EpochAgent.parameter_constraints, **ORACLE_ARGUMENT_CONSTRAINTS, "spanner": [Boolean()],
-        "spanner_constant": [Interval(numbers.Real, 1.0, None, closed="right")], "width_cap": [POSITIVE],
-        "play": [InstanceOf(PlayRule, "a PlayRule", example=UCBPlay), Options(PLAY_RULES)],
+        "spanner": [Boolean()], "spanner_constant": [Interval(numbers.Real, 1.0, None, closed="right")],
+        "width_cap": [POSITIVE], "play": [InstanceOf(PlayRule, "a PlayRule", example=UCBPlay), Options(PLAY_RULES)],
         "exploration": [None, IsCallable("exploration(t: int array) -> rates in [0, 1]")],
         "pooling": [InstanceOf(Learner, "a Learner", example=RidgePool), Options(POOLING)]}
 
@@ -362,10 +359,9 @@ class EliminationAgent(EpochAgent):
                  spanner_constant: float = 2.0, width_cap: float = 2.0, play: str | PlayRule = "spanner",
                  exploration: Callable[[np.ndarray], np.ndarray] | None = None, pooling: str | Learner = "none",
                  first_epoch: int = 1, growth: float = 2.0) -> None:
-        super().__init__(resolve_oracle(oracle, epsilon=epsilon, delta=delta, model=model,
-                                        oracle_kwargs=oracle_kwargs), first_epoch=first_epoch, growth=growth)
-        self._store_parameters(spanner=spanner, spanner_constant=spanner_constant, width_cap=width_cap, play=play,
-                               exploration=exploration, pooling=pooling)
+        super().__init__(oracle, epsilon=epsilon, delta=delta, model=model, oracle_kwargs=oracle_kwargs,
+                         first_epoch=first_epoch, growth=growth, spanner=spanner, spanner_constant=spanner_constant,
+                         width_cap=width_cap, play=play, exploration=exploration, pooling=pooling)
         self.play_rule = PLAY_RULE_CLASSES[play]() if isinstance(play, str) else play
         if exploration is not None and not isinstance(self.play_rule, GreedyPlay):
             raise ValueError(f"exploration is greedy play's rate: it needs play='greedy', got play={play!r}")
@@ -379,63 +375,61 @@ class EliminationAgent(EpochAgent):
             return dataclasses.replace(self.oracle, confidence=theory_confidence(self._require_spec().horizon))
         return self.oracle
 
-    def _reset(self) -> None:
-        super()._reset()
-        self._informative: list[Estimate] = []
-        self._eliminating: set[int] = set()
-        self._stacks: tuple[EstimateStack, EstimateStack | None, np.ndarray | slice] | None = None  # stacked_estimates
-
-    def _on_epoch_end(self, estimate: Estimate) -> None:
-        # estimates whose test can never remove an arm are skipped by the planner (same survivors)
-        if can_eliminate(estimate, self._require_spec().bound, self.width_cap):
-            self._eliminating.add(id(estimate))
-        self._informative = [e for e in self.learner.planned(self.estimates) if id(e) in self._eliminating]
-        self._stacks = None
-
-    def stacked_estimates(self) -> tuple[EstimateStack, EstimateStack | None, np.ndarray | slice]:
-        """All released estimates stacked, the informative ones (those whose test can remove an arm) stacked
-        (None if none) and their indices among all (a slice when they are consecutive); rebuilt once per epoch
-        (the releases are fixed within one). What a play rule (:class:`PlayRule`) scores arms with, e.g.
-        ``stacked_bounds(stack, features, agent.width_cap)``."""
-        if self._stacks is None:
-            planned = self.learner.planned(self.estimates)
-            informative = {id(e) for e in self._informative}
-            index = np.array([j for j, e in enumerate(planned) if id(e) in informative], dtype=np.int64)
-            if index.size and index[-1] - index[0] + 1 == index.size:      # a run of epochs: a view, no copies
+    def combine(self, estimates: Sequence[Estimate]) -> PlayValues:
+        """The releases the play rule reads and the agent's public values (:class:`PlayValues`; its ``t`` and
+        ``chunk`` are set per call): the releases planned on (:meth:`Learner.planned`) stacked, and those of
+        them whose test can remove an arm (:func:`can_eliminate`; the planner skips the others, same survivors)
+        stacked apart, with their indices among the planned ones (a slice when consecutive: a view, no copy)."""
+        spec = self._require_spec()
+        estimates = tuple(estimates)
+        planned = self.learner.planned(list(estimates))
+        informative = tuple(e for e in planned if can_eliminate(e, spec.bound, self.width_cap))
+        stacks = None
+        if estimates:
+            chosen = {id(e) for e in informative}
+            index = np.array([j for j, e in enumerate(planned) if id(e) in chosen], dtype=np.int64)
+            if index.size and index[-1] - index[0] + 1 == index.size:
                 index = np.s_[int(index[0]):int(index[-1]) + 1]
-            informative_stack = stack_estimates(self._informative) if self._informative else None
-            self._stacks = (stack_estimates(planned), informative_stack, index)
-        return self._stacks
+            stacks = (stack_estimates(planned), stack_estimates(list(informative)) if informative else None, index)
+        return PlayValues(estimates, stacks, self.width_cap, self.spanner, self.spanner_constant,
+                          self.exploration or cube_root_exploration(spec.dim), self.t, 0, informative)
+
+    def stacked_estimates(self) -> tuple[EstimateStack, EstimateStack | None, np.ndarray | slice] | None:
+        """The planned releases stacked, the informative ones stacked (None if none) and their indices
+        (:meth:`combine`; None before the first release): what a play rule scores arms with, e.g.
+        ``stacked_bounds(stack, features, agent.width_cap)``."""
+        return self.estimate.stacks
 
     def play_values(self, shape: tuple[int, ...], offset: int = 0) -> PlayValues:
         """What the play rule reads for rounds of features of ``shape`` (m, K, d), the first ``offset`` rounds
         after ``self.t``: the releases and public values (:class:`PlayValues`)."""
-        rule = self.play_rule if self.estimates else _FIRST_EPOCH_PLAY
+        values = self.estimate
+        rule = self.play_rule if values.estimates else _FIRST_EPOCH_PLAY
         _, k, d = shape
-        stacked = len(self.estimates) if rule.reads_every_estimate else len(self._informative)
-        return PlayValues(tuple(self.estimates), self.stacked_estimates() if self.estimates else None,
-                          self.width_cap, self.spanner, self.spanner_constant,
-                          self.exploration or cube_root_exploration(self._require_spec().dim), self.t + offset,
-                          max(16, _PLAY_BUDGET // (k * (d + 1) * max(stacked, 1))))
+        stacked = len(values.estimates) if rule.reads_every_estimate else len(values.informative)
+        return values._replace(t=self.t + offset, chunk=max(16, _PLAY_BUDGET // (k * (d + 1) * max(stacked, 1))))
 
     def _laws(self, features: np.ndarray) -> Iterator[tuple[slice, Law]]:
         """The play rule's law over passes of the planner: (the pass's rows, their law)."""
-        rule = self.play_rule if self.estimates else _FIRST_EPOCH_PLAY
+        rule = self.play_rule if self.estimate.estimates else _FIRST_EPOCH_PLAY
         step = self.play_values(features.shape).chunk
         for lo in range(0, features.shape[0], step):
             part = features[lo:lo + step]
             yield slice(lo, lo + part.shape[0]), rule.law(self.play_values(part.shape, lo), part)
 
-    def _choose(self, features: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
-        out = np.empty(features.shape[0], dtype=np.int64)
-        for rows, law in self._laws(features):
-            out[rows] = law_choice(law, uniforms[rows, 0])
-        return out
-
-    def _probabilities(self, features: np.ndarray) -> np.ndarray:
+    def policy(self, features: np.ndarray, estimate: PlayValues) -> np.ndarray:
+        """The play rule's law (:func:`law_probabilities`; the first epoch's: uniform on a spanner of all arms)."""
         out = np.empty(features.shape[:2])
         for rows, law in self._laws(features):
             out[rows] = law_probabilities(law, rows.stop - rows.start)
+        return out
+
+    def _choose(self, features: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
+        """Arms drawn from the same law with one uniform per round (:func:`law_choice`, which builds a part's
+        sets only for the rounds drawn from it; ``check_agent`` compares the draws with :meth:`policy`)."""
+        out = np.empty(features.shape[0], dtype=np.int64)
+        for rows, law in self._laws(features):
+            out[rows] = law_choice(law, uniforms[rows, 0])
         return out
 
 

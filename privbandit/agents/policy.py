@@ -125,11 +125,12 @@ class PolicyAgent(EpochAgent):
 
     @classmethod
     def constructor_parameters(cls) -> dict[str, inspect.Parameter]:
-        """The base's keyword arguments, then each declared hyperparameter with its class attribute as default."""
+        """The base's keyword arguments, then each declared hyperparameter with its class attribute as default
+        (a subclass whose ``__init__`` names a hyperparameter gives it that signature's default instead)."""
         out = super().constructor_parameters()
         for name in cls._hyperparameter_names():
-            out[name] = inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
-                                          default=getattr(cls, name, inspect.Parameter.empty))
+            out.setdefault(name, inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
+                                                   default=getattr(cls, name, inspect.Parameter.empty)))
         return out
 
     # -- what a subclass writes --------------------------------------------------------------------

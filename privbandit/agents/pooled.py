@@ -30,11 +30,36 @@ Play: elimination over the last ``plan_window`` = 2 pooled releases (`alg:plan`)
 survivors, scored by the lowest of their upper bounds; first epoch 256 rounds, as ``elim-jdp-ucb``, each next
 one 1.5 times longer (:data:`POOLED_JDP_GROWTH`).
 
-``elim-ldp-pooled`` and ``elim-ldp-greedy-pooled`` do the same with IW-Regression-LDP (`alg:LDP-linear-regression`,
-:class:`PooledLDPAgent`).
-``elim-ldp-vec`` does it with IW-Vector-LDP (:mod:`privbandit.oracles.iw_vec_ldp`, :class:`PooledVectorLDPAgent`):
-each user sends one pure epsilon-LDP L2-ball report of (psi, the Gram statistic), and the next epoch's U is a
-spectral step on those reports.
+Every pooled agent is an :class:`~privbandit.agents.EliminationAgent` given :class:`PooledReleases` as its
+``pooling`` learner, registered as a variant at the end of this module (oracle, learner, play rule, schedule).
+``elim-ldp-pooled`` and ``elim-ldp-greedy-pooled`` do the same with IW-Regression-LDP
+(`alg:LDP-linear-regression`): the first 20% of each epoch's users run one stage of Spectral-Iteration-LDP
+(`alg:U-LDP`) from the U the previous epoch released, the others send their randomized (psi, Psi), and the
+sampling covariance is bounded by sum_j n_j U_j^{-2}. ``elim-ldp-vec`` does it with IW-Vector-LDP
+(:mod:`privbandit.oracles.iw_vec_ldp`): each user sends the one vector (U phi y / ||U phi||,
+svec(U^{1/2} phi_r phi_r^T U^{1/2} / ||U phi_r||) / sqrt(r)), phi_r being phi shrunk to the public Gram radius r
+(:data:`VECTOR_LDP_ORACLE`), through the pure epsilon-LDP L2-ball channel of Duchi, Jordan and Wainwright (2013),
+so the Gram and the response come from the same users in one release, no user is spent on learning U alone (the
+next epoch's U is one spectral step on the same reports), and the agent eliminates on the latest release, with its
+own constants and epochs growing :data:`VECTOR_LDP_GROWTH` (the local-DP study, ``docs/guide/ldp_cost.md``);
+``elim-glm-ldp-vec`` is it on the GLM's working rows.
+
+Privacy of the linear agents ((epsilon, delta)-JDP, `def:JDP-interactive`, research note section 4; LDP, `def:LDP`).
+The oracles are unchanged and each epoch's fit uses that epoch's users only. IW-Regression-DP: one SymPriv release
+of H on the W stage (sensitivity 2B/(gamma N)) and one joint Gaussian release of (B psi, vec Psi) on the
+regression users (sensitivity 2 sqrt(2) B/(gamma n)); both hold for every PSD W, as ||W phi|| / (1 + gamma
+||W phi||) < 1/gamma. IW-Regression-LDP, on the device: a spectral user sends SymPriv(U^{1/2} phi phi^T U^{1/2} /
+||U phi||) (Frobenius norm <= B, `lem:uxxu`; sensitivity 2B), a regression user (U phi y / ||U phi||, U phi phi^T
+/ (sqrt(B) ||U phi||)) through one Gaussian (norm <= sqrt(1 + B); sensitivity 2 sqrt(1 + B)), each at the full
+(epsilon, delta) (the paper's separate Priv_2 and Priv_2B would compose to more). IW-Vector-LDP: the vector above,
+projected onto the ball of radius sqrt(1 + B), through ``L2BallChannel(epsilon, d + d(d+1)/2, sqrt(1 + B))``, one
+pure-epsilon local entry per user. Every bound holds for every W or U (the statistics are normalised by ||U phi||),
+so the warm start, a matrix computed from earlier releases only, changes which public matrix weights the rows, not
+a sensitivity. The stages, the fractions and the epoch schedule are public, fixed in advance. Every user enters
+exactly one release of one epoch at the full budget; epochs and stages use disjoint users, so they compose in
+parallel, and choosing W_j or U_j from earlier releases is allowed. Pooling, the PSD projections, the regulariser,
+the width, the releases planned on and the play rule read only the releases, public constants and the current
+user's own features (nothing reads a fit's running sums): post-processing.
 
 ``elim-glm-jdp-pooled`` and ``elim-glm-ldp-pooled`` are the same two agents on a GLM's working rows
 (:class:`GLMWorkingRows`, chosen at construction with ``rows=``; the linear agents use :class:`LinearRows`,
@@ -46,20 +71,14 @@ on the linear predictor (identity link) and plays elimination and UCB there, whi
 same intervals would (nu is increasing).
 
 Privacy of the GLM agents: ||phi'|| <= ||phi|| <= B and |y'| <= 1 for every row and every theta_{j-1}, the bounds
-the oracles' sensitivities (IW-Regression-DP: 2B/(gamma N) for H, 2 sqrt(2) B/(gamma n) for (B psi, vec Psi)) and
-randomizers (IW-Regression-LDP: norms <= B and sqrt(1 + B)) are computed from, so they hold unchanged. What is
-clipped where: ``Agent.update`` clips each user's (phi, y) to ||phi|| <= B and [-1, 1] (refusing NaN and inf);
-:class:`GLMWorkingRows` clips the predictor to [-B S, B S], the weight to [mu, L] and the response y' to [-1, 1],
-and refuses rows that are not finite; the rows then enter the epoch's fit through ``EpochFit.add_clipped``, which
-refuses NaN and inf but does not clip again. IW-Regression-DP uses the rows as given (their bounds are the ones
-above); IW-Regression-LDP's local randomizer checks and clips each row again on the device (features to B, rewards
-to [-1, 1]: a no-op for these rows). A user's row reads only their own data, public constants (nu, L, mu, B, S, C)
-and theta_{j-1}, a post-processing of earlier epochs' releases, so the transform is part of the user's (joint DP:
-the curator's per-row, local DP: the device's) computation before the one release they enter, exactly as the
-warm-started W is. Composition is as for the linear agents: each user enters one release of one epoch at the full
-(epsilon, delta), the epochs compose in parallel and the adaptive choice of (W_j, theta_{j-1}) from earlier
-releases is allowed (`def:JDP-interactive`, `def:LDP`). The ledger is the oracle's, recorded as for
-``elim-jdp-pooled`` / ``elim-ldp-pooled``.
+the oracles' sensitivities and randomizers are computed from, so they hold unchanged. ``Agent.update`` clips each
+user's (phi, y) (refusing NaN and inf); :class:`GLMWorkingRows` clips the predictor to [-B S, B S], the weight to
+[mu, L] and y' to [-1, 1] and refuses rows that are not finite; ``EpochFit.add_clipped`` refuses NaN and inf
+without clipping again (IW-Regression-LDP's randomizer clips each row again on the device: a no-op here). A
+user's row reads only their own data, public constants (nu, L, mu, B, S, C) and theta_{j-1}, a post-processing of
+earlier releases, so the transform is part of the user's computation (the curator's per-row under joint DP, the
+device's under local DP) before the one release they enter, as the warm-started W is; composition and the
+ledger are the linear agents'.
 
 References
 ----------
@@ -73,8 +92,9 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import functools
 import numbers
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
@@ -84,8 +104,6 @@ from .._validation import (
     Boolean,
     InstanceOf,
     Interval,
-    Options,
-    ParameterConstraints,
     check_parameters,
 )
 from ..bandit_spec import BanditSpec
@@ -93,7 +111,7 @@ from ..linalg import psd_project, psd_sqrt, symmetric_part, symmetric_solution
 from ..links import Link, identity_link
 from ..oracles.base import EpochFit, Estimate, Oracle
 from ..oracles.iw_jdp import IWRegressionDP, IWRelease
-from ..oracles.iw_ldp import IWRegressionLDP, LDPRelease
+from ..oracles.iw_ldp import IWRegressionLDP
 from ..oracles.iw_vec_ldp import IWVectorLDP, VectorLDPRelease
 from ._oracle_arg import register_variant
 from .base import Learner
@@ -103,50 +121,42 @@ NON_NEGATIVE = Interval(numbers.Real, 0.0, None, closed="left")
 
 __all__ = ["GLM_RESPONSE_BOUND", "GLMWorkingRows", "LinearRows", "POOLED_GLM_JDP_CONSTANTS", "POOLED_GLM_LDP_CONSTANTS",
            "POOLED_JDP_CONSTANTS", "POOLED_JDP_GROWTH", "POOLED_JDP_ORACLE", "POOLED_LDP_CONSTANTS",
-           "POOLED_LDP_FIRST_EPOCH", "POOLED_LDP_LEARNER", "POOLED_LDP_ORACLE", "PooledJDPAgent", "PooledLDPAgent",
-           "PooledReleases", "PooledState", "PooledStatistics", "PooledVectorLDPAgent", "RowTransform",
-           "VECTOR_LDP_CONSTANTS", "VECTOR_LDP_GROWTH", "VECTOR_LDP_LEARNER", "VECTOR_LDP_ORACLE", "pooled_estimate",
-           "release_weighting"]
+           "POOLED_LDP_FIRST_EPOCH", "POOLED_LDP_LEARNER", "POOLED_LDP_ORACLE", "PooledReleases", "PooledState",
+           "PooledStatistics", "RowTransform", "VECTOR_LDP_CONSTANTS", "VECTOR_LDP_GROWTH", "VECTOR_LDP_LEARNER",
+           "VECTOR_LDP_ORACLE", "pooled_estimate"]
 
 
 POOLED_JDP_ORACLE: dict[str, Any] = dict(n_stages=1, w_fraction=0.2)
-"""The oracle's W schedule under a warm start: one W stage on 20% of each epoch's users (public, fixed in
-advance; screened at T = 2^17, 4 seeds, on rare-direction, heavy-tailed and spiky: research note, section 3)."""
+"""IW-Regression-DP's W schedule under a warm start: one W stage on 20% of each epoch's users, since W starts
+from the last release instead of I (public, fixed in advance; research note, section 3)."""
 
 POOLED_JDP_CONSTANTS: dict[str, float] = dict(reg_scale=0.25, z=2.0, norm_bound=1.0, kappa=1.5, rho=0.25)
-"""Public constants of the pooled estimate and its width (research note, section 3): the regulariser scale r,
-the Gaussian quantile z of the variance term, S >= ||theta*||, and the plug-in bias factors kappa and rho.
-Tuned offline on simulated families (rare-direction, heavy-tailed, spiky), never on the live run."""
+"""The pooled estimate's regulariser scale r, the Gaussian quantile z of its width, S >= ||theta*|| and the plug-in
+bias factors kappa and rho (research note, section 3); public, tuned offline on simulated families, never on
+the live run."""
 
 POOLED_JDP_GROWTH: float = 1.5
-"""Epoch growth of ``elim-jdp-pooled`` (public, fixed in advance). A release whose intervals miss theta* holds
-the policy for one whole epoch; with doubling epochs the last one is half the run, and such a release cost
-80549 on one spiky seed whose median is 3873 (the paper suite's cells, T = 2^20, epsilon 1). Pooling makes
-shorter epochs cheap: every epoch's statistics still enter the solve. Chosen from 2 and 1.5 on
-rare-direction, heavy-tailed and spiky (T = 2^20, 10 seeds, epsilon 0.1, 0.3, 1); the measurements are in the
-changelog."""
+"""Epoch growth of ``elim-jdp-pooled``: a release whose intervals miss theta* holds the policy for a whole epoch,
+and pooling makes shorter epochs cheap, since every epoch's statistics still enter the solve (public; the
+changelog records the choice)."""
 
 POOLED_LDP_ORACLE: dict[str, Any] = dict(stages=1, u_fraction=0.2)
 """IW-Regression-LDP's U schedule under a warm start: one spectral stage on 20% of each epoch's users (public,
 fixed in advance)."""
 
 POOLED_LDP_CONSTANTS: dict[str, float] = dict(reg_scale=0.25, z=2.0, norm_bound=1.0, kappa=1.5, rho=0.25)
-"""The local-DP agent's r, z, S, kappa and rho (as :data:`POOLED_JDP_CONSTANTS`)."""
+"""The local-DP agents' r, z, S, kappa and rho (as :data:`POOLED_JDP_CONSTANTS`)."""
 
 POOLED_GLM_JDP_CONSTANTS: dict[str, float] = dict(reg_scale=0.1, z=1.0)
-"""``elim-glm-jdp-pooled``'s r and z (the rest as :data:`POOLED_JDP_CONSTANTS`). Chosen from z in {2, 1.5, 1.25, 1}
-and r in {0.25, 0.1} on heavy-tailed and rare-direction at link slopes 2 and 6 (``PrivGLMCB-v0``, d = K = 10,
-T = 2^17, 3 seeds, epsilon 1): summed regret 7940 at the linear agent's (0.25, 2), 6562 at (0.1, 1)."""
+"""``elim-glm-jdp-pooled``'s r and z (the rest as :data:`POOLED_JDP_CONSTANTS`): a lighter regulariser and a
+narrower width suit one private Newton step per epoch (public; the changelog records the choice)."""
 
 POOLED_GLM_LDP_CONSTANTS: dict[str, float] = dict(z=0.5, kappa=0.5, rho=0.1)
 """``elim-glm-ldp-pooled``'s z, kappa and rho (the rest as :data:`POOLED_LDP_CONSTANTS`): narrower widths, which
-the local noise makes wide. Chosen on heavy-tailed and rare-direction at link slopes 2 and 6 (d = K = 5,
-T = 2^19, 3 seeds, epsilon 1) from the linear agent's (2, 1.5, 0.25), (1, 1.5, 0.25), (0.5, 0.5, 0.1) and
-(0.25, 0.25, 0.05): on heavy-tailed at slope 6 regret 67606 at the linear agent's and 43298 at these; on
-heavy-tailed at slope 2 and on rare-direction at slope 6 all were within one standard error."""
+the local noise makes wide (public; the changelog records the choice)."""
 
 POOLED_LDP_FIRST_EPOCH = 1024
-"""The local-DP agent's first epoch (public, fixed in advance)."""
+"""The local-DP agents' first epoch (public, fixed in advance)."""
 
 VECTOR_LDP_ORACLE: dict[str, Any] = dict(gram_radius=0.5)
 """``elim-ldp-vec``'s oracle settings: the Gram statistic of phi shrunk to norm 0.5 (public, fixed in advance;
@@ -156,7 +166,7 @@ sqrt(2) to sqrt(1.5) and the Gram noise's sd to 0.61x: the lever the local-DP st
 
 VECTOR_LDP_CONSTANTS: dict[str, float] = dict(POOLED_LDP_CONSTANTS, reg_scale=0.1, z=1.0)
 """``elim-ldp-vec``'s r and z (the rest as :data:`POOLED_LDP_CONSTANTS`): a lighter regulariser and a narrower
-variance term than ``elim-ldp-pooled``'s, for its less noisy releases."""
+variance term than ``elim-ldp-pooled``'s, for its less noisy releases (the changelog records the choice)."""
 
 VECTOR_LDP_GROWTH: float = 1.25
 """``elim-ldp-vec``'s epoch growth (public, fixed in advance). Under local DP an epoch costs no budget (each user
@@ -164,25 +174,20 @@ randomizes once, whatever the schedule) and pooling keeps every epoch's reports 
 only bring each new release sooner."""
 
 
-Release = IWRelease | LDPRelease | VectorLDPRelease
+
+Release = IWRelease | VectorLDPRelease
 """The oracles' releases a pooled agent post-processes."""
-
-
-def release_weighting(release: Release) -> np.ndarray:
-    """The public weighting matrix of a release: W of IW-Regression-DP, U of IW-Regression-LDP and IW-Vector-LDP."""
-    return release.w if isinstance(release, IWRelease) else release.u
 
 
 def next_weighting(release: Release) -> np.ndarray:
     """The public warm start the next epoch's fit takes from a release: its weighting matrix, or for IW-Vector-LDP
     (whose users all used the same U) the spectral step ``u_next`` it took from the reports."""
-    return release.u_next if isinstance(release, VectorLDPRelease) else release_weighting(release)
+    return release.u_next if isinstance(release, VectorLDPRelease) else release.weighting
 
 
 GLM_RESPONSE_BOUND: float = 1.0
 """C of :class:`GLMWorkingRows`: the working row's response sqrt(w / L) L z is clipped to [-C, C] and divided by C,
-so |y'| <= 1 (public, fixed in advance; tuned on heavy-tailed and rare-direction at link slopes 2 and 6, T = 2^17,
-3 seeds, from 0.7, 1 and 1.4)."""
+so |y'| <= 1 (public, fixed in advance; the changelog records the choice)."""
 
 
 class RowTransform(abc.ABC):
@@ -239,8 +244,7 @@ class GLMWorkingRows(RowTransform):
     link (w = L = 1, z = y) and C = 1 the rows are the linear model's own.
 
     L z is the working response in reward units (at eta = 0 it is L eta* + y - nu(eta*) to first order), so one
-    clip level C serves every slope: tuned on heavy-tailed and rare-direction at slopes 2 and 6, the best C of
-    the form Z L was Z = 1 at slope 2 and Z ~ 1/3 at slope 6.
+    clip level C serves every slope.
 
     Parameters
     ----------
@@ -334,10 +338,10 @@ class PooledStatistics:
             return
         if release.n == 0 or release.psi is None or release.psi_mat is None:
             return
-        vals, vecs = np.linalg.eigh(symmetric_part(release_weighting(release)))
+        vals, vecs = np.linalg.eigh(symmetric_part(release.weighting))
         w_inv = (vecs / vals) @ vecs.T
         w_half, w_inv_half = (vecs * np.sqrt(vals)) @ vecs.T, (vecs / np.sqrt(vals)) @ vecs.T
-        raw = symmetric_solution(release_weighting(release), release.psi_mat)
+        raw = symmetric_solution(release.weighting, release.psi_mat)
         a = symmetric_part(w_inv_half @ psd_project(w_half @ raw @ w_half) @ w_inv_half)
         n = release.n
         self.gram += n * a
@@ -347,7 +351,7 @@ class PooledStatistics:
         noise_var = release.noise_sd_psi ** 2 + norm_bound ** 2 * release.noise_sd_Psi ** 2
         w_inv2 = w_inv @ w_inv
         self.noise += n * n * noise_var * w_inv2
-        self.sampling += n * a if isinstance(release, IWRelease) else n * w_inv2
+        self.sampling += n * a if release.gamma is not None else n * w_inv2    # gamma None: LDP unit directions
         self.n += n
 
     def add_vector(self, release: VectorLDPRelease, norm_bound: float) -> None:
@@ -362,7 +366,7 @@ class PooledStatistics:
         """
         if release.n == 0 or release.psi is None or release.gram is None:
             return
-        vals, vecs = np.linalg.eigh(symmetric_part(release.u))
+        vals, vecs = np.linalg.eigh(symmetric_part(release.weighting))
         u_inv, u_inv_half = (vecs / vals) @ vecs.T, (vecs / np.sqrt(vals)) @ vecs.T
         raw = symmetric_part(u_inv_half @ release.gram @ u_inv_half)
         a = symmetric_part(u_inv_half @ psd_project(release.gram) @ u_inv_half)
@@ -420,6 +424,14 @@ class PooledReleases(Learner):
     rows : RowTransform
         What each user hands the oracle: :class:`LinearRows` (default, the rows as they are) or
         :class:`GLMWorkingRows` (``elim-glm-jdp-pooled``: the GLM's working rows at the last release).
+
+    Examples
+    --------
+    >>> from privbandit.agents import check_agent, make_agent
+    >>> agent = make_agent("elim-jdp-pooled", epsilon=1.0, delta=1e-5)
+    >>> type(agent).__name__, type(agent.learner).__name__, agent.oracle.n_stages, agent.first_epoch, agent.play
+    ('EliminationAgent', 'PooledReleases', 1, 256, 'ucb')
+    >>> check_agent(make_agent("elim-ldp-vec", epsilon=1.0, delta=1e-5, first_epoch=16), horizon=64)
     """
 
     reg_scale: float = POOLED_JDP_CONSTANTS["reg_scale"]
@@ -462,7 +474,7 @@ class PooledReleases(Learner):
     def epoch_estimate(self, state: PooledState, fit: EpochFit) -> Estimate:
         """The epoch's fit releases; the agent publishes the pooled estimate over every epoch so far."""
         release = fit.result().release
-        if not isinstance(release, (IWRelease, LDPRelease, VectorLDPRelease)):
+        if not isinstance(release, (IWRelease, VectorLDPRelease)):
             raise TypeError("the oracle's Estimate must carry its release (estimate.release)")
         state.warm = next_weighting(release)
         scale = self.rows.theta_scale_of(fit.link)
@@ -485,253 +497,6 @@ VECTOR_LDP_LEARNER = PooledReleases(**VECTOR_LDP_CONSTANTS, plan_window=1)
 """``elim-ldp-vec``'s learner: :data:`VECTOR_LDP_CONSTANTS`, the latest release only (``plan_window`` 1)."""
 
 
-_POOLING_CONSTRAINTS: ParameterConstraints = {
-    "pooling": [None, InstanceOf(Learner, "a Learner", example=PooledReleases), Options(("none",))]}
-"""A pooled agent's ``pooling``: its learner (None: the class's pooled one), or ``"none"``."""
-
-
-def _pooled_oracle_kwargs(cls: type[EliminationAgent], oracle: Oracle | str, schedule: dict[str, Any],
-                          kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The keyword arguments with the oracle's warm-start ``schedule`` under the user's ``oracle_kwargs`` (an
-    oracle by name only), once ``oracle`` and ``oracle_kwargs`` are checked against ``cls``'s constraints."""
-    check_parameters(cls, dict(oracle=oracle, oracle_kwargs=kwargs.get("oracle_kwargs")),
-                     {k: cls.parameter_constraints[k] for k in ("oracle", "oracle_kwargs")})
-    if isinstance(oracle, str):
-        return {**kwargs, "oracle_kwargs": {**schedule, **(kwargs.get("oracle_kwargs") or {})}}
-    return kwargs
-
-
-class PooledJDPAgent(EliminationAgent):
-    """Joint-DP elimination on pooled, warm-started IW-Regression-DP releases, UCB play, variance-plus-bias width.
-
-    The module docstring's ``elim-jdp-pooled``: each epoch's fresh IW-Regression-DP fit (`alg:JDP-linear-regression`,
-    its `alg:W-JDP` warm-started) releases an :class:`~privbandit.oracles.iw_jdp.IWRelease` (``estimate.release``),
-    and the agent releases the pooled solve over all epochs so far, on which it eliminates and plays UCB.
-
-    Parameters
-    ----------
-    oracle : IWRegressionDP or str
-        The oracle (default ``"iw-regression-dp"``, built with :data:`POOLED_JDP_ORACLE`, one W stage on 20%
-        of each epoch, updated by ``oracle_kwargs``); an instance is used as given.
-    pooling : Learner, optional
-        How the fits become releases: default :class:`PooledReleases` with :data:`POOLED_JDP_CONSTANTS` (its
-        ``reg_scale``, ``z``, ``norm_bound``, ``kappa``, ``rho``, ``plan_window``, ``projection_bias``, ``rows``
-        are this agent's pooling hyperparameters); ``"none"`` fits each epoch alone.
-    play : {"ucb", "spanner", "greedy"}
-        The play rule among the survivors (UCB by default).
-    first_epoch, growth : int, float
-        The epoch schedule (first epoch 256 rounds, as ``elim-jdp-ucb``; growth :data:`POOLED_JDP_GROWTH`).
-    **kwargs
-        The rest of :class:`~privbandit.agents.EliminationAgent`'s arguments (``epsilon``, ``delta``,
-        ``oracle_kwargs``, ``width_cap``, ...).
-
-    Notes
-    -----
-    Privacy ((epsilon, delta)-JDP, `def:JDP-interactive`; research note, section 4):
-
-    - The oracle is unchanged. Each epoch's fit uses that epoch's users only: one SymPriv release of H on the
-      W stage (sensitivity 2B/(gamma N)) and one joint Gaussian release of (B psi, vec Psi) on the regression
-      users (sensitivity 2 sqrt(2) B/(gamma n)). Both bounds hold for every PSD W, because
-      ||W phi|| / (1 + gamma ||W phi||) < 1/gamma.
-    - Warm start: starting from the released W_{j-1} changes only which public matrix weights the epoch's rows;
-      the sensitivities stay the same. The number of W stages and ``w_fraction`` are public hyperparameters,
-      fixed before the run.
-    - Composition: every user enters exactly one release at the full (epsilon, delta); epochs and stages use
-      disjoint users, so they compose in parallel, and choosing W adaptively from earlier releases is allowed.
-    - Post-processing: pooling, the PSD projection, the regulariser, the width, the choice of the releases
-      planned on and UCB play are functions of the released (W_j, psi~_j, Psi~_j) and of public quantities
-      only (lambda_j, the noise sds, n_j, r, z, S, kappa, rho, all fixed in advance) and of the current
-      user's own features. Nothing reads the fits' running sums. By the billboard argument the agent is
-      (epsilon, delta)-JDP.
-
-    References
-    ----------
-    Source paper, `alg:W-JDP`, `alg:JDP-linear-regression`, `alg:batch-cb-JDP`, `alg:plan`,
-    `def:JDP-interactive`; research note "jdp-cost", sections 3 and 4.
-
-    Examples
-    --------
-    >>> from privbandit.agents import check_agent, make_agent
-    >>> agent = make_agent("elim-jdp-pooled", epsilon=1.0, delta=1e-5)
-    >>> agent.oracle.n_stages, agent.oracle.w_fraction, agent.first_epoch
-    (1, 0.2, 256)
-    >>> check_agent(make_agent("elim-jdp-pooled", epsilon=1.0, delta=1e-5, first_epoch=16), horizon=64)
-    """
-
-    name: ClassVar[str] = "elim-jdp-pooled"
-    parameter_constraints: ClassVar[ParameterConstraints] = {
-        **EliminationAgent.parameter_constraints, **_POOLING_CONSTRAINTS,
-        "oracle": [Options(("iw-regression-dp",)), InstanceOf(IWRegressionDP, "an IWRegressionDP oracle")],
-        "model": [None, Options(("jdp",))]}
-
-    def __init__(self, oracle: Oracle | str = "iw-regression-dp", *, pooling: str | Learner | None = None,
-                 play: str = "ucb", first_epoch: int = JDP_UCB_FIRST_EPOCH, growth: float = POOLED_JDP_GROWTH,
-                 **kwargs: Any) -> None:
-        super().__init__(oracle, pooling=PooledReleases() if pooling is None else pooling, play=play,
-                         first_epoch=first_epoch, growth=growth,
-                         **_pooled_oracle_kwargs(type(self), oracle, POOLED_JDP_ORACLE, kwargs))
-
-
-class PooledLDPAgent(EliminationAgent):
-    """Local-DP elimination on pooled, warm-started IW-Regression-LDP releases (UCB or greedy play).
-
-    Each epoch runs a fresh IW-Regression-LDP fit (`alg:LDP-linear-regression`) on its own users: the first
-    ``u_fraction`` of them (20% by default, :data:`POOLED_LDP_ORACLE`) run one stage of Spectral-Iteration-LDP
-    (`alg:U-LDP`) started from the U the previous epoch released, the others send their randomized
-    (psi, Psi). At each epoch end the agent reads what the server holds (``estimate.release``, an
-    :class:`~privbandit.oracles.iw_ldp.LDPRelease`: U_j, psi_hat_j, Psi_hat_j, lambda_j, the noise sds,
-    n_j) and releases the pooled solve over all epochs with the variance-plus-bias radius, exactly as
-    :class:`PooledJDPAgent` does with W_j (module docstring), except that the sampling covariance is bounded
-    by sum_j n_j U_j^{-2} (each user's statistic is a unit direction U phi / ||U phi|| times y or phi^T).
-
-    Parameters
-    ----------
-    oracle : IWRegressionLDP or str
-        The oracle (default ``"iw-regression-ldp"`` with :data:`POOLED_LDP_ORACLE`, updated by
-        ``oracle_kwargs``); an instance is used as given.
-    pooling : Learner, optional
-        As in :class:`PooledJDPAgent`; default :data:`POOLED_LDP_LEARNER` (:data:`POOLED_LDP_CONSTANTS`,
-        ``plan_window`` 1: the latest release only; ``elim-glm-ldp-pooled``: with :class:`GLMWorkingRows`,
-        computed on the user's device from their own row and the last release before their randomizer runs).
-    play : {"ucb", "greedy", "spanner"}
-        The play rule among the survivors (UCB; ``elim-ldp-greedy-pooled`` registers greedy play with the
-        (d/t)^(1/3) exploration of ``elim-ldp-greedy``).
-    first_epoch, growth : int, float
-        The epoch schedule (:data:`POOLED_LDP_FIRST_EPOCH` and doubling).
-    **kwargs
-        The rest of :class:`~privbandit.agents.EliminationAgent`'s arguments.
-
-    Notes
-    -----
-    Privacy ((epsilon, delta)-LDP, `def:LDP`; source paper `alg:LDP-linear-regression`, `alg:U-LDP`):
-
-    - Every user is in exactly one stage of one epoch and randomizes once, on their own device, through a
-      channel fixed before they arrive: a spectral user sends SymPriv(U^{1/2} phi phi^T U^{1/2} / ||U phi||)
-      (Frobenius norm <= ||phi|| <= B, `lem:uxxu`; sensitivity 2B), a regression user the concatenation
-      (U phi y / ||U phi||, U phi phi^T / (sqrt(B) ||U phi||)) through one Gaussian (norm <= sqrt(1 + B);
-      sensitivity 2 sqrt(1 + B)), each calibrated to the full (epsilon, delta). (`alg:LDP-linear-regression`
-      privatizes psi_t and Psi_t separately, Priv_2 and Priv_2B, which composes to more than (epsilon, delta);
-      the oracle's one joint Gaussian keeps each user at (epsilon, delta).) The bounds hold for every U
-      (the statistics are normalised by ||U phi||), so the warm start, a U computed from earlier epochs'
-      randomized outputs only, changes which public matrix the channel uses, not its sensitivity. The
-      paper's algorithm itself chooses the later stages' U from the earlier stages' outputs in this way.
-    - The number of spectral stages, ``u_fraction`` and the epoch schedule are public, fixed in advance.
-    - Everything else is post-processing of the randomized outputs: the server's means, the pooling over
-      epochs, the PSD projection, the regulariser, the width, the releases planned on and the play rule
-      read only (U_j, psi_hat_j, Psi_hat_j), public constants and the current user's own context.
-
-    References
-    ----------
-    Source paper, `alg:U-LDP`, `alg:LDP-linear-regression`, `lem:uxxu`, `appdx:regret-upper-LDP`, `alg:plan`,
-    `def:LDP`; research note "jdp-cost", section 3 (the pooled estimate and its width).
-
-    Examples
-    --------
-    >>> from privbandit.agents import check_agent, make_agent
-    >>> agent = make_agent("elim-ldp-pooled", epsilon=1.0, delta=1e-5)
-    >>> agent.oracle.stages, agent.oracle.u_fraction, agent.play
-    (1, 0.2, 'ucb')
-    >>> check_agent(make_agent("elim-ldp-pooled", epsilon=1.0, delta=1e-5, first_epoch=16), horizon=64)
-    """
-
-    name: ClassVar[str] = "elim-ldp-pooled"
-    parameter_constraints: ClassVar[ParameterConstraints] = {
-        **EliminationAgent.parameter_constraints, **_POOLING_CONSTRAINTS,
-        "oracle": [Options(("iw-regression-ldp",)), InstanceOf(IWRegressionLDP, "an IWRegressionLDP oracle")],
-        "model": [None, Options(("ldp",))]}
-    warm_field: ClassVar[str] = "initial_u"
-
-    def __init__(self, oracle: Oracle | str = "iw-regression-ldp", *, pooling: str | Learner | None = None,
-                 play: str = "ucb", first_epoch: int = POOLED_LDP_FIRST_EPOCH, growth: float = 2.0,
-                 **kwargs: Any) -> None:
-        super().__init__(oracle, pooling=POOLED_LDP_LEARNER if pooling is None else pooling, play=play,
-                         first_epoch=first_epoch, growth=growth,
-                         **_pooled_oracle_kwargs(type(self), oracle, POOLED_LDP_ORACLE, kwargs))
-
-
-class PooledVectorLDPAgent(EliminationAgent):
-    """Local-DP elimination on pooled IW-Vector-LDP releases: one L2-ball report of (psi, H) per user.
-
-    ``elim-ldp-pooled`` with its oracle replaced by IW-Vector-LDP (:mod:`privbandit.oracles.iw_vec_ldp`), the
-    levers the local-DP study (``docs/guide/ldp_cost.md``) ranked first and second: each user of epoch j sends
-    the one vector (U_j phi y / ||U_j phi||, svec(U_j^{1/2} phi phi^T U_j^{1/2} / ||U_j phi||) / sqrt(B))
-    through the pure epsilon-LDP L2-ball channel of Duchi, Jordan and Wainwright (2013) instead of a Gaussian
-    (per-coordinate noise variance M^2 / D: at d = 5, epsilon 1, delta 1e-5, 0.13x that of the analytic Gaussian on
-    the same radius sqrt(1 + B) that elim-ldp-pooled uses), and no user is spent on learning U alone: the next
-    epoch's U is one spectral step (`alg:U-LDP`) on the same reports' H. The agent pools every epoch's
-    (A_j, b_j) and solves once, with the variance-plus-bias width of :func:`pooled_estimate`
-    (:meth:`PooledStatistics.add_vector` gives the noise covariance of this release), eliminates on the latest
-    release and plays UCB among the survivors, as ``elim-ldp-pooled``.
-
-    The Gram. Under local DP the features are private too, so the Gram statistic every least-squares solve needs
-    is privatized like psi, in the same report: H = U^{1/2} phi phi^T U^{1/2} / ||U phi|| (Frobenius norm
-    <= ||phi||, `lem:uxxu`) is symmetric, so it takes d(d+1)/2 coordinates, and the L2-ball channel's
-    per-coordinate noise does not grow with the dimension of its input. One channel for both keeps each user at
-    one release and gives the solve the Gram and the response of the same users (splitting users between a Gram
-    group and a psi group gives, at the split that matches the weight 1/sqrt(B) here, the same noise on both and
-    half the users' sampling on each). An SGD-style d-vector report (LDP-SGD) avoids the Gram but has no
-    pointwise width to eliminate with.
-
-    Parameters
-    ----------
-    oracle : IWVectorLDP or str
-        The oracle (default ``"iw-vector-ldp"`` with :data:`VECTOR_LDP_ORACLE`, the Gram radius 0.5, updated by
-        ``oracle_kwargs``); an instance is used as given.
-    pooling : Learner, optional
-        Default :data:`VECTOR_LDP_LEARNER` (:data:`VECTOR_LDP_CONSTANTS`, the latest release only);
-        ``elim-glm-ldp-vec`` registers it with :class:`GLMWorkingRows`.
-    play, first_epoch, growth
-        As in :class:`PooledLDPAgent` (UCB, first epoch :data:`POOLED_LDP_FIRST_EPOCH`), with epochs growing
-        :data:`VECTOR_LDP_GROWTH`.
-    **kwargs
-        The rest of :class:`~privbandit.agents.EliminationAgent`'s arguments.
-
-    Notes
-    -----
-    Privacy ((epsilon, 0)-LDP, hence (epsilon, delta)-LDP, `def:LDP`):
-
-    - Randomizer and calibration: every user is in exactly one epoch and randomizes once, on their own device,
-      through a :class:`~privbandit.privacy.LocalRandomizer` fixed before they arrive: features clipped to B,
-      rewards to [-1, 1], the statistic above (norm <= sqrt(1 + B) for every U and every row, projected onto that
-      ball), then ``L2BallChannel(epsilon, d + d(d+1)/2, sqrt(1 + B))``: every output has norm M, and the density
-      ratio between the outputs of any two inputs in the ball is at most e^epsilon. The whole budget goes to this
-      one release (no split); the ledger records one pure-epsilon local entry per user.
-    - U_j is a function of epoch j-1's randomized outputs only (the spectral step of its release), so it is
-      public when epoch j's users arrive; the bounds do not depend on U. The epoch schedule is public.
-    - Everything else is post-processing of the randomized outputs: the server's means, the spectral step, the
-      pooling, the PSD projections, the regulariser, the width, the elimination and the play rule read only
-      (U_j, psi_hat_j, H_hat_j), public constants and the current user's own context.
-
-    References
-    ----------
-    Source paper, `alg:LDP-linear-regression`, `alg:U-LDP`, `lem:uxxu`, `alg:LDP-linear-regression-fixed-p`
-    (the L2-ball channel), `appdx:regret-upper-LDP`, `alg:plan`, `def:LDP`; Duchi, Jordan and Wainwright, "Local
-    privacy and statistical minimax rates" (FOCS 2013); the local-DP study ``docs/guide/ldp_cost.md`` (levers 1
-    and 2).
-
-    Examples
-    --------
-    >>> from privbandit.agents import check_agent, make_agent
-    >>> agent = make_agent("elim-ldp-vec", epsilon=1.0, delta=1e-5)
-    >>> agent.oracle.name, agent.first_epoch
-    ('iw-vector-ldp', 1024)
-    >>> check_agent(make_agent("elim-ldp-vec", epsilon=1.0, delta=1e-5, first_epoch=16), horizon=64)
-    """
-
-    name: ClassVar[str] = "elim-ldp-vec"
-    parameter_constraints: ClassVar[ParameterConstraints] = {
-        **EliminationAgent.parameter_constraints, **_POOLING_CONSTRAINTS,
-        "oracle": [Options(("iw-vector-ldp",)), InstanceOf(IWVectorLDP, "an IWVectorLDP oracle")],
-        "model": [None, Options(("ldp",))]}
-
-    def __init__(self, oracle: Oracle | str = "iw-vector-ldp", *, pooling: str | Learner | None = None,
-                 play: str = "ucb", first_epoch: int = POOLED_LDP_FIRST_EPOCH, growth: float = VECTOR_LDP_GROWTH,
-                 **kwargs: Any) -> None:
-        super().__init__(oracle, pooling=VECTOR_LDP_LEARNER if pooling is None else pooling, play=play,
-                         first_epoch=first_epoch, growth=growth,
-                         **_pooled_oracle_kwargs(type(self), oracle, VECTOR_LDP_ORACLE, kwargs))
-
-
 def pooled_estimate(stats: PooledStatistics, link: Any, *, reg_scale: float, z: float, norm_bound: float,
                     kappa: float, rho: float, release: Release | None = None,
                     projection_bias: bool = False, theta_scale: float = 1.0) -> Estimate:
@@ -745,7 +510,7 @@ def pooled_estimate(stats: PooledStatistics, link: Any, *, reg_scale: float, z: 
         The model's link (the width is divided by its mu, as the IW oracle's).
     reg_scale, z, norm_bound, kappa, rho : float
         r, z, S, kappa and rho (:data:`POOLED_JDP_CONSTANTS`).
-    release : IWRelease or LDPRelease, optional
+    release : IWRelease or VectorLDPRelease, optional
         The latest epoch's release, carried on the Estimate.
     projection_bias : bool
         Whether the plug-in bias counts the PSD projections' shift: v = H^{-1} (R + D) theta with
@@ -779,28 +544,33 @@ def pooled_estimate(stats: PooledStatistics, link: Any, *, reg_scale: float, z: 
     return Estimate(theta_scale * theta, link, psd_sqrt(m2), theta_scale / link.mu, info=info, release=release)
 
 
-register_variant(PooledJDPAgent, "elim-jdp-pooled", None, "jdp", "joint-DP elimination on pooled, warm-started "
-                 "IW-Regression-DP releases with a variance-plus-bias width, UCB play, epochs from 256 "
-                 "rounds growing 1.5x (alg:batch-cb-JDP on pooled alg:JDP-linear-regression releases)")
-register_variant(PooledLDPAgent, "elim-ldp-pooled", None, "ldp", "local-DP elimination on pooled, warm-started "
-                 "IW-Regression-LDP releases with a variance-plus-bias width, UCB play (alg:LDP-linear-regression "
-                 "releases, pooled)")
-register_variant(PooledLDPAgent, "elim-ldp-greedy-pooled", None, "ldp", "local-DP elimination on pooled, warm-started "
-                 "IW-Regression-LDP releases, greedy play with (d/t)^(1/3) exploration on the survivors' spanner (as "
-                 "elim-ldp-greedy, pooled)", play="greedy")
-register_variant(PooledJDPAgent, "elim-glm-jdp-pooled", None, "jdp", "joint-DP GLM elimination: elim-jdp-pooled on "
-                 "the GLM's working rows at the last release (one private IRLS step per epoch, pooled), UCB on the "
-                 "linear predictor (alg:JDP-linear-regression releases of def:GLM working rows)",
-                 pooling=PooledReleases(rows=GLMWorkingRows(), **POOLED_GLM_JDP_CONSTANTS))
-register_variant(PooledLDPAgent, "elim-glm-ldp-pooled", None, "ldp", "local-DP GLM elimination: elim-ldp-pooled on "
-                 "the GLM's working rows at the last release (one private IRLS step per epoch, pooled), UCB on the "
-                 "linear predictor (alg:LDP-linear-regression releases of def:GLM working rows)",
-                 pooling=dataclasses.replace(POOLED_LDP_LEARNER, rows=GLMWorkingRows(), **POOLED_GLM_LDP_CONSTANTS))
-register_variant(PooledVectorLDPAgent, "elim-ldp-vec", None, "ldp", "local-DP elimination on pooled IW-Vector-LDP "
-                 "releases: each user sends one L2-ball report of (psi, Gram statistic at radius 0.5), U from the "
-                 "reports, variance-plus-bias width, UCB play, epochs growing 1.25x (alg:LDP-linear-regression "
-                 "statistics, Duchi et al. 2013 channel, pooled)")
-register_variant(PooledVectorLDPAgent, "elim-glm-ldp-vec", None, "ldp", "local-DP GLM elimination: elim-ldp-vec on the "
-                 "GLM's working rows at the last release (one private IRLS step per epoch, pooled), UCB on the "
-                 "linear predictor (IW-Vector-LDP releases of def:GLM working rows)",
-                 pooling=dataclasses.replace(VECTOR_LDP_LEARNER, rows=GLMWorkingRows()))
+_variant = functools.partial(register_variant, EliminationAgent)   # (name, oracle name, model, description, ...)
+_JDP = dict(oracle_kwargs=POOLED_JDP_ORACLE, play="ucb", first_epoch=JDP_UCB_FIRST_EPOCH, growth=POOLED_JDP_GROWTH)
+_LDP = dict(oracle_kwargs=POOLED_LDP_ORACLE, play="ucb", first_epoch=POOLED_LDP_FIRST_EPOCH)
+_VEC = dict(oracle_kwargs=VECTOR_LDP_ORACLE, play="ucb", first_epoch=POOLED_LDP_FIRST_EPOCH, growth=VECTOR_LDP_GROWTH)
+
+_variant("elim-jdp-pooled", "iw-regression-dp", "jdp", "joint-DP elimination on pooled, warm-started "
+         "IW-Regression-DP releases with a variance-plus-bias width, UCB play, epochs from 256 rounds growing 1.5x "
+         "(alg:batch-cb-JDP on pooled alg:JDP-linear-regression releases)", pooling=PooledReleases(), **_JDP)
+_variant("elim-ldp-pooled", "iw-regression-ldp", "ldp", "local-DP elimination on pooled, warm-started "
+         "IW-Regression-LDP releases with a variance-plus-bias width, UCB play (alg:LDP-linear-regression "
+         "releases, pooled)", pooling=POOLED_LDP_LEARNER, **_LDP)
+_variant("elim-ldp-greedy-pooled", "iw-regression-ldp", "ldp", "local-DP elimination on pooled, warm-started "
+         "IW-Regression-LDP releases, greedy play with (d/t)^(1/3) exploration on the survivors' spanner (as "
+         "elim-ldp-greedy, pooled)", pooling=POOLED_LDP_LEARNER, **{**_LDP, "play": "greedy"})
+_variant("elim-glm-jdp-pooled", "iw-regression-dp", "jdp", "joint-DP GLM elimination: elim-jdp-pooled on the GLM's "
+         "working rows at the last release (one private IRLS step per epoch, pooled), UCB on the linear predictor "
+         "(alg:JDP-linear-regression releases of def:GLM working rows)",
+         pooling=PooledReleases(rows=GLMWorkingRows(), **POOLED_GLM_JDP_CONSTANTS), **_JDP)
+_variant("elim-glm-ldp-pooled", "iw-regression-ldp", "ldp", "local-DP GLM elimination: elim-ldp-pooled on the GLM's "
+         "working rows at the last release (one private IRLS step per epoch, pooled), UCB on the linear predictor "
+         "(alg:LDP-linear-regression releases of def:GLM working rows)",
+         pooling=dataclasses.replace(POOLED_LDP_LEARNER, rows=GLMWorkingRows(), **POOLED_GLM_LDP_CONSTANTS), **_LDP)
+_variant("elim-ldp-vec", "iw-vector-ldp", "ldp", "local-DP elimination on pooled IW-Vector-LDP releases: each user "
+         "sends one L2-ball report of (psi, Gram statistic at radius 0.5), U from the reports, variance-plus-bias "
+         "width, UCB play, epochs growing 1.25x (alg:LDP-linear-regression statistics, Duchi et al. 2013 channel, "
+         "pooled)", pooling=VECTOR_LDP_LEARNER, **_VEC)
+_variant("elim-glm-ldp-vec", "iw-vector-ldp", "ldp", "local-DP GLM elimination: elim-ldp-vec on the GLM's working "
+         "rows at the last release (one private IRLS step per epoch, pooled), UCB on the linear predictor "
+         "(IW-Vector-LDP releases of def:GLM working rows)",
+         pooling=dataclasses.replace(VECTOR_LDP_LEARNER, rows=GLMWorkingRows()), **_VEC)

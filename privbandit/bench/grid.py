@@ -25,8 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_choice, check_delta, check_epsilon, check_int
+from .._validation import check_choice, check_int
 from ..agents.registry import agent_is_private, agent_privacy, make_agent
+from ..privacy import check_delta, check_epsilon
 
 __all__ = ["DEFAULT_ENTROPY", "AgentEntry", "Cell", "EnvEntry", "Grid", "canonical", "stable_hash"]
 
@@ -197,11 +198,8 @@ class Cell:
     points_per_octave: int = 8
 
     def __post_init__(self) -> None:
-        if self.epsilon is not None:
-            object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
-            object.__setattr__(self, "delta", check_delta(self.delta if self.delta is not None else 1e-5))
-        else:
-            object.__setattr__(self, "delta", None)
+        # the budget was checked at the boundary (Grid; PrivacySpec again when the agent is built)
+        object.__setattr__(self, "delta", None if self.epsilon is None else 1e-5 if self.delta is None else self.delta)
         object.__setattr__(self, "seed", check_int("seed", self.seed, low=0))
         object.__setattr__(self, "horizon", check_int("horizon", self.horizon, low=1))
         object.__setattr__(self, "entropy", check_int("entropy", self.entropy, low=0))

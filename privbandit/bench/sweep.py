@@ -49,7 +49,7 @@ from .cells import (
 )
 from .grid import Cell
 
-__all__ = ["PLANNED_COLUMNS", "CellFilesRejected", "Estimate", "SweepResult", "estimate", "run_cell",
+__all__ = ["PLANNED_COLUMNS", "CellFilesRejected", "SweepCost", "SweepResult", "estimate", "run_cell",
            "sweep"]
 
 
@@ -273,7 +273,7 @@ def _sweep(cells: list[Cell], out: Path, cells_dir: Path, jobs: int, backend: st
 
 
 @dataclass(frozen=True)
-class Estimate:
+class SweepCost:
     """A sweep's cost, estimated by :func:`estimate`: CPU seconds per cell key, the combinations timed and
     the wall seconds on ``jobs`` idle workers."""
 
@@ -294,7 +294,7 @@ def _combination(cell: Cell) -> tuple:
     return cell.agent.label, cell.agent.kwargs, cell.env.label, cell.horizon
 
 
-def estimate(cells: Sequence[Cell], jobs: int = 1) -> Estimate:
+def estimate(cells: Sequence[Cell], jobs: int = 1) -> SweepCost:
     """The sweep's wall time on ``jobs`` idle workers, from one timed run per combination.
 
     The first cell (in list order) of every combination of agent, env and horizon runs once in this process
@@ -323,4 +323,4 @@ def estimate(cells: Sequence[Cell], jobs: int = 1) -> Estimate:
     workers = [0.0] * jobs
     for c in cells:
         workers[workers.index(min(workers))] += seconds[c.key]
-    return Estimate(seconds=seconds, timed=len(cost), jobs=jobs, wall=max(workers))
+    return SweepCost(seconds=seconds, timed=len(cost), jobs=jobs, wall=max(workers))

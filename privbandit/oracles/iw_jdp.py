@@ -376,9 +376,9 @@ class IWRegressionDPFit(SpectralStagesFit):
         n = self.stage_sizes[-1] if self._released is not None else 0
         psi, psi_mat = self._released if self._released is not None else (None, None)
         sd_psi, sd_mat = self._noise if self._released is not None else (0.0, 0.0)
-        return IWRelease(w=self.w, psi=psi, psi_mat=psi_mat, n=int(n), lam=p.lam, gamma=p.gamma,
-                         noise_sd_psi=float(sd_psi), noise_sd_Psi=float(sd_mat), n_w_stages=self.n_w_stages,
-                         w_fraction=cfg.w_fraction, bound=self.bound)
+        return IWRelease(weighting=self.w, psi=psi, psi_mat=psi_mat, n=int(n), lam=p.lam, gamma=p.gamma,
+                         noise_sd_psi=float(sd_psi), noise_sd_Psi=float(sd_mat), n_stages=self.n_w_stages,
+                         fraction=cfg.w_fraction, bound=self.bound)
 
     def _estimate(self) -> Estimate:
         p = self.params
@@ -419,51 +419,57 @@ def warm_start(initial: Any, dim: int, name: str = "initial_w") -> tuple[np.ndar
 
 @dataclass(frozen=True)
 class IWRelease:
-    """What one IW-Regression-DP fit released, with the public parameters needed to post-process it.
+    """What one importance-weighted regression fit released, with the public parameters needed to post-process it:
+    IW-Regression-DP's curator (`alg:W-JDP`, `alg:JDP-linear-regression`) or IW-Regression-LDP's server
+    (`alg:U-LDP`, `alg:LDP-linear-regression`).
 
-    An agent may compute anything from these (pooling epochs, other widths): they are the fit's releases
-    (W, the post-processing of the H stages' SymPriv releases; psi~ and Psi~, the one joint Gaussian) and
-    public parameters fixed before the fit saw a row. Nothing here depends on raw rows otherwise.
+    An agent may compute anything from these (pooling epochs, other widths): they are the fit's releases (the
+    weighting, a post-processing of its stages' releases; psi and Psi, the means of the regression users' noisy
+    statistics) and public parameters fixed before the fit saw a row. Nothing here depends on raw rows otherwise.
 
     Attributes
     ----------
-    w : ndarray (d, d)
-        The weighting matrix W the regression users were weighted with.
+    weighting : ndarray (d, d)
+        The weighting matrix the regression users' statistics used: W (joint DP) or U (local DP).
     psi, psi_mat : ndarray (d,) and (d, d), or None
-        psi~ = mean W phi y / (1 + gamma ||W phi||) + noise and Psi~ = mean W phi phi^T / (...) + noise, as
-        released (Psi~ is not symmetrised); None when the fit had no regression users.
+        psi = mean W phi y / (1 + gamma ||W phi||) and Psi = mean W phi phi^T / (...) plus the one joint Gaussian
+        (joint DP), or the means of the randomized U phi y / ||U phi|| and U phi phi^T / ||U phi|| (local DP); as
+        released (Psi is not symmetrised); None when the fit had no regression users.
     n : int
         The number of regression users (rows of the means); 0 when there were none.
-    lam, gamma : float
-        lambda and gamma of the fit.
+    lam : float
+        lambda of the fit.
     noise_sd_psi, noise_sd_Psi : float
-        The Gaussian noise sd of every entry of psi~ and of Psi~ (0.0 when nothing was released).
-    n_w_stages : int
-        The number of W stages.
-    w_fraction : float
-        The share of the epoch's users that learnt W.
+        The sd of the privacy noise of every entry of psi and of Psi (0.0 when nothing was released).
+    n_stages : int
+        The number of stages that learnt the weighting.
+    fraction : float
+        The share of the epoch's users that learnt the weighting.
     bound : float
         The feature bound B of the fit.
+    gamma : float or None
+        IW-Regression-DP's gamma of the weights 1 / (1 + gamma ||W phi||); None for IW-Regression-LDP, whose
+        statistics are unit directions U phi / ||U phi|| times y or phi^T.
 
     References
     ----------
-    Source paper, `alg:W-JDP`, `alg:JDP-linear-regression`.
+    Source paper, `alg:W-JDP`, `alg:JDP-linear-regression`, `alg:U-LDP`, `alg:LDP-linear-regression`.
     """
 
-    w: np.ndarray
+    weighting: np.ndarray
     psi: np.ndarray | None
     psi_mat: np.ndarray | None
     n: int
     lam: float
-    gamma: float
     noise_sd_psi: float
     noise_sd_Psi: float
-    n_w_stages: int
-    w_fraction: float
+    n_stages: int
+    fraction: float
     bound: float
+    gamma: float | None = None
 
     def __post_init__(self) -> None:
-        freeze_arrays(self, "w", "psi", "psi_mat")
+        freeze_arrays(self, "weighting", "psi", "psi_mat")
 
 
 @dataclass(frozen=True)
@@ -508,7 +514,7 @@ class IWRegressionDP(TwoPhaseIWOracle):
     released W changes which public matrix weights the rows, not the sensitivities.
 
     The Estimate carries what was released, :class:`IWRelease` (``estimate.release``), so that agents can
-    post-process it (e.g. pool epochs: :class:`~privbandit.agents.pooled.PooledJDPAgent`).
+    post-process it (e.g. pool epochs: :class:`~privbandit.agents.pooled.PooledReleases`).
 
     References
     ----------

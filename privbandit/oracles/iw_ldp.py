@@ -77,15 +77,14 @@ from .base import (
     Estimate,
     LocalEpochFit,
     Oracle,
-    freeze_arrays,
     stage_sizes_split,
     two_sided_quantile,
 )
-from .iw_jdp import warm_start
+from .iw_jdp import IWRelease, warm_start
 from .registry import register_oracle
 
 __all__ = [
-    "CONSTANTS", "IWFixedPLDP", "IWRegressionLDP", "LDPRelease", "SpectralLDPFit",
+    "CONSTANTS", "IWFixedPLDP", "IWRegressionLDP", "SpectralLDPFit",
     "ball_least_squares", "learn_u_ldp", "spectral_lambda", "vector_norm",
 ]
 
@@ -382,63 +381,14 @@ class IWRegressionLDPFit(SpectralLDPFit):
                                   constants=cfg.constants),
                         release=self._public_release(psi_hat, big_psi_hat, n))
 
-    def _public_release(self, psi_hat: np.ndarray, big_psi_hat: np.ndarray, n: int) -> LDPRelease:
+    def _public_release(self, psi_hat: np.ndarray, big_psi_hat: np.ndarray, n: int) -> IWRelease:
         """What the server holds after aggregating the randomized outputs, with its public parameters."""
         s_reg = self._reg_channel.sigma
         root = math.sqrt(n) if n > 0 else 1.0
-        return LDPRelease(u=self.u, psi=psi_hat if n > 0 else None, psi_mat=big_psi_hat if n > 0 else None, n=int(n),
-                          lam=self.lam, noise_sd_psi=s_reg / root if n > 0 else 0.0,
-                          noise_sd_Psi=s_reg / self.scale / root if n > 0 else 0.0,
-                          n_u_stages=self.n_spectral_stages, u_fraction=self.oracle.u_fraction, bound=self.bound)
-
-
-@dataclass(frozen=True)
-class LDPRelease:
-    """What one IW-Regression-LDP fit's server holds, with the public parameters needed to post-process it.
-
-    Every entry is a function of the users' randomized outputs (the means of the channel's outputs) and of
-    public parameters fixed before the users arrived, so an agent may compute anything from it (pooling
-    epochs, other widths): post-processing of the local releases.
-
-    Attributes
-    ----------
-    u : ndarray (d, d)
-        The weighting matrix U the regression users' statistics used (U_K of the spectral stages).
-    psi, psi_mat : ndarray (d,) and (d, d), or None
-        psi_hat = mean of the randomized U phi y / ||U phi|| and Psi_hat = mean of the randomized
-        U phi phi^T / ||U phi|| (not symmetrised); None when the fit had no regression users.
-    n : int
-        The number of regression users that reported (0 when none).
-    lam : float
-        lambda = lambda_K of the fit.
-    noise_sd_psi, noise_sd_Psi : float
-        The sd of the privacy noise of every entry of the means psi_hat and Psi_hat: the channel's per-user
-        sd divided by sqrt(n) (0.0 when nothing was released).
-    n_u_stages : int
-        The number of spectral stages.
-    u_fraction : float
-        The share of the epoch's users that learnt U.
-    bound : float
-        The feature bound B of the fit.
-
-    References
-    ----------
-    Source paper, `alg:U-LDP`, `alg:LDP-linear-regression`.
-    """
-
-    u: np.ndarray
-    psi: np.ndarray | None
-    psi_mat: np.ndarray | None
-    n: int
-    lam: float
-    noise_sd_psi: float
-    noise_sd_Psi: float
-    n_u_stages: int
-    u_fraction: float
-    bound: float
-
-    def __post_init__(self) -> None:
-        freeze_arrays(self, "u", "psi", "psi_mat")
+        return IWRelease(weighting=self.u, psi=psi_hat if n > 0 else None, psi_mat=big_psi_hat if n > 0 else None,
+                         n=int(n), lam=self.lam, noise_sd_psi=s_reg / root if n > 0 else 0.0,
+                         noise_sd_Psi=s_reg / self.scale / root if n > 0 else 0.0,
+                         n_stages=self.n_spectral_stages, fraction=self.oracle.u_fraction, bound=self.bound)
 
 
 @dataclass(frozen=True)
@@ -507,8 +457,9 @@ class IWRegressionLDP(SpectralLDPOracle):
     statistics are normalised by ||U phi||), so a warm start from a released U changes which public matrix
     the users' statistics use, not the sensitivities.
 
-    The Estimate carries what the server holds, :class:`LDPRelease` (``estimate.release``), so that agents
-    can post-process it (e.g. pool epochs: :class:`~privbandit.agents.pooled.PooledLDPAgent`).
+    The Estimate carries what the server holds, an :class:`~privbandit.oracles.iw_jdp.IWRelease`
+    (``estimate.release``), so that agents can post-process it (e.g. pool epochs:
+    :class:`~privbandit.agents.pooled.PooledReleases`).
 
     References
     ----------

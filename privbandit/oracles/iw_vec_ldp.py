@@ -119,8 +119,8 @@ class VectorLDPRelease:
 
     Attributes
     ----------
-    u : ndarray (d, d)
-        The public U the users' statistics used.
+    weighting : ndarray (d, d)
+        The public U the users' statistics used (named as :class:`~privbandit.oracles.iw_jdp.IWRelease`'s).
     u_next : ndarray (d, d)
         One spectral step from U on H_hat (`alg:U-LDP`): the next epoch's warm start.
     psi : ndarray (d,) or None
@@ -142,7 +142,7 @@ class VectorLDPRelease:
     Source paper, `alg:LDP-linear-regression`, `alg:U-LDP`.
     """
 
-    u: np.ndarray
+    weighting: np.ndarray
     u_next: np.ndarray
     psi: np.ndarray | None
     gram: np.ndarray | None
@@ -153,7 +153,7 @@ class VectorLDPRelease:
     bound: float
 
     def __post_init__(self) -> None:
-        freeze_arrays(self, "u", "u_next", "psi", "gram")
+        freeze_arrays(self, "weighting", "u_next", "psi", "gram")
 
 
 class IWVectorLDPFit(SummingLocalFit):
@@ -200,7 +200,7 @@ class IWVectorLDPFit(SummingLocalFit):
         level = (2.0 * self.user_sd / self.scale * math.sqrt(d) + self.user_sd * math.sqrt(d) + 1.0) / root
         lam_eff = max(self.lam, level) if n < self.n_rounds else self.lam
         c = cfg.width_constant
-        release = VectorLDPRelease(u=self.u, u_next=u_next, psi=psi_hat if n > 0 else None,
+        release = VectorLDPRelease(weighting=self.u, u_next=u_next, psi=psi_hat if n > 0 else None,
                                    gram=h_hat if n > 0 else None, n=int(n), lam=self.lam, noise_sd_psi=sd,
                                    noise_sd_gram=sd / self.scale, bound=self.bound)
         return Estimate(theta, self.link, self.u, c * lam_eff,

@@ -33,13 +33,13 @@ from .mechanisms import (
     l2_ball_channel_magnitude,
 )
 from .randomizers import LocalRandomizer, project_rows
-from .spec import MODELS, PrivacySpec
+from .spec import MODELS, PrivacySpec, check_delta, check_epsilon
 
 __all__ = [
     "AuditResult", "audit_delta", "clopper_pearson", "CALIBRATION_METHODS", "MODELS", "CentralMechanism",
     "ClippingWarning", "GaussianMechanism", "L2BallChannel", "LaplaceMechanism", "LaplacePair", "LocalRandomizer",
-    "MechanismEntry", "PrivacyBudgetExceeded", "PrivacyLedger", "PrivacySpec", "Release", "SymmetricGaussianMechanism",
-    "analytic_noise_multiplier", "clip_features", "clip_rewards", "compose_gaussian_multipliers", "gaussian_delta",
-    "gaussian_epsilon", "gaussian_sigma", "l2_ball_channel_magnitude", "paper_sigma_alpha", "project_rows",
-    "release_multiplier", "release_recorded",
+    "MechanismEntry", "PrivacyBudgetExceeded", "PrivacyLedger", "PrivacySpec", "Release",
+    "SymmetricGaussianMechanism", "analytic_noise_multiplier", "check_delta", "check_epsilon", "clip_features",
+    "clip_rewards", "compose_gaussian_multipliers", "gaussian_delta", "gaussian_epsilon", "gaussian_sigma",
+    "l2_ball_channel_magnitude", "paper_sigma_alpha", "project_rows", "release_multiplier", "release_recorded",
 ]

@@ -33,7 +33,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import as_generator, check_epsilon, check_int, check_real
+from .._validation import as_generator, check_int, check_real
+from .spec import check_epsilon
 
 Sampler = Callable[[int, np.random.Generator], np.ndarray]
 """``run(n, rng) -> outputs (n, ...)``: n independent runs of the mechanism on one fixed dataset."""

@@ -23,7 +23,8 @@ from typing import Literal
 
 import numpy as np
 
-from .._validation import check_delta, check_epsilon, check_int, check_positive
+from .._validation import check_int, check_positive
+from .spec import check_delta, check_epsilon
 
 CalibrationMethod = Literal["analytic", "paper"]
 CALIBRATION_METHODS: tuple[str, ...] = ("analytic", "paper")

@@ -24,10 +24,10 @@ from typing import Protocol
 
 import numpy as np
 
-from .._validation import check_delta, check_int
+from .._validation import check_int
 from .calibration import compose_gaussian_multipliers, gaussian_epsilon
 from .mechanisms import MechanismEntry
-from .spec import PrivacySpec
+from .spec import PrivacySpec, check_delta
 
 
 class CentralMechanism(Protocol):

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import as_generator, check_array, check_epsilon, check_int, check_positive
+from .._validation import as_generator, check_array, check_int, check_positive
 from .calibration import CalibrationMethod, gaussian_epsilon, gaussian_sigma
+from .spec import check_epsilon
 
 
 @dataclass(frozen=True)

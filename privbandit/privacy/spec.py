@@ -1,15 +1,28 @@
-"""The privacy specification every oracle and agent is configured with."""
+"""The privacy specification every oracle and agent is configured with, and the one check of a budget."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-from .._validation import check_choice, check_delta, check_epsilon
+from .._validation import check_choice, check_real
 
 PrivacyModel = Literal["none", "jdp", "ldp"]
 MODELS: tuple[str, ...] = ("none", "jdp", "ldp")
+
+
+def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
+    """epsilon as a float, finite and > 0; else a ValueError (TypeError for a non-number) naming ``name`` and the
+    allowed range. The one check of a budget's epsilon, which every boundary calls: the CLI's arguments, a
+    benchmark grid, :class:`PrivacySpec`, the mechanisms, calibrations and audits."""
+    return check_real(name, epsilon, low=0.0, low_open=True)
+
+
+def check_delta(delta: Any, name: str = "delta") -> float:
+    """delta as a float in the open interval (0, 1); else a ValueError (TypeError for a non-number) naming ``name``
+    and the allowed range (the one check of a budget's delta, as :func:`check_epsilon`)."""
+    return check_real(name, delta, low=0.0, high=1.0, low_open=True, high_open=True)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from privbandit.agents import Agent, EliminationAgent, agent_is_private, agent_names, check_agent, make_agent
+from privbandit.agents import (
+    Agent,
+    EliminationAgent,
+    PolicyAgent,
+    agent_is_private,
+    agent_names,
+    check_agent,
+    make_agent,
+)
 from privbandit.agents.base import Learner
 from privbandit.agents.elimination import GreedyPlay, PlayValues, law_choice, law_probabilities
 from privbandit.agents.pooled import POOLED_JDP_GROWTH, POOLED_JDP_ORACLE, PooledReleases
@@ -29,6 +37,25 @@ def _made(name):
 def test_no_registered_agent_is_more_than_three_classes_below_agent(name):
     cls = type(_made(name))
     assert depth(cls) <= 3, f"{name}: {[c.__name__ for c in cls.__mro__ if issubclass(c, Agent)]}"
+
+
+ELIMINATION_AND_SQUARECB = [n for n in agent_names() if n.startswith(("elim-", "squarecb"))]
+
+
+@pytest.mark.parametrize("name", ELIMINATION_AND_SQUARECB)
+def test_every_elimination_and_squarecb_agent_is_built_on_the_tutorials_base(name):
+    """The base the tutorial teaches (PolicyAgent: one law per round) is the one every built-in epoch agent uses."""
+    agent = _made(name)
+    assert isinstance(agent, PolicyAgent), f"{name}: {[c.__name__ for c in type(agent).__mro__]}"
+    assert isinstance(agent, EliminationAgent) == name.startswith("elim-")
+
+
+def test_the_elimination_policy_is_the_law_its_draws_follow():
+    """EliminationAgent's policy (PolicyAgent.policy) is the play rule's law, which action_probabilities reports."""
+    agent = make_agent("elim-nonprivate", play="greedy", first_epoch=4)
+    run(agent, "PrivLinCB-v0", horizon=64, seed=0, env_kwargs=ENV)
+    x = np.random.default_rng(1).uniform(-0.5, 0.5, (3, 4, 3))
+    np.testing.assert_array_equal(agent.policy(x, agent.estimate), agent.action_probabilities(x))
 
 
 def test_the_depth_counts_the_chain():
@@ -76,7 +103,7 @@ def test_a_users_learner_is_composed_into_elimination_and_passes_the_contract():
                 horizon=128)
     agent = EliminationAgent("ridge", pooling=LatestOnly(), first_epoch=8)
     run(agent, "PrivLinCB-v0", horizon=200, seed=0, env_kwargs=ENV)
-    assert len(agent.stacked_estimates()[0].basis) and len(agent._informative) <= 1
+    assert len(agent.stacked_estimates()[0].basis) and len(agent.estimate.informative) <= 1
     assert "LatestOnly()" in repr(agent)
 
 
@@ -106,3 +133,16 @@ def test_greedy_play_reads_values_only():
     values = agent.play_values(x.shape)
     assert isinstance(values, PlayValues) and values.t == agent.t
     np.testing.assert_array_equal(law_probabilities(GreedyPlay().law(values, x), 3), agent.action_probabilities(x))
+
+
+@pytest.mark.parametrize("name", ["elim-ldp-greedy", "elim-jdp-pooled"])
+def test_a_played_elimination_agent_pickles_with_its_policy(name):
+    """What the policy plays on (PlayValues, greedy play's default exploration rate included) pickles with the agent,
+    as joblib's workers and a user saving a run need."""
+    import pickle
+
+    agent = make_agent(name, epsilon=1.0, first_epoch=16)
+    run(agent, "PrivLinCB-v0", horizon=200, seed=0, env_kwargs=ENV)
+    x = np.random.default_rng(2).uniform(-0.5, 0.5, (5, 4, 3))
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(agent)).action_probabilities(x),
+                                  agent.action_probabilities(x))

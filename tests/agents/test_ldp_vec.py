@@ -12,7 +12,7 @@ from conftest import RecordedRandomizers, planted_twin
 
 from privbandit.agents import check_agent, make_agent
 from privbandit.agents.checks import check_ledger_within_budget, play_batch, synthetic_stream
-from privbandit.agents.pooled import PooledStatistics, PooledVectorLDPAgent
+from privbandit.agents.pooled import PooledReleases, PooledStatistics
 from privbandit.linalg import psd_sqrt
 from privbandit.oracles import make_oracle
 from privbandit.oracles.iw_vec_ldp import VectorIWStatistic, VectorLDPRelease, svec, svec_size, unsvec
@@ -91,7 +91,7 @@ def test_the_release_is_the_servers_means_and_the_channels_bound_on_the_noise():
     m = l2_ball_channel_magnitude(1.0, size, math.sqrt(2.0) * (1 + 1e-9))
     assert rel.noise_sd_psi == pytest.approx(m / math.sqrt(size * 600), rel=1e-12)
     assert rel.noise_sd_gram == pytest.approx(rel.noise_sd_psi, rel=1e-12)
-    assert np.array_equal(rel.u, np.eye(d)) and not np.array_equal(rel.u_next, np.eye(d))
+    assert np.array_equal(rel.weighting, np.eye(d)) and not np.array_equal(rel.u_next, np.eye(d))
 
 
 def test_the_pooled_psi_and_gram_are_unbiased_for_their_statistics():
@@ -105,14 +105,14 @@ def test_the_pooled_psi_and_gram_are_unbiased_for_their_statistics():
     s = VectorIWStatistic(u, psd_sqrt(u), 1.0)(x, y).mean(axis=0)
     assert np.all(np.abs(rel.psi - s[:d]) <= 4 * rel.noise_sd_psi)
     assert np.all(np.abs(svec(rel.gram) - s[d:]) <= 4 * rel.noise_sd_gram)
-    assert np.array_equal(rel.u, u)
+    assert np.array_equal(rel.weighting, u)
 
 
 def test_pooling_a_vector_release_maps_it_to_original_coordinates_with_its_noise_bound():
     u = np.diag([4.0, 0.25])
     gram = np.diag([2.0, -0.5])          # H_hat: U^{1/2} A U^{1/2}, with a negative (noise) eigenvalue
-    rel = VectorLDPRelease(u=u, u_next=u, psi=np.array([1.0, 2.0]), gram=gram, n=100, lam=0.1, noise_sd_psi=0.01,
-                           noise_sd_gram=0.02, bound=1.0)
+    rel = VectorLDPRelease(weighting=u, u_next=u, psi=np.array([1.0, 2.0]), gram=gram, n=100, lam=0.1,
+                           noise_sd_psi=0.01, noise_sd_gram=0.02, bound=1.0)
     stats = PooledStatistics.zeros(2)
     stats.add(rel, 2.0)
     np.testing.assert_allclose(stats.gram, 100 * np.diag([0.5, 0.0]), atol=1e-12)      # U^{-1/2} psd(H) U^{-1/2}
@@ -179,9 +179,9 @@ def test_each_epoch_uses_the_u_the_previous_release_stepped_to():
     play_batch(agent, x, r, 0)
     releases = [e.release for e in agent.estimates]
     assert len(releases) >= 3 and all(isinstance(rel, VectorLDPRelease) for rel in releases)
-    assert np.array_equal(releases[0].u, np.eye(3))
+    assert np.array_equal(releases[0].weighting, np.eye(3))
     for before, after in zip(releases, releases[1:]):
-        assert np.array_equal(after.u, before.u_next)
+        assert np.array_equal(after.weighting, before.u_next)
     assert np.array_equal(agent.learner.fit_oracle(agent.learning, agent.oracle).initial_u, releases[-1].u_next)
 
 
@@ -191,5 +191,5 @@ def test_the_pooled_estimate_reads_randomized_outputs_only():
 
 def test_the_agent_refuses_other_oracles():
     with pytest.raises(TypeError, match="IWVectorLDP"):
-        make_agent("elim-ldp-vec", oracle=make_oracle("iw-regression-ldp", epsilon=1.0))
-    assert isinstance(vec(), PooledVectorLDPAgent)
+        make_agent("elim-ldp-vec", oracle=make_oracle("ssp-local", epsilon=1.0))
+    assert isinstance(vec().learner, PooledReleases)

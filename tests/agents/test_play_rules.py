@@ -140,7 +140,7 @@ def test_action_probabilities_are_exact_for_every_rule(play):
     x = env.unwrapped.sample_batch(40).features
     x[:, 5] = x[:, 2]                        # a duplicated arm: exact ties, broken by the uniforms
     p = agent.action_probabilities(x)
-    alive = surviving_actions(agent._informative, x, width_cap=agent.width_cap)
+    alive = surviving_actions(agent.estimate.informative, x, width_cap=agent.width_cap)
     np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-12)
     assert np.all(p[~alive] == 0) and (~alive).any(), "the instance must eliminate something"
     assert np.all(p >= 0)
@@ -224,7 +224,7 @@ def test_vectorised_planner_matches_the_definitions(play, link):
     for est in ests:                        # release the estimates through the agent's epoch-end hook
         agent.estimates.append(est)
         agent._on_epoch_end(est)
-    assert len(agent._informative) == 3, "the last estimate cannot eliminate: it must be skipped, not dropped"
+    assert len(agent.estimate.informative) == 3, "the last estimate cannot eliminate: it must be skipped, not dropped"
     u = rng.random(m)
     want, want_p, replayed, low = _reference_play(ests, x, u, play, eps)
     np.testing.assert_array_equal(agent._choose(x, u[:, None]), want)
@@ -395,11 +395,9 @@ def test_a_users_play_rule_passes_the_contract():
     agent = make_agent("elim-jdp", epsilon=1.0, play=LowestSurvivor())
     assert repr(agent).endswith("play=LowestSurvivor())")
 
-    class Broken(LowestSurvivor):       # weights that do not sum to 1: the contract catches it
+    class Broken(LowestSurvivor):       # weights that do not sum to 1: the policy's check refuses the law
         def law(self, values, features):
             return [(0.5, lambda rows: values.survivors(features[rows]))]
 
-    from privbandit.oracles import ContractError
-
-    with pytest.raises(ContractError, match="check_action_probabilities"):
+    with pytest.raises(ValueError, match="policy must return non-negative probabilities whose rows sum to 1"):
         check_agent(lambda: make_agent("elim-jdp", epsilon=1.0, play=Broken(), first_epoch=4))

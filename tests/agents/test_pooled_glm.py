@@ -11,7 +11,7 @@ import pytest
 from privbandit.agents import check_agent, make_agent
 from privbandit.agents.base import BanditSpec
 from privbandit.agents.checks import check_step_loop_equals_batch_path, synthetic_stream
-from privbandit.agents.pooled import GLM_RESPONSE_BOUND, GLMWorkingRows, LinearRows, PooledJDPAgent, PooledReleases
+from privbandit.agents.pooled import GLM_RESPONSE_BOUND, GLMWorkingRows, LinearRows, PooledReleases
 from privbandit.links import Link, identity_link, logistic_link
 from privbandit.sim import run_many
 
@@ -190,7 +190,7 @@ def test_the_glm_agents_learn_on_a_small_instance(name, family, dim):
 
 def test_the_glm_agent_is_the_pooled_agent_with_glm_rows():
     agent = make_agent("elim-glm-jdp-pooled", epsilon=1.0, delta=1e-5)
-    assert isinstance(agent, PooledJDPAgent) and agent.learner.rows == GLMWorkingRows()
+    assert isinstance(agent.learner, PooledReleases) and agent.learner.rows == GLMWorkingRows()
     assert make_agent("elim-jdp-pooled", epsilon=1.0, delta=1e-5).learner.rows == LinearRows()
 
 

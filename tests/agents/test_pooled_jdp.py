@@ -15,7 +15,6 @@ from privbandit.agents.checks import check_ledger_within_budget, play_batch, syn
 from privbandit.agents.elimination import EliminationAgent
 from privbandit.agents.pooled import (
     POOLED_JDP_GROWTH,
-    PooledJDPAgent,
     PooledReleases,
     PooledStatistics,
     pooled_estimate,
@@ -78,11 +77,11 @@ def test_the_exposed_release_is_what_the_ledger_and_the_tape_say_was_released(kw
         fit = _fit(x, y, **kwargs)
         est = fit.result()
     rel = est.release
-    assert isinstance(rel, IWRelease)
+    assert isinstance(rel, IWRelease) and rel.gamma is not None
     labels = [r.label for r in fit.ledger.releases]
     h_stages = [r for r in fit.ledger.releases if "H stage" in r.label]
     (reg,) = [r for r in fit.ledger.releases if r.label.endswith("(psi, Psi)")]
-    assert len(h_stages) == rel.n_w_stages == len(tape) - 1 and labels[-1] == reg.label
+    assert len(h_stages) == rel.n_stages == len(tape) - 1 and labels[-1] == reg.label
     # n: the rows of the regression release; the noise sds: the ledger's multiplier times the sensitivity
     assert rel.n == reg.stop - reg.start and reg.stop == x.shape[0]
     assert h_stages[-1].stop == reg.start == sum(fit.stage_sizes[:-1]) and h_stages[0].start == 0
@@ -93,19 +92,19 @@ def test_the_exposed_release_is_what_the_ledger_and_the_tape_say_was_released(kw
     out = tape.outputs[-1]
     assert np.array_equal(out[:4] / rel.bound, rel.psi) and np.array_equal(out[4:].reshape(4, 4), rel.psi_mat)
     w0 = kwargs.get("initial_w", np.eye(4))
-    np.testing.assert_allclose(_replay_w(w0, tape.outputs[:-1], rel.lam), rel.w, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(_replay_w(w0, tape.outputs[:-1], rel.lam), rel.weighting, rtol=1e-10, atol=1e-12)
     # and the oracle's own theta is the post-processing (Psi~ + lambda I)^{-1} psi~
     np.testing.assert_allclose(est.theta, np.linalg.solve(rel.psi_mat + rel.lam * np.eye(4), rel.psi), rtol=1e-10)
-    assert not rel.psi.flags.writeable and not rel.w.flags.writeable
+    assert not rel.psi.flags.writeable and not rel.weighting.flags.writeable
 
 
 def _release(psi_mat, w, psi, n=100, lam=0.1):
-    return IWRelease(w=w, psi=psi, psi_mat=psi_mat, n=n, lam=lam, gamma=1.0, noise_sd_psi=0.01, noise_sd_Psi=0.01,
-                     n_w_stages=1, w_fraction=0.2, bound=1.0)
+    return IWRelease(weighting=w, psi=psi, psi_mat=psi_mat, n=n, lam=lam, gamma=1.0, noise_sd_psi=0.01,
+                     noise_sd_Psi=0.01, n_stages=1, fraction=0.2, bound=1.0)
 
 
 def _pool(*releases, reg_scale=1.0):
-    stats = PooledStatistics.zeros(releases[0].w.shape[0])
+    stats = PooledStatistics.zeros(releases[0].weighting.shape[0])
     for rel in releases:
         stats.add(rel, 1.0)
     return stats, pooled_estimate(stats, _fit(*_data()).link, reg_scale=reg_scale, z=2.0, norm_bound=1.0, kappa=1.5,
@@ -194,21 +193,21 @@ def test_the_agent_warm_starts_each_epoch_from_the_last_released_w():
         play_batch(agent, x, r, 0)
     assert agent.oracle.initial_w is None
     releases = [e.release for e in agent.estimates]
-    assert [rel.n_w_stages for rel in releases] == [1] * len(releases)
+    assert [rel.n_stages for rel in releases] == [1] * len(releases)
     # the next epoch's fit started from the previous release's W: its oracle carried it
-    assert np.array_equal(agent.learner.fit_oracle(agent.learning, agent.oracle).initial_w, releases[-1].w)
+    assert np.array_equal(agent.learner.fit_oracle(agent.learning, agent.oracle).initial_w, releases[-1].weighting)
 
 
 def _leaky(**kwargs):
     """A planted bug: the pooled agent that also reads the fit's unreleased running sum of Psi."""
 
-    class Leaky(PooledJDPAgent):
+    class Leaky(EliminationAgent):
         def _release(self):
             est = super()._release()
             raw = self.fit._psi_mat / max(self.fit.stage_sizes[-1], 1)
             return type(est)(est.theta + 1e-3 * raw[0], est.link, est.width_matrix, est.width_scale)
 
-    return Leaky(epsilon=1.0, delta=1e-5, first_epoch=16, growth=2.0, **kwargs)
+    return Leaky(**pooled(**kwargs).get_params())
 
 
 def test_the_pooled_estimate_reads_released_values_only():
@@ -220,10 +219,8 @@ def test_the_pooled_estimate_reads_released_values_only():
 
 
 def test_the_agent_refuses_other_oracles_and_pooling():
-    with pytest.raises(TypeError, match="oracle must be an IWRegressionDP oracle"):
+    with pytest.raises(TypeError, match="oracle must be an IWRegressionDP, IWRegressionLDP or IWVectorLDP"):
         make_agent("elim-jdp-pooled", oracle=make_oracle("ssp", epsilon=1.0))
-    with pytest.raises((TypeError, ValueError), match="oracle"):
-        PooledJDPAgent("ridge")
     with pytest.raises(ValueError, match="pooling"):
         pooled(pooling="ridge")
     with pytest.raises(ValueError, match="reg_scale"):
@@ -251,7 +248,7 @@ def test_the_agent_plans_on_its_last_plan_window_releases():
         play_batch(agent, x, r, 0)
         assert len(agent.estimates) == 5
         recent = agent.estimates if window is None else agent.estimates[-window:]
-        assert all(any(e is f for f in recent) for e in agent._informative)
+        assert all(any(e is f for f in recent) for e in agent.estimate.informative)
         assert agent.stacked_estimates()[0].basis.shape[1] == len(recent) * 4  # theta and M^T (d = 3) per release
         runs[window] = agent.action_probabilities(probe)
     assert np.array_equal(runs[5], runs[None]) and not np.array_equal(runs[1], runs[None])

@@ -11,11 +11,12 @@ from agent_helpers import pooled_data as _data
 from agent_helpers import released_values_only
 from conftest import RecordedRandomizers
 
-from privbandit.agents import check_agent, make_agent
+from privbandit.agents import EliminationAgent, check_agent, make_agent
 from privbandit.agents.checks import check_ledger_within_budget, play_batch, synthetic_stream
-from privbandit.agents.pooled import PooledLDPAgent, PooledReleases, PooledStatistics, pooled_estimate
+from privbandit.agents.pooled import PooledReleases, PooledStatistics, pooled_estimate
 from privbandit.oracles import make_oracle
-from privbandit.oracles.iw_ldp import LDPRelease, ball_least_squares
+from privbandit.oracles.iw_jdp import IWRelease
+from privbandit.oracles.iw_ldp import ball_least_squares
 
 
 def _fit(x, y, rng=7, **kwargs):
@@ -28,7 +29,7 @@ def _fit(x, y, rng=7, **kwargs):
 # -- the oracle: warm start and public release ------------------------------------------------------------------
 
 def test_the_default_oracle_gives_the_numbers_it_gave_before_the_warm_start_existed():
-    """Recorded with the library before ``initial_u`` and ``LDPRelease`` were added (same seed, same data)."""
+    """Recorded with the library before ``initial_u`` and the release record were added (same seed, same data)."""
     est = _fit(*_data()).result()
     np.testing.assert_allclose(est.theta, [0.25264292498324953, -0.18874221303457014, 0.33289400732072727,
                                            0.17674568520711392], rtol=1e-12, atol=0)
@@ -61,8 +62,8 @@ def test_the_exposed_release_is_the_servers_means_and_the_channels_noise(kwargs)
     est = fit.result()
     rel = est.release
     regression = seen.returned()            # the last stage's randomized outputs (its users')
-    assert isinstance(rel, LDPRelease)
-    assert rel.n == fit.stage_sizes[-1] == regression.shape[0] and rel.n_u_stages == len(fit.stage_sizes) - 1
+    assert isinstance(rel, IWRelease) and rel.gamma is None
+    assert rel.n == fit.stage_sizes[-1] == regression.shape[0] and rel.n_stages == len(fit.stage_sizes) - 1
     # the means of the randomized outputs the server aggregated, split into psi_hat and Psi_hat
     mean = regression.sum(axis=0) / rel.n
     assert np.array_equal(rel.psi, mean[:4]) and np.array_equal(rel.psi_mat, mean[4:].reshape(4, 4) / fit.scale)
@@ -75,14 +76,14 @@ def test_the_exposed_release_is_the_servers_means_and_the_channels_noise(kwargs)
     assert rel.noise_sd_Psi == pytest.approx(rel.noise_sd_psi * math.sqrt(rel.bound), rel=1e-12)
     # the oracle's own theta is the post-processing of these values, and U is its width matrix
     np.testing.assert_allclose(est.theta, ball_least_squares(rel.psi_mat + rel.lam * np.eye(4), rel.psi), rtol=1e-10)
-    assert np.array_equal(rel.u, est.width_matrix)
-    assert not rel.psi.flags.writeable and not rel.u.flags.writeable
+    assert np.array_equal(rel.weighting, est.width_matrix)
+    assert not rel.psi.flags.writeable and not rel.weighting.flags.writeable
 
 
 def test_pooling_an_ldp_release_bounds_the_sampling_covariance_by_n_u_inverse_squared():
     u = np.diag([2.0, 0.5])
-    rel = LDPRelease(u=u, psi=np.ones(2), psi_mat=u @ np.diag([1.0, -0.5]), n=100, lam=0.1, noise_sd_psi=0.01,
-                     noise_sd_Psi=0.02, n_u_stages=1, u_fraction=0.2, bound=1.0)
+    rel = IWRelease(weighting=u, psi=np.ones(2), psi_mat=u @ np.diag([1.0, -0.5]), n=100, lam=0.1, noise_sd_psi=0.01,
+                    noise_sd_Psi=0.02, n_stages=1, fraction=0.2, bound=1.0)
     stats = PooledStatistics.zeros(2)
     stats.add(rel, 1.0)
     np.testing.assert_allclose(stats.gram, 100 * np.diag([1.0, 0.0]), atol=1e-12)        # projected in the U metric
@@ -122,15 +123,15 @@ def test_the_agent_warm_starts_each_epoch_from_the_last_released_u():
     play_batch(agent, x, r, 0)
     assert agent.oracle.initial_u is None and agent.oracle.stages == 1 and agent.oracle.u_fraction == 0.2
     releases = [e.release for e in agent.estimates]
-    assert all(isinstance(rel, LDPRelease) and rel.n_u_stages == 1 for rel in releases)
-    assert np.array_equal(agent.learner.fit_oracle(agent.learning, agent.oracle).initial_u, releases[-1].u)
+    assert all(isinstance(rel, IWRelease) and rel.n_stages == 1 for rel in releases)
+    assert np.array_equal(agent.learner.fit_oracle(agent.learning, agent.oracle).initial_u, releases[-1].weighting)
     assert make_agent("elim-ldp-greedy-pooled", epsilon=1.0, delta=1e-5).play == "greedy"
 
 
 def _leaky(**kwargs):
     """A planted bug: the pooled agent that also reads its users' raw rows before the channel."""
 
-    class Leaky(PooledLDPAgent):
+    class Leaky(EliminationAgent):
         def _reset(self):
             super()._reset()
             self.raw = np.zeros(self._require_spec().dim)
@@ -143,7 +144,7 @@ def _leaky(**kwargs):
             est = super()._release()
             return type(est)(est.theta + 1e-3 * self.raw, est.link, est.width_matrix, est.width_scale)
 
-    return Leaky(epsilon=1.0, delta=1e-5, first_epoch=16, **kwargs)
+    return Leaky(**pooled(**kwargs).get_params())
 
 
 def test_the_pooled_estimate_reads_randomized_outputs_only():
@@ -154,7 +155,7 @@ def test_the_pooled_estimate_reads_randomized_outputs_only():
 
 
 def test_the_agent_refuses_other_oracles_and_pooling():
-    with pytest.raises(TypeError, match="oracle must be an IWRegressionLDP oracle"):
+    with pytest.raises(TypeError, match="oracle must be an IWRegressionDP, IWRegressionLDP or IWVectorLDP"):
         make_agent("elim-ldp-pooled", oracle=make_oracle("ssp-local", epsilon=1.0))
     with pytest.raises(ValueError, match="pooling"):
         pooled(pooling="ridge")

@@ -64,22 +64,11 @@ def missing_constraints(cls: type) -> list[str]:
     return [name for name in constructor_arguments(cls) if name not in cls.parameter_constraints]
 
 
-#: Agent classes whose default oracle is private (no non-private default), with that oracle: they are built with a
-#: budget.
-BUDGET_ONLY_AGENTS = {"PooledJDPAgent": "iw-regression-dp", "PooledLDPAgent": "iw-regression-ldp",
-                      "PooledVectorLDPAgent": "iw-vector-ldp"}
-
-
-def base_kwargs(cls: type, field: str | None = None, value: Any = None) -> dict[str, Any]:
-    """What ``cls`` needs besides its defaults: a budget of its first privacy model (oracles), or an epsilon for an
-    agent class of :data:`BUDGET_ONLY_AGENTS` (unless the argument set is the oracle instance itself)."""
+def base_kwargs(cls: type) -> dict[str, Any]:
+    """What ``cls`` needs besides its defaults: a budget of its first privacy model (oracles; every agent class has a
+    non-private default oracle)."""
     if isinstance(cls, type) and issubclass(cls, Oracle) and cls.privacy_models[0] != "none":
         return {"privacy": PrivacySpec(cls.privacy_models[0], 1.0, 1e-5)}
-    if getattr(cls, "__name__", "") in BUDGET_ONLY_AGENTS:
-        if field == "epsilon" and value is None:            # no budget by name: the oracle instance carries it
-            return {"oracle": make_oracle(BUDGET_ONLY_AGENTS[cls.__name__], epsilon=1.0)}
-        if field != "epsilon" and not isinstance(value, Oracle):
-            return {"epsilon": 1.0}
     return {}
 
 
@@ -152,7 +141,7 @@ def test_agents_refuse_values_outside_their_constraints(name, field):
     bad = outside(cls.parameter_constraints[field])
     assert bad, f"{name}.{field}: its constraints declare no value outside"
     for value in bad:
-        assert_refused(lambda **kw: cls(**{**base_kwargs(cls, field), **kw}), field, value)
+        assert_refused(lambda **kw: cls(**{**base_kwargs(cls), **kw}), field, value)
 
 
 @pytest.mark.parametrize("field", ["epsilon", "delta", "model", "oracle_kwargs"])
@@ -168,9 +157,7 @@ def assert_accepted(cls: type, field: str, value: Any) -> None:
     check_parameter(field, value, constraints)           # the table accepts it ...
     companions = {k: v for k, v in COMPANIONS.get(field, {}).items()
                   if k in constructor_arguments(cls) and value is not None}
-    if "oracle" in companions and cls.__name__ in BUDGET_ONLY_AGENTS:    # a budget-only class's own kind of oracle
-        companions["oracle"] = BUDGET_ONLY_AGENTS[cls.__name__]
-    cls(**{**base_kwargs(cls, field, value), **companions, field: value})      # ... and so does the constructor
+    cls(**{**base_kwargs(cls), **companions, field: value})      # ... and so does the constructor
 
 
 @pytest.mark.parametrize("name, field", cases(ORACLES))
