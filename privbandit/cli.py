@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .bench.workflow import EXIT_INCOMPLETE, BenchError
+from .bench.workflow import EXIT_INCOMPLETE, BenchError, store_suite
 from .privacy import check_delta, check_epsilon
 
 
@@ -49,8 +49,10 @@ EXIT_CODES = ("exit codes: 0 done; 1 audit refuted (a privacy check of the contr
               f"claim; {EXIT_CONTRACT} audit: contract failure, not a privacy finding; 130 interrupted")
 
 
-def _argument(parse: Callable[[str], Any], accept: Callable[[Any], bool], allowed: str) -> Callable[[str], Any]:
-    """An argparse ``type``: ``parse(text)`` when ``accept`` takes it, else "must be ALLOWED, got TEXT"."""
+def _argument(parse: Callable[[str], Any], allowed: str, accept: Callable[[Any], bool] = lambda v: True,
+              check: Callable[[Any], Any] = lambda v: v) -> Callable[[str], Any]:
+    """An argparse ``type``: ``parse(text)`` when ``accept`` takes it, else "must be ALLOWED, got TEXT"; then
+    ``check``, the library's own check, whose message names the range."""
     def convert(text: str) -> Any:
         try:
             value = parse(text)
@@ -58,19 +60,6 @@ def _argument(parse: Callable[[str], Any], accept: Callable[[Any], bool], allowe
             value = None
         if value is None or not accept(value):
             raise argparse.ArgumentTypeError(f"must be {allowed}, got {text!r}")
-        return value
-
-    return convert
-
-
-def _checked(check: Callable[[Any], Any], parse: Callable[[str], Any] = float,
-             what: str = "a number") -> Callable[[str], Any]:
-    """An argparse ``type``: ``check(parse(text))``, the library's own check, whose message names the range."""
-    def convert(text: str) -> Any:
-        try:
-            value = parse(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
         try:
             return check(value)
         except (TypeError, ValueError) as exc:
@@ -79,14 +68,12 @@ def _checked(check: Callable[[Any], Any], parse: Callable[[str], Any] = float,
     return convert
 
 
-_positive_int = _argument(int, lambda v: v >= 1, "an integer >= 1")
-_jobs = _argument(int, lambda v: v == -1 or v >= 1, "-1 (all cores) or an integer >= 1")
-_epsilon = _checked(check_epsilon)
-_delta = _checked(check_delta)
-_labels = _argument(lambda text: tuple(t.strip() for t in text.split(",")), lambda v: all(v),
-                    "a comma list of labels")
-_epsilons = _checked(lambda values: tuple(check_epsilon(v) for v in values),
-                     lambda text: tuple(float(t) for t in text.split(",")), "a comma list of numbers")
+_positive_int = _argument(int, "an integer >= 1", lambda v: v >= 1)
+_jobs = _argument(int, "-1 (all cores) or an integer >= 1", lambda v: v == -1 or v >= 1)
+_epsilon, _delta = _argument(float, "a number", check=check_epsilon), _argument(float, "a number", check=check_delta)
+_labels = _argument(lambda text: tuple(t.strip() for t in text.split(",")), "a comma list of labels", all)
+_epsilons = _argument(lambda text: tuple(float(t) for t in text.split(",")), "a comma list of numbers",
+                      check=lambda values: tuple(check_epsilon(v) for v in values))
 
 
 def _add_bench_parser(sub) -> argparse.ArgumentParser:
@@ -397,8 +384,6 @@ def cmd_board(args: argparse.Namespace) -> int:
 
 def cmd_store_reference(args: argparse.Namespace) -> int:
     """``privbandit store-reference``: :func:`privbandit.bench.workflow.store_suite`."""
-    from .bench.workflow import store_suite
-
     store_suite(args.suite, args.out, jobs=args.jobs, dest=args.dest, streams_only=args.streams_only,
                 progress=not args.no_progress, prog=args.subparser.prog, started=_watch(args))
     return 0
@@ -422,8 +407,7 @@ def _interrupted(args: argparse.Namespace | None) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``privbandit`` console script; returns the exit code (2 on bad arguments, 130 on
-    Ctrl-C)."""
+    """Entry point of the ``privbandit`` console script; returns the exit code (2 bad arguments, 130 Ctrl-C)."""
     args = None
     try:
         parser = build_parser()
