@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from agent_helpers import estimates_on
 
 from privbandit.agents import agent_is_private, agent_names, check_agent, make_agent
 from privbandit.agents.checks import play_batch, synthetic_stream
@@ -17,7 +18,6 @@ from privbandit.agents.squarecb import (
     iw_l2_rate,
     l2_rate,
 )
-from privbandit.privacy.replay import ReleaseTape
 
 
 class Recording(SquareCBAgent):
@@ -98,14 +98,6 @@ def test_the_schedule_option_names_its_choices():
         make_agent("squarecb-jdp-iw", epsilon=1.0, gamma_schedule="calibrate")
 
 
-def _run_on(factory, stream, tape=None):
-    x, r = stream
-    agent = factory()
-    with ReleaseTape(replay=tape) as rec:
-        play_batch(agent, x, r, 5)
-    return agent, rec
-
-
 def _cal():
     return Recording("iw-regression-dp", epsilon=1.0, delta=1e-5, gamma_schedule="calibrated",
                      gamma_scale=CALIBRATED_GAMMA_SCALE)
@@ -126,8 +118,8 @@ def _leaky():
 def same_gammas_on_other_users(factory) -> bool:
     """Whether replaying one run's releases on a stream whose every user (features and rewards) differs gives
     the same gamma in every epoch and the same final policy, bit for bit."""
-    first, tape = _run_on(factory, synthetic_stream(4, 3, 240, 1))
-    second, _ = _run_on(factory, synthetic_stream(4, 3, 240, 2), tape)
+    first, tape = estimates_on(factory, synthetic_stream(4, 3, 240, 1))
+    second, _ = estimates_on(factory, synthetic_stream(4, 3, 240, 2), tape)
     assert len(first.gammas) == len(second.gammas) == len(first.epoch_ends) > 4
     probe = synthetic_stream(4, 3, 50, 9)[0]
     return first.gammas == second.gammas and np.array_equal(first.action_probabilities(probe),
