@@ -26,8 +26,10 @@ def _fit(x, y, rng=7, **kwargs):
 
 
 def _spd(d, seed, spread=10.0):
+    """A symmetric positive definite matrix, symmetric to the last bit whatever BLAS kernel made the product."""
     q, _ = np.linalg.qr(np.random.default_rng(seed).standard_normal((d, d)))
-    return (q * np.geomspace(1.0 / spread, spread, d)) @ q.T
+    a = (q * np.geomspace(1.0 / spread, spread, d)) @ q.T
+    return (a + a.T) / 2.0
 
 
 # -- the statistic and its bound ---------------------------------------------------------------------------------
