@@ -115,7 +115,7 @@ def _spread(values) -> str:
 
 
 def time_agents(names, spec, x, r, repeats: int, vw_us: float | None = None) -> list[str]:
-    from privbandit.agents.base import EpochAgent
+    from privbandit.agents import PolicyAgent
 
     n = x.shape[0]
     # warm-up: lazy imports (scipy) and first calls stay out of the timings
@@ -138,7 +138,7 @@ def time_agents(names, spec, x, r, repeats: int, vw_us: float | None = None) -> 
     for name in names:
         med = float(np.median(loop_us[name]))
         verdict = ""
-        if isinstance(_make(name), EpochAgent) and vw_us is not None:     # every elimination and SquareCB agent
+        if isinstance(_make(name), PolicyAgent) and vw_us is not None:     # every elimination and SquareCB agent
             verdict = (f"<= VW ({vw_us:.1f}): met" if med <= vw_us
                        else f"<= VW ({vw_us:.1f}): MISSED by {med / vw_us:.1f}x")
         floor = BATCH_FLOORS.get(name)

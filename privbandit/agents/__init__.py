@@ -8,7 +8,7 @@ model, from the registration. ``check_agent(agent)`` runs the interface contract
 raises ``ContractError`` at the first breach.
 """
 
-from .base import Agent, BanditSpec, EpochAgent, clone, doubling_schedule, epoch_schedule, uniform_choice
+from .base import Agent, BanditSpec, clone, doubling_schedule, epoch_schedule, uniform_choice
 from .checks import AGENT_CHECKS, ContractError, check_agent
 from .elimination import EliminationAgent, surviving_actions
 from .glm import GLMUCBAgent, GLOCAgent
@@ -30,7 +30,7 @@ from .spanner import barycentric_spanner
 from .squarecb import SquareCBAgent, inverse_gap_weighting
 
 __all__ = [
-    "AGENT_REGISTRY", "Agent", "BanditSpec", "EliminationAgent", "EpochAgent", "EpsilonGreedyAgent", "GLMUCBAgent",
+    "AGENT_REGISTRY", "Agent", "BanditSpec", "EliminationAgent", "EpsilonGreedyAgent", "GLMUCBAgent",
     "GLOCAgent", "LDPGLMSGDAgent", "LDPUCBAgent", "LinUCBAgent", "PolicyAgent", "PooledReleases",
     "SSLinUCBAgent", "SquareCBAgent", "UniformAgent", "agent_descriptions", "agent_is_private", "agent_names",
     "agent_privacy",

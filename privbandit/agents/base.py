@@ -1,10 +1,11 @@
-"""The agent interface and the epoch-batched base class every learning agent builds on.
+"""The agent interface, the epoch schedules, and the learner that turns an epoch agent's fits into releases.
 
 An agent is reset with a :class:`BanditSpec` (K, d, horizon, feature bound B, link) and a ``rng``.
 Its policy is fixed within an epoch, so ``act_batch`` can choose for many rounds at once while
 ``rounds_until_update()`` allows; ``update`` feeds the chosen rows (one or many) to the epoch's oracle
 fit; when an epoch is full the fit's :class:`~privbandit.oracles.Estimate` joins the planner's
-history and its releases join the agent's ledger at the epoch's global round offsets.
+history and its releases join the agent's ledger at the epoch's global round offsets. The epoch agent every
+learning agent of the library builds on, and the one the tutorial teaches, is :class:`~privbandit.agents.PolicyAgent`.
 
 One implementation serves both ways of playing: ``act(x)`` is ``act_batch(x[None])[0]`` and ``update`` of
 one row is the block update with one row. Randomness of actions: every round consumes exactly
@@ -26,15 +27,11 @@ from __future__ import annotations
 import abc
 import dataclasses
 import inspect
-import numbers
 from typing import Any, ClassVar
 
 import numpy as np
 
 from .._validation import (
-    POSITIVE_INT,
-    InstanceOf,
-    Interval,
     ParameterConstraints,
     as_generator,
     check_array,
@@ -437,92 +434,3 @@ class Learner:
     def planned(self, estimates: list[Estimate]) -> list[Estimate]:
         """The releases the policy plans on (all of them by default)."""
         return estimates
-
-
-class EpochAgent(Agent):
-    """An agent whose policy changes only between epochs, learning through one oracle fit per epoch.
-
-    At each epoch end the fit's :class:`Estimate` is appended to ``estimates`` and its ledger merged
-    into the agent's at the epoch's first round. Subclasses implement ``_choose`` / ``_probabilities``
-    from ``self.estimates``, and may override ``_fit_oracle`` and ``_on_epoch_end``.
-
-    Parameters
-    ----------
-    oracle : Oracle
-        The regression oracle (its privacy spec is the agent's).
-    first_epoch : int
-        Rounds in the first epoch, >= 1 (1 by default: the paper's doubling).
-    growth : float
-        Ratio of consecutive epoch lengths, > 1 (2 by default). With ``first_epoch`` it fixes the
-        schedule (:func:`epoch_schedule`) before the run, from public parameters only.
-    """
-
-    parameter_constraints: ClassVar[ParameterConstraints] = {
-        "oracle": [InstanceOf(Oracle, "a privbandit Oracle")], "first_epoch": [POSITIVE_INT],
-        "growth": [Interval(numbers.Real, 1.0, float("inf"), closed="neither")]}
-
-    def __init__(self, oracle: Oracle, *, first_epoch: int = 1, growth: float = 2.0) -> None:
-        super().__init__()
-        self._store_parameters(oracle=oracle, first_epoch=first_epoch, growth=growth)
-
-    @property
-    def privacy(self) -> PrivacySpec:
-        """The oracle's privacy spec."""
-        return self.oracle.privacy
-
-    learner: Learner = Learner()
-    """How the fits become releases (:class:`Learner`; each epoch's own fit by default)."""
-
-    def _reset(self) -> None:
-        spec = self._require_spec()
-        self.epoch_ends = epoch_schedule(spec.horizon, first_epoch=self.first_epoch, growth=self.growth)
-        self.epoch = 0
-        self.estimates: list[Estimate] = []
-        self.learning = self.learner.start(spec, self._fit_oracle())
-        self._start_fit()
-
-    @property
-    def epoch_start(self) -> int:
-        """First round of the current epoch."""
-        return 0 if self.epoch == 0 else int(self.epoch_ends[self.epoch - 1])
-
-    def _start_fit(self) -> None:
-        spec = self._require_spec()
-        n = int(self.epoch_ends[self.epoch]) - self.epoch_start
-        oracle = self.learner.fit_oracle(self.learning, self._fit_oracle())
-        self.fit: EpochFit = oracle.start(n, dim=spec.dim, bound=spec.bound, link=spec.link,
-                                                 rng=self._fit_rng.spawn(1)[0])
-
-    def _fit_oracle(self) -> Oracle:
-        """The oracle the next epoch's fit starts with (``self.oracle`` by default).
-
-        A subclass may configure it from the run's public spec (``self.spec``), earlier releases and
-        public parameters only, e.g. a per-run confidence or a warm start.
-        """
-        return self.oracle
-
-    def _observe(self, x: np.ndarray, y: np.ndarray) -> None:
-        self.learner.add(self.learning, self.fit, x, y)      # update has checked and clipped the rows
-        self._after_rows(x.shape[0])
-
-    def _after_rows(self, m: int) -> None:
-        """Close the epoch when the ``m`` rows just added to the fit (from round ``self.t`` on) complete it."""
-        if self.t + m == int(self.epoch_ends[self.epoch]):
-            estimate = self._release()
-            self.ledger.extend(self.fit.ledger, offset=self.epoch_start)
-            self.estimates.append(estimate)
-            self._on_epoch_end(estimate)
-            self.epoch += 1
-            if self.epoch < len(self.epoch_ends):
-                self._start_fit()
-
-    def _release(self) -> Estimate:
-        """The estimate released at the end of the current epoch (the learner's)."""
-        return self.learner.epoch_estimate(self.learning, self.fit)
-
-    def _on_epoch_end(self, estimate: Estimate) -> None:  # noqa: B027 - optional hook
-        """React to a finished epoch (the estimate is already in ``self.estimates``)."""
-
-    def describe(self) -> dict:
-        """Agent, privacy and oracle names."""
-        return dict(super().describe(), oracle=self.oracle.name)

@@ -20,16 +20,18 @@ from __future__ import annotations
 
 import abc
 import inspect
+import numbers
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
-from .._validation import ParameterConstraints
-from ..oracles.base import Estimate, Oracle
+from .._validation import POSITIVE_INT, Interval, ParameterConstraints
+from ..oracles.base import EpochFit, Estimate, Oracle
 from ..oracles.registry import oracle_class
+from ..privacy import PrivacySpec
 from ._oracle_arg import ORACLE_ARGUMENT_CONSTRAINTS, resolve_oracle
-from .base import EpochAgent, uniform_choice
+from .base import Agent, Learner, epoch_schedule, uniform_choice
 
 __all__ = ["PolicyAgent"]
 
@@ -45,13 +47,17 @@ def _default_privacy_model(oracle_name: str) -> str | None:
         return None
 
 
-class PolicyAgent(EpochAgent):
+class PolicyAgent(Agent):
     """An epoch agent written as one method: the law of each round's action given the estimate it plays on.
 
     Subclasses implement :meth:`policy` and may override :meth:`combine`; they declare hyperparameters in
     ``parameter_constraints`` (merged with the base's) with their defaults as class attributes, and the
     default oracle in ``default_oracle``, whose first privacy model is the class's ``privacy_model`` (what
     ``register_agent`` and a plugin's loader read) unless the class declares one.
+
+    The base runs the rest: the epoch schedule, fixed before the run from public parameters; one oracle fit per
+    epoch, turned into a release by the class's ``learner`` (:class:`~privbandit.agents.base.Learner`); the
+    release appended to ``estimates`` and its ledger merged into the agent's at the epoch's first round.
 
     Parameters
     ----------
@@ -89,8 +95,11 @@ class PolicyAgent(EpochAgent):
     default_oracle: ClassVar[str] = "ridge"
     privacy_model: ClassVar[str | None] = "none"
     uniforms_per_round: ClassVar[int] = 1
-    parameter_constraints: ClassVar[ParameterConstraints] = {**EpochAgent.parameter_constraints,
-                                                            **ORACLE_ARGUMENT_CONSTRAINTS}
+    parameter_constraints: ClassVar[ParameterConstraints] = {
+        "oracle": ORACLE_ARGUMENT_CONSTRAINTS["oracle"], "first_epoch": [POSITIVE_INT],
+        "growth": [Interval(numbers.Real, 1.0, float("inf"), closed="neither")], **ORACLE_ARGUMENT_CONSTRAINTS}
+    learner: Learner = Learner()
+    """How the fits become releases (:class:`~privbandit.agents.base.Learner`; each epoch's own fit by default)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Merge a subclass's ``parameter_constraints`` with its parent's (a subclass declares only its own)."""
@@ -105,7 +114,8 @@ class PolicyAgent(EpochAgent):
                  first_epoch: int = 1, growth: float = 2.0, **hyperparameters: Any) -> None:
         resolved = resolve_oracle(self.default_oracle if oracle is None else oracle, epsilon=epsilon, delta=delta,
                                   model=model, oracle_kwargs=oracle_kwargs)
-        super().__init__(resolved, first_epoch=first_epoch, growth=growth)
+        super().__init__()
+        self._store_parameters(oracle=resolved, first_epoch=first_epoch, growth=growth)
         declared = self.constructor_parameters()
         unknown = sorted(set(hyperparameters) - set(declared))
         if unknown:
@@ -164,13 +174,55 @@ class PolicyAgent(EpochAgent):
         """
         return estimates[-1] if estimates else None
 
-    # -- the lower-level hooks, from the two methods above ------------------------------------------
+    # -- the epoch machinery, from the two methods above -------------------------------------------
+    @property
+    def privacy(self) -> PrivacySpec:
+        """The oracle's privacy spec."""
+        return self.oracle.privacy
+
+    @property
+    def epoch_start(self) -> int:
+        """First round of the current epoch."""
+        return 0 if self.epoch == 0 else int(self.epoch_ends[self.epoch - 1])
+
     def _reset(self) -> None:
-        super()._reset()
+        spec = self._require_spec()
+        self.epoch_ends = epoch_schedule(spec.horizon, first_epoch=self.first_epoch, growth=self.growth)
+        self.epoch = 0
+        self.estimates: list[Estimate] = []
+        self.learning = self.learner.start(spec, self._fit_oracle())
+        self._start_fit()
         self.estimate = self.combine(())
 
-    def _on_epoch_end(self, estimate: Estimate) -> None:
-        self.estimate = self.combine(tuple(self.estimates))
+    def _start_fit(self) -> None:
+        spec = self._require_spec()
+        n = int(self.epoch_ends[self.epoch]) - self.epoch_start
+        oracle = self.learner.fit_oracle(self.learning, self._fit_oracle())
+        self.fit: EpochFit = oracle.start(n, dim=spec.dim, bound=spec.bound, link=spec.link,
+                                          rng=self._fit_rng.spawn(1)[0])
+
+    def _fit_oracle(self) -> Oracle:
+        """The oracle the next epoch's fit starts with (``self.oracle`` by default).
+
+        A subclass may configure it from the run's public spec (``self.spec``), earlier releases and public
+        parameters only, e.g. a per-run confidence.
+        """
+        return self.oracle
+
+    def _observe(self, x: np.ndarray, y: np.ndarray) -> None:
+        self.learner.add(self.learning, self.fit, x, y)      # update has checked and clipped the rows
+        if self.t + x.shape[0] == int(self.epoch_ends[self.epoch]):     # the rows complete the epoch
+            estimate = self._release()
+            self.ledger.extend(self.fit.ledger, offset=self.epoch_start)
+            self.estimates.append(estimate)
+            self.estimate = self.combine(tuple(self.estimates))
+            self.epoch += 1
+            if self.epoch < len(self.epoch_ends):
+                self._start_fit()
+
+    def _release(self) -> Estimate:
+        """The estimate released at the end of the current epoch (the learner's)."""
+        return self.learner.epoch_estimate(self.learning, self.fit)
 
     def _probabilities(self, features: np.ndarray) -> np.ndarray:
         m, k = features.shape[:2]
@@ -188,3 +240,7 @@ class PolicyAgent(EpochAgent):
 
     def _choose(self, features: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
         return uniform_choice(self._probabilities(features), uniforms[:, 0])
+
+    def describe(self) -> dict:
+        """Agent, privacy and oracle names."""
+        return dict(super().describe(), oracle=self.oracle.name)

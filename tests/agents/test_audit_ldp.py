@@ -30,7 +30,7 @@ from agent_helpers import DELTA, DIM, EPS, PLANT, audit_user
 from conftest import planted_twin
 
 import privbandit  # noqa: F401  (registers the envs)
-from privbandit.agents import Agent, EpochAgent, agent_is_private, agent_names, make_agent
+from privbandit.agents import Agent, PolicyAgent, agent_is_private, agent_names, make_agent
 from privbandit.agents.ldp_glm import LDPGLMSGDAgent
 from privbandit.agents.linucb import LDPUCBAgent, augmented_outer
 from privbandit.privacy import (
@@ -79,7 +79,7 @@ def recording(r: LocalRandomizer, log: Log, leak: bool = False) -> LocalRandomiz
 def instrument(agent: Agent, log: Log, leak: bool = False, raw_bypass: bool = False) -> Agent:
     """Patch an agent instance (before ``run`` resets it) so every absorb is logged, and every randomizer of an agent
     without an oracle (an epoch agent's are logged through its oracle's seam: :func:`play_instrumented`)."""
-    if isinstance(agent, EpochAgent):     # its randomizers are recorded through its oracle's mechanism seam
+    if isinstance(agent, PolicyAgent):     # its randomizers are recorded through its oracle's mechanism seam
         start_fit = agent._start_fit
 
         def patched_start():
@@ -148,7 +148,7 @@ def instrument(agent: Agent, log: Log, leak: bool = False, raw_bypass: bool = Fa
 def play_instrumented(name: str, seed: int = 0, leak: bool = False, raw_bypass: bool = False) -> Log:
     log = Log()
     agent = make_agent(name, epsilon=EPS, delta=DELTA)
-    if isinstance(agent, EpochAgent):
+    if isinstance(agent, PolicyAgent):
         agent = planted_twin(name, lambda r: recording(r, log, leak), epsilon=EPS, delta=DELTA)
     agent = instrument(agent, log, leak=leak, raw_bypass=raw_bypass)
     env = gym.make("PrivGLMCB-v0" if "glm" in name else "PrivLinCB-v0", dim=DIM, n_arms=ARMS, horizon=HORIZON,

@@ -7,8 +7,8 @@ each acts on data it did not release, and each must be refuted by ``privbandit a
 - EPOCH-LEAK plays, each epoch, one bit of the previous epoch's raw rewards;
 - MIDDLE-USER lets the raw reward sign of user 5, inside its first epoch of 8 users, fix every later arm.
 
-The first three subclass :class:`~privbandit.agents.EpochAgent` through ``GreedyIW``, the tutorial's agent;
-MIDDLE-USER is written with the public :class:`~privbandit.agents.PolicyAgent` interface only.
+All four subclass the public :class:`~privbandit.agents.PolicyAgent`, as the tutorial's agent ``GreedyIW`` does, and
+read the raw rows the way a user's agent can: by overriding the public ``update``.
 """
 
 from __future__ import annotations
@@ -21,111 +21,101 @@ import pytest
 
 from privbandit import cli
 from privbandit._validation import Interval
-from privbandit.agents import EpochAgent, PolicyAgent
+from privbandit.agents import PolicyAgent
 from privbandit.agents.audit import CONTRACT_HORIZON, CONTRACT_NOT_PRIVACY, ContractUsers, audit_agent, plan_designs
-from privbandit.oracles import make_oracle
 
 SMALL = ["--horizon", "32", "--draws", "100", "--pilot-draws", "16", "--jobs", "1", "--no-progress"]
 """Audit sizes that keep a planted agent's audit to seconds (the contract stage runs in full), in this process,
 without progress bars."""
 
 
-class GreedyIW(EpochAgent):
+class GreedyIW(PolicyAgent):
     """The tutorial's agent: greedy play on the latest IW-Regression-DP estimate, exploring with probability
     ``explore``."""
 
     name: ClassVar[str] = "greedy-iw"
-    uniforms_per_round: ClassVar[int] = 2
-    parameter_constraints: ClassVar[dict] = {
-        **EpochAgent.parameter_constraints,
-        "explore": [Interval(numbers.Real, 0.0, 1.0, closed="both")],
-    }
+    default_oracle = "iw-regression-dp"
+    explore = 0.1
+    parameter_constraints: ClassVar[dict] = {"explore": [Interval(numbers.Real, 0.0, 1.0, closed="both")]}
 
-    def __init__(self, oracle, *, explore: float = 0.1, first_epoch: int = 1, growth: float = 2.0):
-        super().__init__(oracle, first_epoch=first_epoch, growth=growth)
-        self._store_parameters(explore=explore)
+    def greedy(self, features, estimate):
+        """The arm each round plays unless it explores."""
+        return np.argmax(estimate.mean(features), axis=1)
 
-    def _greedy(self, features):
-        if not self.estimates:
-            return None
-        return np.argmax(self.estimates[-1].mean(features), axis=1)
-
-    def _probabilities(self, features):
+    def policy(self, features, estimate):
         m, k = features.shape[:2]
-        greedy = self._greedy(features)
-        if greedy is None:
-            return np.full((m, k), 1.0 / k)
         p = np.full((m, k), self.explore / k)
-        p[np.arange(m), greedy] += 1.0 - self.explore
+        p[np.arange(m), self.greedy(features, estimate)] += 1.0 - self.explore
         return p
-
-    def _choose(self, features, uniforms):
-        k = features.shape[1]
-        random_arm = np.minimum((uniforms[:, 1] * k).astype(np.int64), k - 1)
-        greedy = self._greedy(features)
-        if greedy is None:
-            return random_arm
-        return np.where(uniforms[:, 0] < self.explore, random_arm, greedy)
 
 
 class Leaky(GreedyIW):
     """LEAKY: greedy every round on the running sum of the raw x y (updated with every row it is given)."""
 
-    def _reset(self):
-        super()._reset()
-        self.raw = np.zeros(self.spec.dim)
+    def reset(self, spec, rng=None):
+        self.raw = np.zeros(spec.dim)
+        return super().reset(spec, rng)
 
-    def _observe(self, x, y):
-        self.raw += x.T @ y
-        super()._observe(x, y)
+    def combine(self, estimates):
+        return self.raw              # the raw sum, updated in place with every row: never a release
 
-    def _greedy(self, features):
-        return None if not self.raw.any() else np.argmax(features @ self.raw, axis=1)
+    def update(self, chosen_features, rewards):
+        self.raw += np.atleast_2d(chosen_features).T @ np.atleast_1d(rewards)
+        super().update(chosen_features, rewards)
+
+    def policy(self, features, raw):
+        m, k = features.shape[:2]
+        return super().policy(features, raw) if raw.any() else np.full((m, k), 1.0 / k)
+
+    def greedy(self, features, raw):
+        return np.argmax(features @ raw, axis=1)
 
 
 class Sneaky(GreedyIW):
     """SNEAKY: the sign of user 0's raw reward fixes the arm of every later user (arm 0 or the last arm)."""
 
-    def _reset(self):
-        super()._reset()
-        self.sign = None
+    def reset(self, spec, rng=None):
+        self.seen = {}
+        return super().reset(spec, rng)
 
-    def _observe(self, x, y):
-        if self.sign is None:
-            self.sign = bool(y[0] > 0)
-        super()._observe(x, y)
+    def combine(self, estimates):
+        return self.seen             # user 0's raw reward sign, once seen: never a release
 
-    def _greedy(self, features):
-        if self.sign is None:
-            return None
-        return np.full(features.shape[0], 0 if self.sign else features.shape[1] - 1)
+    def update(self, chosen_features, rewards):
+        self.seen.setdefault("sign", bool(np.atleast_1d(rewards)[0] > 0))
+        super().update(chosen_features, rewards)
+
+    def policy(self, features, seen):
+        m, k = features.shape[:2]
+        return super().policy(features, seen) if seen else np.full((m, k), 1.0 / k)
+
+    def greedy(self, features, seen):
+        return np.full(features.shape[0], 0 if seen["sign"] else features.shape[1] - 1)
 
 
 class EpochLeak(GreedyIW):
     """EPOCH-LEAK: one bit per epoch from the raw rewards: greedy on the release if the last epoch's raw reward sum
     was positive, else the release's worst arm."""
 
-    def _reset(self):
-        super()._reset()
+    def reset(self, spec, rng=None):
         self.raw_sum, self.bit = 0.0, True
+        return super().reset(spec, rng)
 
-    def _observe(self, x, y):
-        self.raw_sum += float(np.sum(y))
-        super()._observe(x, y)
+    def update(self, chosen_features, rewards):
+        self.raw_sum += float(np.sum(rewards))                  # raw, unreleased
+        epoch = self.epoch
+        super().update(chosen_features, rewards)
+        if self.epoch != epoch:
+            self.bit, self.raw_sum = self.raw_sum > 0, 0.0
 
-    def _on_epoch_end(self, estimate):
-        self.bit, self.raw_sum = self.raw_sum > 0, 0.0
-
-    def _greedy(self, features):
-        if not self.estimates:
-            return None
-        means = self.estimates[-1].mean(features)
+    def greedy(self, features, estimate):
+        means = estimate.mean(features)
         return np.argmax(means, axis=1) if self.bit else np.argmin(means, axis=1)
 
 
 def _factory(cls):
     def make(*, epsilon: float, delta: float = 1e-5, **kwargs):
-        return cls(make_oracle("iw-regression-dp", epsilon=epsilon, delta=delta), **kwargs)
+        return cls(epsilon=epsilon, delta=delta, **kwargs)
 
     return make
 
@@ -186,11 +176,12 @@ def test_a_contract_failure_that_is_not_about_privacy_says_so_and_exits_5(capsys
 
 
 class TwoRules(GreedyIW):
-    """Private data flow, but the step loop (one round) explores with uniform 1 and the batch path with uniform 0."""
+    """Private data flow and the right law, but the step loop (one round) draws its arm from the uniform 1 - u and
+    the batch path from u: the same law on each path, other arms for the same uniforms."""
 
     def _choose(self, features, uniforms):
         if features.shape[0] == 1:
-            uniforms = uniforms[:, ::-1]
+            uniforms = 1.0 - uniforms
         return super()._choose(features, uniforms)
 
 

@@ -29,7 +29,7 @@ import pytest
 from conftest import ONE_DIMENSIONAL, build_oracle, oracle_dim
 
 import privbandit  # noqa: F401  (registers everything)
-from privbandit.agents import BanditSpec, EpochAgent, agent_is_private, agent_names, make_agent
+from privbandit.agents import BanditSpec, PolicyAgent, agent_is_private, agent_names, make_agent
 from privbandit.oracles import oracle_names
 from privbandit.privacy import ClippingWarning
 
@@ -140,7 +140,7 @@ def check_agent_seed(name: str, seed: int, max_dim: int = 50, max_horizon: int =
             agent.update(x[t:t + m][rows, arms], r[t:t + m][rows, arms])
             t += m
         assert agent.rounds_until_update() == 0
-        if isinstance(agent, EpochAgent):
+        if isinstance(agent, PolicyAgent):
             assert len(agent.estimates) == len(agent.epoch_ends), what
             for j, est in enumerate(agent.estimates):
                 check_estimate(est, d, rng, f"{what} epoch {j}")
