@@ -1,8 +1,8 @@
 """Every noise draw appears in the ledger, one to one, and every central release goes through one function.
 
 A fit (or linucb-jdp's tree) is fed rows in small chunks while a :class:`~privbandit.privacy.replay.ReleaseTape`
-logs every mechanism's draws, wherever they are made. After each ``add`` (and after ``result()``) the draws made in that step must match what the
-ledger gained in that step:
+logs every mechanism's draws, wherever they are made. After each ``add`` (and after ``result()``) the draws made
+in that step must match what the ledger gained in that step:
 
 - central draws, one to one and in order, with the new central releases: the same mechanism entry (family and
   noise multiplier sigma / sensitivity), each covering records already fed (an oracle's: one of its stages);
