@@ -7,21 +7,20 @@ each acts on data it did not release, and each must be refuted by ``privbandit a
 - EPOCH-LEAK plays, each epoch, one bit of the previous epoch's raw rewards;
 - MIDDLE-USER lets the raw reward sign of user 5, inside its first epoch of 8 users, fix every later arm.
 
-The first three subclass :class:`~privbandit.agents.EpochAgent` through ``GreedyIW``, the tutorial's agent;
-MIDDLE-USER is written with the public :class:`~privbandit.agents.PolicyAgent` interface only.
+Each is written with the public :class:`~privbandit.agents.PolicyAgent` interface only (``policy``, ``combine``
+and the public ``reset``, ``update`` and ``act``): the first three through ``GreedyIW``, the tutorial's agent.
 """
 
 from __future__ import annotations
 
 import numbers
-from typing import ClassVar
 
 import numpy as np
 import pytest
 
 from privbandit import cli
 from privbandit._validation import Interval
-from privbandit.agents import EpochAgent, PolicyAgent
+from privbandit.agents import PolicyAgent
 from privbandit.agents.audit import CONTRACT_HORIZON, CONTRACT_NOT_PRIVACY, ContractUsers, audit_agent, plan_designs
 from privbandit.oracles import make_oracle
 
@@ -30,72 +29,58 @@ SMALL = ["--horizon", "32", "--draws", "100", "--pilot-draws", "16", "--jobs", "
 without progress bars."""
 
 
-class GreedyIW(EpochAgent):
-    """The tutorial's agent: greedy play on the latest IW-Regression-DP estimate, exploring with probability
-    ``explore``."""
+class GreedyIW(PolicyAgent):
+    """The tutorial's agent: greedy play on the latest IW-Regression-DP estimate, exploring uniformly with
+    probability ``explore``."""
 
-    name: ClassVar[str] = "greedy-iw"
-    uniforms_per_round: ClassVar[int] = 2
-    parameter_constraints: ClassVar[dict] = {
-        **EpochAgent.parameter_constraints,
-        "explore": [Interval(numbers.Real, 0.0, 1.0, closed="both")],
-    }
+    name = "greedy-iw"
+    default_oracle = "iw-regression-dp"
+    explore = 0.1
+    parameter_constraints = {"explore": [Interval(numbers.Real, 0.0, 1.0, closed="both")]}
 
-    def __init__(self, oracle, *, explore: float = 0.1, first_epoch: int = 1, growth: float = 2.0):
-        super().__init__(oracle, first_epoch=first_epoch, growth=growth)
-        self._store_parameters(explore=explore)
+    def greedy(self, features, estimate):
+        """The arm of each round when it does not explore (None: play uniformly)."""
+        return np.argmax(estimate.mean(features), axis=1)
 
-    def _greedy(self, features):
-        if not self.estimates:
-            return None
-        return np.argmax(self.estimates[-1].mean(features), axis=1)
-
-    def _probabilities(self, features):
+    def policy(self, features, estimate):
         m, k = features.shape[:2]
-        greedy = self._greedy(features)
+        greedy = self.greedy(features, estimate)
         if greedy is None:
             return np.full((m, k), 1.0 / k)
         p = np.full((m, k), self.explore / k)
         p[np.arange(m), greedy] += 1.0 - self.explore
         return p
 
-    def _choose(self, features, uniforms):
-        k = features.shape[1]
-        random_arm = np.minimum((uniforms[:, 1] * k).astype(np.int64), k - 1)
-        greedy = self._greedy(features)
-        if greedy is None:
-            return random_arm
-        return np.where(uniforms[:, 0] < self.explore, random_arm, greedy)
-
 
 class Leaky(GreedyIW):
     """LEAKY: greedy every round on the running sum of the raw x y (updated with every row it is given)."""
 
-    def _reset(self):
-        super()._reset()
-        self.raw = np.zeros(self.spec.dim)
+    def reset(self, spec, rng=None):
+        self.raw = np.zeros(spec.dim)
+        return super().reset(spec, rng)
 
-    def _observe(self, x, y):
-        self.raw += x.T @ y
-        super()._observe(x, y)
+    def update(self, chosen_features, rewards):
+        super().update(chosen_features, rewards)
+        self.raw = self.raw + np.atleast_2d(chosen_features).T @ np.atleast_1d(rewards)     # raw, unreleased
 
-    def _greedy(self, features):
+    def greedy(self, features, estimate):
         return None if not self.raw.any() else np.argmax(features @ self.raw, axis=1)
 
 
 class Sneaky(GreedyIW):
     """SNEAKY: the sign of user 0's raw reward fixes the arm of every later user (arm 0 or the last arm)."""
 
-    def _reset(self):
-        super()._reset()
+    def reset(self, spec, rng=None):
         self.sign = None
+        return super().reset(spec, rng)
 
-    def _observe(self, x, y):
-        if self.sign is None:
-            self.sign = bool(y[0] > 0)
-        super()._observe(x, y)
+    def update(self, chosen_features, rewards):
+        first = self.t == 0
+        super().update(chosen_features, rewards)
+        if first:
+            self.sign = bool(np.atleast_1d(rewards)[0] > 0)                                   # raw, unreleased
 
-    def _greedy(self, features):
+    def greedy(self, features, estimate):
         if self.sign is None:
             return None
         return np.full(features.shape[0], 0 if self.sign else features.shape[1] - 1)
@@ -105,21 +90,21 @@ class EpochLeak(GreedyIW):
     """EPOCH-LEAK: one bit per epoch from the raw rewards: greedy on the release if the last epoch's raw reward sum
     was positive, else the release's worst arm."""
 
-    def _reset(self):
-        super()._reset()
+    def reset(self, spec, rng=None):
         self.raw_sum, self.bit = 0.0, True
+        return super().reset(spec, rng)
 
-    def _observe(self, x, y):
-        self.raw_sum += float(np.sum(y))
-        super()._observe(x, y)
+    def update(self, chosen_features, rewards):
+        self.raw_sum += float(np.sum(rewards))        # raw, unreleased (before the epoch's release is combined)
+        super().update(chosen_features, rewards)
 
-    def _on_epoch_end(self, estimate):
-        self.bit, self.raw_sum = self.raw_sum > 0, 0.0
+    def combine(self, estimates):
+        if estimates:                                 # after each release
+            self.bit, self.raw_sum = self.raw_sum > 0, 0.0
+        return super().combine(estimates)
 
-    def _greedy(self, features):
-        if not self.estimates:
-            return None
-        means = self.estimates[-1].mean(features)
+    def greedy(self, features, estimate):
+        means = estimate.mean(features)
         return np.argmax(means, axis=1) if self.bit else np.argmin(means, axis=1)
 
 
@@ -186,12 +171,11 @@ def test_a_contract_failure_that_is_not_about_privacy_says_so_and_exits_5(capsys
 
 
 class TwoRules(GreedyIW):
-    """Private data flow, but the step loop (one round) explores with uniform 1 and the batch path with uniform 0."""
+    """Private data flow, but the step loop draws two uniforms a round (and plays on the second), the batch path one."""
 
-    def _choose(self, features, uniforms):
-        if features.shape[0] == 1:
-            uniforms = uniforms[:, ::-1]
-        return super()._choose(features, uniforms)
+    def act(self, features):
+        super().act(features)
+        return super().act(features)
 
 
 make_two_rules = _factory(TwoRules)
