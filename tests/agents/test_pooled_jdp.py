@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -198,16 +199,26 @@ def test_the_agent_warm_starts_each_epoch_from_the_last_released_w():
     assert np.array_equal(agent.learner.fit_oracle(agent.learning, agent.oracle).initial_w, releases[-1].weighting)
 
 
+class LeakyPooling(PooledReleases):
+    """A planted bug in the pooled learner (the public piece the agent is composed of): it also reads the raw rows it
+    is given, whose running sum of x y nudges every release."""
+
+    def __post_init__(self):
+        super().__post_init__()
+        object.__setattr__(self, "raw", [])
+
+    def add(self, state, fit, x, y):
+        self.raw.append(x.T @ y)
+        super().add(state, fit, x, y)
+
+    def epoch_estimate(self, state, fit):
+        est = super().epoch_estimate(state, fit)
+        return dataclasses.replace(est, theta=est.theta + 1e-3 * np.sum(self.raw, axis=0))
+
+
 def _leaky(**kwargs):
-    """A planted bug: the pooled agent that also reads the fit's unreleased running sum of Psi."""
-
-    class Leaky(EliminationAgent):
-        def _release(self):
-            est = super()._release()
-            raw = self.fit._psi_mat / max(self.fit.stage_sizes[-1], 1)
-            return type(est)(est.theta + 1e-3 * raw[0], est.link, est.width_matrix, est.width_scale)
-
-    return Leaky(**pooled(**kwargs).get_params())
+    """The pooled agent on :class:`LeakyPooling` (a new one, holding no rows yet)."""
+    return pooled(pooling=LeakyPooling(), **kwargs)
 
 
 def test_the_pooled_estimate_reads_released_values_only():
