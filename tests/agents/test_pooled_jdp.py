@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
 import pytest
+from agent_helpers import leaky_pooling, released_values_only
 from agent_helpers import pooled_data as _data
-from agent_helpers import released_values_only
 
 from privbandit.agents import check_agent, make_agent
 from privbandit.agents.base import Learner
@@ -199,26 +198,9 @@ def test_the_agent_warm_starts_each_epoch_from_the_last_released_w():
     assert np.array_equal(agent.learner.fit_oracle(agent.learning, agent.oracle).initial_w, releases[-1].weighting)
 
 
-class LeakyPooling(PooledReleases):
-    """A planted bug in the pooled learner (the public piece the agent is composed of): it also reads the raw rows it
-    is given, whose running sum of x y nudges every release."""
-
-    def __post_init__(self):
-        super().__post_init__()
-        object.__setattr__(self, "raw", [])
-
-    def add(self, state, fit, x, y):
-        self.raw.append(x.T @ y)
-        super().add(state, fit, x, y)
-
-    def epoch_estimate(self, state, fit):
-        est = super().epoch_estimate(state, fit)
-        return dataclasses.replace(est, theta=est.theta + 1e-3 * np.sum(self.raw, axis=0))
-
-
 def _leaky(**kwargs):
-    """The pooled agent on :class:`LeakyPooling` (a new one, holding no rows yet)."""
-    return pooled(pooling=LeakyPooling(), **kwargs)
+    """The pooled agent whose learner also reads its users' raw rows (:func:`agent_helpers.leaky_pooling`)."""
+    return leaky_pooling(pooled(**kwargs))
 
 
 def test_the_pooled_estimate_reads_released_values_only():
