@@ -118,17 +118,23 @@ def undernoised(divide: float, kinds: tuple[type, ...] = (GaussianMechanism,)) -
 
 
 class RecordedRandomizers:
-    """An oracle's ``mechanism`` hook that records, in order, each local randomizer a fit builds (``randomizers``)
-    and, for each, the arrays its calls returned (``outputs``): what the server aggregates, seen from outside."""
+    """A ``mechanism`` hook (an oracle's or an agent's) that records, in order, each local randomizer a fit or an agent
+    builds (``randomizers``) and, for each, the rows its calls were handed (``inputs``: (features, rewards) pairs) and
+    the arrays they returned (``outputs``): what the server aggregates, seen from outside. A central mechanism
+    passes unchanged."""
 
     def __init__(self) -> None:
         self.randomizers: list[LocalRandomizer] = []
+        self.inputs: list[list[tuple[np.ndarray, np.ndarray]]] = []
         self.outputs: list[list[np.ndarray]] = []
 
-    def __call__(self, randomizer: LocalRandomizer) -> _Recording:
+    def __call__(self, randomizer: Any) -> Any:
+        if not isinstance(randomizer, LocalRandomizer):
+            return randomizer
         self.randomizers.append(randomizer)
+        self.inputs.append([])
         self.outputs.append([])
-        return _Recording(randomizer, self.outputs[-1])
+        return _Recording(randomizer, self.inputs[-1], self.outputs[-1])
 
     def returned(self, k: int = -1) -> np.ndarray:
         """Every output randomizer ``k`` returned, one row per record."""
@@ -138,9 +144,11 @@ class RecordedRandomizers:
 @dataclasses.dataclass(frozen=True)
 class _Recording:
     randomizer: LocalRandomizer
+    inputs: list
     calls: list
 
     def __call__(self, features, rewards, rng=None):
+        self.inputs.append((np.array(features, dtype=float), np.array(rewards, dtype=float)))
         out = self.randomizer(features, rewards, rng)
         self.calls.append(out.copy())
         return out
@@ -150,8 +158,13 @@ class _Recording:
 
 
 def planted_twin(name: str, hook: Callable[[Any], Any], **kwargs: Any):
-    """Agent ``name`` built with ``kwargs`` whose oracle (its default one at that budget) releases through ``hook``."""
-    oracle = dataclasses.replace(make_agent(name, **kwargs).oracle, mechanism=hook)
+    """Agent ``name`` built with ``kwargs`` that releases through ``hook``: given to the agent's own ``mechanism`` seam
+    (an agent that builds its noise itself, e.g. ``linucb-jdp``, ``ldp-ucb``), else to its oracle's (its default one
+    at that budget)."""
+    agent = make_agent(name, **kwargs)
+    if "mechanism" in type(agent).constructor_parameters():
+        return make_agent(name, mechanism=hook, **kwargs)
+    oracle = dataclasses.replace(agent.oracle, mechanism=hook)
     return make_agent(name, oracle=oracle, **{k: v for k, v in kwargs.items() if k not in ("epsilon", "delta")})
 
 

@@ -60,7 +60,7 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -68,7 +68,7 @@ from .._validation import POSITIVE, POSITIVE_INT, UNIT_OPEN, Interval, Options, 
 from ..links import Link
 from ..privacy import GaussianMechanism, L2BallChannel, LocalRandomizer, PrivacySpec
 from ..privacy.randomizers import padded
-from .linucb import BatchedAgent
+from .linucb import MECHANISM_CONSTRAINTS, BatchedAgent, hooked
 from .registry import register_agent
 
 __all__ = ["CHANNELS", "GLMGradientStatistic", "LDPGLMSGDAgent"]
@@ -115,6 +115,11 @@ class LDPGLMSGDAgent(BatchedAgent):
         Users between updates of the public iterate (1 = every round, Han et al.'s algorithm).
     channel : {"gaussian", "l2-ball"}
         The local channel (see the module docstring).
+    mechanism : callable, optional (keyword only)
+        The audit seam, as :class:`~privbandit.oracles.Oracle`'s: called with each batch's calibrated
+        :class:`~privbandit.privacy.LocalRandomizer` (``randomizer``, on the channel ``mechanism_``), it returns
+        the object that randomizes the batch's users in its place (``randomizer(x, y, rng)`` and
+        ``ledger_entry()``, which the ledger records). None (the default): the calibrated one, unchanged.
 
     References
     ----------
@@ -125,13 +130,14 @@ class LDPGLMSGDAgent(BatchedAgent):
     parameter_constraints: ClassVar[ParameterConstraints] = {
         "epsilon": [POSITIVE], "delta": [UNIT_OPEN], "eta": [POSITIVE],
         "lam": [Interval(numbers.Real, 0.0, None, closed="left")], "norm_bound": [None, POSITIVE],
-        "batch_size": [POSITIVE_INT], "channel": [Options(CHANNELS)]}
+        "batch_size": [POSITIVE_INT], "channel": [Options(CHANNELS)], **MECHANISM_CONSTRAINTS}
 
     def __init__(self, *, epsilon: float = 1.0, delta: float = 1e-5, eta: float = 5.0, lam: float = 0.05,
-                 norm_bound: float | None = 1.0, batch_size: int = 1, channel: str = "gaussian") -> None:
+                 norm_bound: float | None = 1.0, batch_size: int = 1, channel: str = "gaussian",
+                 mechanism: Any = None) -> None:
         super().__init__()
         self._store_parameters(epsilon=epsilon, delta=delta, eta=eta, lam=lam, norm_bound=norm_bound,
-                               batch_size=batch_size, channel=channel)
+                               batch_size=batch_size, channel=channel, mechanism=mechanism)
 
     @property
     def privacy(self) -> PrivacySpec:
@@ -147,26 +153,28 @@ class LDPGLMSGDAgent(BatchedAgent):
         spec = self._require_spec()
         radius = self.gradient_radius
         if self.channel == "gaussian":
-            self.mechanism = GaussianMechanism.calibrated(self.epsilon, self.delta, 2.0 * radius)
+            self.mechanism_ = GaussianMechanism.calibrated(self.epsilon, self.delta, 2.0 * radius)
         else:
-            self.mechanism = L2BallChannel(self.epsilon, spec.dim, radius)
+            self.mechanism_ = L2BallChannel(self.epsilon, spec.dim, radius)
         self.theta_ = np.zeros(spec.dim)
         self._pending = np.zeros(spec.dim)       # sum of eta_t g~_t over the open batch
         self._steps = 0.0                        # sum of eta_t over the open batch
-        self.randomizer = self._randomizer()
+        self._new_randomizer()
 
-    def _randomizer(self) -> LocalRandomizer:
-        """The randomizer of the current batch: its statistic reads only the public iterate."""
+    def _new_randomizer(self) -> None:
+        """The randomizer of the current batch (its statistic reads only the public iterate), and what the
+        ``mechanism`` hook returns for it, which randomizes the batch's rows."""
         spec = self._require_spec()
         stat = GLMGradientStatistic(self.theta_.copy(), spec.link)
-        return LocalRandomizer(stat, self.gradient_radius, self.mechanism, spec.bound)
+        self.randomizer = LocalRandomizer(stat, self.gradient_radius, self.mechanism_, spec.bound)
+        self._batch_randomizer = hooked(self.mechanism, self.randomizer)
 
     def _scores(self, features: np.ndarray) -> np.ndarray:
         return features @ self.theta_
 
     def _absorb_rows(self, x: np.ndarray, y: np.ndarray) -> None:
-        outputs = self.randomizer(x, y, self._fit_rng)       # raw rows stop here
-        self.ledger.record(self.t, self.t + x.shape[0], self.randomizer.ledger_entry(), kind="local",
+        outputs = self._batch_randomizer(x, y, self._fit_rng)       # raw rows stop here
+        self.ledger.record(self.t, self.t + x.shape[0], self._batch_randomizer.ledger_entry(), kind="local",
                            label="ldp-glm-sgd gradient")
         self._absorb(outputs)
 
@@ -186,7 +194,7 @@ class LDPGLMSGDAgent(BatchedAgent):
         self.theta_ = theta
         self._pending = np.zeros_like(theta)
         self._steps = 0.0
-        self.randomizer = self._randomizer()
+        self._new_randomizer()
 
 
 register_agent("ldp-glm-sgd", LDPGLMSGDAgent, privacy="ldp",

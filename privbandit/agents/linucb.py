@@ -67,7 +67,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._validation import POSITIVE, POSITIVE_INT, UNIT_OPEN, Interval, Options, ParameterConstraints
+from .._validation import POSITIVE, POSITIVE_INT, UNIT_OPEN, Interval, IsCallable, Options, ParameterConstraints
 from ..linalg import inverse_rank_update
 from ..oracles.base import CONSTANTS
 from ..oracles.ridge import PRACTICAL_WIDTH
@@ -260,6 +260,15 @@ class LinUCBAgent(BatchedUCBAgent):
 _BUDGET_CONSTRAINTS: ParameterConstraints = {"epsilon": [POSITIVE], "delta": [UNIT_OPEN]}
 """The privacy budget of the noisy-Gram UCB agents (:class:`SSLinUCBAgent`, :class:`LDPUCBAgent`)."""
 
+MECHANISM_CONSTRAINTS: ParameterConstraints = {"mechanism": [None, IsCallable("(mechanism) -> mechanism")]}
+"""The audit seam of the agents that build their own noise: ``mechanism=``, as :class:`~privbandit.oracles.Oracle`'s."""
+
+
+def hooked(hook: Any, mechanism: Any) -> Any:
+    """``mechanism`` (a calibrated central mechanism or local randomizer an agent built), or what the agent's
+    ``mechanism`` hook returns for it: the one place such an agent hands its noise to the hook (None: unchanged)."""
+    return mechanism if hook is None else hook(mechanism)
+
 
 def augmented_outer(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """v v^T (m, d+1, d+1) of the augmented rows v = (phi, y): what the noisy-Gram UCB agents privatise."""
@@ -278,6 +287,12 @@ class SSLinUCBAgent(BatchedUCBAgent):
     lam, confidence, noise_scale, norm_bound, width_multiplier, batch_size, radius, c_width :
         As in :class:`LinUCBAgent` (``lam`` is used only if the shift vanishes; the practical radius is
         c_width sqrt(R^2 + sd(h)^2 / lambda_min) + S min(sqrt(rho_max), rho_max / sqrt(lambda_min))).
+    mechanism : callable, optional (keyword only)
+        The audit seam, as :class:`~privbandit.oracles.Oracle`'s: called once per run with the calibrated
+        :class:`~privbandit.privacy.SymmetricGaussianMechanism` of the tree's nodes (``mechanism_``), it returns
+        the object that releases every node in its place (``release(values, rng)`` and ``ledger_entry()``,
+        which the ledger records). None (the default): the calibrated one, unchanged. The radius reads the
+        calibrated noise either way; the privacy of an agent given one is that of the object it returns.
 
     Notes
     -----
@@ -293,11 +308,12 @@ class SSLinUCBAgent(BatchedUCBAgent):
 
     name: ClassVar[str] = "linucb-jdp"
     parameter_constraints: ClassVar[ParameterConstraints] = {**BatchedUCBAgent.parameter_constraints,
-                                                            **_BUDGET_CONSTRAINTS}
+                                                            **_BUDGET_CONSTRAINTS, **MECHANISM_CONSTRAINTS}
 
-    def __init__(self, *, epsilon: float = 1.0, delta: float = 1e-5, **kwargs: Any) -> None:
+    def __init__(self, *, epsilon: float = 1.0, delta: float = 1e-5, mechanism: Any = None,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._store_parameters(epsilon=epsilon, delta=delta)
+        self._store_parameters(epsilon=epsilon, delta=delta, mechanism=mechanism)
 
     @property
     def privacy(self) -> PrivacySpec:
@@ -309,7 +325,8 @@ class SSLinUCBAgent(BatchedUCBAgent):
         self.levels = int(math.floor(math.log2(spec.horizon))) + 1
         z = math.sqrt(self.levels) * analytic_noise_multiplier(self.epsilon, self.delta)
         sensitivity = math.sqrt(2.0) * (spec.bound ** 2 + 1.0)   # Frobenius, of a sum of v v^T, one user replaced
-        self.mechanism = SymmetricGaussianMechanism(sensitivity, z * sensitivity)
+        self.mechanism_ = SymmetricGaussianMechanism(sensitivity, z * sensitivity)
+        self._node_mechanism = hooked(self.mechanism, self.mechanism_)    # what releases the nodes
         size = spec.dim + 1
         self._open = np.zeros((self.levels, size, size))        # exact sum of the open node of each level
         self._done = np.zeros((self.levels, size, size))        # exact sum of the latest completed node
@@ -357,17 +374,17 @@ class SSLinUCBAgent(BatchedUCBAgent):
                 raise RuntimeError("tree state out of sync with the round counter")
             if self._noisy_id[lev] != node_id:                 # release this node once, lazily
                 start = node_id << lev
-                self._noisy[lev] = release_recorded(self.ledger, self.mechanism, self._done[lev], self._fit_rng,
-                                                    start, start + (1 << lev), f"tree level {lev}")
+                self._noisy[lev] = release_recorded(self.ledger, self._node_mechanism, self._done[lev],
+                                                    self._fit_rng, start, start + (1 << lev), f"tree level {lev}")
                 self._noisy_id[lev] = node_id
             total += self._noisy[lev]
         return total
 
     def _noise_sigma(self, t: int) -> float:
-        return self.mechanism.sigma * math.sqrt(self.levels)
+        return self.mechanism_.sigma * math.sqrt(self.levels)
 
     def _xty_noise_sd(self, t: int) -> float:
-        return self.mechanism.sigma * math.sqrt(t.bit_count())   # one node per set bit of t
+        return self.mechanism_.sigma * math.sqrt(t.bit_count())   # one node per set bit of t
 
 
 class LDPUCBAgent(BatchedUCBAgent):
@@ -379,6 +396,12 @@ class LDPUCBAgent(BatchedUCBAgent):
         The per-user local budget; one analytic SymPriv release of v v^T per user spends exactly it.
     lam, confidence, noise_scale, norm_bound, width_multiplier, batch_size, radius, c_width :
         As in :class:`SSLinUCBAgent`.
+    mechanism : callable, optional (keyword only)
+        The audit seam, as :class:`~privbandit.oracles.Oracle`'s: called once per run with the calibrated
+        :class:`~privbandit.privacy.LocalRandomizer` of the users (``randomizer``), it returns the object that
+        randomizes every user's row in its place (``randomizer(x, y, rng)`` and ``ledger_entry()``, which the
+        ledger records). None (the default): the calibrated one, unchanged. The radius reads the calibrated
+        noise either way.
 
     Notes
     -----
@@ -394,11 +417,12 @@ class LDPUCBAgent(BatchedUCBAgent):
 
     name: ClassVar[str] = "ldp-ucb"
     parameter_constraints: ClassVar[ParameterConstraints] = {**BatchedUCBAgent.parameter_constraints,
-                                                            **_BUDGET_CONSTRAINTS}
+                                                            **_BUDGET_CONSTRAINTS, **MECHANISM_CONSTRAINTS}
 
-    def __init__(self, *, epsilon: float = 1.0, delta: float = 1e-5, **kwargs: Any) -> None:
+    def __init__(self, *, epsilon: float = 1.0, delta: float = 1e-5, mechanism: Any = None,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._store_parameters(epsilon=epsilon, delta=delta)
+        self._store_parameters(epsilon=epsilon, delta=delta, mechanism=mechanism)
 
     @property
     def privacy(self) -> PrivacySpec:
@@ -412,13 +436,14 @@ class LDPUCBAgent(BatchedUCBAgent):
         radius = padded(spec.bound ** 2 + 1.0)
         self.randomizer = LocalRandomizer.gaussian(augmented_outer, radius, self.epsilon, self.delta,
                                                    symmetric=True, feature_bound=spec.bound)
+        self._user_randomizer = hooked(self.mechanism, self.randomizer)    # what randomizes the rows
         size = spec.dim + 1
         self._sum = np.zeros((size, size))
         self._refresh(0)
 
     def _absorb_rows(self, x: np.ndarray, y: np.ndarray) -> None:
-        outputs = self.randomizer(x, y, self._fit_rng)      # raw rows stop here (the randomizer clips them first)
-        self.ledger.record(self.t, self.t + x.shape[0], self.randomizer.ledger_entry(), kind="local",
+        outputs = self._user_randomizer(x, y, self._fit_rng)   # raw rows stop here (the randomizer clips them first)
+        self.ledger.record(self.t, self.t + x.shape[0], self._user_randomizer.ledger_entry(), kind="local",
                            label="ldp-ucb v v^T")
         self._absorb(outputs)
 

@@ -136,7 +136,8 @@ def _describe_agent(entry: Entry) -> dict:
     required = ("epsilon",) if private else ()
     values, defaults = agent.get_params(), {}
     for arg, param in cls.constructor_parameters().items():
-        if private is False and arg in ("epsilon", "delta"):
+        # a non-private agent's budget keywords, and the audit seam ``mechanism`` (not a hyperparameter)
+        if (private is False and arg in ("epsilon", "delta")) or arg == "mechanism":
             continue
         value = values.get(arg, None if param.default is inspect.Parameter.empty else param.default)
         defaults[arg] = None if arg in required else value.name if isinstance(value, Oracle) else value

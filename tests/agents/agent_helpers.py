@@ -2,17 +2,19 @@
 folder on the path), so that no test module imports another.
 
 - the per-user audit of a local randomizer (:func:`audit_user`) and its planted twin (:func:`under_noised`);
-- the rows the pooled oracles' tests fit (:func:`pooled_data`) and the replay test of a pooled agent
-  (:func:`released_values_only`).
+- the rows the pooled oracles' tests fit (:func:`pooled_data`), the replay test of a pooled agent
+  (:func:`released_values_only`) and its planted raw read (:func:`leaky_pooling`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import replace
 
 import numpy as np
 
 from privbandit.agents.checks import play_batch, synthetic_stream
+from privbandit.agents.pooled import PooledReleases
 from privbandit.privacy import L2BallChannel, LocalRandomizer, SymmetricGaussianMechanism, audit_delta
 from privbandit.privacy.replay import ReleaseTape
 
@@ -123,3 +125,27 @@ def released_values_only(factory) -> bool:
     same = all(np.array_equal(a.theta, b.theta) and np.array_equal(a.width_matrix, b.width_matrix)
                for a, b in zip(first.estimates, second.estimates))
     return same and np.array_equal(first.action_probabilities(probe), second.action_probabilities(probe))
+
+
+class LeakyPooling(PooledReleases):
+    """A planted bug in the pooled learner (the public piece a pooled agent is composed of): it also reads the raw
+    rows it is given, whose running sum of x y nudges every release."""
+
+    def __post_init__(self):
+        super().__post_init__()
+        object.__setattr__(self, "raw", [])
+
+    def add(self, state, fit, x, y):
+        self.raw.append(x.T @ y)
+        super().add(state, fit, x, y)
+
+    def epoch_estimate(self, state, fit):
+        est = super().epoch_estimate(state, fit)
+        return dataclasses.replace(est, theta=est.theta + 1e-3 * np.sum(self.raw, axis=0))
+
+
+def leaky_pooling(agent):
+    """``agent`` (a pooled one) built again on a :class:`LeakyPooling` with its own learner's constants."""
+    learner = agent.learner
+    leaky = LeakyPooling(**{f.name: getattr(learner, f.name) for f in dataclasses.fields(learner)})
+    return type(agent)(**{**agent.get_params(), "pooling": leaky})

@@ -1,20 +1,22 @@
 """Every registered agent: step loop vs batch path (margin-aware), ledgers within budget, LDP data flow, learning."""
 
+import contextlib
 import math
 
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import RecordedRandomizers, planted_twin
 
 import privbandit  # noqa: F401  (registers the envs)
 from privbandit.agents import BanditSpec, EliminationAgent, agent_is_private, agent_names, make_agent
-from privbandit.agents.checks import check_step_loop_equals_batch_path
+from privbandit.agents.checks import check_step_loop_equals_batch_path, play_batch, synthetic_stream
 from privbandit.agents.elimination import theory_confidence
-from privbandit.agents.ldp_glm import LDPGLMSGDAgent
 from privbandit.agents.linucb import LDPUCBAgent, LinUCBAgent, SSLinUCBAgent
 from privbandit.agents.simple import EpsilonGreedyAgent
-from privbandit.oracles import LocalEpochFit, Ridge, oracle_names
-from privbandit.privacy import LocalRandomizer, PrivacyBudgetExceeded, SymmetricGaussianMechanism
+from privbandit.oracles import Ridge, oracle_names
+from privbandit.privacy import PrivacyBudgetExceeded, SymmetricGaussianMechanism
+from privbandit.privacy.replay import ReleaseTape
 
 # the private agents and their models, from the registry (a hand list would leave a new agent out silently)
 MODELS = {n: make_agent(n, epsilon=1.0, delta=1e-5).privacy.model for n in agent_names() if agent_is_private(n)}
@@ -127,39 +129,26 @@ def test_ledger_check_catches_overspending():
 
 # --- local DP: raw rows never reach aggregation ------------------------------------------------------
 @pytest.mark.parametrize("name", sorted(LDP))
-def test_local_agents_hand_only_randomized_outputs_to_aggregation(name, monkeypatch):
-    released = []
-    real_call = LocalRandomizer._privatize     # where every local release is drawn (from __call__)
+def test_local_agents_hand_every_row_to_a_randomizer_and_act_on_its_outputs_only(name):
+    """Every row reaches a randomizer the agent built (recorded through the public ``mechanism`` seam) once, and
+    the agent's policy depends on the rows only through what the randomizers released: replaying one run's
+    releases on other users leaves the final policy unchanged, bit for bit."""
+    seen = RecordedRandomizers()
+    agent = planted_twin(name, seen, epsilon=1.0, delta=1e-5)
+    batch_path(agent, _env(name, 127), 127, seed=1)
+    assert seen.randomizers
+    assert sum(x.shape[0] for calls in seen.inputs for x, _ in calls) == 127
+    assert sum(o.shape[0] for calls in seen.outputs for o in calls) == 127
 
-    def spy_call(self, features, rewards, rng=None):
-        out = real_call(self, features, rewards, rng)
-        released.append(out)
-        return out
+    def final_policy(stream, tape=None):
+        agent = _make(name)
+        with ReleaseTape(replay=tape) as recorded:
+            play_batch(agent, *stream, 1)
+        return agent.action_probabilities(synthetic_stream(5, 5, 20, 9)[0]), recorded
 
-    monkeypatch.setattr(LocalRandomizer, "_privatize", spy_call)
-    agent = _make(name)
-    env = _env(name, 127)
-    absorbed = []
-
-    def check(outputs):
-        assert any(outputs is r for r in released), "aggregation got something the randomizer did not release"
-        absorbed.append(outputs)
-
-    if isinstance(agent, (LDPUCBAgent, LDPGLMSGDAgent)):    # per-round agents: aggregation is their _absorb
-        cls = type(agent)
-        real_absorb = cls._absorb
-        monkeypatch.setattr(cls, "_absorb", lambda self, outputs: (check(outputs), real_absorb(self, outputs)))
-    else:
-        agent.reset(env.unwrapped.bandit_spec(), rng=0)
-        fit_cls = type(agent.fit)
-        assert issubclass(fit_cls, LocalEpochFit)
-        assert fit_cls._add_rows is LocalEpochFit._add_rows, "an LDP fit must not bypass the randomizer"
-        real_absorb = fit_cls._absorb
-        monkeypatch.setattr(fit_cls, "_absorb",
-                            lambda self, stage, outputs: (check(outputs), real_absorb(self, stage, outputs)))
-    batch_path(agent, env, 127, seed=1)
-    assert absorbed and len(absorbed) == len(released)
-    assert sum(o.shape[0] for o in absorbed) == 127
+    first, tape = final_policy(synthetic_stream(5, 5, 127, 1))
+    second, _ = final_policy(synthetic_stream(5, 5, 127, 2), tape)
+    np.testing.assert_array_equal(first, second)
 
 
 # --- learning: every learner beats uniform random on an easy instance --------------------------------
@@ -228,8 +217,9 @@ def _exact_aug(x, y):
 def test_tree_aggregation_prefix_sums_are_exact_without_noise(chunks):
     rng = np.random.default_rng(1)
     horizon = 37
-    agent = SSLinUCBAgent(epsilon=1.0, delta=1e-5, batch_size=1).reset(BanditSpec(3, 2, horizon), rng=0)
-    agent.mechanism = SymmetricGaussianMechanism(agent.mechanism.sensitivity, 1e-300)
+    noiseless = lambda m: SymmetricGaussianMechanism(m.sensitivity, 1e-300)  # noqa: E731  (through the seam)
+    agent = SSLinUCBAgent(epsilon=1.0, delta=1e-5, batch_size=1, mechanism=noiseless).reset(BanditSpec(3, 2, horizon),
+                                                                                            rng=0)
     x = rng.uniform(-0.5, 0.5, (horizon, 2))
     y = rng.uniform(-1, 1, horizon)
     t = 0
@@ -244,25 +234,30 @@ def test_tree_aggregation_prefix_sums_are_exact_without_noise(chunks):
 
 @pytest.mark.parametrize("cls", [SSLinUCBAgent, LDPUCBAgent])
 def test_noisy_gram_agents_bound_the_rows_their_mechanism_sees(cls):
-    """_absorb_rows takes update's clipped rows as they are and still clips rows it is handed over the bound
-    (features to B, rewards to [-1, 1]) before any noise: the same state and draws as clipped input."""
+    """Rows over the bound handed to ``update`` are clipped (features to B, rewards to [-1, 1], with a warning)
+    before any noise: the mechanism's exact inputs and releases (recorded by a
+    :class:`~privbandit.privacy.replay.ReleaseTape`) are those of the clipped rows, from the same draws, and the
+    ledgers agree."""
     from privbandit.privacy import ClippingWarning
     from privbandit.privacy.clipping import clip_features, clip_rewards
 
     rng = np.random.default_rng(3)
     x = rng.uniform(-1, 1, (8, 3)) * np.array([[1.0], [3.0]] * 4)        # every other row has norm > B = 1
     y = rng.uniform(-2, 2, 8)
-    inside, clipped = (cls(epsilon=1.0, delta=1e-5, batch_size=8).reset(BanditSpec(2, 3, 16), rng=5)
-                       for _ in range(2))
     with pytest.warns(ClippingWarning):
         xc, yc = clip_features(x, 1.0), clip_rewards(y)
-    inside._absorb_rows(xc, yc)
-    with pytest.warns(ClippingWarning):
-        clipped._absorb_rows(x, y)
-    state = (lambda a: a._open) if cls is SSLinUCBAgent else (lambda a: a._sum)
-    np.testing.assert_array_equal(state(clipped), state(inside))
-    assert np.abs(state(inside)).max() > 0
-    assert clipped._fit_rng.bit_generator.state == inside._fit_rng.bit_generator.state
+    released = []
+    for rows, warns in (((xc, yc), False), ((x, y), True)):
+        with ReleaseTape() as tape:
+            agent = cls(epsilon=1.0, delta=1e-5, batch_size=8).reset(BanditSpec(2, 3, 16), rng=5)
+            with pytest.warns(ClippingWarning) if warns else contextlib.nullcontext():
+                agent.update(*rows)
+        released.append((tape, agent.ledger.summary()))
+    (inside, ledger_in), (clipped, ledger_clipped) = released
+    assert len(inside) == len(clipped) >= 1 and ledger_in == ledger_clipped
+    for a, b in zip(inside.inputs + inside.outputs, clipped.inputs + clipped.outputs):
+        np.testing.assert_array_equal(a, b)
+    assert max(np.abs(v).max() for v in inside.inputs) > 0
 
 
 def test_tree_aggregation_composes_to_exactly_epsilon():
@@ -276,7 +271,7 @@ def test_tree_aggregation_composes_to_exactly_epsilon():
     assert len(touched) == 6
     assert agent.ledger.record_epsilon(0, 1e-6) == pytest.approx(0.7, rel=1e-6)
     assert agent.ledger.check(agent.privacy) == pytest.approx(0.7, rel=1e-6)
-    assert agent.mechanism.sensitivity == pytest.approx(math.sqrt(2) * 2.0)   # sqrt(2) (B^2 + 1), B = 1
+    assert agent.mechanism_.sensitivity == pytest.approx(math.sqrt(2) * 2.0)   # sqrt(2) (B^2 + 1), B = 1
 
 
 def test_ldp_ucb_randomizer_is_calibrated_on_the_joint_statistic():
@@ -357,21 +352,14 @@ def test_theory_mode_elimination_has_the_proofs_per_epoch_confidence():
 
 
 @pytest.mark.parametrize("name", ["elim-ldp", "elim-ldp-ssp", "elim-jdp"])
-def test_bad_rows_are_caught_at_the_agent_boundary_and_the_fit_sees_the_clipped_row(name, monkeypatch):
+def test_bad_rows_are_caught_at_the_agent_boundary_and_the_fit_sees_the_clipped_row(name):
     """The epoch fits skip the row checks (add_clipped), so update must still refuse
     NaN and wrong shapes, clip a row above B and a reward outside [-1, 1] with one ClippingWarning each, and
     hand a local statistic exactly the clipped row."""
     import warnings
 
-    seen = []
-    real = LocalRandomizer._privatize
-
-    def spy(self, x, y, rng):
-        seen.append((x.copy(), y.copy()))
-        return real(self, x, y, rng)
-
-    monkeypatch.setattr(LocalRandomizer, "_privatize", spy)
-    agent = _make(name).reset(BanditSpec(3, 4, 64, bound=1.0), rng=0)
+    seen = RecordedRandomizers()       # the rows the fit hands its local randomizers, through the oracle's seam
+    agent = planted_twin(name, seen, epsilon=1.0, delta=1e-5).reset(BanditSpec(3, 4, 64, bound=1.0), rng=0)
     with pytest.raises(ValueError):
         agent.update(np.array([np.nan, 0.0, 0.0, 0.0]), 0.5)
     with pytest.raises(ValueError):
@@ -385,6 +373,6 @@ def test_bad_rows_are_caught_at_the_agent_boundary_and_the_fit_sees_the_clipped_
     assert len(messages) == 2 and all(w.category.__name__ == "ClippingWarning" for w in caught), messages
     assert agent.t == 1
     if name != "elim-jdp":
-        (x, y), = seen
+        (x, y), = (row for calls in seen.inputs for row in calls)
         np.testing.assert_allclose(x, [[0.6, 0.8, 0.0, 0.0]], rtol=1e-15)
         np.testing.assert_array_equal(y, [1.0])

@@ -22,7 +22,7 @@ post-processing, hence covered by the guarantee, but the sharpest view of the re
 
 Planted bugs: the same agents with the Gaussian noise of their releases divided by 1000 *behind the
 ledger's back* (the ledger still records the calibrated multiplier, so the run's ledger check passes), planted
-through the oracle's public ``mechanism`` seam (LinUCB's tree has no oracle: its module's mechanism is replaced).
+through the public ``mechanism`` seam: the oracle's, or LinUCB's own (its tree has no oracle).
 The audit must refute them; the real agents must pass.
 """
 
@@ -35,7 +35,6 @@ import numpy as np
 import pytest
 from conftest import planted_twin, undernoised
 
-import privbandit.agents.linucb as linucb_module
 from privbandit.agents import Agent, make_agent
 from privbandit.agents.audit import neighbouring_streams, play_stream
 from privbandit.privacy import (
@@ -107,13 +106,6 @@ def audit(agent_factory, horizon: int, seed: int, neighbour: int = 0, watch: tup
 
 # -- the planted bugs: noise divided by PLANT, ledger entry unchanged ---------------------------------
 
-class UndernoisedSymmetric(SymmetricGaussianMechanism):
-    """LinUCB's tree releases (the agent builds them, no oracle): noise / PLANT, the calibrated ledger entry."""
-
-    def release(self, values, rng=None):
-        return SymmetricGaussianMechanism(self.sensitivity, self.sigma / PLANT).release(values, rng)
-
-
 G, S = GaussianMechanism, SymmetricGaussianMechanism
 # name: (agent kwargs, T, neighbour, watched rounds, mechanism type to plant, seed)
 AGENTS = {
@@ -155,14 +147,10 @@ def test_joint_dp_agent_passes_the_audit(name):
 
 
 @pytest.mark.parametrize("name", sorted(AGENTS))
-def test_audit_flags_a_planted_noise_bug(name, monkeypatch):
+def test_audit_flags_a_planted_noise_bug(name):
     kwargs, horizon, neighbour, watch, kind, seed = AGENTS[name]
-    if name == "linucb-jdp":
-        monkeypatch.setattr(linucb_module, "SymmetricGaussianMechanism", UndernoisedSymmetric)
 
     def factory():
-        if name == "linucb-jdp":
-            return make_agent(name, epsilon=EPS, delta=DELTA, **kwargs)
         return planted_twin(name, undernoised(PLANT, (kind,)), epsilon=EPS, delta=DELTA, **kwargs)
 
     res = audit(factory, horizon, seed, neighbour, watch)

@@ -2,7 +2,9 @@
 
 `def:LDP`: in a sequentially interactive protocol each user's record goes through a randomizer fixed from
 public parameters and the outputs already released; the mechanism is (epsilon, delta)-LDP when every such
-randomizer is (epsilon, delta)-DP on one record. Two checks on every registered local-DP agent:
+randomizer is (epsilon, delta)-DP on one record. Two checks on every registered local-DP agent, which see the
+agent only through public seams (its randomizers are handed to the ``mechanism`` hook of its oracle, or of the
+agent itself when it builds them, and recorded there):
 
 1. Per-user audit. The agent plays a real env (``privbandit.sim.run``); every randomizer it builds is
    recorded. For the first and the last of them, the learner's view of one user (the randomized output)
@@ -12,10 +14,12 @@ randomizer is (epsilon, delta)-DP on one record. Two checks on every registered 
    Clopper-Pearson bounds (:func:`privbandit.privacy.audit_delta`). The real channel must pass, and the
    same channel with sigma / 10 (an L2-ball channel: epsilon x 10, which shrinks its outputs' norm M and
    sharpens its hemisphere) must be refuted.
-2. Structure. Every object the aggregation step (``_absorb``) receives must be an array that a
-   randomizer returned, with one row per record fed to the agent, never sharing memory with the raw
-   rows and never equal to a raw row or to the unnoised statistic. The twin whose randomizer skips the
-   channel, and the twin that passes raw rows to aggregation, must be flagged.
+2. Structure. Every record fed to the agent goes through one of its randomizers once, and what a randomizer
+   returns is one array row per record, never equal to a raw row or to the unnoised statistic; and the agent's
+   other users' actions depend on a user's row only through what the randomizers released
+   (:func:`privbandit.agents.check_actions_depend_only_on_releases`: a neighbour replayed the first run's
+   releases). The twin whose randomizer skips the channel (planted through the seam), and the twin written on
+   the public methods that lets its users' raw rewards pick its arms beside the releases, must be flagged.
 """
 
 from __future__ import annotations
@@ -30,13 +34,10 @@ from agent_helpers import DELTA, DIM, EPS, PLANT, audit_user
 from conftest import planted_twin
 
 import privbandit  # noqa: F401  (registers the envs)
-from privbandit.agents import Agent, PolicyAgent, agent_is_private, agent_names, make_agent
-from privbandit.agents.ldp_glm import LDPGLMSGDAgent
-from privbandit.agents.linucb import LDPUCBAgent, augmented_outer
-from privbandit.privacy import (
-    ClippingWarning,
-    LocalRandomizer,
-)
+from privbandit.agents import ContractError, agent_is_private, agent_names, make_agent
+from privbandit.agents.checks import check_actions_depend_only_on_releases
+from privbandit.privacy import ClippingWarning, LocalRandomizer
+from privbandit.privacy.clipping import clip_features, clip_rewards
 from privbandit.sim.runner import run
 
 HORIZON, ARMS = 64, 3
@@ -49,108 +50,54 @@ def test_the_local_agents_are_all_found():
             "ldp-glm-sgd"} <= set(LOCAL_AGENTS)
 
 
-# -- recording what the agent's randomizers return and what aggregation receives ----------------------
+# -- recording what the agent's randomizers are handed and return, through the mechanism seam -----------
 
 @dataclass
 class Log:
     randomizers: list = None
     outputs: list = None        # (array returned by a randomizer, unnoised statistic, raw x, raw y)
-    absorbed: list = None       # objects aggregation received
 
     def __post_init__(self):
-        self.randomizers, self.outputs, self.absorbed = [], [], []
+        self.randomizers, self.outputs = [], []
 
 
-def recording(r: LocalRandomizer, log: Log, leak: bool = False) -> LocalRandomizer:
-    """A randomizer that behaves like ``r`` and logs its outputs (``leak``: skips the channel, a planted bug)."""
+@dataclass(frozen=True)
+class Logged:
+    """Randomizes as ``randomizer`` and logs each call (``leak``: returns the unnoised statistic, a planted bug)."""
 
-    class Recording(LocalRandomizer):
-        def _privatize(self, x, y, rng):            # where every entry point ends, on clipped rows
-            stat = np.asarray(self.statistic(x, y), dtype=float)
-            out = stat.copy() if leak else super()._privatize(x, y, rng)
-            log.outputs.append((out, stat, x.copy(), y.copy()))
-            return out
+    randomizer: LocalRandomizer
+    log: Log
+    leak: bool = False
 
-    rec = Recording(r.statistic, r.radius, r.channel, r.feature_bound)
-    log.randomizers.append(rec)
-    return rec
+    def __call__(self, features, rewards, rng=None):
+        r = self.randomizer
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ClippingWarning)
+            x, y = clip_features(np.asarray(features, dtype=float), r.feature_bound), clip_rewards(rewards)
+        stat = np.asarray(r.statistic(x, y), dtype=float)
+        out = stat.copy() if self.leak else r(features, rewards, rng)
+        self.log.outputs.append((out, stat, x.copy(), y.copy()))
+        return out
 
-
-def instrument(agent: Agent, log: Log, leak: bool = False, raw_bypass: bool = False) -> Agent:
-    """Patch an agent instance (before ``run`` resets it) so every absorb is logged, and every randomizer of an agent
-    without an oracle (an epoch agent's are logged through its oracle's seam: :func:`play_instrumented`)."""
-    if isinstance(agent, PolicyAgent):     # its randomizers are recorded through its oracle's mechanism seam
-        start_fit = agent._start_fit
-
-        def patched_start():
-            start_fit()
-            fit = agent.fit
-            inner_a = fit._absorb
-
-            def absorb(stage, outputs):
-                log.absorbed.append(outputs)
-                return inner_a(stage, outputs)
-
-            fit._absorb = absorb
-            if raw_bypass:  # the structural violation: raw rows reach aggregation (next to the real outputs)
-                add_rows = fit._add_rows
-
-                def leaky_add_rows(stage, start, x, y):
-                    log.absorbed.append(x)
-                    add_rows(stage, start, x, y)
-
-                fit._add_rows = leaky_add_rows
-
-        agent._start_fit = patched_start
-    elif isinstance(agent, LDPUCBAgent):
-        reset = agent._reset
-
-        def patched_reset():
-            reset()
-            agent.randomizer = recording(agent.randomizer, log, leak)
-
-        def absorb(outputs):
-            log.absorbed.append(outputs)
-            return LDPUCBAgent._absorb(agent, outputs)
-
-        agent._reset = patched_reset
-        agent._absorb = absorb
-        if raw_bypass:  # the unnoised v v^T of the rows reaches aggregation next to the real outputs
-            absorb_rows = agent._absorb_rows
-
-            def leaky_absorb_rows(x, y):
-                log.absorbed.append(augmented_outer(x, y))
-                absorb_rows(x, y)
-
-            agent._absorb_rows = leaky_absorb_rows
-    elif isinstance(agent, LDPGLMSGDAgent):     # a new randomizer per batch (its statistic reads the iterate)
-        make_randomizer = agent._randomizer
-        agent._randomizer = lambda: recording(make_randomizer(), log, leak)
-
-        def absorb(outputs):
-            log.absorbed.append(outputs)
-            return LDPGLMSGDAgent._absorb(agent, outputs)
-
-        agent._absorb = absorb
-        if raw_bypass:  # the raw rows reach aggregation next to the real outputs
-            observe = agent._observe
-
-            def leaky_observe(x, y):
-                log.absorbed.append(x)
-                observe(x, y)
-
-            agent._observe = leaky_observe
-    else:  # pragma: no cover - a new local agent needs its hook here
-        raise TypeError(f"no instrumentation for {type(agent).__name__}")
-    return agent
+    def ledger_entry(self):
+        return self.randomizer.ledger_entry()
 
 
-def play_instrumented(name: str, seed: int = 0, leak: bool = False, raw_bypass: bool = False) -> Log:
+def recording(log: Log, leak: bool = False):
+    """The ``mechanism`` hook that logs every local randomizer the agent builds and hands back a :class:`Logged` one."""
+
+    def hook(r):
+        if not isinstance(r, LocalRandomizer):
+            return r
+        log.randomizers.append(r)
+        return Logged(r, log, leak)
+
+    return hook
+
+
+def play_instrumented(name: str, seed: int = 0, leak: bool = False) -> Log:
     log = Log()
-    agent = make_agent(name, epsilon=EPS, delta=DELTA)
-    if isinstance(agent, PolicyAgent):
-        agent = planted_twin(name, lambda r: recording(r, log, leak), epsilon=EPS, delta=DELTA)
-    agent = instrument(agent, log, leak=leak, raw_bypass=raw_bypass)
+    agent = planted_twin(name, recording(log, leak), epsilon=EPS, delta=DELTA)
     env = gym.make("PrivGLMCB-v0" if "glm" in name else "PrivLinCB-v0", dim=DIM, n_arms=ARMS, horizon=HORIZON,
                    family="heavy-tailed")
     with warnings.catch_warnings():
@@ -160,33 +107,54 @@ def play_instrumented(name: str, seed: int = 0, leak: bool = False, raw_bypass: 
 
 
 def structural_problems(log: Log) -> list[str]:
-    """Everything aggregation received that is not a randomized output (see the module docstring)."""
+    """Everything a randomizer returned that is not a randomized output (see the module docstring)."""
     problems = []
-    returned = {id(out): (out, stat, x, y) for out, stat, x, y in log.outputs}
-    for i, obj in enumerate(log.absorbed):
-        if not isinstance(obj, np.ndarray):
-            problems.append(f"absorb {i}: a {type(obj).__name__}, not an array of outputs")
+    for i, (out, stat, x, _y) in enumerate(log.outputs):
+        if not isinstance(out, np.ndarray):
+            problems.append(f"output {i}: a {type(out).__name__}, not an array of outputs")
             continue
-        if id(obj) not in returned:
-            problems.append(f"absorb {i}: not an array a randomizer returned")
-            continue
-        out, stat, x, _y = returned[id(obj)]
         flat = out.reshape(out.shape[0], -1)
         if out.shape[0] != x.shape[0]:
-            problems.append(f"absorb {i}: {out.shape[0]} outputs for {x.shape[0]} records")
+            problems.append(f"output {i}: {out.shape[0]} outputs for {x.shape[0]} records")
         if np.any(np.all(np.abs(flat - stat.reshape(stat.shape[0], -1)) <= 1e-12, axis=1)):
-            problems.append(f"absorb {i}: the unnoised statistic")
+            problems.append(f"output {i}: the unnoised statistic")
         if flat.shape[1] == x.shape[1] and np.any(np.all(np.abs(flat - x) <= 1e-12, axis=1)):
-            problems.append(f"absorb {i}: raw rows")
+            problems.append(f"output {i}: raw rows")
     return problems
+
+
+def acting_on_raw_rewards(cls: type) -> type:
+    """``cls`` with a planted leak written on the public methods only: the number of positive raw rewards of its
+    last update, kept beside the releases, shifts every later arm."""
+
+    class ActingOnRawRewards(cls):
+        def reset(self, spec, rng=None):
+            self.raw_ = 0
+            return super().reset(spec, rng)
+
+        def update(self, chosen_features, rewards):
+            super().update(chosen_features, rewards)
+            self.raw_ = int(np.sum(np.asarray(rewards) > 0))
+
+        def act(self, features):
+            return (super().act(features) + self.raw_) % np.shape(features)[0]
+
+        def act_batch(self, features):
+            return (np.asarray(super().act_batch(features)) + self.raw_) % np.shape(features)[1]
+
+    return ActingOnRawRewards
+
+
+CHANGED_USERS = (0, 9, 20)
+"""The users the data-flow check changes (of its 32-user stream): the first, and two inside later policies."""
 
 
 # -- 2. structure --------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", LOCAL_AGENTS)
-def test_aggregation_receives_only_randomized_outputs(name):
+def test_every_user_goes_through_a_randomizer_once(name):
     log = play_instrumented(name)
-    assert log.absorbed and log.randomizers
+    assert log.outputs and log.randomizers
     assert structural_problems(log) == []
     assert sum(o[0].shape[0] for o in log.outputs) == HORIZON  # every user went through a randomizer once
 
@@ -198,9 +166,16 @@ def test_a_bypassed_randomizer_is_flagged(name):
 
 
 @pytest.mark.parametrize("name", LOCAL_AGENTS)
-def test_raw_rows_passed_to_aggregation_are_flagged(name):
-    problems = structural_problems(play_instrumented(name, raw_bypass=True))
-    assert any("not an array a randomizer returned" in p for p in problems), problems
+def test_the_other_users_see_a_user_only_through_the_releases(name):
+    check_actions_depend_only_on_releases(lambda: make_agent(name, epsilon=EPS, delta=DELTA), users=CHANGED_USERS)
+
+
+@pytest.mark.parametrize("name", LOCAL_AGENTS)
+def test_raw_rewards_that_reach_the_policy_are_flagged(name):
+    honest = make_agent(name, epsilon=EPS, delta=DELTA)
+    twin = acting_on_raw_rewards(type(honest))
+    with pytest.raises(ContractError, match="acts on data it did not release"):
+        check_actions_depend_only_on_releases(lambda: twin(**honest.get_params()), users=CHANGED_USERS)
 
 
 # -- 1. per-user audit of the learner's view -------------------------------------------------------------

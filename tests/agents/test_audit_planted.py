@@ -7,14 +7,13 @@ each acts on data it did not release, and each must be refuted by ``privbandit a
 - EPOCH-LEAK plays, each epoch, one bit of the previous epoch's raw rewards;
 - MIDDLE-USER lets the raw reward sign of user 5, inside its first epoch of 8 users, fix every later arm.
 
-All four subclass the public :class:`~privbandit.agents.PolicyAgent`, as the tutorial's agent ``GreedyIW`` does, and
-read the raw rows the way a user's agent can: by overriding the public ``update``.
+Each is written with the public :class:`~privbandit.agents.PolicyAgent` interface only (``policy``, ``combine``
+and the public ``reset``, ``update`` and ``act``): the first three through ``GreedyIW``, the tutorial's agent.
 """
 
 from __future__ import annotations
 
 import numbers
-from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -23,6 +22,7 @@ from privbandit import cli
 from privbandit._validation import Interval
 from privbandit.agents import PolicyAgent
 from privbandit.agents.audit import CONTRACT_HORIZON, CONTRACT_NOT_PRIVACY, ContractUsers, audit_agent, plan_designs
+from privbandit.oracles import make_oracle
 
 SMALL = ["--horizon", "32", "--draws", "100", "--pilot-draws", "16", "--jobs", "1", "--no-progress"]
 """Audit sizes that keep a planted agent's audit to seconds (the contract stage runs in full), in this process,
@@ -30,22 +30,25 @@ without progress bars."""
 
 
 class GreedyIW(PolicyAgent):
-    """The tutorial's agent: greedy play on the latest IW-Regression-DP estimate, exploring with probability
-    ``explore``."""
+    """The tutorial's agent: greedy play on the latest IW-Regression-DP estimate, exploring uniformly with
+    probability ``explore``."""
 
-    name: ClassVar[str] = "greedy-iw"
+    name = "greedy-iw"
     default_oracle = "iw-regression-dp"
     explore = 0.1
-    parameter_constraints: ClassVar[dict] = {"explore": [Interval(numbers.Real, 0.0, 1.0, closed="both")]}
+    parameter_constraints = {"explore": [Interval(numbers.Real, 0.0, 1.0, closed="both")]}
 
     def greedy(self, features, estimate):
-        """The arm each round plays unless it explores."""
+        """The arm of each round when it does not explore (None: play uniformly)."""
         return np.argmax(estimate.mean(features), axis=1)
 
     def policy(self, features, estimate):
         m, k = features.shape[:2]
+        greedy = self.greedy(features, estimate)
+        if greedy is None:
+            return np.full((m, k), 1.0 / k)
         p = np.full((m, k), self.explore / k)
-        p[np.arange(m), self.greedy(features, estimate)] += 1.0 - self.explore
+        p[np.arange(m), greedy] += 1.0 - self.explore
         return p
 
 
@@ -56,41 +59,31 @@ class Leaky(GreedyIW):
         self.raw = np.zeros(spec.dim)
         return super().reset(spec, rng)
 
-    def combine(self, estimates):
-        return self.raw              # the raw sum, updated in place with every row: never a release
-
     def update(self, chosen_features, rewards):
-        self.raw += np.atleast_2d(chosen_features).T @ np.atleast_1d(rewards)
         super().update(chosen_features, rewards)
+        self.raw = self.raw + np.atleast_2d(chosen_features).T @ np.atleast_1d(rewards)     # raw, unreleased
 
-    def policy(self, features, raw):
-        m, k = features.shape[:2]
-        return super().policy(features, raw) if raw.any() else np.full((m, k), 1.0 / k)
-
-    def greedy(self, features, raw):
-        return np.argmax(features @ raw, axis=1)
+    def greedy(self, features, estimate):
+        return None if not self.raw.any() else np.argmax(features @ self.raw, axis=1)
 
 
 class Sneaky(GreedyIW):
     """SNEAKY: the sign of user 0's raw reward fixes the arm of every later user (arm 0 or the last arm)."""
 
     def reset(self, spec, rng=None):
-        self.seen = {}
+        self.sign = None
         return super().reset(spec, rng)
 
-    def combine(self, estimates):
-        return self.seen             # user 0's raw reward sign, once seen: never a release
-
     def update(self, chosen_features, rewards):
-        self.seen.setdefault("sign", bool(np.atleast_1d(rewards)[0] > 0))
+        first = self.t == 0
         super().update(chosen_features, rewards)
+        if first:
+            self.sign = bool(np.atleast_1d(rewards)[0] > 0)                                   # raw, unreleased
 
-    def policy(self, features, seen):
-        m, k = features.shape[:2]
-        return super().policy(features, seen) if seen else np.full((m, k), 1.0 / k)
-
-    def greedy(self, features, seen):
-        return np.full(features.shape[0], 0 if seen["sign"] else features.shape[1] - 1)
+    def greedy(self, features, estimate):
+        if self.sign is None:
+            return None
+        return np.full(features.shape[0], 0 if self.sign else features.shape[1] - 1)
 
 
 class EpochLeak(GreedyIW):
@@ -102,11 +95,13 @@ class EpochLeak(GreedyIW):
         return super().reset(spec, rng)
 
     def update(self, chosen_features, rewards):
-        self.raw_sum += float(np.sum(rewards))                  # raw, unreleased
-        epoch = self.epoch
+        self.raw_sum += float(np.sum(rewards))        # raw, unreleased (before the epoch's release is combined)
         super().update(chosen_features, rewards)
-        if self.epoch != epoch:
+
+    def combine(self, estimates):
+        if estimates:                                 # after each release
             self.bit, self.raw_sum = self.raw_sum > 0, 0.0
+        return super().combine(estimates)
 
     def greedy(self, features, estimate):
         means = estimate.mean(features)
@@ -115,7 +110,7 @@ class EpochLeak(GreedyIW):
 
 def _factory(cls):
     def make(*, epsilon: float, delta: float = 1e-5, **kwargs):
-        return cls(epsilon=epsilon, delta=delta, **kwargs)
+        return cls(make_oracle("iw-regression-dp", epsilon=epsilon, delta=delta), **kwargs)
 
     return make
 
@@ -176,13 +171,11 @@ def test_a_contract_failure_that_is_not_about_privacy_says_so_and_exits_5(capsys
 
 
 class TwoRules(GreedyIW):
-    """Private data flow and the right law, but the step loop (one round) draws its arm from the uniform 1 - u and
-    the batch path from u: the same law on each path, other arms for the same uniforms."""
+    """Private data flow, but the step loop draws two uniforms a round (and plays on the second), the batch path one."""
 
-    def _choose(self, features, uniforms):
-        if features.shape[0] == 1:
-            uniforms = 1.0 - uniforms
-        return super()._choose(features, uniforms)
+    def act(self, features):
+        super().act(features)
+        return super().act(features)
 
 
 make_two_rules = _factory(TwoRules)

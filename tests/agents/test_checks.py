@@ -20,6 +20,7 @@ from privbandit.agents import (
     BanditSpec,
     EliminationAgent,
     LinUCBAgent,
+    PolicyAgent,
     SSLinUCBAgent,
     UniformAgent,
     agent_is_private,
@@ -28,6 +29,7 @@ from privbandit.agents import (
     make_agent,
 )
 from privbandit.agents.checks import PRIVACY_CHECKS, PRIVACY_HORIZON, play_batch, play_loop, synthetic_stream
+from privbandit.constraints import Options
 from privbandit.oracles import (
     ORACLE_CHECKS,
     SSP,
@@ -48,8 +50,6 @@ from privbandit.privacy import (
     LaplaceMechanism,
     LocalRandomizer,
     PrivacySpec,
-    SymmetricGaussianMechanism,
-    release_recorded,
 )
 from privbandit.privacy.replay import ReleaseTape, ReplayMismatch, sensitivity_ratio
 
@@ -218,57 +218,79 @@ def test_check_oracle_refuses_bad_arguments():
 
 
 # --- planted agent bugs ------------------------------------------------------------------------------
+# written on the public methods (act, act_batch, update), as a PolicyAgent of the tutorial (policy, combine), or, for
+# the noise, through the agent's public ``mechanism`` seam
 class FirstArm(UniformAgent):
-    def _choose(self, features, uniforms):        # says uniform, always plays arm 0
-        return np.zeros(features.shape[0], dtype=np.int64)
+    """Says uniform (its action_probabilities), always plays arm 0."""
+
+    def act(self, features):
+        super().act(features)
+        return 0
+
+    def act_batch(self, features):
+        super().act_batch(features)
+        return np.zeros(np.shape(features)[0], dtype=np.int64)
 
 
 class ExtraDrawPerStep(UniformAgent):
     def act(self, features):                      # the step loop draws one uniform more than the batch path
-        self._act_rng.random()
+        super().act(features)
         return super().act(features)
 
 
 class StepLoopOtherArm(LinUCBAgent):
-    def act(self, features):                      # the step loop plays the runner-up, the batch path the best
-        scores = self._scores(np.asarray(features, dtype=float)[None])[0]
-        return int(np.argsort(scores)[-2])
+    def act(self, features):                      # the step loop plays the next arm, the batch path the best
+        return (super().act(features) + 1) % np.shape(features)[0]
 
 
 class UncheckedInput(UniformAgent):
-    def act(self, features):                      # skips the input checks
-        return int(self._act(np.asarray(features, dtype=float)[None])[0])
+    def act(self, features):                      # plays arm 0 on input it should refuse
+        try:
+            return super().act(features)
+        except (ValueError, TypeError):
+            return 0
 
 
-class CentralLDP(UniformAgent):
-    """Claims local DP, releases centrally (each round's reward with calibrated Gaussian noise)."""
+class CentralLDP(PolicyAgent):
+    """Claims local DP, releases centrally (a joint-DP oracle's calibrated releases); plays uniformly."""
 
-    def __init__(self, model="ldp"):
-        super().__init__()
-        self._spec = PrivacySpec(model, 1.0, 1e-5)
-        self._mech = GaussianMechanism.calibrated(1.0, 1e-5, sensitivity=2.0)
+    default_oracle = "iw-regression-dp"
+    claim = "ldp"
+    parameter_constraints = {"claim": [Options(("ldp", "jdp"))]}
 
     @property
     def privacy(self):
-        return self._spec
+        return dataclasses.replace(super().privacy, model=self.claim)
 
-    def _observe(self, x, y):
-        release_recorded(self.ledger, self._mech, y, self._fit_rng, self.t, self.t + y.shape[0], "y")
+    def policy(self, features, estimate):
+        return np.full(features.shape[:2], 1.0 / features.shape[1])
 
 
-class RawRidgeRelease(EliminationAgent):
-    """Runs the private fit (so its ledger is honest) but acts on a ridge fit of the epoch's raw rows."""
+class Greedy(PolicyAgent):
+    """Greedy play on the latest IW-Regression-DP release (the tutorial's agent without exploration)."""
 
-    def _observe(self, x, y):
-        if self.t == self.epoch_start:
-            self.raw = []
-        self.raw.append((x, y))
-        super()._observe(x, y)
+    default_oracle = "iw-regression-dp"
 
-    def _release(self):
-        self.fit.result()
-        x, y = (np.concatenate(v) for v in zip(*self.raw))
-        return Ridge().fit(x, y)
+    def policy(self, features, estimate):
+        return np.eye(features.shape[1])[np.argmax(estimate.mean(features), axis=1)]
+
+
+class RawRidgeRelease(Greedy):
+    """Runs the private fit (so its ledger is honest) but plays greedily on a ridge fit of the raw rows so far."""
+
+    def reset(self, spec, rng=None):
+        self.raw = []
+        return super().reset(spec, rng)
+
+    def update(self, chosen_features, rewards):
+        self.raw.append((np.atleast_2d(chosen_features), np.atleast_1d(rewards)))
+        super().update(chosen_features, rewards)
+
+    def raw_rows(self):
+        return tuple(np.concatenate(v) for v in zip(*self.raw))
+
+    def combine(self, estimates):
+        return Ridge().fit(*self.raw_rows()) if estimates else None
 
 
 class StepLoopLeak(EliminationAgent):
@@ -286,22 +308,13 @@ class StepLoopLeak(EliminationAgent):
         return (arm + 1) % len(features) if getattr(self, "peek", False) else arm
 
 
-class HalfSensitivityTree(SSLinUCBAgent):
-    """Its tree nodes' noise calibrated to half the node sensitivity (the ledger, trusting it, is happy)."""
-
-    def _reset(self):
-        super()._reset()
-        self.mechanism = SymmetricGaussianMechanism(self.mechanism.sensitivity / 2, self.mechanism.sigma / 2)
-
-
 PLANTED_AGENTS = [
     (lambda: FirstArm(), "check_action_probabilities"),
     (lambda: ExtraDrawPerStep(), "check_step_loop_equals_batch_path"),
     (lambda: StepLoopOtherArm(), "check_step_loop_equals_batch_path"),
-    (lambda: CentralLDP(), "check_ledger_within_budget"),
-    (lambda: HalfSensitivityTree(epsilon=1.0, delta=1e-5), "check_releases_within_sensitivity"),
-    (lambda: RawRidgeRelease("iw-regression-dp", epsilon=1.0, delta=1e-5, play="ucb"),
-     "check_actions_depend_only_on_releases"),
+    (lambda: CentralLDP(epsilon=1.0), "check_ledger_within_budget"),
+    (lambda: SSLinUCBAgent(epsilon=1.0, delta=1e-5, mechanism=half_sensitivity), "check_releases_within_sensitivity"),
+    (lambda: RawRidgeRelease(epsilon=1.0, delta=1e-5), "check_actions_depend_only_on_releases"),
     (lambda: UncheckedInput(), "check_bad_input_errors"),
 ]
 
@@ -315,9 +328,10 @@ def test_a_broken_agent_fails_the_check_that_names_its_bug(factory, check):
 
 @pytest.mark.slow
 def test_the_planted_agents_honest_twins_pass():
-    check_agent(lambda: CentralLDP(model="jdp"), horizon=HORIZON)      # central releases are fine under JDP
+    check_agent(lambda: CentralLDP(epsilon=1.0, claim="jdp"), horizon=HORIZON)   # central releases are fine under JDP
     check_agent(lambda: SSLinUCBAgent(epsilon=1.0, delta=1e-5), horizon=HORIZON)
     check_agent(lambda: EliminationAgent("iw-regression-dp", epsilon=1.0, delta=1e-5, play="ucb"), horizon=HORIZON)
+    check_agent(lambda: Greedy(epsilon=1.0, delta=1e-5), horizon=HORIZON)     # RawRidgeRelease on the releases
 
 
 def test_check_agent_takes_an_instance_and_leaves_it_untouched():
@@ -439,8 +453,8 @@ class CopyRedraws(EliminationAgent):
         new = type(self).__new__(type(self))
         memo[id(self)] = new
         new.__dict__.update(copy.deepcopy(self.__dict__, memo))
-        if new.spec is not None:
-            new._act_rng = np.random.default_rng(12345)
+        if new.spec is not None:                   # one uniform more than the agent: its copy plays on other draws
+            new.act(np.zeros((new.spec.n_arms, new.spec.dim)))
         return new
 
 
@@ -456,14 +470,16 @@ def test_every_user_is_changed_from_a_copy_of_the_run_before_it_and_a_copy_must_
     key = PRIVACY_HORIZON // 2 + 1
 
     class KeyedRaw(RawRidgeRelease):
-        """Acts on the raw rows only when user ``key``'s reward is positive."""
+        """Plays on the release, turned around once user ``key``'s raw reward is positive."""
 
-        def _release(self):
-            y = np.concatenate([y for _, y in self.raw])
-            raw = 0 <= key - self.epoch_start < y.shape[0] and y[key - self.epoch_start] > 0
-            return super()._release() if raw else EliminationAgent._release(self)
+        def combine(self, estimates):
+            est = Greedy.combine(self, estimates)
+            y = self.raw_rows()[1] if self.raw else np.zeros(0)
+            if est is not None and y.shape[0] > key and y[key] > 0:
+                est = dataclasses.replace(est, theta=-est.theta)
+            return est
 
-    build = lambda: KeyedRaw("iw-regression-dp", epsilon=1.0, delta=1e-5, play="ucb")  # noqa: E731
+    build = lambda: KeyedRaw(epsilon=1.0, delta=1e-5)  # noqa: E731
     with pytest.raises(ContractError, match=f"changing only user {key}'s data"):
         check_actions_depend_only_on_releases(build)
     others = [u for u in range(PRIVACY_HORIZON) if u != key]

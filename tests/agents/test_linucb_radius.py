@@ -76,7 +76,7 @@ def test_practical_radius_parts():
     run(jdp, _env(64), 64, seed=0)
     ups, _ = jdp._noise_level(64, jdp._noise_sigma(64))
     sd, bias = jdp.radius_parts_
-    assert sd == pytest.approx(math.hypot(1.0, jdp.mechanism.sigma / math.sqrt(np.linalg.eigvalsh(
+    assert sd == pytest.approx(math.hypot(1.0, jdp.mechanism_.sigma / math.sqrt(np.linalg.eigvalsh(
         np.linalg.inv(jdp.v_inv_sqrt_ @ jdp.v_inv_sqrt_))[0])), rel=1e-6)   # one tree node at t = 64
     assert bias <= math.sqrt(3 * ups) + 1e-12
 

@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from agent_helpers import leaky_pooling, released_values_only
 from agent_helpers import pooled_data as _data
-from agent_helpers import released_values_only
 
 from privbandit.agents import check_agent, make_agent
 from privbandit.agents.base import Learner
@@ -199,15 +199,8 @@ def test_the_agent_warm_starts_each_epoch_from_the_last_released_w():
 
 
 def _leaky(**kwargs):
-    """A planted bug: the pooled agent that also reads the fit's unreleased running sum of Psi."""
-
-    class Leaky(EliminationAgent):
-        def _release(self):
-            est = super()._release()
-            raw = self.fit._psi_mat / max(self.fit.stage_sizes[-1], 1)
-            return type(est)(est.theta + 1e-3 * raw[0], est.link, est.width_matrix, est.width_scale)
-
-    return Leaky(**pooled(**kwargs).get_params())
+    """The pooled agent whose learner also reads its users' raw rows (:func:`agent_helpers.leaky_pooling`)."""
+    return leaky_pooling(pooled(**kwargs))
 
 
 def test_the_pooled_estimate_reads_released_values_only():

@@ -7,11 +7,11 @@ import math
 
 import numpy as np
 import pytest
+from agent_helpers import leaky_pooling, released_values_only
 from agent_helpers import pooled_data as _data
-from agent_helpers import released_values_only
 from conftest import RecordedRandomizers
 
-from privbandit.agents import EliminationAgent, check_agent, make_agent
+from privbandit.agents import check_agent, make_agent
 from privbandit.agents.checks import check_ledger_within_budget, play_batch, synthetic_stream
 from privbandit.agents.pooled import PooledReleases, PooledStatistics, pooled_estimate
 from privbandit.oracles import make_oracle
@@ -129,22 +129,9 @@ def test_the_agent_warm_starts_each_epoch_from_the_last_released_u():
 
 
 def _leaky(**kwargs):
-    """A planted bug: the pooled agent that also reads its users' raw rows before the channel."""
-
-    class Leaky(EliminationAgent):
-        def _reset(self):
-            super()._reset()
-            self.raw = np.zeros(self._require_spec().dim)
-
-        def _observe(self, x, y):
-            self.raw += x.T @ y
-            super()._observe(x, y)
-
-        def _release(self):
-            est = super()._release()
-            return type(est)(est.theta + 1e-3 * self.raw, est.link, est.width_matrix, est.width_scale)
-
-    return Leaky(**pooled(**kwargs).get_params())
+    """A planted bug: the pooled agent whose learner also reads its users' raw rows before the channel
+    (:func:`agent_helpers.leaky_pooling`)."""
+    return leaky_pooling(pooled(**kwargs))
 
 
 def test_the_pooled_estimate_reads_randomized_outputs_only():

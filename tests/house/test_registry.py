@@ -98,15 +98,17 @@ def test_every_agent_describes_itself_for_the_catalogue(name):
     agent = build_agent(name)
     module, _, qualname = facts["agent_class"].partition(":")
     assert (module, qualname) == (type(agent).__module__, type(agent).__qualname__)
-    # every argument make_agent passes on, in the constructor's order; a non-private name takes no budget
+    # every argument make_agent passes on, in the constructor's order; a non-private name takes no budget, and the
+    # audit seam (mechanism) is not a hyperparameter
     arguments = [a for a in type(agent).constructor_parameters()
-                 if facts["private"] or a not in ("epsilon", "delta")]
-    assert list(facts["hyperparameters"]) == arguments and set(agent.get_params()) <= set(arguments)
+                 if (facts["private"] or a not in ("epsilon", "delta")) and a != "mechanism"]
+    params = {k: v for k, v in agent.get_params().items() if k != "mechanism"}
+    assert list(facts["hyperparameters"]) == arguments and set(params) <= set(arguments)
     assert facts["required"] == (("epsilon",) if facts["private"] else ())
     for param, fact in facts["hyperparameters"].items():
         assert fact["allowed"], f"{name}: {param} has no declared constraint"
     # the defaults of what the agent keeps are values make_agent takes (an oracle by its name) and build it again
-    kept = {k: facts["hyperparameters"][k]["default"] for k in agent.get_params() if k not in facts["required"]}
+    kept = {k: facts["hyperparameters"][k]["default"] for k in params if k not in facts["required"]}
     budget = {k: v for k, v in BUDGET.items() if k not in kept} if facts["private"] else {}
     assert repr(make_agent(name, **budget, **kept)) == repr(agent)
 

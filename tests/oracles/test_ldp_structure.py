@@ -1,12 +1,18 @@
 """Local privacy by construction: the aggregation step of every local-DP oracle sees randomized outputs only.
 
-The detector records every object ``_absorb`` (the aggregation hook a local fit implements) receives and flags any
-that is (or shares memory with) a raw row, or equals a raw row, a raw reward or the unnoised per-row statistic. It
-must pass on every local oracle and fire when a randomizer is bypassed; the randomizers are seen, and the bypass
-planted, through the oracle's public ``mechanism`` seam.
+Seen from outside, through public seams only. The oracle's ``mechanism`` hook hands back each randomizer a fit
+builds wrapped so that its calls are recorded: every row must go through one of them once, and what they return
+must never be (or share memory with) a raw row or reward, or equal one or the unnoised per-row statistic. A
+:class:`~privbandit.privacy.replay.ReleaseTape` then replays one fit's releases to a fit of other rows: the
+estimate must be the same, bit for bit (aggregation read the outputs only). Both must pass on every local oracle,
+the first fire when a randomizer is bypassed (planted through the seam) and the second when a fit hands raw rows
+to its aggregation (a subclass that overrides ``_add_rows``, which :class:`~privbandit.oracles.LocalEpochFit`
+forbids its subclasses).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -15,6 +21,7 @@ from conftest import oracle_dim
 from privbandit.oracles import LocalEpochFit, make_oracle, oracle_class, oracle_names
 from privbandit.oracles.iw_ldp import IWRegressionLDPFit
 from privbandit.privacy import LocalRandomizer
+from privbandit.privacy.replay import ReleaseTape
 
 LOCAL = [n for n in oracle_names() if "ldp" in oracle_class(n).privacy_models
          and issubclass(oracle_class(n).fit_class, LocalEpochFit)]
@@ -38,78 +45,67 @@ def _equal_rows(a: np.ndarray, b: np.ndarray) -> bool:
     return bool(np.any(np.all(np.abs(a2 - b2) <= 1e-12, axis=1)))
 
 
-class AbsorbRecorder:
-    """Wraps a fit's ``_absorb``; remembers what aggregation received and the raw truth."""
+@dataclass(frozen=True)
+class Recorded:
+    """Randomizes as ``randomizer`` and logs (output, unnoised statistic, rows, rewards) of each call into ``log``
+    (``leak``: returns the unnoised statistic instead, a planted bypass of the channel)."""
 
-    def __init__(self, fit, forward: bool = True):
-        self.fit = fit
-        self.forward = forward
-        self.received: list[tuple[int, np.ndarray]] = []
-        self.raw_stats: list[np.ndarray] = []
-        self._absorb = fit._absorb
-        fit._absorb = self.absorb
+    randomizer: LocalRandomizer
+    log: list
+    leak: bool = False
 
-    def absorb(self, stage, outputs):
-        self.received.append((stage, outputs))
-        if self.forward:
-            self._absorb(stage, outputs)
+    def __call__(self, features, rewards, rng=None):
+        stat = np.asarray(self.randomizer.statistic(features, rewards), dtype=float)
+        out = stat.copy() if self.leak else self.randomizer(features, rewards, rng)
+        self.log.append((out, stat, features, rewards))
+        return out
+
+    def ledger_entry(self):
+        return self.randomizer.ledger_entry()
 
 
-def detect_raw(recorder: AbsorbRecorder, x: np.ndarray, y: np.ndarray) -> list[str]:
-    """Everything aggregation received that is a raw row, a raw reward or an unnoised statistic."""
+def detect_raw(log: list, x: np.ndarray, y: np.ndarray) -> list[str]:
+    """Everything a randomizer returned that is a raw row, a raw reward or an unnoised statistic."""
     problems = []
-    pos = 0
-    for stage, out in recorder.received:
+    for i, (out, stat, xs, ys) in enumerate(log):
         if not isinstance(out, np.ndarray):
-            problems.append(f"stage {stage}: received a {type(out).__name__}, not an array of outputs")
+            problems.append(f"call {i}: returned a {type(out).__name__}, not an array of outputs")
             continue
-        m = out.shape[0]
-        xs, ys = x[pos:pos + m], y[pos:pos + m]
-        for raw, what in ((x, "features"), (y, "rewards")):
+        for raw, what in ((x, "features"), (y, "rewards"), (xs, "features"), (ys, "rewards")):
             if out is raw or np.shares_memory(out, raw):
-                problems.append(f"stage {stage}: received the raw {what} array itself")
-        if _equal_rows(out, xs) or _equal_rows(out, ys[:, None]):
-            problems.append(f"stage {stage}: received raw rows")
-        pos += m
-    for (stage, out), stat in zip(recorder.received, recorder.raw_stats):
+                problems.append(f"call {i}: returned the raw {what} array itself")
+        if _equal_rows(out, xs) or _equal_rows(out, np.asarray(ys)[:, None]):
+            problems.append(f"call {i}: returned raw rows")
         if _equal_rows(out, stat):
-            problems.append(f"stage {stage}: received the unnoised statistic")
+            problems.append(f"call {i}: returned the unnoised statistic")
     return problems
 
 
 def run_recorded(name: str, x: np.ndarray, y: np.ndarray, chunk: int = 37, seed: int = 0, leak: bool = False):
-    d = x.shape[1]
-    built = []
-
-    def randomizer(r):
-        built.append(r)
-        if leak:  # bypass the channel: the statistic goes out unnoised
-            return LeakyRandomizer(r.statistic, r.radius, r.channel, r.feature_bound)
-        return r
-
-    fit = make_oracle(name, epsilon=1.0, delta=1e-5, mechanism=randomizer).start(x.shape[0], dim=d, rng=seed)
-    rec = AbsorbRecorder(fit)
-    original_absorb = rec.absorb
-
-    def absorb(stage, outputs):
-        # The unnoised statistic of the same rows, recomputed for the detector (not seen by the fit).
-        start = sum(o.shape[0] for _, o in rec.received)
-        xs, ys = x[start:start + outputs.shape[0]], y[start:start + outputs.shape[0]]
-        rec.raw_stats.append(np.asarray(built[-1].statistic(xs, ys)))
-        return original_absorb(stage, outputs)
-
-    fit._absorb = absorb
+    """Fit oracle ``name`` on (x, y) in chunks, every randomizer it builds recorded through its ``mechanism`` seam:
+    (the calls' log, the estimate, the fit)."""
+    log = []
+    fit = make_oracle(name, epsilon=1.0, delta=1e-5, mechanism=lambda r: Recorded(r, log, leak)).start(
+        x.shape[0], dim=x.shape[1], rng=seed)
     for i in range(0, x.shape[0], chunk):
         fit.add(x[i:i + chunk], y[i:i + chunk])
-    est = fit.result()
-    return rec, est, fit
+    return log, fit.result(), fit
 
 
-class LeakyRandomizer(LocalRandomizer):
-    """A planted bug: returns the statistic without noise."""
+def reads_releases_only(start, x: np.ndarray, y: np.ndarray, seed: int = 9) -> bool:
+    """Whether a fit of other rows, handed the releases of a fit of (x, y), gives the same estimate bit for bit
+    (``start()``: a new fit for x.shape[0] rows)."""
+    def fitted(rows, tape=None):
+        xs, ys = rows
+        fit = start()
+        with ReleaseTape(replay=tape) as recorded:
+            fit.add(xs, ys)
+            est = fit.result()
+        return est, recorded
 
-    def _privatize(self, x, y, rng):
-        return np.asarray(self.statistic(x, y), dtype=float)
+    first, tape = fitted((x, y))
+    second, _ = fitted(_rows(x.shape[0], x.shape[1], seed), tape)
+    return all(np.array_equal(getattr(first, f), getattr(second, f)) for f in ("theta", "width_matrix", "width_scale"))
 
 
 def test_every_local_oracle_of_issue_5_is_registered():
@@ -122,34 +118,40 @@ def test_local_fits_do_not_override_add_rows(name):
 
 
 @pytest.mark.parametrize("name", LOCAL)
+def test_every_row_goes_through_a_randomizer_that_returns_no_raw_data(name):
+    x, y = _rows(400, oracle_dim(name, 3), 1)
+    log, est, _ = run_recorded(name, x, y)
+    assert sum(out.shape[0] for out, *_ in log) == sum(xs.shape[0] for *_, xs, _ in log) == 400
+    assert detect_raw(log, x, y) == []
+    assert np.all(np.isfinite(est.theta))
+
+
+@pytest.mark.parametrize("name", LOCAL)
 def test_aggregation_never_receives_raw_data(name):
     x, y = _rows(400, oracle_dim(name, 3), 1)
-    rec, est, _ = run_recorded(name, x, y)
-    assert sum(o.shape[0] for _, o in rec.received) == 400
-    assert len(rec.raw_stats) == len(rec.received) > 0
-    assert detect_raw(rec, x, y) == []
-    assert np.all(np.isfinite(est.theta))
+    oracle = make_oracle(name, epsilon=1.0, delta=1e-5)
+    assert reads_releases_only(lambda: oracle.start(400, dim=x.shape[1], rng=0), x, y)
 
 
 @pytest.mark.parametrize("name", MINE)
 def test_detector_flags_a_bypassed_randomizer(name):
     x, y = _rows(200, oracle_dim(name, 3), 2)
-    rec, _, _ = run_recorded(name, x, y, leak=True)
-    problems = detect_raw(rec, x, y)
+    log, _, _ = run_recorded(name, x, y, leak=True)
+    problems = detect_raw(log, x, y)
     assert any("unnoised statistic" in p for p in problems), problems
 
 
 def test_detector_flags_raw_rows_passed_to_aggregation():
     class Bypass(IWRegressionLDPFit):
         def _add_rows(self, stage, start, x, y):  # the structural violation the base class forbids
-            self._absorb(stage, x)
+            super()._add_rows(stage, start, x, y)
+            self._absorb(stage, np.asarray(self._randomizer(stage).statistic(x, y)))   # the raw statistic, too
 
     x, y = _rows(100, 3, 3)
     oracle = make_oracle("iw-regression-ldp", epsilon=1.0, delta=1e-5)
-    fit = Bypass(oracle, 100, 3, 1.0, oracle.start(1, dim=3).link, np.random.default_rng(0))
-    rec = AbsorbRecorder(fit, forward=False)
-    fit.add(x, y)
-    assert any("raw rows" in p for p in detect_raw(rec, x, y))
+    link = oracle.start(1, dim=3).link
+    assert reads_releases_only(lambda: oracle.fit_class(oracle, 100, 3, 1.0, link, np.random.default_rng(0)), x, y)
+    assert not reads_releases_only(lambda: Bypass(oracle, 100, 3, 1.0, link, np.random.default_rng(0)), x, y)
     assert Bypass._add_rows is not LocalEpochFit._add_rows  # the structural check above catches it too
 
 
@@ -162,23 +164,18 @@ def test_channel_of_a_stage_depends_only_on_earlier_stages(name):
     seen = []
     for xs, ys in ((x, y), (x2, y2)):
         kw = {"epochs": 4} if name == "ldp-sgd" else {}
-        fit = make_oracle(name, epsilon=1.0, delta=1e-5, **kw).start(600, dim=3, rng=7)
-        stats = {}
-        inner = fit._randomizer
-
-        def grab(stage, inner=inner, stats=stats):
-            r = inner(stage)
-            stats.setdefault(stage, r.statistic)
-            return r
-
-        fit._randomizer = grab
+        built = []              # each stage's randomizer, in order, through the oracle's seam (one per non-empty stage)
+        fit = make_oracle(name, epsilon=1.0, delta=1e-5, mechanism=lambda r, built=built: built.append(r) or r,
+                          **kw).start(600, dim=3, rng=7)
         fit.add(xs, ys)
         fit.result()
-        seen.append((stats, fit.stage_starts))
+        stages = [k for k, size in enumerate(fit.stage_sizes) if size > 0]
+        assert len(built) == len(stages)
+        seen.append((dict(zip(stages, (r.statistic for r in built))), fit.stage_starts))
     (s1, starts), (s2, _) = seen
     first_changed = int(np.searchsorted(starts, 160, side="right") - 1)
     probe_x, probe_y = _rows(20, 3, 9)
-    for stage in range(first_changed + 1):
+    for stage in (k for k in s1 if k <= first_changed):
         assert np.array_equal(s1[stage](probe_x, probe_y), s2[stage](probe_x, probe_y))
     later = [k for k in s1 if k > first_changed]
     assert any(not np.array_equal(s1[k](probe_x, probe_y), s2[k](probe_x, probe_y)) for k in later)

@@ -1,13 +1,13 @@
 """Every noise draw appears in the ledger, one to one, and every central release goes through one function.
 
-A fit (or linucb-jdp's tree) is fed rows in small chunks while every mechanism's ``release`` is wrapped to
-log its draws. After each ``add`` (and after ``result()``) the draws made in that step must match what the
-ledger gained in that step:
+A fit (or linucb-jdp's tree) is fed rows in small chunks while a :class:`~privbandit.privacy.replay.ReleaseTape`
+logs every mechanism's draws, wherever they are made. After each ``add`` (and after ``result()``) the draws made
+in that step must match what the ledger gained in that step:
 
 - central draws, one to one and in order, with the new central releases: the same mechanism entry (family and
   noise multiplier sigma / sensitivity), each covering records already fed (an oracle's: one of its stages);
-- local draws (inside a :class:`~privbandit.privacy.LocalRandomizer`'s ``_privatize``), row for row, with the
-  records the new local releases cover.
+- local draws (inside a call of a :class:`~privbandit.privacy.LocalRandomizer` the fit built, seen through the
+  oracle's public ``mechanism`` seam), row for row, with the records the new local releases cover.
 
 The one exception is iw-glm-dp's output release, charged before its H check decides whether it is drawn
 (``EARLY_CHARGES``). The structural guard at the end keeps the release sites from drifting back to two calls.
@@ -26,16 +26,9 @@ from conftest import build_oracle, oracle_dim, public_sample
 import privbandit  # registers everything; its folder is scanned below
 from privbandit.agents import BanditSpec, make_agent
 from privbandit.oracles import oracle_class, oracle_names
-from privbandit.privacy import (
-    GaussianMechanism,
-    L2BallChannel,
-    LaplaceMechanism,
-    LocalRandomizer,
-    PrivacyLedger,
-    SymmetricGaussianMechanism,
-)
+from privbandit.privacy import LocalRandomizer, PrivacyLedger
+from privbandit.privacy.replay import ReleaseTape
 
-MECHANISMS = (GaussianMechanism, SymmetricGaussianMechanism, LaplaceMechanism, L2BallChannel)
 PRIVATE = tuple(n for n in oracle_names() if oracle_class(n).privacy_models != ("none",))
 # Releases recorded before they are drawn, on purpose (see the comment at the site): (oracle, label suffix).
 EARLY_CHARGES = {("iw-glm-dp", "output w")}
@@ -44,30 +37,42 @@ PACKAGE = Path(privbandit.__file__).parent
 
 
 class Draws:
-    """Log every mechanism draw as (entry, rows, local): ``rows`` is the batch size of a local draw."""
+    """Every mechanism draw while open, as (entry, rows, local) (:attr:`log`): a :class:`ReleaseTape` records the
+    draws, and a draw made inside a call of a local randomizer handed to :meth:`hook` (an oracle's ``mechanism``
+    seam) is local, ``rows`` its batch size (0 for a central draw)."""
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.log: list[tuple] = []
-        self._local = 0
-        for cls in MECHANISMS:
-            original = cls.__dict__["release"]
+    def __init__(self) -> None:
+        self.tape = ReleaseTape()
+        self.local: set[int] = set()        # the tape's indices of the draws made inside a local randomizer
 
-            def release(mech, values, rng=None, _orig=original):
-                rows = np.shape(values)[0] if self._local else 0
-                self.log.append((mech.ledger_entry(), rows, bool(self._local)))
-                return _orig(mech, values, rng)
+    def __enter__(self) -> Draws:
+        self.tape.__enter__()
+        return self
 
-            monkeypatch.setattr(cls, "release", release)
-        randomize = LocalRandomizer._privatize      # every local draw (from __call__)
+    def __exit__(self, *exc) -> None:
+        self.tape.__exit__(*exc)
 
-        def call(randomizer, *args, **kwargs):
-            self._local += 1
-            try:
-                return randomize(randomizer, *args, **kwargs)
-            finally:
-                self._local -= 1
+    def hook(self, randomizer):
+        if not isinstance(randomizer, LocalRandomizer):
+            return randomizer
+        draws = self
 
-        monkeypatch.setattr(LocalRandomizer, "_privatize", call)
+        class Marked:
+            def __call__(self, features, rewards, rng=None):
+                first = len(draws.tape)
+                out = randomizer(features, rewards, rng)
+                draws.local.update(range(first, len(draws.tape)))
+                return out
+
+            def ledger_entry(self):
+                return randomizer.ledger_entry()
+
+        return Marked()
+
+    @property
+    def log(self) -> list[tuple]:
+        return [(mech.ledger_entry(), np.shape(values)[0] if k in self.local else 0, k in self.local)
+                for k, (mech, values) in enumerate(zip(self.tape.mechanisms, self.tape.inputs))]
 
 
 def _local_rows(ledger: PrivacyLedger) -> Counter:
@@ -114,36 +119,37 @@ def _rows(dim: int, n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @pytest.mark.parametrize("name", PRIVATE)
-def test_every_draw_of_a_private_oracle_is_in_its_ledger_one_to_one(monkeypatch, name: str) -> None:
+def test_every_draw_of_a_private_oracle_is_in_its_ledger_one_to_one(name: str) -> None:
     dim = oracle_dim(name, 3)
-    fit = build_oracle(name, public_sample(dim)).start(N_ROUNDS, dim=dim, rng=3)
+    draws = Draws()
+    fit = build_oracle(name, public_sample(dim), mechanism=draws.hook).start(N_ROUNDS, dim=dim, rng=3)
     stages = {fit.stage_range(s) for s in range(len(fit.stage_sizes))}
     x, y = _rows(dim, N_ROUNDS)
-    draws = Draws(monkeypatch)
     n_central, local, n_draws = 0, Counter(), 0
-    for lo in [*range(0, N_ROUNDS, CHUNK), None]:
-        if lo is None:
-            fit.result()
-        else:
-            fit.add(x[lo:lo + CHUNK], y[lo:lo + CHUNK])
-        fed = N_ROUNDS if lo is None else min(lo + CHUNK, N_ROUNDS)
-        n_central = _check_step(draws.log[n_draws:], fit.ledger, n_central, local, fed, name, stages)
-        local, n_draws = _local_rows(fit.ledger), len(draws.log)
+    with draws:
+        for lo in [*range(0, N_ROUNDS, CHUNK), None]:
+            if lo is None:
+                fit.result()
+            else:
+                fit.add(x[lo:lo + CHUNK], y[lo:lo + CHUNK])
+            fed = N_ROUNDS if lo is None else min(lo + CHUNK, N_ROUNDS)
+            n_central = _check_step(draws.log[n_draws:], fit.ledger, n_central, local, fed, name, stages)
+            local, n_draws = _local_rows(fit.ledger), len(draws.log)
     assert draws.log, f"{name} drew no noise at all"
     assert fit.ledger.n_records == N_ROUNDS
 
 
-def test_every_tree_node_linucb_jdp_draws_is_in_its_ledger_one_to_one(monkeypatch) -> None:
+def test_every_tree_node_linucb_jdp_draws_is_in_its_ledger_one_to_one() -> None:
     horizon, dim = 200, 2
     agent = make_agent("linucb-jdp", epsilon=1.0, delta=1e-5)
     agent.reset(BanditSpec(n_arms=2, dim=dim, horizon=horizon), rng=4)
     x, y = _rows(dim, horizon)
-    draws = Draws(monkeypatch)
     n_central, n_draws = 0, 0
-    for t in range(horizon):
-        agent.update(x[t], y[t])
-        n_central = _check_step(draws.log[n_draws:], agent.ledger, n_central, Counter(), t + 1, "linucb-jdp")
-        n_draws = len(draws.log)
+    with Draws() as draws:
+        for t in range(horizon):
+            agent.update(x[t], y[t])
+            n_central = _check_step(draws.log[n_draws:], agent.ledger, n_central, Counter(), t + 1, "linucb-jdp")
+            n_draws = len(draws.log)
     assert n_central >= horizon // 2          # every odd round releases a new level-0 node, at least
     for r in agent.ledger.releases:             # tree nodes: 2^lev aligned records
         size = r.stop - r.start
