@@ -221,9 +221,8 @@ def test_vectorised_planner_matches_the_definitions(play, link):
     agent = EliminationAgent("ridge", play=play, **({"exploration": lambda t: np.full(np.shape(t), eps)}
                                                     if play == "greedy" else {}))
     agent.reset(BanditSpec(k, d, 10 * m), rng=0)
-    for est in ests:                        # release the estimates through the agent's epoch-end hook
-        agent.estimates.append(est)
-        agent._on_epoch_end(est)
+    agent.estimates.extend(ests)            # the releases, as the epochs' ends append them
+    agent.estimate = agent.combine(agent.estimates)
     assert len(agent.estimate.informative) == 3, "the last estimate cannot eliminate: it must be skipped, not dropped"
     u = rng.random(m)
     want, want_p, replayed, low = _reference_play(ests, x, u, play, eps)

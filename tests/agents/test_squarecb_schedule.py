@@ -23,13 +23,15 @@ from privbandit.agents.squarecb import (
 class Recording(SquareCBAgent):
     """SquareCB that keeps each epoch's gamma."""
 
-    def _reset(self) -> None:
-        super()._reset()
+    def reset(self, spec, rng=None):
         self.gammas: list[float] = []
+        return super().reset(spec, rng)
 
-    def _on_epoch_end(self, estimate) -> None:
-        super()._on_epoch_end(estimate)
-        self.gammas.append(self.gamma)
+    def combine(self, estimates):
+        law = super().combine(estimates)
+        if estimates:                       # once per release
+            self.gammas.append(law.gamma)
+        return law
 
 
 def _gammas(name, stream=None, rng=5, **kwargs):
