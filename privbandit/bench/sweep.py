@@ -71,16 +71,21 @@ def run_cell(cell: Cell, cells_dir: str | os.PathLike, plugins: Sequence[Any] = 
         return cell.key, False
     for ref in plugins:
         prepare(ref)
+    table = _play(cell, dict(agent=cell.agent.label, env=cell.env.label, seed=cell.seed))
+    atomic_write(path, cell_text(cell, table, planned_seeds if planned_seeds is not None else (cell.seed,)))
+    return cell.key, True
+
+
+def _play(cell: Cell, labels: dict[str, Any] | None = None) -> pd.DataFrame:
+    """The table of one run of ``cell``, on one BLAS thread (as in a worker)."""
     with limit_blas():
         agent = cell.agent.build(cell.epsilon, cell.delta)
         env = cell.env.make(cell.horizon)
         try:
-            table = run(agent, env, cell.horizon, cell.seed_sequence(), points_per_octave=cell.points_per_octave,
-                        labels=dict(agent=cell.agent.label, env=cell.env.label, seed=cell.seed))
+            return run(agent, env, cell.horizon, cell.seed_sequence(), points_per_octave=cell.points_per_octave,
+                       labels=labels)
         finally:
             env.close()
-    atomic_write(path, cell_text(cell, table, planned_seeds if planned_seeds is not None else (cell.seed,)))
-    return cell.key, True
 
 
 def _group(cell: Cell) -> tuple[str, str, float, int]:
@@ -311,13 +316,7 @@ def estimate(cells: Sequence[Cell], jobs: int = 1) -> SweepCost:
         if combo in cost:
             continue
         start = time.process_time()
-        with limit_blas():
-            env = c.env.make(c.horizon)
-            try:
-                run(c.agent.build(c.epsilon, c.delta), env, c.horizon, c.seed_sequence(),
-                    points_per_octave=c.points_per_octave)
-            finally:
-                env.close()
+        _play(c)
         cost[combo] = time.process_time() - start
     seconds = {c.key: cost[_combination(c)] for c in cells}
     workers = [0.0] * jobs

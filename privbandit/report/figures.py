@@ -153,10 +153,8 @@ def regret_curves(data: pd.DataFrame, *, x: str = "t", y: str = "cum_regret", hu
     errorbar : seaborn errorbar spec
         Default :func:`nonnegative_band` (95%, log scale, never below 0: ``y`` must be non-negative); pass
         :data:`BAND` for the normal interval of a quantity that can be negative.
-    ax : matplotlib Axes, optional
-        The axes to draw on (default: a new figure).
-    title : str, optional
-        The axes' title.
+    ax, title : optional
+        The matplotlib Axes to draw on (default: a new figure) and its title.
     x_min : float, optional
         Drop rows with x below this (e.g. the first rounds, whose bands are wide on log axes).
     **kwargs
@@ -209,10 +207,8 @@ def regret_vs_epsilon(data: pd.DataFrame, *, y: str = "cum_regret", hue: str = "
         The column on the y axis (default the cumulative regret) and the one that splits the agents.
     errorbar : seaborn errorbar spec
         Default :func:`nonnegative_band`, as in :func:`regret_curves`.
-    ax : matplotlib Axes, optional
-        The axes to draw on (default: a new figure).
-    title : str, optional
-        The axes' title.
+    ax, title : optional
+        As in :func:`regret_curves`.
     palette : dict or seaborn palette, optional
         Colours by ``hue`` (a dict also colours the non-private lines); default :func:`agent_palette` when
         ``hue="agent"``.
@@ -253,24 +249,8 @@ def metric_vs_T(data: pd.DataFrame, metric: str, *, x: str = "T", hue: str | Non
                 title: str | None = None):
     """A regression metric (error, width, ...) against the sample size, with 95% bands over seeds.
 
-    Parameters
-    ----------
-    data : DataFrame
-        Long form, one row per (seed, ``x``).
-    metric : str
-        The column on the y axis (non-negative with the default band).
-    x : str
-        The column on the x axis (default the sample size ``T``).
-    hue, style : str, optional
-        Columns that split the curves.
-    loglog : bool
-        Log-log axes (default).
-    errorbar : seaborn errorbar spec
-        Default :func:`nonnegative_band`; :data:`BAND` for a metric that can be negative.
-    ax : matplotlib Axes, optional
-        The axes to draw on (default: a new figure).
-    title : str, optional
-        The axes' title.
+    :func:`regret_curves` with ``y=metric`` (non-negative with the default band), the sample size ``T`` on the x
+    axis, one curve per oracle and log-log axes by default; the other arguments are its own.
 
     Returns
     -------
@@ -297,10 +277,8 @@ def coverage_vs_T(data: pd.DataFrame, *, coverage: str = "coverage", x: str = "T
         The nominal level, drawn as a dotted line.
     errorbar : seaborn errorbar spec
         Default: the normal 95% interval of the mean (:data:`BAND`).
-    ax : matplotlib Axes, optional
-        The axes to draw on (default: a new figure).
-    title : str, optional
-        The axes' title.
+    ax, title : optional
+        As in :func:`regret_curves`.
 
     Returns
     -------
