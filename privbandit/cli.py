@@ -142,13 +142,6 @@ def _add_run_parser(sub) -> argparse.ArgumentParser:
     return r
 
 
-def _add_plot_parser(sub) -> argparse.ArgumentParser:
-    """The ``plot`` subcommand's parser, added to ``sub``."""
-    pl = sub.add_parser("plot", help="redraw the figures and report.md of a results folder", epilog=EXIT_CODES)
-    pl.add_argument("dir", type=Path, help="a folder with results.csv (from bench or run --out)")
-    return pl
-
-
 def _add_audit_parser(sub) -> argparse.ArgumentParser:
     """The ``audit`` subcommand's parser, added to ``sub``."""
     au = sub.add_parser("audit", help="privacy audit of a private agent: the contract's privacy checks, then an "
@@ -224,13 +217,6 @@ def _add_store_reference_parser(sub) -> argparse.ArgumentParser:
     return sr
 
 
-def _add_list_parser(sub) -> argparse.ArgumentParser:
-    """The ``list`` subcommand's parser, added to ``sub``."""
-    ls = sub.add_parser("list", help="list what is registered")
-    ls.add_argument("what", choices=("envs", "agents", "oracles", "families"))
-    return ls
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``privbandit``."""
     p = argparse.ArgumentParser(prog="privbandit", description="Differentially private contextual bandits: "
@@ -238,9 +224,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="command", required=True,
                            metavar="{bench,run,plot,audit,leaderboard,board,store-reference,list}")
-    parsers = (_add_bench_parser(sub), _add_run_parser(sub), _add_plot_parser(sub), _add_audit_parser(sub),
-               _add_leaderboard_parser(sub), _add_board_parser(sub), _add_store_reference_parser(sub),
-               _add_list_parser(sub))
+    parsers = [_add_bench_parser(sub), _add_run_parser(sub),
+               sub.add_parser("plot", help="redraw the figures and report.md of a results folder", epilog=EXIT_CODES)]
+    parsers[-1].add_argument("dir", type=Path, help="a folder with results.csv (from bench or run --out)")
+    parsers += [_add_audit_parser(sub), _add_leaderboard_parser(sub), _add_board_parser(sub),
+                _add_store_reference_parser(sub), sub.add_parser("list", help="list what is registered")]
+    parsers[-1].add_argument("what", choices=("envs", "agents", "oracles", "families"))
     for parser in parsers:  # errors found after parsing are reported as "privbandit COMMAND: error: ..."
         parser.set_defaults(subparser=parser)
     return p
