@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .figures import log_axis
 from .leaderboard import BOARD_KEYS, leaderboard
 from .tables import MARK_RULE, final_rows, markdown_table, mean_ci, uniform_marks
 
@@ -159,8 +160,6 @@ def challenger_figure(board: pd.DataFrame, challenger: str, path: str | os.PathL
     (regrets of one board span orders of magnitude), the panels wrapped into a grid of at most ``columns``
     columns. Saved as a PNG at ``path``."""
     import matplotlib.pyplot as plt
-
-    from .figures import log_axis
 
     keys = [k for k, b in board.groupby(list(BOARD_KEYS), sort=False) if challenger in set(b["agent"])]
     n = max(1, len(keys))
