@@ -11,27 +11,34 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
+import tempfile
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import pandas as pd
 
+from ..agents import agent_is_private, agent_names
+from ..envs.registration import ENV_IDS
 from ..report import write_board
 from ..report.compare import challenger_figure, comparison_lines, comparison_markdown
 from ..report.figures import save_standard_figures
-from ..report.files import atomic_write
+from ..report.files import atomic_write, read_cell
 from ..report.leaderboard import leaderboard
 from ..report.tables import PLAN_KEYS, final_regret, headline_table, incomplete_groups, markdown_table, write_report
-from .cells import cell_path, folder_lock
+from .cells import CellFileError, cell_path, folder_lock, load_cell
 from .challenger import challenger_entry, challenger_suite
-from .grid import Cell, EnvEntry
-from .stored import install_stored, match_stored
+from .grid import AgentEntry, Cell, EnvEntry, Grid
+from .labels import agent_name, kwargs_label, resolve_label
+from .stored import install_stored, match_stored, pack_results, refresh_stream_summaries
 from .suites import SUITES, Suite, get_suite
-from .sweep import CellFilesRejected, SweepResult, estimate, sweep
+from .sweep import PLANNED_COLUMNS, CellFilesRejected, SweepResult, estimate, sweep
 
 __all__ = ["EXIT_INCOMPLETE", "REPORT_META", "BenchError", "BenchResult", "completion", "headline", "output_folder",
            "read_meta", "references_of", "replot", "run_agent", "run_bench", "run_cells", "store_suite",
@@ -121,8 +128,6 @@ def run_cells(cells: Sequence[Cell], out: str | os.PathLike, *, jobs: int, progr
               prog: str = "privbandit", **kwargs: Any) -> SweepResult:
     """``sweep(cells, out, ...)`` on ``jobs`` workers, saying on stderr (each line headed ``prog``) which cell
     files failed the check (moved aside, run again) and which cells a dead worker lost."""
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CellFilesRejected)  # said below, one line per file
         res = sweep(cells, out, jobs=jobs, progress=progress, **kwargs)
@@ -448,8 +453,6 @@ def run_agent(env: str, agent: str, horizon: int, *, epsilon: float | None = Non
                                                dict(family=family, dim=dim, n_arms=arms))
     cells = grid.cells()
     if out is None:
-        import tempfile
-
         if started is not None:
             started(None, cells)
         with tempfile.TemporaryDirectory(prefix="privbandit-run-") as tmp:
@@ -483,13 +486,6 @@ def _agent_grid(env: str, agent: str, horizon: int, epsilon: float | None, delta
                 agent_kwargs: Mapping[str, Any] | None, label: str | None, env_options: dict) -> tuple[Any, str, str]:
     """The grid of :func:`run_agent` (one agent, one env), its agent's and env's labels; the agent, its keyword
     arguments, its budget and the env checked now (a :class:`BenchError` saying which is wrong)."""
-    import gymnasium as gym
-
-    from ..agents import agent_is_private, agent_names
-    from ..envs.registration import ENV_IDS
-    from .grid import AgentEntry, Grid
-    from .labels import agent_name, kwargs_label, resolve_label
-
     if env not in ENV_IDS:
         raise BenchError(f"--env must be one of {sorted(ENV_IDS)}, got {env!r}")
     name, kwargs = resolve_label(agent, dict(agent_kwargs or {}))
@@ -528,10 +524,7 @@ def replot(folder: str | os.PathLike, *, command: str | None = None) -> BenchRes
     """Redraw what ``privbandit plot DIR`` redraws: the figures, ``report.md`` and ``board.html`` of a results
     folder, with the title, notes, counterparts and slope window of its last report (``report.json``); a
     :class:`BenchError` if it has no readable results table or cell files that fail the check."""
-    from ..report.files import read_cell
     from ..report.tables import RUN_KEYS
-    from .cells import CellFileError, load_cell
-    from .sweep import PLANNED_COLUMNS
 
     folder = Path(folder)
     path = folder / "results.csv"
@@ -594,10 +587,6 @@ def store_suite(suite: str, out: str | os.PathLike | None = None, *, jobs: int =
     alone with ``streams_only``); raises :class:`BenchError` for ``out`` missing (or given with ``streams_only``),
     or a cell missing or failing the check (run again to finish).
     """
-    import shlex
-
-    from .stored import pack_results, refresh_stream_summaries
-
     the_suite = get_suite(suite)
     cells = the_suite.cells()  # its baselines: a suite holds no challenger
     dest = None if dest is None else output_folder(dest, "--dest")
