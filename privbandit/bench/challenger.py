@@ -17,6 +17,7 @@ import pandas as pd
 from ..report.compare import paired_comparison
 from ..report.leaderboard import leaderboard
 from .grid import AgentEntry
+from .labels import agent_name, kwargs_label, resolve_label
 from .suites import Suite, agent_available, get_suite
 from .sweep import SweepResult, sweep
 
@@ -76,8 +77,6 @@ def challenger_entry(agent: str | AgentEntry, *, private: str | None = None, lab
     else:
         if not isinstance(agent, str) or not agent:
             raise ValueError(f"agent must be an agent name or an import path 'pkg.module:factory', got {agent!r}")
-        from .labels import agent_name, kwargs_label, resolve_label
-
         name, kw = resolve_label(agent, kwargs)
         default = agent if name != agent and not kwargs else kwargs_label(agent_name(name, kw), kw)
         entry = AgentEntry(name, kw, label=label or default, private=True if private else None, reference=reference)

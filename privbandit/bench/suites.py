@@ -18,7 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ..agents import agent_names
 from ..agents.registry import preset, register_preset
+from ..oracles import oracle_names
 from .grid import DEFAULT_ENTROPY, AgentEntry, Cell, EnvEntry, Grid
 
 
@@ -98,9 +100,6 @@ def glm_env(family: str, dim: int, n_arms: int, scale: float | None = None, **kw
 def agent_available(entry: AgentEntry) -> bool:
     """Whether the entry's agent (and the oracle its kwargs name) is registered in this install, and its
     registration or the entry says whether it is private. Read from the registries: no agent is built."""
-    from ..agents import agent_names
-    from ..oracles import oracle_names
-
     if entry.name not in agent_names():
         return False
     oracle = dict(entry.kwargs).get("oracle")
