@@ -149,11 +149,9 @@ class CobaLearner(coba.Learner):
     agent : Agent
         Any privbandit agent; reset here at the first interaction of every run.
     horizon : int, optional
-        T, the number of interactions of one run (public; it fixes the agent's epoch schedule and
-        calibration). coba never tells a learner how many interactions it will see, so on coba's own
-        environments pass it (the ``n`` of ``from_linear_synthetic(n, ...)`` or of ``take(n)``);
-        :meth:`for_environment` takes it from a :class:`CobaEnvironment`. Without it the first
-        ``predict`` raises a ValueError saying so.
+        T, the number of interactions of one run (public: it fixes the agent's epochs and calibration). coba
+        never says it: pass it on coba's own environments (:meth:`for_environment` takes it from a
+        :class:`CobaEnvironment`); without it the first ``predict`` raises a ValueError.
     bound : float
         The feature bound B of the agent's spec (public).
     link : Link, optional

@@ -5,10 +5,9 @@ shows; :func:`comparison_markdown` the report's sections on a challenger, :func:
 
 Paired comparisons
 ------------------
-Every agent of a sweep meets the same contexts and rewards for an (env, seed): a cell's random stream
-is ``SeedSequence(entropy, spawn_key=(hash(env), seed))`` whatever the agent (common random numbers). So
-the comparison of the challenger with a baseline uses the per-seed differences of final regret,
-d_s = R_challenger(s) - R_baseline(s), which remove the seed-to-seed variation the two share:
+Every agent of a sweep meets the same contexts and rewards for an (env, seed) (common random numbers, the seeds
+of :mod:`privbandit.bench.grid`), so the comparison of the challenger with a baseline uses the per-seed differences
+of final regret, d_s = R_challenger(s) - R_baseline(s), which remove the seed-to-seed variation the two share:
 
 - mean difference and its Student-t 95% interval (n - 1 degrees of freedom over the n paired seeds);
 - wins: the seeds where the challenger's regret is lower;

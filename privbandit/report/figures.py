@@ -5,10 +5,8 @@ spectra, and the standard PNGs of a results folder (:func:`save_standard_figures
 and ``plot``). The functions never choose a matplotlib backend; scripts and the command line use ``Agg``. Curves
 split by agent (``hue="agent"``) take their colours from :func:`agent_palette` unless given a palette.
 
-Bands of a regret (or an error, any non-negative quantity) are 95% confidence intervals of the mean over
-seeds taken on the log scale (:func:`nonnegative_band`, the rule of the report's intervals too): never below 0,
-and drawable on log axes. :data:`BAND` (the normal interval, ``("se", 1.96)``) is for quantities that can be
-negative; ``errorbar=("ci", 95)`` gives seaborn's bootstrap.
+Bands of a regret (or an error, any non-negative quantity) are the report's intervals (:func:`nonnegative_band`);
+:data:`BAND` is for quantities that can be negative, ``errorbar=("ci", 95)`` gives seaborn's bootstrap.
 
 References
 ----------

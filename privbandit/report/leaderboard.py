@@ -1,13 +1,9 @@
 """The leaderboard: agents ranked by regret per env, horizon, privacy model and epsilon, in one table or across folders.
 
 :func:`leaderboard` ranks the agents of one results table per env, horizon, privacy model and level;
-:func:`ranked_boards` stacks results tables (folders of ``privbandit bench`` or ``run --out``, and the stored
-results of a suite, :func:`privbandit.bench.stored.stored_results`), keeps each run once, and ranks every
-board of :func:`leaderboard` by mean final regret, with each agent's paired
-difference to a reference agent of the board and to its best private agent (per-seed differences of final regret,
-Student-t 95% interval: the seeds fix the round streams, so two agents on one seed saw the same rounds), and each
-agent marked when it is no better than uniform play or worse (:func:`~privbandit.report.tables.uniform_mark`). The
-reference is the one asked for when the board has it, else the board's best non-private agent, else its first.
+:func:`ranked_boards` stacks results tables (folders of ``privbandit bench`` or ``run --out``, the stored results
+of a suite), keeps each run once, and adds to every board each agent's mark against uniform play and its paired
+differences (per seed: the seeds fix the round streams) to the board's reference and to its best private agent.
 ``privbandit leaderboard DIR...`` prints :func:`leaderboard_markdown`.
 """
 
@@ -93,8 +89,9 @@ PAIRED_COLUMNS: tuple[str, ...] = ("mark", "reference", "n_paired", "diff", "dif
 
 
 def ranked_boards(tables: Sequence[pd.DataFrame], reference: str | None = None) -> pd.DataFrame:
-    """Every board ranked by mean final regret, with the paired differences to the board's reference and to its
-    best private agent, and each agent's mark against uniform play.
+    """Every board ranked by mean final regret, with the paired differences to the board's reference (``reference``
+    when the board has it, else its best non-private agent, else its first) and to its best private agent, and
+    each agent's mark against uniform play.
 
     Returns
     -------

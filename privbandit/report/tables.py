@@ -157,10 +157,8 @@ def final_regret(df: pd.DataFrame, at: int | None = None, planned: pd.DataFrame 
     """Mean cumulative regret at the horizon (or at round ``at``) with its 95% CI.
 
     One row per (env, agent, privacy level, T); with ``at``, the regret of the first ``at`` rounds
-    (so ``price_of_privacy(final_regret(df, at=t), ...)`` follows the price of privacy over time). The
-    regret is non-negative, so its interval is taken on the log scale (:func:`nonnegative_mean_ci`, the rule
-    of the figures' bands too): its low end is above 0; ``few_seeds`` flags rows of fewer than
-    :data:`MIN_SEEDS` seeds.
+    (so ``price_of_privacy(final_regret(df, at=t), ...)`` follows the price of privacy over time). The interval
+    is :func:`nonnegative_mean_ci`'s; ``few_seeds`` flags rows of fewer than :data:`MIN_SEEDS` seeds.
 
     Parameters
     ----------
