@@ -2,11 +2,9 @@
 
 ``bench`` is :func:`privbandit.bench.run_bench`, ``run`` :func:`~privbandit.bench.workflow.run_agent`, ``plot``
 :func:`~privbandit.bench.workflow.replot`, ``store-reference`` :func:`~privbandit.bench.workflow.store_suite`,
-``audit`` :func:`privbandit.agents.audit.audit_agent` (exit codes: :func:`cmd_audit`), ``leaderboard``
-:func:`privbandit.report.leaderboard.ranked_boards` and ``board`` :func:`privbandit.report.write_board`. Bad
-arguments, two commands on one folder (``DIR/.lock``) and a full disk (finished cells kept) exit with code 2 and a
-one-line message; Ctrl-C exits with code 130 and says how many cells were saved; a report with a group short of its
-planned seeds (a dead worker) ends with ``N groups incomplete: rerun to finish``, exit code :data:`EXIT_INCOMPLETE`.
+``audit`` :func:`privbandit.agents.audit.audit_agent`, ``leaderboard``
+:func:`privbandit.report.leaderboard.ranked_boards` and ``board`` :func:`privbandit.report.write_board`. Errors are
+one line; :data:`EXIT_CODES` lists the exit codes.
 """
 
 from __future__ import annotations

@@ -150,22 +150,13 @@ def challenge(suite: Suite | str, agent: str | AgentEntry, out: str | os.PathLik
     Parameters
     ----------
     suite : Suite or {"quick", "paper"}
-    agent : str or AgentEntry
-        A registered name, an entry point name or an import path ``"pkg.module:factory"``.
+    agent, private, reference, label, kwargs
+        The challenger, as in :func:`challenger_entry`; ``reference`` must be a baseline of the blocks it joins
+        (listed first in the comparison).
     out : path
         The results folder.
-    private : {"jdp", "ldp"}, optional
-        The privacy model the agent claims (checked against its spec).
-    reference : str, optional
-        A baseline label of the blocks the challenger joins: listed first in the comparison.
-    label : str, optional
-        The challenger's ``agent`` label (default: its own name, see :func:`challenger_entry`).
-    kwargs : dict, optional
-        Keyword arguments of the agent.
-    seeds : int or sequence of int, optional
-        Override the suite's seeds (a count or the seeds).
-    horizon : int, optional
-        Override the suite's horizons.
+    seeds, horizon : optional
+        Override the suite's seeds (a count or the seeds) and horizons.
     jobs, backend, address, progress
         As in :func:`~privbandit.bench.sweep.sweep`.
 

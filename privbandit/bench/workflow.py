@@ -1,10 +1,8 @@
 """The benchmark workflow: what ``privbandit bench`` (and ``run --out``, ``plot``) does after parsing, as Python calls.
 
-:func:`run_bench` runs a suite (or a challenger beside its baselines) into a results folder: the suite's stored
-cells where they stand in for a run here (:mod:`privbandit.bench.stored`), the sweep of the others
-(:func:`~privbandit.bench.sweep.sweep`), then ``results.csv``, the figures, ``report.md``, ``report.json`` and
-``board.html`` (:func:`write_outputs`), and the completeness of the report (:func:`completion`). It prints what the
-command prints, and returns a :class:`BenchResult`. The command, notebooks and scripts call the same functions.
+:func:`run_bench` (``bench``), :func:`run_agent` (``run``), :func:`replot` (``plot``) and :func:`store_suite`
+(``store-reference``) print what the command prints and return what it did; the command, notebooks and scripts
+call the same functions.
 """
 
 from __future__ import annotations
