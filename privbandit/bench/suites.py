@@ -90,11 +90,9 @@ def lin_env(family: str, dim: int, n_arms: int, **kwargs) -> EnvEntry:
 def glm_env(family: str, dim: int, n_arms: int, scale: float | None = None, **kwargs) -> EnvEntry:
     """A ``PrivGLMCB-v0`` entry labelled ``glm-family-d{dim}k{n_arms}`` (the logistic link at its default slope),
     or ``glm-family-d{dim}k{n_arms}-s{scale}`` with the logistic link's slope ``scale`` given."""
-    if scale is None:
-        return EnvEntry(f"glm-{family}-d{dim}k{n_arms}", "PrivGLMCB-v0",
-                        dict(family=family, dim=dim, n_arms=n_arms, **kwargs))
-    return EnvEntry(f"glm-{family}-d{dim}k{n_arms}-s{scale:g}", "PrivGLMCB-v0",
-                    dict(family=family, dim=dim, n_arms=n_arms, link_kwargs={"scale": scale}, **kwargs))
+    link = {} if scale is None else {"link_kwargs": {"scale": scale}}
+    return EnvEntry(f"glm-{family}-d{dim}k{n_arms}" + ("" if scale is None else f"-s{scale:g}"), "PrivGLMCB-v0",
+                    dict(family=family, dim=dim, n_arms=n_arms, **link, **kwargs))
 
 
 def agent_available(entry: AgentEntry) -> bool:
