@@ -447,18 +447,6 @@ def lowest_regret_agents(sub: pd.DataFrame, limit: int = MAX_PANEL_AGENTS) -> li
     return [a for a in dict.fromkeys(sub["agent"]) if a in keep]
 
 
-def _panel_rows(g: pd.DataFrame, model: str, name: str) -> tuple[pd.DataFrame, str, str]:
-    """The rows of one column of the regret figure (one epsilon, at most :data:`MAX_PANEL_AGENTS` agents), its
-    title and the legend's note on the agents left out."""
-    sub = g[g["model"] == model]
-    if model != "none":
-        level = panel_level(sub)
-        sub = sub[sub["epsilon"].astype(float) == level]
-        name = f"{name}, epsilon = {level:g}"
-    agents = lowest_regret_agents(sub)
-    return sub[sub["agent"].isin(agents)], name, _left_out(agents, sub)
-
-
 def _left_out(agents: Sequence[str], rows: pd.DataFrame) -> str:
     """The legend's note on the agents of ``rows`` a panel leaves out (none when it shows ``agents``, all)."""
     everyone = rows["agent"].nunique()
@@ -476,8 +464,13 @@ def _regret_figure(g: pd.DataFrame, env: str):
     models = _model_order(g["model"])
     fig, axes = plt.subplots(2, len(models), figsize=(4.8 * len(models) + 0.6, 8.8), squeeze=False)
     for col, (model, name) in enumerate(models):
-        sub, name, note = _panel_rows(g, model, name)
-        agents = list(dict.fromkeys(sub["agent"]))
+        sub = g[g["model"] == model]
+        if model != "none":  # one epsilon per column
+            level = panel_level(sub)
+            sub = sub[sub["epsilon"].astype(float) == level]
+            name = f"{name}, epsilon = {level:g}"
+        agents = lowest_regret_agents(sub)
+        sub, note = sub[sub["agent"].isin(agents)], _left_out(agents, sub)
         common = dict(hue="agent", style="agent", palette=agent_palette(agents), hue_order=agents,
                       style_order=agents)
         regret_curves(sub, ax=axes[0, col], title=f"{name}: cumulative regret", **common)
@@ -657,16 +650,13 @@ def save_standard_figures(data: pd.DataFrame, out: str | Path, *, dpi: int = 90)
     paths = []
     for env, g in data.groupby("env", sort=True):
         g = g.assign(model=_privacy_models(g))
+        safe = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in str(env))  # the PNGs' file names
         figures = [("regret", _regret_figure(g, str(env)))]
         top = g[g["horizon"] == g["horizon"].max()]  # one horizon per figure: final regrets are comparable
         figures.append(("epsilon", _epsilon_figure(top, str(env))))
         for kind, fig in figures:
             if fig is not None:
-                paths.append(out / f"{kind}_{_safe(env)}.png")
+                paths.append(out / f"{kind}_{safe}.png")
                 fig.savefig(paths[-1], dpi=dpi)
                 plt.close(fig)
     return paths
-
-
-def _safe(text: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in str(text))
