@@ -176,30 +176,14 @@ def _add_audit_parser(sub) -> argparse.ArgumentParser:
     return au
 
 
-def _add_result_sources(parser: argparse.ArgumentParser) -> None:
-    """The results a ``leaderboard`` or ``board`` reads: folders (``DIR...``) and ``--stored SUITE``."""
+def _add_results_parser(sub, name: str, help: str) -> argparse.ArgumentParser:
+    """The parser of ``leaderboard`` or ``board``, with the results they read: folders (``DIR...``) and
+    ``--stored SUITE``."""
+    parser = sub.add_parser(name, help=help, epilog=EXIT_CODES)
     parser.add_argument("dirs", type=Path, nargs="*", metavar="DIR", help="folders with results.csv")
     parser.add_argument("--stored", choices=sorted(SUITES), action="append", default=[],
                         help="add the stored reference results of a suite (repeatable)")
-
-
-def _add_leaderboard_parser(sub) -> argparse.ArgumentParser:
-    """The ``leaderboard`` subcommand's parser, added to ``sub``."""
-    lb = sub.add_parser("leaderboard", help="agents ranked by regret per env, privacy model and epsilon, across "
-                        "results folders and stored reference results", epilog=EXIT_CODES)
-    _add_result_sources(lb)
-    lb.add_argument("--reference", default=None,
-                    help="the agent each board is paired against (default: its best non-private agent)")
-    return lb
-
-
-def _add_board_parser(sub) -> argparse.ArgumentParser:
-    """The ``board`` subcommand's parser, added to ``sub``."""
-    bo = sub.add_parser("board", help="the results board: one self-contained HTML page (regret curves, the price of "
-                        "privacy, the leaderboard) of results folders and stored reference results", epilog=EXIT_CODES)
-    _add_result_sources(bo)
-    bo.add_argument("--out", type=Path, required=True, help="the HTML file to write")
-    return bo
+    return parser
 
 
 def _add_store_reference_parser(sub) -> argparse.ArgumentParser:
@@ -226,13 +210,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="command", required=True,
                            metavar="{bench,run,plot,audit,leaderboard,board,store-reference,list}")
-    parsers = [_add_bench_parser(sub), _add_run_parser(sub),
-               sub.add_parser("plot", help="redraw the figures and report.md of a results folder", epilog=EXIT_CODES)]
-    parsers[-1].add_argument("dir", type=Path, help="a folder with results.csv (from bench or run --out)")
-    parsers += [_add_audit_parser(sub), _add_leaderboard_parser(sub), _add_board_parser(sub),
-                _add_store_reference_parser(sub), sub.add_parser("list", help="list what is registered")]
-    parsers[-1].add_argument("what", choices=("envs", "agents", "oracles", "families"))
-    for parser in parsers:  # errors found after parsing are reported as "privbandit COMMAND: error: ..."
+    bench, run = _add_bench_parser(sub), _add_run_parser(sub)
+    plot = sub.add_parser("plot", help="redraw the figures and report.md of a results folder", epilog=EXIT_CODES)
+    plot.add_argument("dir", type=Path, help="a folder with results.csv (from bench or run --out)")
+    audit = _add_audit_parser(sub)
+    lb = _add_results_parser(sub, "leaderboard", "agents ranked by regret per env, privacy model and epsilon, "
+                             "across results folders and stored reference results")
+    lb.add_argument("--reference", default=None,
+                    help="the agent each board is paired against (default: its best non-private agent)")
+    bo = _add_results_parser(sub, "board", "the results board: one self-contained HTML page (regret curves, the "
+                             "price of privacy, the leaderboard) of results folders and stored reference results")
+    bo.add_argument("--out", type=Path, required=True, help="the HTML file to write")
+    store = _add_store_reference_parser(sub)
+    listing = sub.add_parser("list", help="list what is registered")
+    listing.add_argument("what", choices=("envs", "agents", "oracles", "families"))
+    for parser in (bench, run, plot, audit, lb, bo, store, listing):  # errors after parsing: "privbandit CMD: error"
         parser.set_defaults(subparser=parser)
     return p
 
