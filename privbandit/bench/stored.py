@@ -178,16 +178,6 @@ def stream_key(cell) -> str:
     return f"{cell.env.label}|T={cell.horizon}|seed={cell.seed}"
 
 
-def stream_summaries(cells: Sequence) -> dict[str, dict[str, Any]]:
-    """:func:`stream_summary` of every distinct (env, horizon, seed) of ``cells``."""
-    out: dict[str, dict[str, Any]] = {}
-    for cell in cells:
-        key = stream_key(cell)
-        if key not in out:
-            out[key] = stream_summary(cell)
-    return out
-
-
 def machine() -> dict[str, str]:
     """Where results are made: the versions of privbandit, numpy, scipy and scikit-learn (``absent`` without it),
     the BLAS numpy calls and the kernel it chose for this CPU, and the CPU features numpy dispatches to (the SIMD
@@ -254,9 +244,13 @@ def pack_results(suite, folder: str | Path, command: str, dest: Path | None = No
 
 
 def _summaries_meta(cells: Sequence) -> dict[str, Any]:
-    """The manifest's entries on the round streams of ``cells``: their summaries and how they are compared."""
+    """The manifest's entries on the round streams of ``cells``: a :func:`stream_summary` of each distinct (env,
+    horizon, seed) and how they are compared."""
+    first: dict[str, Any] = {}
+    for cell in cells:
+        first.setdefault(stream_key(cell), cell)
     return dict(format=MANIFEST_FORMAT, stream_blocks=STREAM_BLOCKS, stream_tolerance=STREAM_TOLERANCE,
-                streams=stream_summaries(cells), streams_made_on=machine())
+                streams={key: stream_summary(c) for key, c in first.items()}, streams_made_on=machine())
 
 
 def _write_manifest(path: Path, meta: dict[str, Any]) -> None:
