@@ -141,11 +141,7 @@ def run_cells(cells: Sequence[Cell], out: str | os.PathLike, *, jobs: int, progr
 def completion(table: pd.DataFrame, planned: pd.DataFrame | None) -> int:
     """Print the last line about completeness (how many groups of the report have fewer seeds than planned, a
     planned group with none too); the exit code (0 or :data:`EXIT_INCOMPLETE`)."""
-    n = _incomplete(table, planned)
-    if n:
-        print(f"{n} groups incomplete: rerun to finish")
-        return EXIT_INCOMPLETE
-    return 0
+    return _done(table, planned).exit_code
 
 
 def _incomplete(table: pd.DataFrame, planned: pd.DataFrame | None) -> int:
@@ -570,8 +566,10 @@ def replot(folder: str | os.PathLike, *, command: str | None = None) -> BenchRes
 
 def _done(table: pd.DataFrame, planned: pd.DataFrame | None, **kwargs: Any) -> BenchResult:
     """The :class:`BenchResult` of a finished table, its completeness line printed (:func:`completion`)."""
-    code = completion(table, planned)
-    return BenchResult(code, _incomplete(table, planned) if code else 0, **kwargs)
+    n = _incomplete(table, planned)
+    if n:
+        print(f"{n} groups incomplete: rerun to finish")
+    return BenchResult(EXIT_INCOMPLETE if n else 0, n, **kwargs)
 
 
 def store_suite(suite: str, out: str | os.PathLike | None = None, *, jobs: int = -1,
