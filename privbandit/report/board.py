@@ -29,7 +29,7 @@ import pandas as pd
 from .compare import paired_comparison
 from .figures import agent_palette
 from .files import atomic_write
-from .leaderboard import BOARD_KEYS, _paired_to, leaderboard, read_results
+from .leaderboard import BOARD_KEYS, leaderboard, paired_difference, read_results
 from .tables import (
     GROUP_KEYS,
     MARK_RULE,
@@ -167,7 +167,7 @@ def _curves(df: pd.DataFrame, per_octave: int) -> tuple[list[dict], dict[tuple, 
 def _paired(regret: Mapping[str, pd.Series], agent: str, ref: str | None) -> list[float | None] | None:
     """The leaderboard's paired difference of final regret, agent minus ``ref``, as [mean, low, high, seeds] (None
     for the agent itself or without a shared seed)."""
-    n, m, lo, hi = _paired_to(regret, agent, None if ref == agent else ref)
+    n, m, lo, hi = paired_difference(regret, agent, None if ref == agent else ref)
     return [_num(m), _num(lo), _num(hi), n] if n else None
 
 

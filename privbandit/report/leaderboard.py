@@ -19,8 +19,8 @@ import pandas as pd
 from .files import read_cell
 from .tables import RUN_KEYS, final_regret, final_rows, format_interval, markdown_table, mean_ci, uniform_marks
 
-__all__ = ["BOARD_KEYS", "PAIRED_COLUMNS", "best_private_line", "leaderboard", "leaderboard_markdown", "ranked_boards",
-           "read_results"]
+__all__ = ["BOARD_KEYS", "PAIRED_COLUMNS", "best_private_line", "leaderboard", "leaderboard_markdown",
+           "paired_difference", "ranked_boards", "read_results"]
 
 BOARD_KEYS: tuple[str, ...] = ("env", "horizon", "model", "epsilon", "delta")
 """A leaderboard is per env, horizon, privacy model and level (the non-private agents join every board)."""
@@ -72,7 +72,7 @@ def read_results(folder: str | Path) -> pd.DataFrame:
     return read_cell(path)
 
 
-def _paired_to(regret: dict[str, pd.Series], agent: str, ref: str | None) -> tuple[int, float, float, float]:
+def paired_difference(regret: dict[str, pd.Series], agent: str, ref: str | None) -> tuple[int, float, float, float]:
     """(seeds paired, mean, low, high) of the per-seed difference of final regret, agent minus ``ref`` (Student-t
     95% interval; NaN without a shared seed or a reference)."""
     if ref is None:
@@ -122,9 +122,8 @@ def ranked_boards(tables: Sequence[pd.DataFrame], reference: str | None = None) 
                      | (here["privacy_model"] == "none")]
         regret = {a: g.set_index("seed")["cum_regret"] for a, g in level.groupby("agent")}
         marks = uniform_marks(b)
-        rows = [(mark, ref, *_paired_to(regret, agent, ref), best_private or "", *_paired_to(regret, agent,
-                                                                                             best_private))
-                for agent, mark in zip(agents, marks)]
+        rows = [(mark, ref, *paired_difference(regret, agent, ref), best_private or "",
+                 *paired_difference(regret, agent, best_private)) for agent, mark in zip(agents, marks)]
         extra = pd.DataFrame(rows, columns=list(PAIRED_COLUMNS), index=b.index)
         out.append(pd.concat([b, extra], axis=1))
     return pd.concat(out, ignore_index=True)
