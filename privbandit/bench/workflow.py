@@ -285,8 +285,18 @@ def _planned_suite(full: Suite, agent: str | None, private, reference, label, ag
     if any(chosen[k] is not None for k in ("agents", "envs", "epsilons", "env_kwargs")):
         raise BenchError("--agents, --envs, --epsilons and --env-kwargs choose the suite's cells: a challenger "
                          "(--agent) runs beside the whole suite")
-    return _challenger_suite(full, agent, private, reference, label, dict(agent_kwargs or {}), chosen["seeds"],
-                             chosen["horizon"], chosen["delta"])
+    try:  # the challenger added to every block its privacy model fits
+        entry = challenger_entry(agent, private=private, reference=reference, label=label,
+                                 kwargs=dict(agent_kwargs or {}))
+        ran = challenger_suite(full, entry, seeds=chosen["seeds"], horizon=chosen["horizon"], delta=chosen["delta"])
+    except (ValueError, TypeError) as exc:
+        raise BenchError(f"--agent {agent}: {str(exc).splitlines()[0]}") from None
+    if reference is not None:
+        labels = sorted({a.label for g in ran.grids for a in g.agents} - {entry.label})
+        if reference not in labels:
+            raise BenchError(f"--reference must be a baseline of the blocks the challenger joins, one of {labels}; "
+                             f"got {reference!r}")
+    return ran, entry.label
 
 
 def _bench_folder(full: Suite, the_suite: Suite, cells: Sequence[Cell], out: Path, challenger: str | None, *,
@@ -360,22 +370,6 @@ def _with_kwargs(entry: EnvEntry, extra: dict) -> EnvEntry:
     except (TypeError, ValueError) as exc:
         raise BenchError(f"--env-kwargs: env {entry.label} ({entry.env_id}) refuses them: {exc}") from None
     return new
-
-
-def _challenger_suite(suite: Suite, agent: str, private, reference, label, kwargs: dict, seeds, horizon,
-                      delta) -> tuple[Suite, str]:
-    """The suite with the challenger added to every block its privacy model fits, and the challenger's label."""
-    try:
-        entry = challenger_entry(agent, private=private, reference=reference, label=label, kwargs=kwargs)
-        ran = challenger_suite(suite, entry, seeds=seeds, horizon=horizon, delta=delta)
-    except (ValueError, TypeError) as exc:
-        raise BenchError(f"--agent {agent}: {str(exc).splitlines()[0]}") from None
-    if reference is not None:
-        labels = sorted({a.label for g in ran.grids for a in g.agents} - {entry.label})
-        if reference not in labels:
-            raise BenchError(f"--reference must be a baseline of the blocks the challenger joins, one of {labels}; "
-                             f"got {reference!r}")
-    return ran, entry.label
 
 
 def _stored_baselines(suite: str, cells: Sequence[Cell], out: Path, challenger: str | None, baselines: str,
