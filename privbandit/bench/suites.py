@@ -216,13 +216,10 @@ class Suite:
         def horizon(t: int) -> str:
             return f"2^{t.bit_length() - 1}" if t & (t - 1) == 0 else str(t)
 
-        def number(v: float) -> str:
-            return f"{v:g}"
-
         said = []
         for what, get, show in (("seeds", lambda g: [tuple(g.seeds)], seeds), ("T", lambda g: [g.horizon], horizon),
-                                ("epsilon", lambda g: list(g.epsilons), number),
-                                ("delta", lambda g: [g.delta] if g.delta is not None else [], number)):
+                                ("epsilon", lambda g: list(g.epsilons), "{:g}".format),
+                                ("delta", lambda g: [g.delta] if g.delta is not None else [], "{:g}".format)):
             order = (lambda v: (-len(v), v)) if what == "seeds" else (lambda v: -v) if what == "T" else (lambda v: v)
             ran = sorted({v for g in mine for v in get(g)}, key=order)
             designed = sorted({v for g in theirs for v in get(g)}, key=order)
@@ -239,7 +236,7 @@ class Suite:
             for i, what in ((0, "agents"), (1, "envs"), (2, "epsilon"), (3, "seeds")):
                 gone = {k[i] for k in left} - {k[i] for k in ran_cells}
                 if gone:
-                    shown = [number(v) if i == 2 else str(v) for v in sorted(v for v in gone if v is not None)]
+                    shown = [f"{v:g}" if i == 2 else str(v) for v in sorted(v for v in gone if v is not None)]
                     parts.append(f"{what} {', '.join(shown)}")
             if not parts:
                 parts.append("other combinations of its agents, envs, epsilons and seeds")
