@@ -48,8 +48,7 @@ JDP_AGENTS: tuple[AgentEntry, ...] = (
     AgentEntry("squarecb-nonprivate", private=False),
     AgentEntry("squarecb-dpsgd", private=True, reference="squarecb-nonprivate"),
     AgentEntry("squarecb-jdp-iw", private=True, reference="squarecb-nonprivate"),
-    AgentEntry("elim-jdp-pooled", private=True, reference="elim-ucb", version=3),  # 2: epochs growing 1.5x;
-    # 3: each epoch's Gram is the symmetric least-squares solution of W A = Psi~
+    AgentEntry("elim-jdp-pooled", private=True, reference="elim-ucb", version=3),  # versions: the changelog
     AgentEntry("squarecb-jdp-iw-cal", private=True, reference="squarecb-nonprivate"),
 )
 """Agents of the joint-DP blocks (and the non-private references); extend by appending. The LinUCB baselines
@@ -66,7 +65,7 @@ LDP_AGENTS: tuple[AgentEntry, ...] = (
     preset_entry("ldp-ucb-practical", private=True, reference="linucb-practical"),
     AgentEntry("linucb", private=False),
     AgentEntry("squarecb-ldp-sgd", private=True, reference="squarecb-nonprivate"),
-    AgentEntry("elim-ldp-pooled", private=True, reference="elim-ucb", version=2),  # 2: as elim-jdp-pooled's 3
+    AgentEntry("elim-ldp-pooled", private=True, reference="elim-ucb", version=2),
     AgentEntry("elim-ldp-vec", private=True, reference="elim-ucb"),
     preset_entry("linucb-practical", private=False),
 )
