@@ -2,11 +2,9 @@
 
 ``bench`` is :func:`privbandit.bench.run_bench`, ``run`` :func:`~privbandit.bench.workflow.run_agent`, ``plot``
 :func:`~privbandit.bench.workflow.replot`, ``store-reference`` :func:`~privbandit.bench.workflow.store_suite`,
-``audit`` :func:`privbandit.agents.audit.audit_agent` (exit codes: :func:`cmd_audit`), ``leaderboard``
-:func:`privbandit.report.leaderboard.ranked_boards` and ``board`` :func:`privbandit.report.write_board`. Bad
-arguments, two commands on one folder (``DIR/.lock``) and a full disk (finished cells kept) exit with code 2 and a
-one-line message; Ctrl-C exits with code 130 and says how many cells were saved; a report with a group short of its
-planned seeds (a dead worker) ends with ``N groups incomplete: rerun to finish``, exit code :data:`EXIT_INCOMPLETE`.
+``audit`` :func:`privbandit.agents.audit.audit_agent`, ``leaderboard``
+:func:`privbandit.report.leaderboard.ranked_boards` and ``board`` :func:`privbandit.report.write_board`. Errors are
+one line; :data:`EXIT_CODES` lists the exit codes.
 """
 
 from __future__ import annotations
@@ -22,8 +20,19 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .bench.workflow import EXIT_INCOMPLETE, BenchError, store_suite
+from .agents import agent_descriptions
+from .agents.workers import BACKENDS, BackendUnavailable
+from .bench.cells import FolderLocked, cell_path
+from .bench.stored import stored_results, stored_source
+from .bench.suites import SUITES
+from .bench.workflow import EXIT_INCOMPLETE, BenchError, replot, run_agent, run_bench, store_suite
+from .envs import family_names
+from .envs.registration import ENV_IDS
+from .oracles import ContractError, oracle_class, oracle_names
 from .privacy import check_delta, check_epsilon
+from .registry import PluginError, first_doc_line
+from .report import write_board
+from .report.leaderboard import leaderboard_markdown, ranked_boards, read_results
 
 
 class UsageError(Exception):
@@ -78,9 +87,6 @@ _epsilons = _argument(lambda text: tuple(float(t) for t in text.split(",")), "a 
 
 def _add_bench_parser(sub) -> argparse.ArgumentParser:
     """The ``bench`` subcommand's parser, added to ``sub``."""
-    from .agents.workers import BACKENDS
-    from .bench.suites import SUITES
-
     b = sub.add_parser("bench", help="run a benchmark suite: results, figures and report.md", epilog=EXIT_CODES)
     b.add_argument("--suite", choices=sorted(SUITES), default="quick", help="the suite (default: quick)")
     b.add_argument("--out", type=Path, default=None, help="results folder (default: results/SUITE)")
@@ -142,13 +148,6 @@ def _add_run_parser(sub) -> argparse.ArgumentParser:
     return r
 
 
-def _add_plot_parser(sub) -> argparse.ArgumentParser:
-    """The ``plot`` subcommand's parser, added to ``sub``."""
-    pl = sub.add_parser("plot", help="redraw the figures and report.md of a results folder", epilog=EXIT_CODES)
-    pl.add_argument("dir", type=Path, help="a folder with results.csv (from bench or run --out)")
-    return pl
-
-
 def _add_audit_parser(sub) -> argparse.ArgumentParser:
     """The ``audit`` subcommand's parser, added to ``sub``."""
     au = sub.add_parser("audit", help="privacy audit of a private agent: the contract's privacy checks, then an "
@@ -177,38 +176,18 @@ def _add_audit_parser(sub) -> argparse.ArgumentParser:
     return au
 
 
-def _add_result_sources(parser: argparse.ArgumentParser) -> None:
-    """The results a ``leaderboard`` or ``board`` reads: folders (``DIR...``) and ``--stored SUITE``."""
-    from .bench.suites import SUITES
-
+def _add_results_parser(sub, name: str, help: str) -> argparse.ArgumentParser:
+    """The parser of ``leaderboard`` or ``board``, with the results they read: folders (``DIR...``) and
+    ``--stored SUITE``."""
+    parser = sub.add_parser(name, help=help, epilog=EXIT_CODES)
     parser.add_argument("dirs", type=Path, nargs="*", metavar="DIR", help="folders with results.csv")
     parser.add_argument("--stored", choices=sorted(SUITES), action="append", default=[],
                         help="add the stored reference results of a suite (repeatable)")
-
-
-def _add_leaderboard_parser(sub) -> argparse.ArgumentParser:
-    """The ``leaderboard`` subcommand's parser, added to ``sub``."""
-    lb = sub.add_parser("leaderboard", help="agents ranked by regret per env, privacy model and epsilon, across "
-                        "results folders and stored reference results", epilog=EXIT_CODES)
-    _add_result_sources(lb)
-    lb.add_argument("--reference", default=None,
-                    help="the agent each board is paired against (default: its best non-private agent)")
-    return lb
-
-
-def _add_board_parser(sub) -> argparse.ArgumentParser:
-    """The ``board`` subcommand's parser, added to ``sub``."""
-    bo = sub.add_parser("board", help="the results board: one self-contained HTML page (regret curves, the price of "
-                        "privacy, the leaderboard) of results folders and stored reference results", epilog=EXIT_CODES)
-    _add_result_sources(bo)
-    bo.add_argument("--out", type=Path, required=True, help="the HTML file to write")
-    return bo
+    return parser
 
 
 def _add_store_reference_parser(sub) -> argparse.ArgumentParser:
     """The ``store-reference`` subcommand's parser."""
-    from .bench.suites import SUITES
-
     sr = sub.add_parser("store-reference", help="run a suite's baseline cells and pack them as its stored reference "
                         "results (privbandit/data/reference/SUITE.tar.xz and SUITE.json)", epilog=EXIT_CODES)
     sr.add_argument("--suite", choices=sorted(SUITES), required=True, help="the suite")
@@ -224,13 +203,6 @@ def _add_store_reference_parser(sub) -> argparse.ArgumentParser:
     return sr
 
 
-def _add_list_parser(sub) -> argparse.ArgumentParser:
-    """The ``list`` subcommand's parser, added to ``sub``."""
-    ls = sub.add_parser("list", help="list what is registered")
-    ls.add_argument("what", choices=("envs", "agents", "oracles", "families"))
-    return ls
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``privbandit``."""
     p = argparse.ArgumentParser(prog="privbandit", description="Differentially private contextual bandits: "
@@ -238,18 +210,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="command", required=True,
                            metavar="{bench,run,plot,audit,leaderboard,board,store-reference,list}")
-    parsers = (_add_bench_parser(sub), _add_run_parser(sub), _add_plot_parser(sub), _add_audit_parser(sub),
-               _add_leaderboard_parser(sub), _add_board_parser(sub), _add_store_reference_parser(sub),
-               _add_list_parser(sub))
-    for parser in parsers:  # errors found after parsing are reported as "privbandit COMMAND: error: ..."
+    bench, run = _add_bench_parser(sub), _add_run_parser(sub)
+    plot = sub.add_parser("plot", help="redraw the figures and report.md of a results folder", epilog=EXIT_CODES)
+    plot.add_argument("dir", type=Path, help="a folder with results.csv (from bench or run --out)")
+    audit = _add_audit_parser(sub)
+    lb = _add_results_parser(sub, "leaderboard", "agents ranked by regret per env, privacy model and epsilon, "
+                             "across results folders and stored reference results")
+    lb.add_argument("--reference", default=None,
+                    help="the agent each board is paired against (default: its best non-private agent)")
+    bo = _add_results_parser(sub, "board", "the results board: one self-contained HTML page (regret curves, the "
+                             "price of privacy, the leaderboard) of results folders and stored reference results")
+    bo.add_argument("--out", type=Path, required=True, help="the HTML file to write")
+    store = _add_store_reference_parser(sub)
+    listing = sub.add_parser("list", help="list what is registered")
+    listing.add_argument("what", choices=("envs", "agents", "oracles", "families"))
+    for parser in (bench, run, plot, audit, lb, bo, store, listing):  # errors after parsing: "privbandit CMD: error"
         parser.set_defaults(subparser=parser)
     return p
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """``privbandit bench``: :func:`privbandit.bench.run_bench` with the command's options."""
-    from .bench.workflow import run_bench
-
     env_kwargs = _json_object("--env-kwargs", args.env_kwargs, '{"reward": "linear-fit"}')
     res = run_bench(args.suite, args.out, jobs=args.jobs, backend=args.backend, address=args.address,
                     agent=args.agent, private=args.private, reference=args.reference, agent_kwargs=_agent_kwargs(args),
@@ -272,8 +253,6 @@ def _command(args: argparse.Namespace) -> str:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """``privbandit run``: :func:`privbandit.bench.workflow.run_agent` with the command's options."""
-    from .bench.workflow import run_agent
-
     res = run_agent(args.env, args.agent, args.horizon, epsilon=args.epsilon, delta=args.delta, seeds=args.seeds,
                     agent_kwargs=_agent_kwargs(args), label=args.label,
                     family=args.family, dim=args.dim, arms=args.arms, out=args.out, jobs=args.jobs,
@@ -284,19 +263,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_plot(args: argparse.Namespace) -> int:
     """``privbandit plot DIR``: :func:`privbandit.bench.workflow.replot`."""
-    from .bench.workflow import replot
-
     return replot(args.dir, command=f"privbandit plot {shlex.quote(str(args.dir))}").exit_code
 
 
 def cmd_list(args: argparse.Namespace) -> int:
     """``privbandit list envs|agents|oracles|families``."""
-    from .agents import agent_descriptions
-    from .envs import family_names
-    from .envs.registration import ENV_IDS
-    from .oracles import oracle_class, oracle_names
-    from .registry import first_doc_line
-
     listed = {"envs": lambda: sorted(ENV_IDS), "families": family_names,
               "agents": lambda: [f"{n:24s} {text}" for n, text in agent_descriptions().items()],
               "oracles": lambda: [f"{n:24s} {first_doc_line(oracle_class(n))}" for n in oracle_names()]}
@@ -328,7 +299,6 @@ def cmd_audit(args: argparse.Namespace) -> int:
     refuted (by a privacy check of the contract or by the bound), else :data:`EXIT_LEDGER` if the ledger is missing
     or above the claim (whatever the bound says), else :data:`EXIT_CONTRACT` if a check not about privacy failed."""
     from .agents.audit import CONTRACT_NOT_PRIVACY, FULL, QUICK, audit_agent
-    from .oracles import ContractError
 
     kwargs = _agent_kwargs(args)
     sizes = dict(QUICK if args.quick else FULL)
@@ -347,9 +317,6 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     """``privbandit leaderboard DIR...``: the ranked boards of :mod:`privbandit.report.leaderboard`."""
-    from .bench.stored import stored_results
-    from .report.leaderboard import leaderboard_markdown, ranked_boards, read_results
-
     try:  # a folder without results.csv, a table that does not parse, no results to rank: one line
         tables = [read_results(d) for d in args.dirs]
         for suite in args.stored:
@@ -366,9 +333,6 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 def cmd_board(args: argparse.Namespace) -> int:
     """``privbandit board DIR... --out FILE``: the results board of :mod:`privbandit.report.board`."""
-    from .bench.stored import stored_source
-    from .report import write_board
-
     if not args.dirs and not args.stored:
         raise UsageError("give results folders (DIR...) or --stored SUITE")
     if args.out.is_dir() or not args.out.parent.is_dir():  # said before the work, not after
@@ -395,8 +359,6 @@ COMMANDS = {"bench": cmd_bench, "run": cmd_run, "plot": cmd_plot, "audit": cmd_a
 
 def _interrupted(args: argparse.Namespace | None) -> str:
     """The line printed on Ctrl-C: how many cells of the command are saved, and how to resume."""
-    from .bench.cells import cell_path
-
     out, cells = getattr(args, "sweep_state", (None, None))
     if cells is None:
         return "interrupted"
@@ -419,16 +381,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         def error(message: str) -> None:  # one line, "privbandit run: error: ...", exit code 2
             sub.exit(2, f"{sub.prog}: error: {message}\n")
 
-        from .bench.cells import FolderLocked
-        from .registry import PluginError
-
         try:
             return COMMANDS[args.command](args)
         except (UsageError, BenchError, PluginError, FolderLocked) as exc:  # a plugin that cannot be imported: why
             error(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         except ImportError as exc:  # an optional backend that is not installed
-            from .agents.workers import BackendUnavailable
-
             if isinstance(exc, BackendUnavailable):
                 error(str(exc))
             raise

@@ -17,6 +17,7 @@ import pandas as pd
 from ..report.compare import paired_comparison
 from ..report.leaderboard import leaderboard
 from .grid import AgentEntry
+from .labels import agent_name, kwargs_label, resolve_label
 from .suites import Suite, agent_available, get_suite
 from .sweep import SweepResult, sweep
 
@@ -76,8 +77,6 @@ def challenger_entry(agent: str | AgentEntry, *, private: str | None = None, lab
     else:
         if not isinstance(agent, str) or not agent:
             raise ValueError(f"agent must be an agent name or an import path 'pkg.module:factory', got {agent!r}")
-        from .labels import agent_name, kwargs_label, resolve_label
-
         name, kw = resolve_label(agent, kwargs)
         default = agent if name != agent and not kwargs else kwargs_label(agent_name(name, kw), kw)
         entry = AgentEntry(name, kw, label=label or default, private=True if private else None, reference=reference)
@@ -151,22 +150,13 @@ def challenge(suite: Suite | str, agent: str | AgentEntry, out: str | os.PathLik
     Parameters
     ----------
     suite : Suite or {"quick", "paper"}
-    agent : str or AgentEntry
-        A registered name, an entry point name or an import path ``"pkg.module:factory"``.
+    agent, private, reference, label, kwargs
+        The challenger, as in :func:`challenger_entry`; ``reference`` must be a baseline of the blocks it joins
+        (listed first in the comparison).
     out : path
         The results folder.
-    private : {"jdp", "ldp"}, optional
-        The privacy model the agent claims (checked against its spec).
-    reference : str, optional
-        A baseline label of the blocks the challenger joins: listed first in the comparison.
-    label : str, optional
-        The challenger's ``agent`` label (default: its own name, see :func:`challenger_entry`).
-    kwargs : dict, optional
-        Keyword arguments of the agent.
-    seeds : int or sequence of int, optional
-        Override the suite's seeds (a count or the seeds).
-    horizon : int, optional
-        Override the suite's horizons.
+    seeds, horizon : optional
+        Override the suite's seeds (a count or the seeds) and horizons.
     jobs, backend, address, progress
         As in :func:`~privbandit.bench.sweep.sweep`.
 

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 
 from .._validation import check_choice, check_int
@@ -177,10 +178,6 @@ class EnvEntry:
 
     def make(self, horizon: int):
         """``gymnasium.make(env_id, horizon=horizon, **kwargs)``."""
-        import gymnasium as gym
-
-        import privbandit  # noqa: F401 - registers the envs
-
         return gym.make(self.env_id, **{**dict(self.kwargs), "horizon": horizon})
 
 

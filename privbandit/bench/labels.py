@@ -21,6 +21,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..agents import agent_is_private, agent_names, make_agent
+from ..agents.registry import AGENT_REGISTRY, PRESETS
+from ..registry import is_import_path
+from . import suites  # noqa: F401 - registers the suites' presets
+
 __all__ = ["agent_name", "kwargs_label", "resolve_label", "suite_variants"]
 
 _CALL = re.compile(r"(?P<name>[^()\s]+)\((?P<args>.*)\)")
@@ -29,9 +34,6 @@ _CALL = re.compile(r"(?P<name>[^()\s]+)\((?P<args>.*)\)")
 def suite_variants() -> dict[str, tuple[str, dict[str, Any]]]:
     """The presets of the agent registry, with the suites' (every suite entry whose label is not its agent's name
     is one, :func:`~privbandit.bench.suites.preset_entry`): label -> (name, kwargs)."""
-    from ..agents.registry import PRESETS
-    from . import suites  # noqa: F401 - registers the suites' presets
-
     return {label: (name, dict(kw)) for label, (name, kw) in PRESETS.items()}
 
 
@@ -54,9 +56,6 @@ def resolve_label(label: str, kwargs: Mapping[str, Any] | None = None) -> tuple[
     >>> resolve_label("elim-jdp", {"first_epoch": 4})
     ('elim-jdp', {'first_epoch': 4})
     """
-    from ..agents import agent_names
-    from ..registry import is_import_path
-
     extra = dict(kwargs or {})
     if label in agent_names() or is_import_path(label):
         return label, extra
@@ -106,8 +105,6 @@ def agent_name(agent: str, kwargs: Mapping[str, Any] | None = None) -> str:
     instance or a class attribute) unless that name is another registered agent's (inherited from the agent
     the factory wraps), else the import path's attribute.
     """
-    from ..registry import is_import_path
-
     if not is_import_path(agent):
         return agent
     own = _own_name(agent, kwargs)
@@ -116,9 +113,6 @@ def agent_name(agent: str, kwargs: Mapping[str, Any] | None = None) -> str:
 
 def _names_another(name: str, agent: str) -> bool:
     """Whether ``name`` is registered (or an entry point) for a factory other than ``agent``'s."""
-    from ..agents import agent_names
-    from ..agents.registry import AGENT_REGISTRY
-
     if name == agent or name not in agent_names():
         return False
     try:
@@ -129,9 +123,6 @@ def _names_another(name: str, agent: str) -> bool:
 
 def _own_name(agent: str, kwargs: Mapping[str, Any] | None) -> str | None:
     """The ``name`` attribute of a plugin's factory, else of the agent it builds; None without one."""
-    from ..agents import agent_is_private, make_agent
-    from ..agents.registry import AGENT_REGISTRY
-
     own = getattr(AGENT_REGISTRY.get(agent).obj, "name", None)
     if isinstance(own, str) and own:
         return own

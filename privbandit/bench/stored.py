@@ -1,34 +1,20 @@
 """Stored results: the baseline cells of a suite, run once, shipped in the package data.
 
-A challenger run (``privbandit bench --suite S --agent X``) needs the baselines' per-seed results, which
-are the same on every machine for one version of the suite and the library. :func:`pack_results`
-packs the cell files of a finished suite (:mod:`privbandit.bench.cells`'s format: table, footer with key,
-identity, version and checksum) into one xz-compressed tar, ``privbandit/data/reference/SUITE.tar.xz``, with
-a manifest ``SUITE.json``: the :func:`suite_version`, the library version, the ``command`` that made them, the
-suite's declared ``results_version``, a :func:`stream_summary` per (env, horizon, seed) under ``streams`` (sketches
-of blocks of rounds along the whole stream), the ``stream_tolerance``, the manifest's ``format``
-(:data:`MANIFEST_FORMAT`), ``made_on`` (:func:`machine`) and ``streams_made_on`` (where the summaries were made).
-:func:`refresh_stream_summaries` rewrites only the summaries of a manifest (the archive of cells is kept byte for
-byte): ``privbandit store-reference --suite S --streams-only``.
+A challenger run (``privbandit bench --suite S --agent X``) needs the baselines' per-seed results, which are
+the same on every machine for one version of the suite and the library. :func:`pack_results` packs the cell files
+of a finished suite (:mod:`privbandit.bench.cells`'s format) into ``privbandit/data/reference/SUITE.tar.xz`` with a
+manifest ``SUITE.json`` (the versions, the command, a :func:`stream_summary` of every round stream);
+:func:`refresh_stream_summaries` rewrites only the summaries (``privbandit store-reference --suite S
+--streams-only``). :func:`match_stored` says which cells the stored ones stand in for here: the library version and
+the suite's ``results_version`` are the stored ones, the archive holds the cell, and its round stream here is the
+stored one up to rounding in every round (:func:`stream_difference`; bytes do not carry across CPUs and BLAS
+kernels). :func:`install_stored` writes the stored cell files into a results folder, where the sweep finds them
+finished; :func:`stored_results` reads them as one table, :func:`stored_source` as a source of the results board.
 
 A change to a baseline's code that changes its numbers must raise the suite's ``results_version``
-(``tests/bench/test_reference.py`` re-runs one stored cell of every baseline and fails until it is raised); a refactor
-that leaves every number as it was keeps the stored results valid.
-
-Stored results are valid per cell (:func:`match_stored`): a stored cell stands in for a run here when the
-library version and the suite's ``results_version`` are the stored ones, the archive holds the cell and its round
-stream here, every round of it, is the stored one up to rounding (:func:`stream_difference`). Bytes alone do not
-carry across machines: numpy evaluates exp and log with other SIMD code on CPUs with AVX-512 than on CPUs without, and
-OpenBLAS picks a kernel per CPU, which moves the last bits of the heavy-tailed and the real-data streams; another
-seed, generator or env code moves them by far more. A stored cell then stands for the run of its experiment; its
-agents see the same rounds up to rounding (the largest difference of final regret measured when stored cells are
-run again on another CPU is in ``docs/guide/benchmarking.md``). A cell the archive does not hold (an agent added
-to a suite after the results were stored, a challenger) runs; so does every cell of a stream that differs. A
-manifest without ``results_version`` (stored before cells were checked one by one) is valid only as a whole; a
-manifest of an older ``format`` (format 1 summarised the first 64 rounds of a stream only) is not used until its
-summaries are refreshed.
-:func:`install_stored` writes the stored cell files into a results folder, where the sweep finds them finished;
-:func:`stored_results` reads them as one table, :func:`stored_source` as a source of the results board.
+(``tests/bench/test_reference.py`` re-runs one stored cell of every baseline and fails until it is raised). What
+the manifest holds, when a stored cell stands in for a run and why streams are compared to a tolerance: the
+benchmarking guide, ``docs/guide/benchmarking.md``.
 """
 
 from __future__ import annotations
@@ -192,16 +178,6 @@ def stream_key(cell) -> str:
     return f"{cell.env.label}|T={cell.horizon}|seed={cell.seed}"
 
 
-def stream_summaries(cells: Sequence) -> dict[str, dict[str, Any]]:
-    """:func:`stream_summary` of every distinct (env, horizon, seed) of ``cells``."""
-    out: dict[str, dict[str, Any]] = {}
-    for cell in cells:
-        key = stream_key(cell)
-        if key not in out:
-            out[key] = stream_summary(cell)
-    return out
-
-
 def machine() -> dict[str, str]:
     """Where results are made: the versions of privbandit, numpy, scipy and scikit-learn (``absent`` without it),
     the BLAS numpy calls and the kernel it chose for this CPU, and the CPU features numpy dispatches to (the SIMD
@@ -268,9 +244,13 @@ def pack_results(suite, folder: str | Path, command: str, dest: Path | None = No
 
 
 def _summaries_meta(cells: Sequence) -> dict[str, Any]:
-    """The manifest's entries on the round streams of ``cells``: their summaries and how they are compared."""
+    """The manifest's entries on the round streams of ``cells``: a :func:`stream_summary` of each distinct (env,
+    horizon, seed) and how they are compared."""
+    first: dict[str, Any] = {}
+    for cell in cells:
+        first.setdefault(stream_key(cell), cell)
     return dict(format=MANIFEST_FORMAT, stream_blocks=STREAM_BLOCKS, stream_tolerance=STREAM_TOLERANCE,
-                streams=stream_summaries(cells), streams_made_on=machine())
+                streams={key: stream_summary(c) for key, c in first.items()}, streams_made_on=machine())
 
 
 def _write_manifest(path: Path, meta: dict[str, Any]) -> None:

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ..agents import agent_names
 from ..agents.registry import preset, register_preset
+from ..oracles import oracle_names
 from .grid import DEFAULT_ENTROPY, AgentEntry, Cell, EnvEntry, Grid
 
 
@@ -46,8 +48,7 @@ JDP_AGENTS: tuple[AgentEntry, ...] = (
     AgentEntry("squarecb-nonprivate", private=False),
     AgentEntry("squarecb-dpsgd", private=True, reference="squarecb-nonprivate"),
     AgentEntry("squarecb-jdp-iw", private=True, reference="squarecb-nonprivate"),
-    AgentEntry("elim-jdp-pooled", private=True, reference="elim-ucb", version=3),  # 2: epochs growing 1.5x;
-    # 3: each epoch's Gram is the symmetric least-squares solution of W A = Psi~
+    AgentEntry("elim-jdp-pooled", private=True, reference="elim-ucb", version=3),  # versions: the changelog
     AgentEntry("squarecb-jdp-iw-cal", private=True, reference="squarecb-nonprivate"),
 )
 """Agents of the joint-DP blocks (and the non-private references); extend by appending. The LinUCB baselines
@@ -64,7 +65,7 @@ LDP_AGENTS: tuple[AgentEntry, ...] = (
     preset_entry("ldp-ucb-practical", private=True, reference="linucb-practical"),
     AgentEntry("linucb", private=False),
     AgentEntry("squarecb-ldp-sgd", private=True, reference="squarecb-nonprivate"),
-    AgentEntry("elim-ldp-pooled", private=True, reference="elim-ucb", version=2),  # 2: as elim-jdp-pooled's 3
+    AgentEntry("elim-ldp-pooled", private=True, reference="elim-ucb", version=2),
     AgentEntry("elim-ldp-vec", private=True, reference="elim-ucb"),
     preset_entry("linucb-practical", private=False),
 )
@@ -88,19 +89,14 @@ def lin_env(family: str, dim: int, n_arms: int, **kwargs) -> EnvEntry:
 def glm_env(family: str, dim: int, n_arms: int, scale: float | None = None, **kwargs) -> EnvEntry:
     """A ``PrivGLMCB-v0`` entry labelled ``glm-family-d{dim}k{n_arms}`` (the logistic link at its default slope),
     or ``glm-family-d{dim}k{n_arms}-s{scale}`` with the logistic link's slope ``scale`` given."""
-    if scale is None:
-        return EnvEntry(f"glm-{family}-d{dim}k{n_arms}", "PrivGLMCB-v0",
-                        dict(family=family, dim=dim, n_arms=n_arms, **kwargs))
-    return EnvEntry(f"glm-{family}-d{dim}k{n_arms}-s{scale:g}", "PrivGLMCB-v0",
-                    dict(family=family, dim=dim, n_arms=n_arms, link_kwargs={"scale": scale}, **kwargs))
+    link = {} if scale is None else {"link_kwargs": {"scale": scale}}
+    return EnvEntry(f"glm-{family}-d{dim}k{n_arms}" + ("" if scale is None else f"-s{scale:g}"), "PrivGLMCB-v0",
+                    dict(family=family, dim=dim, n_arms=n_arms, **link, **kwargs))
 
 
 def agent_available(entry: AgentEntry) -> bool:
     """Whether the entry's agent (and the oracle its kwargs name) is registered in this install, and its
     registration or the entry says whether it is private. Read from the registries: no agent is built."""
-    from ..agents import agent_names
-    from ..oracles import oracle_names
-
     if entry.name not in agent_names():
         return False
     oracle = dict(entry.kwargs).get("oracle")
@@ -219,13 +215,10 @@ class Suite:
         def horizon(t: int) -> str:
             return f"2^{t.bit_length() - 1}" if t & (t - 1) == 0 else str(t)
 
-        def number(v: float) -> str:
-            return f"{v:g}"
-
         said = []
         for what, get, show in (("seeds", lambda g: [tuple(g.seeds)], seeds), ("T", lambda g: [g.horizon], horizon),
-                                ("epsilon", lambda g: list(g.epsilons), number),
-                                ("delta", lambda g: [g.delta] if g.delta is not None else [], number)):
+                                ("epsilon", lambda g: list(g.epsilons), "{:g}".format),
+                                ("delta", lambda g: [g.delta] if g.delta is not None else [], "{:g}".format)):
             order = (lambda v: (-len(v), v)) if what == "seeds" else (lambda v: -v) if what == "T" else (lambda v: v)
             ran = sorted({v for g in mine for v in get(g)}, key=order)
             designed = sorted({v for g in theirs for v in get(g)}, key=order)
@@ -242,7 +235,7 @@ class Suite:
             for i, what in ((0, "agents"), (1, "envs"), (2, "epsilon"), (3, "seeds")):
                 gone = {k[i] for k in left} - {k[i] for k in ran_cells}
                 if gone:
-                    shown = [number(v) if i == 2 else str(v) for v in sorted(v for v in gone if v is not None)]
+                    shown = [f"{v:g}" if i == 2 else str(v) for v in sorted(v for v in gone if v is not None)]
                     parts.append(f"{what} {', '.join(shown)}")
             if not parts:
                 parts.append("other combinations of its agents, envs, epsilons and seeds")

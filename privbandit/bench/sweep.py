@@ -1,16 +1,12 @@
 """Sweeps over agents x envs x seeds x privacy levels, persisted cell by cell and resumable.
 
-A sweep runs a list of :class:`~privbandit.bench.grid.Cell` s (the grid model, :mod:`privbandit.bench.grid`).
-Each cell runs :func:`~privbandit.sim.runner.run` in a worker (an execution backend,
-:mod:`privbandit.bench.backends`) and writes its table at once to the cell store (:mod:`privbandit.bench.cells`),
-``<out>/cells/<cell.key>.csv``, a file that proves it is complete. A rerun skips every finished cell; a
-file that fails the check is moved to ``<out>/cells/rejected/``, named in a :class:`CellFilesRejected`
-warning and run again, and a file of another cell whose footer fails (or whose entropy is not the sweep's)
-is moved aside too, never mixed in. A killed sweep, or a dead worker, loses at most the cells that were
-running (:attr:`SweepResult.lost`). When the cells are done, ``<out>/results.csv`` is their concatenation
-in the order of the cell list (so serial and parallel sweeps give identical tables), followed by any other
-finished cell that an earlier sweep left in the folder (so the file always covers every cell of the
-folder); it is written atomically too. One sweep at a time writes a folder (:func:`folder_lock`).
+A sweep runs a list of :class:`~privbandit.bench.grid.Cell` s (:mod:`privbandit.bench.grid`), each with
+:func:`~privbandit.sim.runner.run` in a worker (:mod:`privbandit.bench.backends`), its table written at once to the
+cell store (:mod:`privbandit.bench.cells`), so a rerun skips every finished cell. A file that fails the check is
+moved aside (a :class:`CellFilesRejected` warning) and run again, as is a file of another cell whose footer fails or
+whose entropy is not the sweep's; a killed sweep, or a dead worker, loses at most the cells that were running
+(:attr:`SweepResult.lost`). ``<out>/results.csv`` is :func:`~privbandit.bench.cells.combine`'s: the cells in list
+order (serial and parallel sweeps give identical tables), then every other finished cell of the folder.
 
 Cells start in list order, each on the worker that frees up first, so a list with its costliest cells first
 (as the named suites order their grids) ends on short cells; :func:`estimate` times one run per agent, env and
@@ -71,16 +67,21 @@ def run_cell(cell: Cell, cells_dir: str | os.PathLike, plugins: Sequence[Any] = 
         return cell.key, False
     for ref in plugins:
         prepare(ref)
+    table = _play(cell, dict(agent=cell.agent.label, env=cell.env.label, seed=cell.seed))
+    atomic_write(path, cell_text(cell, table, planned_seeds if planned_seeds is not None else (cell.seed,)))
+    return cell.key, True
+
+
+def _play(cell: Cell, labels: dict[str, Any] | None = None) -> pd.DataFrame:
+    """The table of one run of ``cell``, on one BLAS thread (as in a worker)."""
     with limit_blas():
         agent = cell.agent.build(cell.epsilon, cell.delta)
         env = cell.env.make(cell.horizon)
         try:
-            table = run(agent, env, cell.horizon, cell.seed_sequence(), points_per_octave=cell.points_per_octave,
-                        labels=dict(agent=cell.agent.label, env=cell.env.label, seed=cell.seed))
+            return run(agent, env, cell.horizon, cell.seed_sequence(), points_per_octave=cell.points_per_octave,
+                       labels=labels)
         finally:
             env.close()
-    atomic_write(path, cell_text(cell, table, planned_seeds if planned_seeds is not None else (cell.seed,)))
-    return cell.key, True
 
 
 def _group(cell: Cell) -> tuple[str, str, float, int]:
@@ -311,13 +312,7 @@ def estimate(cells: Sequence[Cell], jobs: int = 1) -> SweepCost:
         if combo in cost:
             continue
         start = time.process_time()
-        with limit_blas():
-            env = c.env.make(c.horizon)
-            try:
-                run(c.agent.build(c.epsilon, c.delta), env, c.horizon, c.seed_sequence(),
-                    points_per_octave=c.points_per_octave)
-            finally:
-                env.close()
+        _play(c)
         cost[combo] = time.process_time() - start
     seconds = {c.key: cost[_combination(c)] for c in cells}
     workers = [0.0] * jobs

@@ -1,37 +1,42 @@
 """The benchmark workflow: what ``privbandit bench`` (and ``run --out``, ``plot``) does after parsing, as Python calls.
 
-:func:`run_bench` runs a suite (or a challenger beside its baselines) into a results folder: the suite's stored
-cells where they stand in for a run here (:mod:`privbandit.bench.stored`), the sweep of the others
-(:func:`~privbandit.bench.sweep.sweep`), then ``results.csv``, the figures, ``report.md``, ``report.json`` and
-``board.html`` (:func:`write_outputs`), and the completeness of the report (:func:`completion`). It prints what the
-command prints, and returns a :class:`BenchResult`. The command, notebooks and scripts call the same functions.
+:func:`run_bench` (``bench``), :func:`run_agent` (``run``), :func:`replot` (``plot``) and :func:`store_suite`
+(``store-reference``) print what the command prints and return what it did; the command, notebooks and scripts
+call the same functions.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
+import tempfile
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import pandas as pd
 
+from ..agents import agent_is_private, agent_names
+from ..envs.registration import ENV_IDS
 from ..report import write_board
 from ..report.compare import challenger_figure, comparison_lines, comparison_markdown
 from ..report.figures import save_standard_figures
-from ..report.files import atomic_write
+from ..report.files import atomic_write, read_cell
 from ..report.leaderboard import leaderboard
 from ..report.tables import PLAN_KEYS, final_regret, headline_table, incomplete_groups, markdown_table, write_report
-from .cells import cell_path, folder_lock
+from .cells import CellFileError, cell_path, folder_lock, load_cell
 from .challenger import challenger_entry, challenger_suite
-from .grid import Cell, EnvEntry
-from .stored import install_stored, match_stored
+from .grid import AgentEntry, Cell, EnvEntry, Grid
+from .labels import agent_name, kwargs_label, resolve_label
+from .stored import install_stored, match_stored, pack_results, refresh_stream_summaries
 from .suites import SUITES, Suite, get_suite
-from .sweep import CellFilesRejected, SweepResult, estimate, sweep
+from .sweep import PLANNED_COLUMNS, CellFilesRejected, SweepResult, estimate, sweep
 
 __all__ = ["EXIT_INCOMPLETE", "REPORT_META", "BenchError", "BenchResult", "completion", "headline", "output_folder",
            "read_meta", "references_of", "replot", "run_agent", "run_bench", "run_cells", "store_suite",
@@ -121,8 +126,6 @@ def run_cells(cells: Sequence[Cell], out: str | os.PathLike, *, jobs: int, progr
               prog: str = "privbandit", **kwargs: Any) -> SweepResult:
     """``sweep(cells, out, ...)`` on ``jobs`` workers, saying on stderr (each line headed ``prog``) which cell
     files failed the check (moved aside, run again) and which cells a dead worker lost."""
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CellFilesRejected)  # said below, one line per file
         res = sweep(cells, out, jobs=jobs, progress=progress, **kwargs)
@@ -138,11 +141,7 @@ def run_cells(cells: Sequence[Cell], out: str | os.PathLike, *, jobs: int, progr
 def completion(table: pd.DataFrame, planned: pd.DataFrame | None) -> int:
     """Print the last line about completeness (how many groups of the report have fewer seeds than planned, a
     planned group with none too); the exit code (0 or :data:`EXIT_INCOMPLETE`)."""
-    n = _incomplete(table, planned)
-    if n:
-        print(f"{n} groups incomplete: rerun to finish")
-        return EXIT_INCOMPLETE
-    return 0
+    return _done(table, planned).exit_code
 
 
 def _incomplete(table: pd.DataFrame, planned: pd.DataFrame | None) -> int:
@@ -286,8 +285,18 @@ def _planned_suite(full: Suite, agent: str | None, private, reference, label, ag
     if any(chosen[k] is not None for k in ("agents", "envs", "epsilons", "env_kwargs")):
         raise BenchError("--agents, --envs, --epsilons and --env-kwargs choose the suite's cells: a challenger "
                          "(--agent) runs beside the whole suite")
-    return _challenger_suite(full, agent, private, reference, label, dict(agent_kwargs or {}), chosen["seeds"],
-                             chosen["horizon"], chosen["delta"])
+    try:  # the challenger added to every block its privacy model fits
+        entry = challenger_entry(agent, private=private, reference=reference, label=label,
+                                 kwargs=dict(agent_kwargs or {}))
+        ran = challenger_suite(full, entry, seeds=chosen["seeds"], horizon=chosen["horizon"], delta=chosen["delta"])
+    except (ValueError, TypeError) as exc:
+        raise BenchError(f"--agent {agent}: {str(exc).splitlines()[0]}") from None
+    if reference is not None:
+        labels = sorted({a.label for g in ran.grids for a in g.agents} - {entry.label})
+        if reference not in labels:
+            raise BenchError(f"--reference must be a baseline of the blocks the challenger joins, one of {labels}; "
+                             f"got {reference!r}")
+    return ran, entry.label
 
 
 def _bench_folder(full: Suite, the_suite: Suite, cells: Sequence[Cell], out: Path, challenger: str | None, *,
@@ -363,22 +372,6 @@ def _with_kwargs(entry: EnvEntry, extra: dict) -> EnvEntry:
     return new
 
 
-def _challenger_suite(suite: Suite, agent: str, private, reference, label, kwargs: dict, seeds, horizon,
-                      delta) -> tuple[Suite, str]:
-    """The suite with the challenger added to every block its privacy model fits, and the challenger's label."""
-    try:
-        entry = challenger_entry(agent, private=private, reference=reference, label=label, kwargs=kwargs)
-        ran = challenger_suite(suite, entry, seeds=seeds, horizon=horizon, delta=delta)
-    except (ValueError, TypeError) as exc:
-        raise BenchError(f"--agent {agent}: {str(exc).splitlines()[0]}") from None
-    if reference is not None:
-        labels = sorted({a.label for g in ran.grids for a in g.agents} - {entry.label})
-        if reference not in labels:
-            raise BenchError(f"--reference must be a baseline of the blocks the challenger joins, one of {labels}; "
-                             f"got {reference!r}")
-    return ran, entry.label
-
-
 def _stored_baselines(suite: str, cells: Sequence[Cell], out: Path, challenger: str | None, baselines: str,
                       seeds, horizon, delta, prog: str) -> str | None:
     """Put the suite's stored cells into ``out/cells`` where they can stand in for a run here, cell by cell
@@ -448,8 +441,6 @@ def run_agent(env: str, agent: str, horizon: int, *, epsilon: float | None = Non
                                                dict(family=family, dim=dim, n_arms=arms))
     cells = grid.cells()
     if out is None:
-        import tempfile
-
         if started is not None:
             started(None, cells)
         with tempfile.TemporaryDirectory(prefix="privbandit-run-") as tmp:
@@ -483,13 +474,6 @@ def _agent_grid(env: str, agent: str, horizon: int, epsilon: float | None, delta
                 agent_kwargs: Mapping[str, Any] | None, label: str | None, env_options: dict) -> tuple[Any, str, str]:
     """The grid of :func:`run_agent` (one agent, one env), its agent's and env's labels; the agent, its keyword
     arguments, its budget and the env checked now (a :class:`BenchError` saying which is wrong)."""
-    import gymnasium as gym
-
-    from ..agents import agent_is_private, agent_names
-    from ..envs.registration import ENV_IDS
-    from .grid import AgentEntry, Grid
-    from .labels import agent_name, kwargs_label, resolve_label
-
     if env not in ENV_IDS:
         raise BenchError(f"--env must be one of {sorted(ENV_IDS)}, got {env!r}")
     name, kwargs = resolve_label(agent, dict(agent_kwargs or {}))
@@ -528,10 +512,7 @@ def replot(folder: str | os.PathLike, *, command: str | None = None) -> BenchRes
     """Redraw what ``privbandit plot DIR`` redraws: the figures, ``report.md`` and ``board.html`` of a results
     folder, with the title, notes, counterparts and slope window of its last report (``report.json``); a
     :class:`BenchError` if it has no readable results table or cell files that fail the check."""
-    from ..report.files import read_cell
     from ..report.tables import RUN_KEYS
-    from .cells import CellFileError, load_cell
-    from .sweep import PLANNED_COLUMNS
 
     folder = Path(folder)
     path = folder / "results.csv"
@@ -579,8 +560,10 @@ def replot(folder: str | os.PathLike, *, command: str | None = None) -> BenchRes
 
 def _done(table: pd.DataFrame, planned: pd.DataFrame | None, **kwargs: Any) -> BenchResult:
     """The :class:`BenchResult` of a finished table, its completeness line printed (:func:`completion`)."""
-    code = completion(table, planned)
-    return BenchResult(code, _incomplete(table, planned) if code else 0, **kwargs)
+    n = _incomplete(table, planned)
+    if n:
+        print(f"{n} groups incomplete: rerun to finish")
+    return BenchResult(EXIT_INCOMPLETE if n else 0, n, **kwargs)
 
 
 def store_suite(suite: str, out: str | os.PathLike | None = None, *, jobs: int = -1,
@@ -594,10 +577,6 @@ def store_suite(suite: str, out: str | os.PathLike | None = None, *, jobs: int =
     alone with ``streams_only``); raises :class:`BenchError` for ``out`` missing (or given with ``streams_only``),
     or a cell missing or failing the check (run again to finish).
     """
-    import shlex
-
-    from .stored import pack_results, refresh_stream_summaries
-
     the_suite = get_suite(suite)
     cells = the_suite.cells()  # its baselines: a suite holds no challenger
     dest = None if dest is None else output_folder(dest, "--dest")

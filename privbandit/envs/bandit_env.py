@@ -111,15 +111,10 @@ class PrivBanditEnv(gym.Env[np.ndarray, np.int64]):
         return self._stream.current_features(), reward, False, self._t >= self.horizon, info
 
     def render(self) -> str | np.ndarray | None:
-        """The round last played, drawn in ``render_mode`` (before the first step, or after
-        :meth:`sample_batch`: the round to come, with no action).
-
-        ``"ansi"``: a text block (rounds played, each arm's expected reward, the optimal arm, the last
-        action and reward, the cumulative regret). ``"rgb_array"``: a (240, max(320, 4 K), 3) uint8 image of
-        the same (:mod:`privbandit.envs.render`). The cumulative regret counts the rounds played by
-        ``step``; rounds taken by :meth:`sample_batch` have no action and are not drawn. With
-        ``render_mode=None`` it warns (as Gymnasium's own envs do) and returns None, and ``step`` keeps
-        nothing for it.
+        """The round last played, drawn in ``render_mode`` (:mod:`privbandit.envs.render`: ``"ansi"`` a text block,
+        ``"rgb_array"`` a (240, max(320, 4 K), 3) uint8 image); before the first step, or after :meth:`sample_batch`
+        (whose rounds are not drawn), the round to come, with no action. With ``render_mode=None`` it warns, as
+        Gymnasium's own envs do, and returns None, and ``step`` keeps nothing for it.
 
         Raises
         ------

@@ -230,27 +230,12 @@ class CBifySource(NamedTuple):
 def cbify_source(*, dataset: str | None = None, X: Any = None, y: Any = None, feature_map: str = "disjoint",
                  reward: str = "label", bound: float = 1.0, standardize: bool = True,
                  n_components: int | None = None, clip_quantile: float = 1.0, ridge: float = 1.0) -> CBifySource:
-    """Build the context source and theta* of ``PrivCBify-v0`` (the env card of :class:`~privbandit.envs.PrivCBifyEnv`
-    describes each step).
+    """Build the context source and theta* of ``PrivCBify-v0``.
 
     Parameters
     ----------
-    dataset : str, optional
-        One of :data:`DATASETS` ("digits" when neither ``dataset`` nor ``X`` is given).
-    X, y : array_like, optional
-        A user dataset instead: X (n, p) finite, y (n,) labels (at least 2 classes).
-    feature_map : {"disjoint", "shared"}
-    reward : {"label", "linear-fit"}
-    bound : float
-        B > 0.
-    standardize : bool
-        Centre and scale the columns (statistics of the whole dataset).
-    n_components : int, optional
-        Project the standardised rows onto this many principal directions (in [1, p]).
-    clip_quantile : float
-        q in (0, 1]: the rows are scaled by B / (q-quantile of the norms), longer rows projected onto the ball.
-    ridge : float
-        lambda > 0 of the ridge fit of theta*.
+    dataset, X, y, feature_map, reward, bound, standardize, n_components, clip_quantile, ridge
+        The arguments of :class:`~privbandit.envs.PrivCBifyEnv`, whose env card describes each one and each step.
     """
     check_choice("feature_map", feature_map, tuple(FEATURE_MAPS))
     check_choice("reward", reward, REWARD_MODELS)

@@ -269,38 +269,26 @@ def _check_link(link: Link, zmax: float) -> None:
 @dataclass(frozen=True, eq=False)
 class InstanceOptions:
     """The keyword arguments that fix a bandit instance, shared by every env constructor and
-    :func:`build_instance` (the env card of :class:`~privbandit.envs.PrivLinCBEnv` describes each one).
+    :func:`build_instance` (``## Arguments`` of the env cards of :class:`~privbandit.envs.PrivLinCBEnv` and, for the
+    link, :class:`~privbandit.envs.PrivGLMCBEnv` describe each one).
 
     The scalars are checked here; the family, feature map, theta* and link are checked when
     :func:`build_instance` builds them, since each check needs the others (e.g. the link's range needs theta*).
     """
 
     n_arms: int = 10
-    """K, the number of arms."""
     dim: int = 10
-    """d, the dimension of theta* and of the feature vectors (d = K p for the disjoint map)."""
     family: Any = "heavy-tailed"
-    """The context family: a registered name, an import path, or an object with ``sample(n, rng)``."""
     conditioning: float | None = None
-    """The named family's dial (how hard the instance is); None keeps the family's default."""
     family_kwargs: dict | None = None
-    """More keyword arguments of a named family."""
     feature_map: Any = "shared"
-    """``"shared"`` or ``"disjoint"`` (or a FeatureMap)."""
     theta: Any = None
-    """theta* (||theta|| <= 1); None draws it from ``instance_seed``."""
     instance_seed: int | None = 0
-    """Seed of theta* and of the family's fixed parameters (None: fresh entropy)."""
     bound: float = 1.0
-    """B, the bound of the features' norm."""
     link: Any = "identity"
-    """The link nu of the mean reward: ``"identity"``, ``"logistic"`` or a privbandit Link."""
     link_kwargs: dict | None = None
-    """Keyword arguments of a named link."""
     noise: Any = "rademacher"
-    """The reward noise: ``"rademacher"``, ``"gaussian"`` or a RewardNoise."""
     noise_scale: float = 0.5
-    """sigma of the Gaussian noise."""
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__

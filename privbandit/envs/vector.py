@@ -7,28 +7,10 @@ the blocks are stacked so a step gathers all sub-envs' rounds with one indexing 
 Autoreset follows ``AutoresetMode.NEXT_STEP``: the step after a truncation resets that sub-env
 (reward 0, no regret info) and ignores its action.
 
-What a sub-env is, for Gymnasium's vector API (``call``, ``get_attr``, ``set_attr``). The vector env holds
-no Env per index: sub-env i is the i-th slice of the stacked state (its generator, round counter and
-blocks of rounds), and every sub-env shares one instance (theta*, the context law, K, d, B, the link), one
-horizon (the episode length, ``min(horizon, max_episode_steps)``) and the spaces. So a name is answered as
-:class:`gymnasium.vector.SyncVectorEnv` answers it on ``gym.make(...)`` sub-envs with the same arguments:
-
-- the instance's attributes and methods (``n_arms``, ``dim``, ``bound``, ``theta``, ``bandit_spec``,
-  ``horizon``, ``instance``, ``render_mode``, ``uniform_policy_features``, ``u_star``, ...) come from one
-  single env of :attr:`~PrivBanditVectorEnv.env_class` built with the vector env's arguments, the same for
-  every sub-env; a method is called once per sub-env (``call`` returns a tuple of num_envs results);
-- the per-sub-env state that Gymnasium exposes is each sub-env's own: ``np_random`` (its generator),
-  ``np_random_seed`` and ``render`` (its frame); ``spec`` is the ``EnvSpec`` ``gym.make`` gives a sub-env;
-- one difference: with ``max_episode_steps`` the sync env's sub-envs keep their ``horizon`` (a ``TimeLimit``
-  wrapper ends the episode), while the native env's ``horizon`` and ``bandit_spec()`` are the episode length;
-- what plays a sub-env's episode (``reset``, ``step``, ``sample_batch``, ``close``) is the vector env's
-  own job, and a private name is no sub-env attribute: both raise an AttributeError naming the name.
-
-``set_attr`` takes a value, or a list or tuple of one value per sub-env; as the sub-envs share one
-instance the values must be equal (a ValueError otherwise); the value is set on the shared single env and,
-for ``horizon`` (which the vector env reads itself), on the vector env too. ``np_random``,
-``np_random_seed`` and ``render_mode`` cannot be set (an AttributeError, as SyncVectorEnv's for
-``render_mode``).
+What a sub-env is for Gymnasium's vector API (``call``, ``get_attr``, ``set_attr``): a slice of the stacked
+state sharing one instance, horizon and spaces, answered as :class:`gymnasium.vector.SyncVectorEnv` answers it on
+``gym.make(...)`` sub-envs (the environments guide, ``docs/guide/environments/index.md``, "The native vector env
+and Gymnasium's vector API").
 
 References
 ----------

@@ -5,51 +5,17 @@ coba (https://github.com/VowpalWabbit/coba, tested with 8.1) runs contextual-ban
 ``SequentialCB`` evaluator and returns a ``Result`` of per-interaction rows. Install it with the extra:
 ``pip install "privbandit[coba]"``.
 
-- :class:`CobaEnvironment` serves a privbandit env's rounds as coba interactions: ``read()`` yields one
-  ``SimulatedInteraction`` per round with ``context=None``, ``actions`` the K arms' feature rows
-  phi_t(a) (tuples of floats) and ``rewards`` every arm's drawn reward. The env is reset with the seed
-  split of :func:`privbandit.sim.run`, so the rounds are those ``run(agent, env, seed=seed)`` plays.
-- :class:`CobaLearner` wraps any privbandit agent. On the first interaction of a run it builds the
-  agent's :class:`~privbandit.agents.base.BanditSpec` from what coba shows it (K = the number of actions,
-  d = the length of a feature row) and the public horizon, bound and link given to it, and resets the
-  agent with the seed split of :func:`privbandit.sim.run`; then ``predict`` is ``agent.act`` on the
-  round's (K, d) features, returning the chosen action and its probability under the agent's policy,
-  and ``learn(context, action, reward, probability)`` is ``agent.update`` with the row of the action
-  coba passes and its reward: the agent's own action on-policy (``SequentialCB(learn="on")``), the
-  logged action off-policy (``learn="off"`` on ``Environments.logged(...)`` data). The action is found
-  among the interaction's actions (the same object, else an equal one); one that is none of them is a
-  ValueError. So ``CobaLearner.for_environment(agent, CobaEnvironment(env, seed=s))`` plays, inside
-  coba, exactly the arms ``run(agent, env, seed=s)`` plays.
-- The horizon. coba never tells a learner how many interactions it will see, and an agent's epochs and
-  privacy calibration are fixed from T before the first one, so T is given: ``for_environment`` takes
-  it from a :class:`CobaEnvironment`; on coba's own environments pass ``horizon=`` (a learner without
-  one refuses its first interaction with a ValueError saying so). A run is ``horizon`` interactions;
-  a copy coba makes of the learner (one per task when it is evaluated in several) starts a new run,
-  and so does the learner at its first interaction after a finished run (a second experiment): every
-  run starts from the learner's seed.
+- :class:`CobaEnvironment` serves a privbandit env's rounds as coba interactions (``context=None``, the K arms'
+  feature rows as actions, every arm's drawn reward, the env round as ``round``), reset with the seed split of
+  :func:`privbandit.sim.run`.
+- :class:`CobaLearner` wraps any privbandit agent: ``predict`` is ``agent.act``, ``learn`` is ``agent.update``
+  with the row of the action coba passes (on-policy or logged), so ``CobaLearner.for_environment(agent,
+  CobaEnvironment(env, seed=s))`` plays, inside coba, exactly the arms ``run(agent, env, seed=s)`` plays.
+- :func:`pseudo_regret` computes every learner's pseudo-regret from coba's ``Result``, which stores realised
+  rewards only (and features rounded to 5 decimals).
 
-Features on coba's own environments. ``feature_map="actions"`` uses each action's own features as
-phi(x, a) (what :class:`CobaEnvironment` serves); ``"disjoint"`` uses phi(x, a_i) = e_i (x) x, the
-context repeated in the block of the i-th action (coba's classification sources: the context is the
-example, the actions are the labels); a callable ``f(context, actions) -> (K, d) array`` is used as
-given. The default picks ``"actions"`` when coba's context is None and ``"disjoint"`` otherwise. Rows
-with ||phi|| > bound are clipped by the agent (with a ``ClippingWarning``): privacy needs a bound fixed
-before the run, so choose ``bound`` from public knowledge of the data, not from the data. Rewards
-outside [-1, 1] are clipped the same way.
-
-What coba stores, and pseudo-regret. coba's ``Result`` numbers interactions with a 1-based ``index``
-(their position in the stream a learner played) and stores every float it records (the action's
-features, the reward, the probability) rounded to 5 decimals; it records realised rewards, never the
-pseudo-regret. :class:`CobaEnvironment` gives every interaction its env round (``round``, 1-based), which
-coba records beside the index, so the round is known after ``shuffle`` or ``take``; then
-:func:`pseudo_regret` maps each stored action back to an arm by the nearest feature row of its round
-(the env's rounds are regenerated from the seed; a stored action must lie within the rounding of one
-of them) and computes max_a m_t(a) - m_t(a_t) from the env's expected rewards, for every learner,
-coba's own included. Two arms whose rows agree to 5 decimals are told apart by the nearer one (their
-expected rewards then differ by at most ||theta*|| * sqrt(d) * 5e-6).
-
-Rewards are served by arm, not by value: two arms with identical feature rows (possible with discrete
-features) still get their own drawn rewards, as in the Gymnasium env.
+How each piece works (the horizon a learner needs, features on coba's own environments, what coba stores) is
+in the interop guide, ``docs/guide/interop.md``, "coba".
 
 References
 ----------
@@ -183,11 +149,9 @@ class CobaLearner(coba.Learner):
     agent : Agent
         Any privbandit agent; reset here at the first interaction of every run.
     horizon : int, optional
-        T, the number of interactions of one run (public; it fixes the agent's epoch schedule and
-        calibration). coba never tells a learner how many interactions it will see, so on coba's own
-        environments pass it (the ``n`` of ``from_linear_synthetic(n, ...)`` or of ``take(n)``);
-        :meth:`for_environment` takes it from a :class:`CobaEnvironment`. Without it the first
-        ``predict`` raises a ValueError saying so.
+        T, the number of interactions of one run (public: it fixes the agent's epochs and calibration). coba
+        never says it: pass it on coba's own environments (:meth:`for_environment` takes it from a
+        :class:`CobaEnvironment`); without it the first ``predict`` raises a ValueError.
     bound : float
         The feature bound B of the agent's spec (public).
     link : Link, optional
@@ -200,11 +164,8 @@ class CobaLearner(coba.Learner):
 
     Notes
     -----
-    A run is ``horizon`` interactions. The learner is reusable: coba evaluates a copy of it when it appears
-    in several tasks (a copy starts a new run), and the learner itself starts a new run (``agent.reset``
-    with its seed, so the same play) at the first interaction after a finished run, as in a second
-    experiment. So give it the horizon of the environments it is evaluated on: an environment longer than
-    ``horizon`` is played as consecutive runs.
+    A run is ``horizon`` interactions and starts from ``seed``: a copy coba makes, and the learner at its first
+    interaction after a finished run, start a new one (the interop guide, "The horizon, and reuse").
     """
 
     def __init__(self, agent: Agent, *, horizon: int | None = None, bound: float = 1.0, link: Link | None = None,

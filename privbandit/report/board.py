@@ -6,18 +6,10 @@ computes every number the page shows with :mod:`privbandit.report.tables`, :mod:
 :mod:`~privbandit.report.compare` (:func:`board_data`), and writes one page (:func:`board_html`) with the data,
 its script and style and Plotly's JavaScript inlined: it opens from a file with no network.
 
-Views: the leaderboard as a sortable table (each private agent's ledger guarantee, paired differences to the
-board's best non-private and best private agents, agents no better than uniform play or worse marked by
-:func:`~privbandit.report.tables.uniform_mark`, the rule of ``report.md`` and the leaderboard), one board at a time
-(cumulative regret over t with 95% bands, log axes, legend clicks hide agents, a private-only view), the price of
-privacy (final regret against epsilon, and a slider that puts the private agents' curves at one epsilon beside
-their non-private counterparts'), and a challenger's paired comparison when the results hold one.
-
-Plotly draws the figures: its JavaScript is one file (about 4.8 MB) that ships inside the ``plotly`` wheel, so the
-page needs no network and no second download; its figures have legend toggling, log axes and hover built in,
-which the page's own script drives with ``Plotly.react``. Bokeh's inline resources are smaller (about 2 MB with
-its widgets) but switch an axis between linear and log only by drawing a second figure; Vega-Lite through Altair
-needs a further package (``vl-convert``) to inline its scripts.
+Its views (the leaderboard as a sortable table, one board at a time, the price of privacy, a challenger's paired
+comparison) are described in the command-line guide, ``docs/guide/cli.md`` (``board``). Plotly draws the figures:
+its JavaScript (about 4.8 MB) ships inside the ``plotly`` wheel, so the page needs no network, and its figures
+have legend toggling, log axes and hover built in, which the page's own script drives with ``Plotly.react``.
 """
 
 from __future__ import annotations
@@ -34,6 +26,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .compare import paired_comparison
+from .figures import agent_palette
+from .files import atomic_write
+from .leaderboard import BOARD_KEYS, leaderboard, paired_difference, read_results
 from .tables import (
     GROUP_KEYS,
     MARK_RULE,
@@ -44,7 +40,6 @@ from .tables import (
     final_regret,
     final_rows,
     ledger_guarantees,
-    mean_ci,
     nonnegative_mean_ci,
     uniform_mark,
     uniform_regret,
@@ -91,8 +86,6 @@ class BoardSource:
 
 def folder_source(folder: str | os.PathLike) -> BoardSource:
     """The :class:`BoardSource` of a results folder: ``results.csv`` and, when there, ``report.json``."""
-    from .leaderboard import read_results
-
     folder = Path(folder)
     table = read_results(folder)
     meta_path = folder / "report.json"
@@ -172,14 +165,10 @@ def _curves(df: pd.DataFrame, per_octave: int) -> tuple[list[dict], dict[tuple, 
 
 
 def _paired(regret: Mapping[str, pd.Series], agent: str, ref: str | None) -> list[float | None] | None:
-    """Paired difference of final regret (agent minus ``ref``, per seed): [mean, low, high, seeds]."""
-    if ref is None or ref == agent:
-        return None
-    pairs = pd.concat([regret[agent].rename("a"), regret[ref].rename("r")], axis=1, join="inner")
-    if pairs.empty:
-        return None
-    m, lo, hi = mean_ci((pairs["a"] - pairs["r"]).to_numpy(float))
-    return [_num(m), _num(lo), _num(hi), len(pairs)]
+    """The leaderboard's paired difference of final regret, agent minus ``ref``, as [mean, low, high, seeds] (None
+    for the agent itself or without a shared seed)."""
+    n, m, lo, hi = paired_difference(regret, agent, None if ref == agent else ref)
+    return [_num(m), _num(lo), _num(hi), n] if n else None
 
 
 def _ledgers(df: pd.DataFrame) -> dict[tuple, float]:
@@ -203,8 +192,6 @@ def _curve_of(index: Mapping[tuple, int], env: str, agent: str, model: str, eps:
 def _boards(df: pd.DataFrame, final: pd.DataFrame, index: Mapping[tuple, int]) -> list[dict]:
     """One entry per board of :func:`~privbandit.report.leaderboard.leaderboard`: its rows with their marks, paired
     differences to the best non-private and the best private agent, ledgers and curves."""
-    from .leaderboard import BOARD_KEYS, leaderboard
-
     ends = final_rows(df)
     ledgers = _ledgers(df)
     boards = []
@@ -274,8 +261,6 @@ def _price(final: pd.DataFrame, references: Mapping[str, str], index: Mapping[tu
 
 def _comparisons(df: pd.DataFrame, sources: Sequence[BoardSource]) -> list[dict]:
     """The paired comparison of each source's challenger against the baselines (:mod:`privbandit.report.compare`)."""
-    from .compare import paired_comparison
-
     out = []
     for i, s in enumerate(sources):
         if s.challenger is None or s.challenger not in set(df["agent"]):
@@ -314,8 +299,6 @@ def board_data(sources: Sequence[BoardSource], per_octave: int = PER_OCTAVE) -> 
     ValueError
         If the sources hold no results.
     """
-    from .figures import agent_palette
-
     df = _stack(sources)
     final = final_regret(df)
     curves, index = _curves(df, per_octave)
@@ -387,8 +370,6 @@ def write_board(folders: Sequence[str | os.PathLike], out: str | os.PathLike, st
     >>> write_board(["results/quick"], "board.html", stored=[stored_source("quick")])  # doctest: +SKIP
     PosixPath('board.html')
     """
-    from .files import atomic_write
-
     sources = [folder_source(f) for f in folders] + list(stored)
     if not sources:
         raise ValueError("give results folders or stored suites")

@@ -5,10 +5,9 @@ shows; :func:`comparison_markdown` the report's sections on a challenger, :func:
 
 Paired comparisons
 ------------------
-Every agent of a sweep meets the same contexts and rewards for an (env, seed): a cell's random stream
-is ``SeedSequence(entropy, spawn_key=(hash(env), seed))`` whatever the agent (common random numbers). So
-the comparison of the challenger with a baseline uses the per-seed differences of final regret,
-d_s = R_challenger(s) - R_baseline(s), which remove the seed-to-seed variation the two share:
+Every agent of a sweep meets the same contexts and rewards for an (env, seed) (common random numbers, the seeds
+of :mod:`privbandit.bench.grid`), so the comparison of the challenger with a baseline uses the per-seed differences
+of final regret, d_s = R_challenger(s) - R_baseline(s), which remove the seed-to-seed variation the two share:
 
 - mean difference and its Student-t 95% interval (n - 1 degrees of freedom over the n paired seeds);
 - wins: the seeds where the challenger's regret is lower;
@@ -34,6 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .figures import log_axis
 from .leaderboard import BOARD_KEYS, leaderboard
 from .tables import MARK_RULE, final_rows, markdown_table, mean_ci, uniform_marks
 
@@ -159,8 +159,6 @@ def challenger_figure(board: pd.DataFrame, challenger: str, path: str | os.PathL
     (regrets of one board span orders of magnitude), the panels wrapped into a grid of at most ``columns``
     columns. Saved as a PNG at ``path``."""
     import matplotlib.pyplot as plt
-
-    from .figures import log_axis
 
     keys = [k for k, b in board.groupby(list(BOARD_KEYS), sort=False) if challenger in set(b["agent"])]
     n = max(1, len(keys))

@@ -5,10 +5,8 @@ spectra, and the standard PNGs of a results folder (:func:`save_standard_figures
 and ``plot``). The functions never choose a matplotlib backend; scripts and the command line use ``Agg``. Curves
 split by agent (``hue="agent"``) take their colours from :func:`agent_palette` unless given a palette.
 
-Bands of a regret (or an error, any non-negative quantity) are 95% confidence intervals of the mean over
-seeds taken on the log scale (:func:`nonnegative_band`, the rule of the report's intervals too): never below 0,
-and drawable on log axes. :data:`BAND` (the normal interval, ``("se", 1.96)``) is for quantities that can be
-negative; ``errorbar=("ci", 95)`` gives seaborn's bootstrap.
+Bands of a regret (or an error, any non-negative quantity) are the report's intervals (:func:`nonnegative_band`);
+:data:`BAND` is for quantities that can be negative, ``errorbar=("ci", 95)`` gives seaborn's bootstrap.
 
 References
 ----------
@@ -153,10 +151,8 @@ def regret_curves(data: pd.DataFrame, *, x: str = "t", y: str = "cum_regret", hu
     errorbar : seaborn errorbar spec
         Default :func:`nonnegative_band` (95%, log scale, never below 0: ``y`` must be non-negative); pass
         :data:`BAND` for the normal interval of a quantity that can be negative.
-    ax : matplotlib Axes, optional
-        The axes to draw on (default: a new figure).
-    title : str, optional
-        The axes' title.
+    ax, title : optional
+        The matplotlib Axes to draw on (default: a new figure) and its title.
     x_min : float, optional
         Drop rows with x below this (e.g. the first rounds, whose bands are wide on log axes).
     **kwargs
@@ -209,10 +205,8 @@ def regret_vs_epsilon(data: pd.DataFrame, *, y: str = "cum_regret", hue: str = "
         The column on the y axis (default the cumulative regret) and the one that splits the agents.
     errorbar : seaborn errorbar spec
         Default :func:`nonnegative_band`, as in :func:`regret_curves`.
-    ax : matplotlib Axes, optional
-        The axes to draw on (default: a new figure).
-    title : str, optional
-        The axes' title.
+    ax, title : optional
+        As in :func:`regret_curves`.
     palette : dict or seaborn palette, optional
         Colours by ``hue`` (a dict also colours the non-private lines); default :func:`agent_palette` when
         ``hue="agent"``.
@@ -253,24 +247,8 @@ def metric_vs_T(data: pd.DataFrame, metric: str, *, x: str = "T", hue: str | Non
                 title: str | None = None):
     """A regression metric (error, width, ...) against the sample size, with 95% bands over seeds.
 
-    Parameters
-    ----------
-    data : DataFrame
-        Long form, one row per (seed, ``x``).
-    metric : str
-        The column on the y axis (non-negative with the default band).
-    x : str
-        The column on the x axis (default the sample size ``T``).
-    hue, style : str, optional
-        Columns that split the curves.
-    loglog : bool
-        Log-log axes (default).
-    errorbar : seaborn errorbar spec
-        Default :func:`nonnegative_band`; :data:`BAND` for a metric that can be negative.
-    ax : matplotlib Axes, optional
-        The axes to draw on (default: a new figure).
-    title : str, optional
-        The axes' title.
+    :func:`regret_curves` with ``y=metric`` (non-negative with the default band), the sample size ``T`` on the x
+    axis, one curve per oracle and log-log axes by default; the other arguments are its own.
 
     Returns
     -------
@@ -297,10 +275,8 @@ def coverage_vs_T(data: pd.DataFrame, *, coverage: str = "coverage", x: str = "T
         The nominal level, drawn as a dotted line.
     errorbar : seaborn errorbar spec
         Default: the normal 95% interval of the mean (:data:`BAND`).
-    ax : matplotlib Axes, optional
-        The axes to draw on (default: a new figure).
-    title : str, optional
-        The axes' title.
+    ax, title : optional
+        As in :func:`regret_curves`.
 
     Returns
     -------
@@ -471,18 +447,6 @@ def lowest_regret_agents(sub: pd.DataFrame, limit: int = MAX_PANEL_AGENTS) -> li
     return [a for a in dict.fromkeys(sub["agent"]) if a in keep]
 
 
-def _panel_rows(g: pd.DataFrame, model: str, name: str) -> tuple[pd.DataFrame, str, str]:
-    """The rows of one column of the regret figure (one epsilon, at most :data:`MAX_PANEL_AGENTS` agents), its
-    title and the legend's note on the agents left out."""
-    sub = g[g["model"] == model]
-    if model != "none":
-        level = panel_level(sub)
-        sub = sub[sub["epsilon"].astype(float) == level]
-        name = f"{name}, epsilon = {level:g}"
-    agents = lowest_regret_agents(sub)
-    return sub[sub["agent"].isin(agents)], name, _left_out(agents, sub)
-
-
 def _left_out(agents: Sequence[str], rows: pd.DataFrame) -> str:
     """The legend's note on the agents of ``rows`` a panel leaves out (none when it shows ``agents``, all)."""
     everyone = rows["agent"].nunique()
@@ -500,8 +464,13 @@ def _regret_figure(g: pd.DataFrame, env: str):
     models = _model_order(g["model"])
     fig, axes = plt.subplots(2, len(models), figsize=(4.8 * len(models) + 0.6, 8.8), squeeze=False)
     for col, (model, name) in enumerate(models):
-        sub, name, note = _panel_rows(g, model, name)
-        agents = list(dict.fromkeys(sub["agent"]))
+        sub = g[g["model"] == model]
+        if model != "none":  # one epsilon per column
+            level = panel_level(sub)
+            sub = sub[sub["epsilon"].astype(float) == level]
+            name = f"{name}, epsilon = {level:g}"
+        agents = lowest_regret_agents(sub)
+        sub, note = sub[sub["agent"].isin(agents)], _left_out(agents, sub)
         common = dict(hue="agent", style="agent", palette=agent_palette(agents), hue_order=agents,
                       style_order=agents)
         regret_curves(sub, ax=axes[0, col], title=f"{name}: cumulative regret", **common)
@@ -681,16 +650,13 @@ def save_standard_figures(data: pd.DataFrame, out: str | Path, *, dpi: int = 90)
     paths = []
     for env, g in data.groupby("env", sort=True):
         g = g.assign(model=_privacy_models(g))
+        safe = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in str(env))  # the PNGs' file names
         figures = [("regret", _regret_figure(g, str(env)))]
         top = g[g["horizon"] == g["horizon"].max()]  # one horizon per figure: final regrets are comparable
         figures.append(("epsilon", _epsilon_figure(top, str(env))))
         for kind, fig in figures:
             if fig is not None:
-                paths.append(out / f"{kind}_{_safe(env)}.png")
+                paths.append(out / f"{kind}_{safe}.png")
                 fig.savefig(paths[-1], dpi=dpi)
                 plt.close(fig)
     return paths
-
-
-def _safe(text: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in str(text))

@@ -1,13 +1,9 @@
 """The leaderboard: agents ranked by regret per env, horizon, privacy model and epsilon, in one table or across folders.
 
 :func:`leaderboard` ranks the agents of one results table per env, horizon, privacy model and level;
-:func:`ranked_boards` stacks results tables (folders of ``privbandit bench`` or ``run --out``, and the stored
-results of a suite, :func:`privbandit.bench.stored.stored_results`), keeps each run once, and ranks every
-board of :func:`leaderboard` by mean final regret, with each agent's paired
-difference to a reference agent of the board and to its best private agent (per-seed differences of final regret,
-Student-t 95% interval: the seeds fix the round streams, so two agents on one seed saw the same rounds), and each
-agent marked when it is no better than uniform play or worse (:func:`~privbandit.report.tables.uniform_mark`). The
-reference is the one asked for when the board has it, else the board's best non-private agent, else its first.
+:func:`ranked_boards` stacks results tables (folders of ``privbandit bench`` or ``run --out``, the stored results
+of a suite), keeps each run once, and adds to every board each agent's mark against uniform play and its paired
+differences (per seed: the seeds fix the round streams) to the board's reference and to its best private agent.
 ``privbandit leaderboard DIR...`` prints :func:`leaderboard_markdown`.
 """
 
@@ -23,8 +19,8 @@ import pandas as pd
 from .files import read_cell
 from .tables import RUN_KEYS, final_regret, final_rows, format_interval, markdown_table, mean_ci, uniform_marks
 
-__all__ = ["BOARD_KEYS", "PAIRED_COLUMNS", "best_private_line", "leaderboard", "leaderboard_markdown", "ranked_boards",
-           "read_results"]
+__all__ = ["BOARD_KEYS", "PAIRED_COLUMNS", "best_private_line", "leaderboard", "leaderboard_markdown",
+           "paired_difference", "ranked_boards", "read_results"]
 
 BOARD_KEYS: tuple[str, ...] = ("env", "horizon", "model", "epsilon", "delta")
 """A leaderboard is per env, horizon, privacy model and level (the non-private agents join every board)."""
@@ -76,7 +72,7 @@ def read_results(folder: str | Path) -> pd.DataFrame:
     return read_cell(path)
 
 
-def _paired_to(regret: dict[str, pd.Series], agent: str, ref: str | None) -> tuple[int, float, float, float]:
+def paired_difference(regret: dict[str, pd.Series], agent: str, ref: str | None) -> tuple[int, float, float, float]:
     """(seeds paired, mean, low, high) of the per-seed difference of final regret, agent minus ``ref`` (Student-t
     95% interval; NaN without a shared seed or a reference)."""
     if ref is None:
@@ -93,8 +89,9 @@ PAIRED_COLUMNS: tuple[str, ...] = ("mark", "reference", "n_paired", "diff", "dif
 
 
 def ranked_boards(tables: Sequence[pd.DataFrame], reference: str | None = None) -> pd.DataFrame:
-    """Every board ranked by mean final regret, with the paired differences to the board's reference and to its
-    best private agent, and each agent's mark against uniform play.
+    """Every board ranked by mean final regret, with the paired differences to the board's reference (``reference``
+    when the board has it, else its best non-private agent, else its first) and to its best private agent, and
+    each agent's mark against uniform play.
 
     Returns
     -------
@@ -125,9 +122,8 @@ def ranked_boards(tables: Sequence[pd.DataFrame], reference: str | None = None) 
                      | (here["privacy_model"] == "none")]
         regret = {a: g.set_index("seed")["cum_regret"] for a, g in level.groupby("agent")}
         marks = uniform_marks(b)
-        rows = [(mark, ref, *_paired_to(regret, agent, ref), best_private or "", *_paired_to(regret, agent,
-                                                                                             best_private))
-                for agent, mark in zip(agents, marks)]
+        rows = [(mark, ref, *paired_difference(regret, agent, ref), best_private or "",
+                 *paired_difference(regret, agent, best_private)) for agent, mark in zip(agents, marks)]
         extra = pd.DataFrame(rows, columns=list(PAIRED_COLUMNS), index=b.index)
         out.append(pd.concat([b, extra], axis=1))
     return pd.concat(out, ignore_index=True)

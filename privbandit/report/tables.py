@@ -28,6 +28,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .files import atomic_write
+
 RUN_KEYS: tuple[str, ...] = ("env", "agent", "privacy_model", "epsilon", "delta", "horizon", "seed")
 GROUP_KEYS: tuple[str, ...] = ("env", "agent", "privacy_model", "epsilon", "delta", "horizon")
 MIN_SEEDS = 3
@@ -155,10 +157,8 @@ def final_regret(df: pd.DataFrame, at: int | None = None, planned: pd.DataFrame 
     """Mean cumulative regret at the horizon (or at round ``at``) with its 95% CI.
 
     One row per (env, agent, privacy level, T); with ``at``, the regret of the first ``at`` rounds
-    (so ``price_of_privacy(final_regret(df, at=t), ...)`` follows the price of privacy over time). The
-    regret is non-negative, so its interval is taken on the log scale (:func:`nonnegative_mean_ci`, the rule
-    of the figures' bands too): its low end is above 0; ``few_seeds`` flags rows of fewer than
-    :data:`MIN_SEEDS` seeds.
+    (so ``price_of_privacy(final_regret(df, at=t), ...)`` follows the price of privacy over time). The interval
+    is :func:`nonnegative_mean_ci`'s; ``few_seeds`` flags rows of fewer than :data:`MIN_SEEDS` seeds.
 
     Parameters
     ----------
@@ -402,8 +402,7 @@ def price_of_privacy(final: pd.DataFrame, references: Mapping[str, str] | None =
         own = here[(here["agent"] == references.get(r["agent"])) & (here["privacy_model"] == "none")]
         own_mean = float(own["mean"].iloc[0]) if not own.empty else math.nan
         b = float(base["mean"])
-        flat = here[here["agent"] == uniform]
-        note = price_notes(_interval_of(r), _interval_of(base), _interval_of(flat.iloc[0]) if not flat.empty else None)
+        note = price_notes(_interval_of(r), _interval_of(base), uniform_regret(final, r["env"], r["horizon"], uniform))
         rows.append(dict(env=r["env"], agent=r["agent"], privacy_model=r["privacy_model"], epsilon=r["epsilon"],
                          horizon=r["horizon"], regret=r["mean"], reference=base["agent"], reference_regret=b,
                          ratio=r["mean"] / b if b > 0 else math.inf,
@@ -751,6 +750,4 @@ def write_report(df: pd.DataFrame, out: str | os.PathLike, *, title: str = "priv
              *_final_regret_lines(final),
              *sections, *_slope_lines(slopes, slope_window), *_price_lines(final, references or {}),
              *_price_over_time_lines(df), *_ledger_lines(df), *_figure_lines(figures, out)]
-    from .files import atomic_write
-
     return atomic_write(out / "report.md", "\n".join(parts))
