@@ -80,10 +80,14 @@ class Played(NamedTuple):
     actions : ndarray of int (T,)
     probabilities : ndarray (T, K) or None
         ``action_probabilities`` of each round, taken just before its arm was drawn (if asked for).
+    starts : tuple of int
+        The rounds at which each fixed policy (each ``rounds_until_update()`` block) began, 0 first: where the
+        releases made so far reach the next users.
     """
 
     actions: np.ndarray
     probabilities: np.ndarray | None
+    starts: tuple[int, ...] = ()
 
 
 def synthetic_stream(n_arms: int, dim: int, horizon: int, rng: Any = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -159,17 +163,19 @@ def play_batch(agent: Agent, features: np.ndarray, rewards: np.ndarray, rng: Any
     """
     _reset(agent, features, rng)
     probs = np.empty(rewards.shape) if probabilities else None
-    return Played(_play_from(agent, features, rewards, 0, probs=probs), probs)
+    starts: list[int] = []
+    return Played(_play_from(agent, features, rewards, 0, probs=probs, starts=starts), probs, tuple(starts))
 
 
 def _play_from(agent: Agent, features: np.ndarray, rewards: np.ndarray, t: int, *, step: bool = False,
-               probs: np.ndarray | None = None, stop: int | None = None) -> np.ndarray:
+               probs: np.ndarray | None = None, stop: int | None = None, starts: list[int] | None = None
+               ) -> np.ndarray:
     """Play ``agent``, whose run has reached round ``t``, up to round ``stop`` (default: the end of the stream; a
     policy's end); the arms of rounds t .. stop - 1.
 
     The batch path (one ``act_batch`` and one ``update`` per fixed policy, ``probs[t:t + m]`` filled just before
-    each ``act_batch`` when given) or, with ``step``, the Gymnasium step loop (``act`` and ``update`` one round at
-    a time)."""
+    each ``act_batch`` and its first round appended to ``starts`` when given) or, with ``step``, the Gymnasium
+    step loop (``act`` and ``update`` one round at a time)."""
     horizon = features.shape[0]
     stop = horizon if stop is None else stop
     actions = np.empty(stop - t, dtype=np.int64)
@@ -181,6 +187,8 @@ def _play_from(agent: Agent, features: np.ndarray, rewards: np.ndarray, t: int, 
             t += 1
             continue
         m = policy_rounds(agent, t, horizon)
+        if starts is not None:
+            starts.append(t)
         if probs is not None:
             probs[t:t + m] = agent.action_probabilities(features[t:t + m])
         a = np.asarray(agent.act_batch(features[t:t + m]))
