@@ -61,12 +61,8 @@ another arm on purpose differs by far more than a 1e-8 change of the features ca
 
 PRIVACY_HORIZON = 32
 """Rounds of the stream of the privacy checks (:data:`PRIVACY_CHECKS`), on which every user 0 .. T - 1 is changed
-in turn (:func:`check_agent` plays them on ``min(horizon, privacy_horizon)`` rounds).
-
-Each changed user costs two runs of the rest of the stream after its round (the rounds before it are shared), on
-the batch path and on the step loop: O(T^2) rounds in all (the batch path's runs are shared by the two checks
-inside :func:`check_agent`).
-A leak keyed to a later user than T - 1, or that shows only after round T - 1, is beyond these checks."""
+in turn, at a cost of O(T^2) rounds (:func:`check_actions_depend_only_on_releases`; :func:`check_agent` plays them
+on ``min(horizon, privacy_horizon)`` rounds and says what they cannot see)."""
 
 STEP_BATCH_TRIES = 16
 """Perturbations tried per differing round (a true rounding tie flips under about half of them)."""
@@ -402,14 +398,10 @@ def _replayed_runs(build: Callable[[], Agent], n_arms: int, dim: int, horizon: i
     of ``users`` (default: every user 0 .. T - 1), D and D' the contract stream changed at that user
     (:func:`~privbandit.oracles.checks.neighbour_pair`), D' handed D's releases.
 
-    The run before the user's fixed policy (its ``rounds_until_update()`` block; its round, with ``step``) is the
-    same on D and D', so it is played once, on the unchanged stream, and each pair continues a deep copy of the
-    agent from there (:func:`_play_from`; the step loop with ``step``): the tapes hold the releases from that
-    block on (those before it have the same inputs on D and D'), the arms are the whole run's. One user's pair
-    (the median of ``users``) is also played whole from ``reset``, and must make the same arms and releases: an
-    agent whose deep copy does not continue as itself cannot be checked this way (a ContractError says so), and
-    one that releases nothing through privbandit's mechanisms is refused as by
-    :func:`~privbandit.oracles.checks.replayed_neighbours`.
+    The shared prefix and the whole-run pair (the median of ``users``) are those of
+    :func:`check_actions_depend_only_on_releases`; the tapes hold the releases from the user's block on (those
+    before it have the same inputs on D and D'), the arms are the whole run's. An agent that releases nothing
+    through privbandit's mechanisms is refused as by :func:`~privbandit.oracles.checks.replayed_neighbours`.
     """
     todo = list(range(horizon)) if users is None else sorted({check_int("user", u, low=0, high=horizon - 1)
                                                               for u in users})
@@ -427,16 +419,16 @@ def _replayed_runs(build: Callable[[], Agent], n_arms: int, dim: int, horizon: i
     while i < len(todo):
         m = 1 if step else policy_rounds(base, t, horizon)
         while i < len(todo) and todo[i] < t + m:
-            copies = _continuations(base, arms[:t], t, step)
-            pairs.append(replayed_pair(*(partial(copies, *s) for s in _halves(x, r, todo[i])), todo[i], check,
-                                       "user"))
+            x1, r1, x2, r2 = neighbour_pair(x, r, todo[i])
+            copies = partial(_continue, base, arms[:t], t, step)
+            pairs.append(replayed_pair(partial(copies, x1, r1), partial(copies, x2, r2), todo[i], check, "user"))
             i += 1
         arms[t:t + m] = _play_from(base, x, r, t, step=step, stop=t + m)
         t += m
     anchor = len(todo) // 2
     user = todo[anchor]
-    whole = replayed_neighbours(lambda xs, rs: _play_from(_reset_to(build(), xs, rng), xs, rs, 0, step=step), x, r,
-                                [user], check, "agent", "user")[0]
+    whole = replayed_neighbours(lambda xs, rs: play_loop(build(), xs, rs, rng) if step else
+                                play_batch(build(), xs, rs, rng).actions, x, r, [user], check, "agent", "user")[0]
     kept = pairs[anchor]
     tail = len(kept[1])       # the releases from the user's block on: the last ones of the whole run
     same = (np.array_equal(whole[2], kept[2]) and np.array_equal(whole[4], kept[4]) and len(whole[1]) >= tail
@@ -470,26 +462,11 @@ def shared_replays() -> Iterator[None]:
         _SHARED.reset(token)
 
 
-def _reset_to(agent: Agent, features: np.ndarray, rng: Any) -> Agent:
-    _reset(agent, features, rng)
-    return agent
-
-
-def _halves(x: np.ndarray, r: np.ndarray, user: int) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
-    """The streams D and D' of ``user`` (:func:`~privbandit.oracles.checks.neighbour_pair`)."""
-    x1, r1, x2, r2 = neighbour_pair(x, r, user)
-    return (x1, r1), (x2, r2)
-
-
-def _continuations(base: Agent, before: np.ndarray, t: int, step: bool) -> Callable[[np.ndarray, np.ndarray],
-                                                                                      np.ndarray]:
-    """A function playing a deep copy of ``base`` (its run at round ``t``, arms ``before``) on a stream from round
-    ``t`` on: the whole run's arms. Call it before ``base`` moves on."""
-
-    def play(features: np.ndarray, rewards: np.ndarray) -> np.ndarray:
-        return np.concatenate([before, _play_from(copy.deepcopy(base), features, rewards, t, step=step)])
-
-    return play
+def _continue(base: Agent, before: np.ndarray, t: int, step: bool, features: np.ndarray,
+              rewards: np.ndarray) -> np.ndarray:
+    """The whole run's arms when a deep copy of ``base`` (its run at round ``t``, arms ``before``) plays a stream
+    from round ``t`` on. Call it before ``base`` moves on."""
+    return np.concatenate([before, _play_from(copy.deepcopy(base), features, rewards, t, step=step)])
 
 
 def check_releases_within_sensitivity(agent: AgentLike, *, n_arms: int = 4, dim: int = 3,
