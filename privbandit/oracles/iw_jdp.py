@@ -523,11 +523,9 @@ class IWRegressionDP(TwoPhaseIWOracle):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from privbandit.oracles import make_oracle
-    >>> rng = np.random.default_rng(0)
-    >>> x = rng.uniform(-1.0, 1.0, (2000, 3)) / np.sqrt(3)                 # rows with ||x|| <= 1
-    >>> y = np.where(rng.random(2000) < (1 + x @ [0.6, -0.8, 0.0]) / 2, 1.0, -1.0)   # E y = <x, theta*>
+    >>> from privbandit.oracles.checks import synthetic_rows
+    >>> x, y = synthetic_rows(dim=3, n=2000)          # rows with ||x|| < 1, E y = <x, theta*>
 
     >>> oracle = make_oracle("iw-regression-dp", epsilon=1.0, delta=1e-5)
     >>> fit = oracle.start(2000, dim=3, rng=1)        # one epoch: 2000 users, d = 3, B = 1

@@ -468,11 +468,9 @@ class IWRegressionLDP(SpectralLDPOracle):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from privbandit.oracles import make_oracle
-    >>> rng = np.random.default_rng(0)
-    >>> x = rng.uniform(-1.0, 1.0, (2000, 3)) / np.sqrt(3)                 # rows with ||x|| <= 1
-    >>> y = np.where(rng.random(2000) < (1 + x @ [0.6, -0.8, 0.0]) / 2, 1.0, -1.0)   # E y = <x, theta*>
+    >>> from privbandit.oracles.checks import synthetic_rows
+    >>> x, y = synthetic_rows(dim=3, n=2000)          # rows with ||x|| < 1, E y = <x, theta*>
 
     >>> fit = make_oracle("iw-regression-ldp", epsilon=1.0, delta=1e-5).start(2000, dim=3, rng=1)
     >>> fit.add(x, y)                                 # each row is randomized, by its user, right here
