@@ -438,7 +438,7 @@ def run_many(agents: Sequence[AgentProtocol], env: Any, horizon: int | None = No
     Raises
     ------
     privbandit.privacy.ledger.PrivacyBudgetExceeded
-        If an agent's ledger shows a user who spent more than that agent's privacy spec.
+        As :func:`run`, for any of the agents.
 
     References
     ----------
