@@ -5,32 +5,24 @@ users' actions.
 ``"pkg.module:factory"``) end to end, in two stages; the privacy guide (``docs/guide/privacy.md``, "What each stage
 changes, and what it cannot see") and the benchmarking guide ("Auditing a privacy claim") describe them for users.
 
-**The contract stage** (:func:`contract_findings`) runs the checks of :func:`~privbandit.agents.check_agent`. Its
-privacy checks (:data:`~privbandit.agents.checks.PRIVACY_CHECKS`) change every user 0 .. T - 1 of a synthetic stream
-(K = 4, d = 3, T = ``min(max_horizon, CONTRACT_HORIZON)``), one at a time (:class:`ContractUsers` names what was
-changed). They are deterministic: a failure is a refutation, reported with the check's own message. They see
-leaks the empirical stage is blind to (a user's raw reward sign read behind the release, masked on the empirical
-pair of streams by the user's own random arm). A failed check that is not about privacy is reported as
-:data:`CONTRACT_NOT_PRIVACY` (:class:`ContractFinding`).
+**The contract stage** (:func:`contract_findings`) runs the privacy checks of
+:func:`~privbandit.agents.check_agent` (:data:`~privbandit.agents.checks.PRIVACY_CHECKS`) on every user of a
+synthetic stream, one at a time (:class:`ContractUsers`). They are deterministic: a failure is a refutation,
+reported with the check's own message. They see leaks the empirical stage is blind to (a user's raw reward sign
+read behind the release, masked on the empirical pair of streams by the user's own random arm). A failed check
+that is not about privacy is reported as :data:`CONTRACT_NOT_PRIVACY`.
 
-**The empirical stage** is built to have power against the agents that exist. A probe run reads the agent's
-schedule (``rounds_until_update``): a user's data reaches the other users' actions only through a release after
-the user's round. The candidate targets are the first and last users of the first epoch and of the largest epoch
-released inside the stream, and a random user released by then. For each, two neighbouring streams
-(:func:`neighbouring_streams`) give the target the reward vectors (+1, -1) and (-1, +1) on arms +e_1 and -e_1 and
-every other user (c, -c); the offset c is set by bisection on pilot runs so that the watched users take arm 0
-with frequency :data:`PILOT_LEVEL`, where the release's decision turns on the target (in the 5% tail for a
-Gaussian agent). Two statistics count the watched users that took arm 0 (in the epoch after the release, and over
-``watch`` rounds; joint DP, `def:JDP-interactive`, bounds exactly their joint law). Selection pilots score every
-(target, statistic, half-line, order) by its chance of refuting the claim (:func:`refutation_chance`,
-:func:`select_tests`; a set fewer than :data:`MIN_PILOT_HITS` pilot runs fall in is not scored, and below
-:data:`POWER_FLOOR` the set farthest below the claim is kept), so that only one test runs ``n_draws`` times per
-stream and no confidence is split: :func:`set_lower_bounds` (Clopper-Pearson bounds, each at 0.05 / 2) gives
-``epsilon_lower``, a 95% lower confidence bound, and :attr:`AgentAudit.detectable` is the largest epsilon the draws
-could ever refute. The final runs go in blocks of :data:`LOOK_EVERY`; :func:`futile` stops them once the planned
-runs cannot refute the claim (at :data:`FUTILITY_BETA` over all looks), which adds no false refutation. Each run
-draws from its own seed, so the report does not depend on the worker (``jobs``) it ran on. The privacy guide says
-why the audit uses repeated draws rather than one run with many canaries.
+**The empirical stage** is built to have power against the agents that exist. A user's data reaches the other
+users' actions only through a release after the user's round, so a probe run reads the agent's schedule
+(``rounds_until_update``) and :func:`plan_designs` picks the target users around its releases. Each target gets
+two neighbouring streams (:func:`neighbouring_streams`), the other users an offset set by pilot runs where the
+release's decision turns on the target (:data:`PILOT_LEVEL`); the statistics count the watched users that took
+arm 0 (joint DP, `def:JDP-interactive`, bounds exactly their joint law). Selection pilots choose the one test the
+final runs make (:func:`select_tests`), so that no confidence is split: :func:`set_lower_bounds` gives
+``epsilon_lower``, a 95% lower confidence bound, :attr:`AgentAudit.detectable` is the largest epsilon the draws
+could ever refute, and :func:`futile` stops the final runs once they cannot refute the claim, which adds no false
+refutation. Each run draws from its own seed, so the report does not depend on the worker (``jobs``) it ran on.
+The privacy guide says why the audit uses repeated draws rather than one run with many canaries.
 
 The agent's ledger is read as its own account (the worst user's composed epsilon, or :data:`LEDGER_MISSING`): a
 ledger above the claim or missing fails on its own (:attr:`AgentAudit.ledger_ok`), and the verdict never rests on
@@ -162,20 +154,6 @@ def play_stream(agent, feats: np.ndarray, rewards: np.ndarray,
     actions = play_batch(agent, feats, rewards, rng).actions
     spent = agent.ledger.guarantee(agent.privacy.delta) if agent.ledger.releases else None
     return actions, spent
-
-
-def _epoch_roles(roles: dict[int, str], starts: tuple[int, ...], horizon: int, epochs: set[int], end: int,
-                 rng: Any) -> dict[int, str]:
-    """``roles`` (user -> role) with the first and last user of each of ``epochs`` of the schedule ``starts``
-    (rounds ``horizon``) where they have none, and, given ``rng``, one random user below ``end`` none of these."""
-    bounds = list(starts) + [horizon]
-    for j in sorted(epochs):
-        roles.setdefault(bounds[j], "first user" if j == 0 else f"first user of epoch {j}")
-        roles.setdefault(bounds[j + 1] - 1, f"last user of epoch {j}")
-    pool = [u for u in range(end) if u not in roles]
-    if rng is not None and pool:
-        roles[int(np.random.default_rng(rng).choice(pool))] = "random user"
-    return roles
 
 
 @dataclass(frozen=True)
@@ -316,8 +294,15 @@ def plan_designs(starts: tuple[int, ...], max_horizon: int, watch: int, rng: Any
     if not released:
         return []
     last = max([j for j in released if bounds[j + 1] + watch <= max_horizon], default=released[0])
+    roles: dict[int, str] = {}      # user -> why it is a target
+    for j in sorted({released[0], last}):
+        roles.setdefault(bounds[j], "first user" if j == 0 else f"first user of epoch {j}")
+        roles.setdefault(bounds[j + 1] - 1, f"last user of epoch {j}")
+    pool = [u for u in range(bounds[last + 1]) if u not in roles]
+    if rng is not None and pool:
+        roles[int(np.random.default_rng(rng).choice(pool))] = "random user"
     designs = []
-    for u, role in sorted(_epoch_roles({}, starts, max_horizon, {released[0], last}, bounds[last + 1], rng).items()):
+    for u, role in sorted(roles.items()):
         r = min(s for s in starts if s > u)
         horizon = min(max_horizon, r + watch)
         nxt = min([s for s in starts if s > r] + [horizon])
@@ -717,8 +702,7 @@ def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs
         Rounds after a release the second statistic counts, >= 1.
     n_draws : int
         Runs per stream of the chosen test, >= 100 (the report says the largest epsilon they can detect).
-        The default 6000 refutes elim-jdp-ucb with a quarter of its noise at epsilon 1 (a delta of ~0.04 on
-        the chosen test, see the module docstring).
+        The default 6000 refutes elim-jdp-ucb with a quarter of its noise at epsilon 1.
     pilot_draws : int
         Runs of the midpoint stream per bisection step on the offset, >= 16; the selection pilots run
         :data:`SELECT_FACTOR` times as many on each of D and D' per candidate target.

@@ -474,12 +474,9 @@ def check_releases_within_sensitivity(agent: AgentLike, *, n_arms: int = 4, dim:
                                       users: Sequence[int] | None = None) -> None:
     """Every release of a private agent moves by at most its mechanism's declared sensitivity when one user changes.
 
-    The batch-path runs of :func:`check_actions_depend_only_on_releases`, one pair of neighbouring streams per
-    changed user (default: every user 0 .. T - 1 of the T = ``horizon``-round stream, in turn): for each
-    release, the exact inputs on D and on its neighbour D' (handed D's releases) may differ by at most the
-    declared sensitivity (:func:`~privbandit.privacy.replay.sensitivity_ratio` <= 1; per row for a local-DP
-    agent). A breach means noise too small for the data, which the ledger (trusting the declared sensitivity)
-    cannot see. Nothing to check for a non-private agent. ``users`` replaces the default (every user).
+    :func:`~privbandit.oracles.checks.check_releases_within_sensitivity` on the batch-path runs of
+    :func:`check_actions_depend_only_on_releases`: one pair of neighbouring streams per changed user (every user
+    0 .. T - 1 of the T = ``horizon``-round stream in turn, or each of ``users``).
     """
     name = "check_releases_within_sensitivity"
     build = _builder(agent)
