@@ -901,13 +901,12 @@ def _empirical_stage(build: Callable[[], Any], designs: list[Design], epsilon: f
         return designs, tests, lower, delta_lower, ledger, made
 
 
-def _with_offset(design: Design, runs: _Runs, pilot_draws: int, seeds: np.random.SeedSequence, bar=None) -> Design:
+def _with_offset(design: Design, runs: _Runs, pilot_draws: int, seeds: np.random.SeedSequence, bar) -> Design:
     """``design`` with the offset c in [-1, 1] at which the watched users of the first window take arm 0
     with frequency f(-1) + :data:`PILOT_LEVEL` (f(1) - f(-1)) on the midpoint stream (target rewards 0), by
     bisection on pilot runs; c = 0 when the offset does not move f."""
     start, stop = design.windows[0]
     steps = iter(seeds.spawn(PILOT_STEPS + 2))
-    bar = bar if bar is not None else _progress(False, 0, "")
 
     def freq(c: float) -> float:
         (f, r), _ = neighbouring_streams(design.horizon, design.target, offset=c)
