@@ -32,14 +32,9 @@ CALIBRATION_METHODS: tuple[str, ...] = ("analytic", "paper")
 
 
 def paper_sigma_alpha(epsilon: float, delta: float) -> float:
-    """The paper's sigma_alpha = 4 sqrt(log(2.5/delta)) / epsilon.
+    """The paper's sigma_alpha = 4 sqrt(log(2.5/delta)) / epsilon (epsilon > 0, delta in (0, 1)).
 
     N(F(z), sigma_alpha^2 Delta^2 I) with Delta half the L2 diameter of F is (epsilon, delta/2)-DP.
-
-    Parameters
-    ----------
-    epsilon, delta : float
-        The privacy budget: epsilon > 0, delta in (0, 1).
 
     References
     ----------
@@ -116,15 +111,11 @@ def gaussian_epsilon(noise_multiplier: float, delta: float) -> float:
 
 
 def analytic_noise_multiplier(epsilon: float, delta: float) -> float:
-    """The analytic Gaussian's smallest multiplier z = sigma/sensitivity that is (epsilon, delta)-DP.
+    """The analytic Gaussian's smallest multiplier z = sigma/sensitivity that is (epsilon, delta)-DP (epsilon > 0,
+    delta in (0, 1)).
 
     Computed with dp-accounting's ``get_sigma_gaussian`` (Balle & Wang 2018) and then rounded up until
     the exact profile :func:`gaussian_delta` confirms ``delta(epsilon) <= delta``.
-
-    Parameters
-    ----------
-    epsilon, delta : float
-        The privacy budget: epsilon > 0, delta in (0, 1).
 
     References
     ----------
