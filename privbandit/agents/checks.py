@@ -273,9 +273,8 @@ def check_step_loop_equals_batch_path(agent: AgentLike, *, n_arms: int = 4, dim:
     different arms the decision must be a tie up to rounding: the batch path, from the state it chose in
     and with the same uniforms, must choose the step loop's arm on the round's features with each entry
     shrunk by a random relative amount below :data:`STEP_BATCH_RTOL` (one of
-    :data:`STEP_BATCH_TRIES` perturbations suffices). The two paths' estimates differ only by the order
-    in which their fits sum the rows, so an honest agent's arms differ only where that tolerance covers
-    it; an agent whose step loop draws other uniforms or picks other arms fails.
+    :data:`STEP_BATCH_TRIES` perturbations suffices; that constant says why this separates rounding from
+    another rule).
 
     ``stream`` (features (T, K, d), rewards (T, K)) replaces the synthetic stream (``n_arms``, ``dim`` and
     ``horizon`` are then the stream's), and ``spec`` the ``BanditSpec(K, d, T)`` both copies are reset with
