@@ -748,8 +748,7 @@ def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs
         stage = (contract_findings(build, None, contract_horizon, seed),
                  ContractUsers(contract_horizon, tuple(range(contract_horizon))), contract_horizon)
         bar.update()
-    # the candidate tests: plan_designs on the schedule the probe plays on the neighbouring streams
-    (feats, rewards), _ = neighbouring_streams(max_horizon)
+    (feats, rewards), _ = neighbouring_streams(max_horizon)      # the candidate tests: the probe's schedule on them
     designs = plan_designs(play_batch(probe, feats, rewards, seed).starts, max_horizon, watch,
                            np.random.SeedSequence([seed, 4]))
     designs = [d for d in designs if d.target in set(targets)] if targets is not None else designs
