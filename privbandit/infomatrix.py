@@ -1,7 +1,8 @@
 """Information matrices of private linear regression: F_LDP, F_DP, U*, W*, price of privacy, kappa(p).
 
-The paper's central objects. For a feature distribution p (a sample with optional weights, or a
-discrete distribution given as atoms and probabilities):
+The paper's central objects. For a feature distribution p, given to every function as ``features, weights``
+(ndarray (n, d) and (n,): a sample's rows or a discrete distribution's atoms, and their probabilities,
+uniform when ``weights`` is omitted):
 
 - F_LDP(U) = E_p[U phi phi^T U / ||U phi|| 1{phi != 0}] + lambda U, and U* solves F_LDP(U) = I
   (`def:FLDP`); U*^{-1} is an "L1 covariance" (`lem:U-L1-covariance`).
@@ -78,7 +79,7 @@ def f_ldp(u: np.ndarray, features: np.ndarray, weights: np.ndarray | None = None
     u : ndarray (d, d)
         Symmetric positive definite U.
     features, weights : ndarray (n, d) and ndarray (n,), optional
-        Atoms (or sample rows) of p and their probabilities (uniform when ``weights`` is omitted).
+        The distribution p (module docstring).
     lam : float
         lambda >= 0.
 
@@ -102,7 +103,7 @@ def f_dp(w_mat: np.ndarray, features: np.ndarray, weights: np.ndarray | None = N
     w_mat : ndarray
         W (d, d), symmetric.
     features, weights : ndarray (n, d) and ndarray (n,), optional
-        Atoms (or sample rows) of p and their probabilities (uniform when ``weights`` is omitted).
+        The distribution p (module docstring).
     gamma, lam : float
         gamma >= 0 and lambda >= 0 of F_DP.
 
@@ -197,7 +198,7 @@ def u_star(features: np.ndarray, weights: np.ndarray | None = None, *, lam: floa
     Parameters
     ----------
     features, weights : ndarray (n, d) and ndarray (n,), optional
-        Atoms (or sample rows) of p and their probabilities (uniform when ``weights`` is omitted).
+        The distribution p (module docstring).
     lam : float
         lambda > 0.
     tol, max_iter : float, int
@@ -222,7 +223,7 @@ def w_star(features: np.ndarray, weights: np.ndarray | None = None, *, gamma: fl
     Parameters
     ----------
     features, weights : ndarray (n, d) and ndarray (n,), optional
-        Atoms (or sample rows) of p and their probabilities (uniform when ``weights`` is omitted).
+        The distribution p (module docstring).
     gamma, lam : float
         gamma >= 0 and lambda >= 0 of F_DP.
     tol, max_iter
@@ -242,13 +243,7 @@ def w_star(features: np.ndarray, weights: np.ndarray | None = None, *, gamma: fl
 
 
 def second_moment(features: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-    """Sigma = E_p[phi phi^T].
-
-    Parameters
-    ----------
-    features, weights : ndarray (n, d) and ndarray (n,), optional
-        Atoms (or sample rows) of p and their probabilities (uniform when ``weights`` is omitted).
-    """
+    """Sigma = E_p[phi phi^T] of the distribution p given as ``features, weights`` (module docstring)."""
     x, w = _check_sample(features, weights)
     return symmetric_part((x * w[:, None]).T @ x)
 
@@ -264,7 +259,7 @@ def price_of_privacy(features: np.ndarray, weights: np.ndarray | None = None, *,
     Parameters
     ----------
     features, weights : ndarray (n, d) and ndarray (n,), optional
-        Atoms (or sample rows) of p and their probabilities (uniform when ``weights`` is omitted).
+        The distribution p (module docstring).
     epsilon : float
         The privacy budget epsilon > 0.
     n_samples : int
@@ -295,7 +290,7 @@ def kappa(features: np.ndarray, weights: np.ndarray | None = None, *, c: float =
     Parameters
     ----------
     features, weights : ndarray (n, d) and ndarray (n,), optional
-        Atoms (or sample rows) of p and their probabilities (uniform when ``weights`` is omitted).
+        The distribution p (module docstring).
     c : float
         The level c in (0, 1).
 
@@ -333,14 +328,7 @@ def kappa(features: np.ndarray, weights: np.ndarray | None = None, *, c: float =
 
 
 def l1_covariance_norm(theta: np.ndarray, features: np.ndarray, weights: np.ndarray | None = None) -> float:
-    """E_p |<phi, theta>| (the quantity U*^{-1} approximates, `lem:U-L1-covariance`).
-
-    Parameters
-    ----------
-    theta : ndarray
-        (d,) a direction.
-    features, weights : ndarray (n, d) and ndarray (n,), optional
-        Atoms (or sample rows) of p and their probabilities (uniform when ``weights`` is omitted).
-    """
+    """E_p |<phi, theta>| for a direction ``theta`` (d,) (the quantity U*^{-1} approximates,
+    `lem:U-L1-covariance`; p given as ``features, weights``, module docstring)."""
     x, w = _check_sample(features, weights)
     return float(np.abs(x @ np.asarray(theta, dtype=float)) @ w)

@@ -5,32 +5,24 @@ users' actions.
 ``"pkg.module:factory"``) end to end, in two stages; the privacy guide (``docs/guide/privacy.md``, "What each stage
 changes, and what it cannot see") and the benchmarking guide ("Auditing a privacy claim") describe them for users.
 
-**The contract stage** (:func:`contract_findings`) runs the checks of :func:`~privbandit.agents.check_agent`. Its
-privacy checks (:data:`~privbandit.agents.checks.PRIVACY_CHECKS`) change every user 0 .. T - 1 of a synthetic stream
-(K = 4, d = 3, T = ``min(max_horizon, CONTRACT_HORIZON)``), one at a time (:class:`ContractUsers` names what was
-changed). They are deterministic: a failure is a refutation, reported with the check's own message. They see
-leaks the empirical stage is blind to (a user's raw reward sign read behind the release, masked on the empirical
-pair of streams by the user's own random arm). A failed check that is not about privacy is reported as
-:data:`CONTRACT_NOT_PRIVACY` (:class:`ContractFinding`).
+**The contract stage** (:func:`contract_findings`) runs the privacy checks of
+:func:`~privbandit.agents.check_agent` (:data:`~privbandit.agents.checks.PRIVACY_CHECKS`) on every user of a
+synthetic stream, one at a time (:class:`ContractUsers`). They are deterministic: a failure is a refutation,
+reported with the check's own message. They see leaks the empirical stage is blind to (a user's raw reward sign
+read behind the release, masked on the empirical pair of streams by the user's own random arm). A failed check
+that is not about privacy is reported as :data:`CONTRACT_NOT_PRIVACY`.
 
-**The empirical stage** is built to have power against the agents that exist. A probe run reads the agent's
-schedule (``rounds_until_update``): a user's data reaches the other users' actions only through a release after
-the user's round. The candidate targets are the first and last users of the first epoch and of the largest epoch
-released inside the stream, and a random user released by then. For each, two neighbouring streams
-(:func:`neighbouring_streams`) give the target the reward vectors (+1, -1) and (-1, +1) on arms +e_1 and -e_1 and
-every other user (c, -c); the offset c is set by bisection on pilot runs so that the watched users take arm 0
-with frequency :data:`PILOT_LEVEL`, where the release's decision turns on the target (in the 5% tail for a
-Gaussian agent). Two statistics count the watched users that took arm 0 (in the epoch after the release, and over
-``watch`` rounds; joint DP, `def:JDP-interactive`, bounds exactly their joint law). Selection pilots score every
-(target, statistic, half-line, order) by its chance of refuting the claim (:func:`refutation_chance`,
-:func:`select_tests`; a set fewer than :data:`MIN_PILOT_HITS` pilot runs fall in is not scored, and below
-:data:`POWER_FLOOR` the set farthest below the claim is kept), so that only one test runs ``n_draws`` times per
-stream and no confidence is split: :func:`set_lower_bounds` (Clopper-Pearson bounds, each at 0.05 / 2) gives
-``epsilon_lower``, a 95% lower confidence bound, and :attr:`AgentAudit.detectable` is the largest epsilon the draws
-could ever refute. The final runs go in blocks of :data:`LOOK_EVERY`; :func:`futile` stops them once the planned
-runs cannot refute the claim (at :data:`FUTILITY_BETA` over all looks), which adds no false refutation. Each run
-draws from its own seed, so the report does not depend on the worker (``jobs``) it ran on. The privacy guide says
-why the audit uses repeated draws rather than one run with many canaries.
+**The empirical stage** is built to have power against the agents that exist. A user's data reaches the other
+users' actions only through a release after the user's round, so a probe run reads the agent's schedule
+(``rounds_until_update``) and :func:`plan_designs` picks the target users around its releases. Each target gets
+two neighbouring streams (:func:`neighbouring_streams`), the other users an offset set by pilot runs where the
+release's decision turns on the target (:data:`PILOT_LEVEL`); the statistics count the watched users that took
+arm 0 (joint DP, `def:JDP-interactive`, bounds exactly their joint law). Selection pilots choose the one test the
+final runs make (:func:`select_tests`), so that no confidence is split: :func:`set_lower_bounds` gives
+``epsilon_lower``, a 95% lower confidence bound, :attr:`AgentAudit.detectable` is the largest epsilon the draws
+could ever refute, and :func:`futile` stops the final runs once they cannot refute the claim, which adds no false
+refutation. Each run draws from its own seed, so the report does not depend on the worker (``jobs``) it ran on.
+The privacy guide says why the audit uses repeated draws rather than one run with many canaries.
 
 The agent's ledger is read as its own account (the worst user's composed epsilon, or :data:`LEDGER_MISSING`): a
 ledger above the claim or missing fails on its own (:attr:`AgentAudit.ledger_ok`), and the verdict never rests on
@@ -46,6 +38,7 @@ Ullman & Oprea (2020); Nasr et al. (2021).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from collections.abc import Callable, Mapping
@@ -55,17 +48,16 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_int
-from ..bandit_spec import BanditSpec
 from ..privacy.audit import clopper_pearson
 from ..privacy.replay import ReleaseTape
 from ..privacy.spec import check_delta, check_epsilon
 from .checks import (
     AGENT_CHECKS,
     PRIVACY_CHECKS,
+    PRIVACY_HORIZON,
     ContractError,
     check_ledger_within_budget,
     play_batch,
-    policy_rounds,
     shared_replays,
     synthetic_stream,
 )
@@ -85,7 +77,7 @@ CONTRACT_NOT_PRIVACY = "contract failure, not a privacy finding"
 CONTRACT_SHAPE = (4, 3)
 """Arms K and dimension d of the contract stage's synthetic stream (those of :func:`~privbandit.agents.check_agent`)."""
 
-CONTRACT_HORIZON = 32
+CONTRACT_HORIZON = PRIVACY_HORIZON
 """The most rounds of the contract stage's privacy checks, every user of which they change in turn (their cost
 grows as its square: :data:`~privbandit.agents.checks.PRIVACY_HORIZON`)."""
 
@@ -162,36 +154,6 @@ def play_stream(agent, feats: np.ndarray, rewards: np.ndarray,
     actions = play_batch(agent, feats, rewards, rng).actions
     spent = agent.ledger.guarantee(agent.privacy.delta) if agent.ledger.releases else None
     return actions, spent
-
-
-def policy_starts(agent, feats: np.ndarray, rewards: np.ndarray, rng: Any = 0) -> tuple[int, ...]:
-    """The rounds at which the agent's policy may change in one run on a stream (0 first): where
-    ``rounds_until_update`` ends a fixed policy, the releases it made reach the next users."""
-    horizon, k, d = feats.shape
-    agent.reset(BanditSpec(n_arms=k, dim=d, horizon=horizon), rng=rng)
-    starts, t = [], 0
-    while t < horizon:
-        starts.append(t)
-        m = policy_rounds(agent, t, horizon)        # a ContractError, not an endless loop, outside [1, T - t]
-        a = np.asarray(agent.act_batch(feats[t:t + m]))
-        rows = np.arange(m)
-        agent.update(feats[t:t + m][rows, a], rewards[t:t + m][rows, a])
-        t += m
-    return tuple(starts)
-
-
-def _epoch_roles(roles: dict[int, str], starts: tuple[int, ...], horizon: int, epochs: set[int], end: int,
-                 rng: Any) -> dict[int, str]:
-    """``roles`` (user -> role) with the first and last user of each of ``epochs`` of the schedule ``starts``
-    (rounds ``horizon``) where they have none, and, given ``rng``, one random user below ``end`` none of these."""
-    bounds = list(starts) + [horizon]
-    for j in sorted(epochs):
-        roles.setdefault(bounds[j], "first user" if j == 0 else f"first user of epoch {j}")
-        roles.setdefault(bounds[j + 1] - 1, f"last user of epoch {j}")
-    pool = [u for u in range(end) if u not in roles]
-    if rng is not None and pool:
-        roles[int(np.random.default_rng(rng).choice(pool))] = "random user"
-    return roles
 
 
 @dataclass(frozen=True)
@@ -332,8 +294,15 @@ def plan_designs(starts: tuple[int, ...], max_horizon: int, watch: int, rng: Any
     if not released:
         return []
     last = max([j for j in released if bounds[j + 1] + watch <= max_horizon], default=released[0])
+    roles: dict[int, str] = {}      # user -> why it is a target
+    for j in sorted({released[0], last}):
+        roles.setdefault(bounds[j], "first user" if j == 0 else f"first user of epoch {j}")
+        roles.setdefault(bounds[j + 1] - 1, f"last user of epoch {j}")
+    pool = [u for u in range(bounds[last + 1]) if u not in roles]
+    if rng is not None and pool:
+        roles[int(np.random.default_rng(rng).choice(pool))] = "random user"
     designs = []
-    for u, role in sorted(_epoch_roles({}, starts, max_horizon, {released[0], last}, bounds[last + 1], rng).items()):
+    for u, role in sorted(roles.items()):
         r = min(s for s in starts if s > u)
         horizon = min(max_horizon, r + watch)
         nxt = min([s for s in starts if s > r] + [horizon])
@@ -733,8 +702,7 @@ def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs
         Rounds after a release the second statistic counts, >= 1.
     n_draws : int
         Runs per stream of the chosen test, >= 100 (the report says the largest epsilon they can detect).
-        The default 6000 refutes elim-jdp-ucb with a quarter of its noise at epsilon 1 (a delta of ~0.04 on
-        the chosen test, see the module docstring).
+        The default 6000 refutes elim-jdp-ucb with a quarter of its noise at epsilon 1.
     pilot_draws : int
         Runs of the midpoint stream per bisection step on the offset, >= 16; the selection pilots run
         :data:`SELECT_FACTOR` times as many on each of D and D' per candidate target.
@@ -775,10 +743,15 @@ def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs
     model = probe.privacy.model
     if model == "none":
         raise ValueError(f"agent {agent!r} built with epsilon={epsilon:g} is non-private: nothing to audit")
+    contract_horizon = min(max(max_horizon, 8), CONTRACT_HORIZON)
     with _progress(progress, 1, "audit: contract stage") as bar:
-        stage = _contract_stage(build, max(max_horizon, 8), seed)
+        stage = (contract_findings(build, None, contract_horizon, seed),
+                 ContractUsers(contract_horizon, tuple(range(contract_horizon))), contract_horizon)
         bar.update()
-    designs = _planned_designs(probe, max_horizon, watch, seed, targets)
+    (feats, rewards), _ = neighbouring_streams(max_horizon)      # the candidate tests: the probe's schedule on them
+    designs = plan_designs(play_batch(probe, feats, rewards, seed).starts, max_horizon, watch,
+                           np.random.SeedSequence([seed, 4]))
+    designs = [d for d in designs if d.target in set(targets)] if targets is not None else designs
     alpha = (1 - CONFIDENCE) / N_TESTS
     detectable = detectable_epsilon(n_draws, delta, alpha)
     if not designs:  # the probe's ledger: the releases of one whole run (at the stream's end, too)
@@ -789,18 +762,6 @@ def audit_agent(agent: str, epsilon: float, delta: float = 1e-5, *, agent_kwargs
                                                                         pilot_draws, alpha, seed, progress, jobs)
     return AgentAudit(agent, model, epsilon, delta, lower, delta_lower, ledger, n_draws,
                       max(d.horizon for d in designs), tuple(designs), tests, detectable, *stage, runs=runs)
-
-
-def _planned_designs(probe: Any, max_horizon: int, watch: int, seed: int,
-                     targets: tuple[int, ...] | None) -> list[Design]:
-    """The candidate tests of :func:`audit_agent` (:func:`plan_designs` on the schedule ``probe`` plays on the
-    neighbouring streams, from the seed key (seed, 4)), only those of ``targets`` when given."""
-    (feats, rewards), _ = neighbouring_streams(max_horizon)
-    designs = plan_designs(policy_starts(probe, feats, rewards, seed), max_horizon, watch,
-                           np.random.SeedSequence([seed, 4]))
-    if targets is not None:
-        designs = [d for d in designs if d.target in set(targets)]
-    return designs
 
 
 def _progress(progress: bool, total: int, desc: str):
@@ -825,16 +786,22 @@ class _Build:
         return make_agent(self.agent, epsilon=self.epsilon, delta=self.delta, **dict(self.kwargs))
 
 
-def _chunk(build: _Build, f: np.ndarray, r: np.ndarray,
-           seeds: list[np.random.SeedSequence]) -> tuple[np.ndarray, list[float | None]]:
-    """One worker's runs: the actions (n, T) of one run per seed on (f, r) and each run's spent epsilon."""
+def _chunk(build: _Build, f: np.ndarray, r: np.ndarray, seeds: list[np.random.SeedSequence],
+           bar=None) -> tuple[np.ndarray, list[float | None]]:
+    """One worker's runs: the actions (n, T) of one run per seed on (f, r) and each run's spent epsilon (each
+    run ticks ``bar`` when given)."""
     from .workers import prepare
 
     if build.ref is not None:
         prepare(build.ref)
-    agent = build()
-    played = [play_stream(agent, f, r, np.random.default_rng(s)) for s in seeds]
-    return np.array([a for a, _ in played]), [used for _, used in played]
+    agent, actions, spent = build(), [], []
+    for s in seeds:
+        a, used = play_stream(agent, f, r, np.random.default_rng(s))
+        actions.append(a)
+        spent.append(used)
+        if bar is not None:
+            bar.update()
+    return np.array(actions), spent
 
 
 @dataclass(frozen=True)
@@ -853,13 +820,9 @@ class _Runs:
         from joblib import delayed
 
         if self.parallel is None:
-            agent, actions = self.build(), []
-            for s in seeds:
-                a, used = play_stream(agent, f, r, np.random.default_rng(s))
-                actions.append(a)
-                spent.append(used)
-                bar.update()
-            return np.array(actions)
+            actions, used = _chunk(self.build, f, r, seeds, bar)
+            spent.extend(used)
+            return actions
         chunks = [c for c in np.array_split(np.arange(len(seeds)), 2 * self.jobs) if len(c)]
         out = []
         for acts, used in self.parallel(delayed(_chunk)(self.build, f, r, [seeds[i] for i in c]) for c in chunks):
@@ -905,60 +868,44 @@ def _empirical_stage(build: Callable[[], Any], designs: list[Design], epsilon: f
     """The empirical stage of :func:`audit_agent`: the designs with their pilot offsets, the chosen tests, the
     lower bounds on epsilon and on delta at the claimed epsilon, the worst ledger of the runs (None when
     a run had no ledger) and the final runs per stream made (fewer than ``n_draws`` after a futility stop)."""
-    if jobs == 1:
-        return _empirical_runs(_Runs(build), designs, epsilon, delta, n_draws, pilot_draws, alpha, seed, progress)
-    from joblib import Parallel
+    with contextlib.ExitStack() as stack:
+        runs = _Runs(build)
+        if jobs > 1:
+            from joblib import Parallel
 
-    from .workers import backend_context
+            from .workers import backend_context
 
-    with backend_context("loky", jobs), Parallel(n_jobs=jobs) as parallel:
-        return _empirical_runs(_Runs(build, parallel, jobs), designs, epsilon, delta, n_draws, pilot_draws, alpha,
-                               seed, progress)
-
-
-def _empirical_runs(runs: _Runs, designs: list[Design], epsilon: float, delta: float, n_draws: int,
-                    pilot_draws: int, alpha: float, seed: int, progress: bool
-                    ) -> tuple[list[Design], tuple[ChosenTest, ...], float, float, float | None, int]:
-    """:func:`_empirical_stage` with its runs played by ``runs``."""
-    spent: list[float | None] = []
-    # the pilots draw from the seed keys (seed, 1, i) and (seed, 2, i), the final runs from (seed, 0, 0, i):
-    # independent streams, so the choice of the test spends none of its confidence
-    with _progress(progress, len(designs) * (PILOT_STEPS + 2) * pilot_draws, "audit: offset pilots") as bar:
-        designs = [_with_offset(d, runs, pilot_draws, np.random.SeedSequence([seed, 1, i]), bar)
-                   for i, d in enumerate(designs)]
-    with _progress(progress, len(designs) * 2 * SELECT_FACTOR * pilot_draws, "audit: selection pilots") as bar:
-        pilots = [_stream_runs(runs, d, SELECT_FACTOR * pilot_draws, np.random.SeedSequence([seed, 2, i]), spent,
-                               bar) for i, d in enumerate(designs)]
-    tests = select_tests(designs, pilots, n_draws, epsilon, alpha, delta, np.random.SeedSequence([seed, 3]))
-    grid = np.array(EPS_GRID + (epsilon,))
-    lower, delta_lower, made = 0.0, -math.inf, n_draws
-    for i, test in enumerate(tests):
-        with _progress(progress, 2 * n_draws, "audit: final runs") as bar:
-            p, q, m = _final_counts(runs, test, n_draws, np.random.SeedSequence([seed, 0, 0, i]), (epsilon, delta),
-                                    alpha, spent, bar)
-        bounds = set_lower_bounds(p, q, m, grid, alpha)
-        lower = max(lower, float(grid[:-1][bounds[:-1] > delta].max(initial=0.0)))
-        delta_lower, made = max(delta_lower, float(bounds[-1])), min(made, m)
-    ledger = None if any(s is None for s in spent) else float(max(spent))
-    return designs, tests, lower, delta_lower, ledger, made
+            stack.enter_context(backend_context("loky", jobs))
+            runs = _Runs(build, stack.enter_context(Parallel(n_jobs=jobs)), jobs)
+        spent: list[float | None] = []
+        # the pilots draw from the seed keys (seed, 1, i) and (seed, 2, i), the final runs from (seed, 0, 0, i):
+        # independent streams, so the choice of the test spends none of its confidence
+        with _progress(progress, len(designs) * (PILOT_STEPS + 2) * pilot_draws, "audit: offset pilots") as bar:
+            designs = [_with_offset(d, runs, pilot_draws, np.random.SeedSequence([seed, 1, i]), bar)
+                       for i, d in enumerate(designs)]
+        with _progress(progress, len(designs) * 2 * SELECT_FACTOR * pilot_draws, "audit: selection pilots") as bar:
+            pilots = [_stream_runs(runs, d, SELECT_FACTOR * pilot_draws, np.random.SeedSequence([seed, 2, i]), spent,
+                                   bar) for i, d in enumerate(designs)]
+        tests = select_tests(designs, pilots, n_draws, epsilon, alpha, delta, np.random.SeedSequence([seed, 3]))
+        grid = np.array(EPS_GRID + (epsilon,))
+        lower, delta_lower, made = 0.0, -math.inf, n_draws
+        for i, test in enumerate(tests):
+            with _progress(progress, 2 * n_draws, "audit: final runs") as bar:
+                p, q, m = _final_counts(runs, test, n_draws, np.random.SeedSequence([seed, 0, 0, i]), (epsilon, delta),
+                                        alpha, spent, bar)
+            bounds = set_lower_bounds(p, q, m, grid, alpha)
+            lower = max(lower, float(grid[:-1][bounds[:-1] > delta].max(initial=0.0)))
+            delta_lower, made = max(delta_lower, float(bounds[-1])), min(made, m)
+        ledger = None if any(s is None for s in spent) else float(max(spent))
+        return designs, tests, lower, delta_lower, ledger, made
 
 
-def _contract_stage(build: Callable[[], Any], horizon: int,
-                    seed: int) -> tuple[tuple[ContractFinding, ...], ContractUsers, int]:
-    """The contract stage of :func:`audit_agent`: its findings (:func:`contract_findings`, the privacy checks on a
-    synthetic stream of ``min(horizon, CONTRACT_HORIZON)`` rounds changing every user of it), the users changed and
-    that stream's rounds."""
-    horizon = min(horizon, CONTRACT_HORIZON)
-    return contract_findings(build, None, horizon, seed), ContractUsers(horizon, tuple(range(horizon))), horizon
-
-
-def _with_offset(design: Design, runs: _Runs, pilot_draws: int, seeds: np.random.SeedSequence, bar=None) -> Design:
+def _with_offset(design: Design, runs: _Runs, pilot_draws: int, seeds: np.random.SeedSequence, bar) -> Design:
     """``design`` with the offset c in [-1, 1] at which the watched users of the first window take arm 0
     with frequency f(-1) + :data:`PILOT_LEVEL` (f(1) - f(-1)) on the midpoint stream (target rewards 0), by
     bisection on pilot runs; c = 0 when the offset does not move f."""
     start, stop = design.windows[0]
     steps = iter(seeds.spawn(PILOT_STEPS + 2))
-    bar = bar if bar is not None else _progress(False, 0, "")
 
     def freq(c: float) -> float:
         (f, r), _ = neighbouring_streams(design.horizon, design.target, offset=c)

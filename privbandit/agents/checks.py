@@ -61,12 +61,8 @@ another arm on purpose differs by far more than a 1e-8 change of the features ca
 
 PRIVACY_HORIZON = 32
 """Rounds of the stream of the privacy checks (:data:`PRIVACY_CHECKS`), on which every user 0 .. T - 1 is changed
-in turn (:func:`check_agent` plays them on ``min(horizon, privacy_horizon)`` rounds).
-
-Each changed user costs two runs of the rest of the stream after its round (the rounds before it are shared), on
-the batch path and on the step loop: O(T^2) rounds in all (the batch path's runs are shared by the two checks
-inside :func:`check_agent`).
-A leak keyed to a later user than T - 1, or that shows only after round T - 1, is beyond these checks."""
+in turn, at a cost of O(T^2) rounds (:func:`check_actions_depend_only_on_releases`; :func:`check_agent` plays them
+on ``min(horizon, privacy_horizon)`` rounds and says what they cannot see)."""
 
 STEP_BATCH_TRIES = 16
 """Perturbations tried per differing round (a true rounding tie flips under about half of them)."""
@@ -80,10 +76,14 @@ class Played(NamedTuple):
     actions : ndarray of int (T,)
     probabilities : ndarray (T, K) or None
         ``action_probabilities`` of each round, taken just before its arm was drawn (if asked for).
+    starts : tuple of int
+        The rounds at which each fixed policy (each ``rounds_until_update()`` block) began, 0 first: where the
+        releases made so far reach the next users.
     """
 
     actions: np.ndarray
     probabilities: np.ndarray | None
+    starts: tuple[int, ...] = ()
 
 
 def synthetic_stream(n_arms: int, dim: int, horizon: int, rng: Any = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -159,17 +159,19 @@ def play_batch(agent: Agent, features: np.ndarray, rewards: np.ndarray, rng: Any
     """
     _reset(agent, features, rng)
     probs = np.empty(rewards.shape) if probabilities else None
-    return Played(_play_from(agent, features, rewards, 0, probs=probs), probs)
+    starts: list[int] = []
+    return Played(_play_from(agent, features, rewards, 0, probs=probs, starts=starts), probs, tuple(starts))
 
 
 def _play_from(agent: Agent, features: np.ndarray, rewards: np.ndarray, t: int, *, step: bool = False,
-               probs: np.ndarray | None = None, stop: int | None = None) -> np.ndarray:
+               probs: np.ndarray | None = None, stop: int | None = None, starts: list[int] | None = None
+               ) -> np.ndarray:
     """Play ``agent``, whose run has reached round ``t``, up to round ``stop`` (default: the end of the stream; a
     policy's end); the arms of rounds t .. stop - 1.
 
     The batch path (one ``act_batch`` and one ``update`` per fixed policy, ``probs[t:t + m]`` filled just before
-    each ``act_batch`` when given) or, with ``step``, the Gymnasium step loop (``act`` and ``update`` one round at
-    a time)."""
+    each ``act_batch`` and its first round appended to ``starts`` when given) or, with ``step``, the Gymnasium
+    step loop (``act`` and ``update`` one round at a time)."""
     horizon = features.shape[0]
     stop = horizon if stop is None else stop
     actions = np.empty(stop - t, dtype=np.int64)
@@ -181,6 +183,8 @@ def _play_from(agent: Agent, features: np.ndarray, rewards: np.ndarray, t: int, 
             t += 1
             continue
         m = policy_rounds(agent, t, horizon)
+        if starts is not None:
+            starts.append(t)
         if probs is not None:
             probs[t:t + m] = agent.action_probabilities(features[t:t + m])
         a = np.asarray(agent.act_batch(features[t:t + m]))
@@ -269,9 +273,8 @@ def check_step_loop_equals_batch_path(agent: AgentLike, *, n_arms: int = 4, dim:
     different arms the decision must be a tie up to rounding: the batch path, from the state it chose in
     and with the same uniforms, must choose the step loop's arm on the round's features with each entry
     shrunk by a random relative amount below :data:`STEP_BATCH_RTOL` (one of
-    :data:`STEP_BATCH_TRIES` perturbations suffices). The two paths' estimates differ only by the order
-    in which their fits sum the rows, so an honest agent's arms differ only where that tolerance covers
-    it; an agent whose step loop draws other uniforms or picks other arms fails.
+    :data:`STEP_BATCH_TRIES` perturbations suffices; that constant says why this separates rounding from
+    another rule).
 
     ``stream`` (features (T, K, d), rewards (T, K)) replaces the synthetic stream (``n_arms``, ``dim`` and
     ``horizon`` are then the stream's), and ``spec`` the ``BanditSpec(K, d, T)`` both copies are reset with
@@ -394,14 +397,10 @@ def _replayed_runs(build: Callable[[], Agent], n_arms: int, dim: int, horizon: i
     of ``users`` (default: every user 0 .. T - 1), D and D' the contract stream changed at that user
     (:func:`~privbandit.oracles.checks.neighbour_pair`), D' handed D's releases.
 
-    The run before the user's fixed policy (its ``rounds_until_update()`` block; its round, with ``step``) is the
-    same on D and D', so it is played once, on the unchanged stream, and each pair continues a deep copy of the
-    agent from there (:func:`_play_from`; the step loop with ``step``): the tapes hold the releases from that
-    block on (those before it have the same inputs on D and D'), the arms are the whole run's. One user's pair
-    (the median of ``users``) is also played whole from ``reset``, and must make the same arms and releases: an
-    agent whose deep copy does not continue as itself cannot be checked this way (a ContractError says so), and
-    one that releases nothing through privbandit's mechanisms is refused as by
-    :func:`~privbandit.oracles.checks.replayed_neighbours`.
+    The shared prefix and the whole-run pair (the median of ``users``) are those of
+    :func:`check_actions_depend_only_on_releases`; the tapes hold the releases from the user's block on (those
+    before it have the same inputs on D and D'), the arms are the whole run's. An agent that releases nothing
+    through privbandit's mechanisms is refused as by :func:`~privbandit.oracles.checks.replayed_neighbours`.
     """
     todo = list(range(horizon)) if users is None else sorted({check_int("user", u, low=0, high=horizon - 1)
                                                               for u in users})
@@ -419,16 +418,16 @@ def _replayed_runs(build: Callable[[], Agent], n_arms: int, dim: int, horizon: i
     while i < len(todo):
         m = 1 if step else policy_rounds(base, t, horizon)
         while i < len(todo) and todo[i] < t + m:
-            copies = _continuations(base, arms[:t], t, step)
-            pairs.append(replayed_pair(*(partial(copies, *s) for s in _halves(x, r, todo[i])), todo[i], check,
-                                       "user"))
+            x1, r1, x2, r2 = neighbour_pair(x, r, todo[i])
+            copies = partial(_continue, base, arms[:t], t, step)
+            pairs.append(replayed_pair(partial(copies, x1, r1), partial(copies, x2, r2), todo[i], check, "user"))
             i += 1
         arms[t:t + m] = _play_from(base, x, r, t, step=step, stop=t + m)
         t += m
     anchor = len(todo) // 2
     user = todo[anchor]
-    whole = replayed_neighbours(lambda xs, rs: _play_from(_reset_to(build(), xs, rng), xs, rs, 0, step=step), x, r,
-                                [user], check, "agent", "user")[0]
+    whole = replayed_neighbours(lambda xs, rs: play_loop(build(), xs, rs, rng) if step else
+                                play_batch(build(), xs, rs, rng).actions, x, r, [user], check, "agent", "user")[0]
     kept = pairs[anchor]
     tail = len(kept[1])       # the releases from the user's block on: the last ones of the whole run
     same = (np.array_equal(whole[2], kept[2]) and np.array_equal(whole[4], kept[4]) and len(whole[1]) >= tail
@@ -462,26 +461,11 @@ def shared_replays() -> Iterator[None]:
         _SHARED.reset(token)
 
 
-def _reset_to(agent: Agent, features: np.ndarray, rng: Any) -> Agent:
-    _reset(agent, features, rng)
-    return agent
-
-
-def _halves(x: np.ndarray, r: np.ndarray, user: int) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
-    """The streams D and D' of ``user`` (:func:`~privbandit.oracles.checks.neighbour_pair`)."""
-    x1, r1, x2, r2 = neighbour_pair(x, r, user)
-    return (x1, r1), (x2, r2)
-
-
-def _continuations(base: Agent, before: np.ndarray, t: int, step: bool) -> Callable[[np.ndarray, np.ndarray],
-                                                                                      np.ndarray]:
-    """A function playing a deep copy of ``base`` (its run at round ``t``, arms ``before``) on a stream from round
-    ``t`` on: the whole run's arms. Call it before ``base`` moves on."""
-
-    def play(features: np.ndarray, rewards: np.ndarray) -> np.ndarray:
-        return np.concatenate([before, _play_from(copy.deepcopy(base), features, rewards, t, step=step)])
-
-    return play
+def _continue(base: Agent, before: np.ndarray, t: int, step: bool, features: np.ndarray,
+              rewards: np.ndarray) -> np.ndarray:
+    """The whole run's arms when a deep copy of ``base`` (its run at round ``t``, arms ``before``) plays a stream
+    from round ``t`` on. Call it before ``base`` moves on."""
+    return np.concatenate([before, _play_from(copy.deepcopy(base), features, rewards, t, step=step)])
 
 
 def check_releases_within_sensitivity(agent: AgentLike, *, n_arms: int = 4, dim: int = 3,
@@ -489,12 +473,9 @@ def check_releases_within_sensitivity(agent: AgentLike, *, n_arms: int = 4, dim:
                                       users: Sequence[int] | None = None) -> None:
     """Every release of a private agent moves by at most its mechanism's declared sensitivity when one user changes.
 
-    The batch-path runs of :func:`check_actions_depend_only_on_releases`, one pair of neighbouring streams per
-    changed user (default: every user 0 .. T - 1 of the T = ``horizon``-round stream, in turn): for each
-    release, the exact inputs on D and on its neighbour D' (handed D's releases) may differ by at most the
-    declared sensitivity (:func:`~privbandit.privacy.replay.sensitivity_ratio` <= 1; per row for a local-DP
-    agent). A breach means noise too small for the data, which the ledger (trusting the declared sensitivity)
-    cannot see. Nothing to check for a non-private agent. ``users`` replaces the default (every user).
+    :func:`~privbandit.oracles.checks.check_releases_within_sensitivity` on the batch-path runs of
+    :func:`check_actions_depend_only_on_releases`: one pair of neighbouring streams per changed user (every user
+    0 .. T - 1 of the T = ``horizon``-round stream in turn, or each of ``users``).
     """
     name = "check_releases_within_sensitivity"
     build = _builder(agent)

@@ -281,24 +281,21 @@ class GLOCAgent(BatchedUCBAgent):
 
     def _absorb_rows(self, x: np.ndarray, y: np.ndarray) -> None:
         link = self._require_spec().link
-        for i in range(x.shape[0]):             # GLM-ONS is sequential: one O(d^2) step per row
-            self._ons_step(x[i], float(y[i]), link)
-
-    def _ons_step(self, phi: np.ndarray, y: float, link: Link) -> None:
-        z = float(phi @ self.ons_theta)         # the prediction of the iterate that did not see y
-        self.xtz += z * phi
-        self.zz += z * z
-        kappa = self._kappa()
-        self.slope_sum += float(link.derivative(np.array(z)))
-        self.rows += 1
-        inverse_rank_update(self.v_inv, phi[None])
-        g = float(link(np.array(z))) - y
-        a_phi = self.v_inv @ phi
-        self.ons_regret += g * g * float(phi @ a_phi) / (2.0 * kappa)
-        theta = self.ons_theta - (g / kappa) * a_phi
-        if float(theta @ theta) > self.norm_bound ** 2:
-            theta = self._project(theta)
-        self.ons_theta = theta
+        for phi, y_i in zip(x, y.tolist()):     # GLM-ONS is sequential: one O(d^2) step per row
+            z = float(phi @ self.ons_theta)     # the prediction of the iterate that did not see y
+            self.xtz += z * phi
+            self.zz += z * z
+            kappa = self._kappa()
+            self.slope_sum += float(link.derivative(np.array(z)))
+            self.rows += 1
+            inverse_rank_update(self.v_inv, phi[None])
+            g = float(link(np.array(z))) - y_i
+            a_phi = self.v_inv @ phi
+            self.ons_regret += g * g * float(phi @ a_phi) / (2.0 * kappa)
+            theta = self.ons_theta - (g / kappa) * a_phi
+            if float(theta @ theta) > self.norm_bound ** 2:
+                theta = self._project(theta)
+            self.ons_theta = theta
 
     def _project(self, theta: np.ndarray) -> np.ndarray:
         """argmin over ||u|| <= S of ||u - theta||_A, A = V (O(d^3); only when the ONS step leaves the ball)."""

@@ -71,27 +71,17 @@ def stacked_bounds(stack: EstimateStack, x: np.ndarray, width_cap: float) -> tup
     return mean.reshape(n_est, m, k), width.reshape(n_est, m, k)
 
 
-def _row_max(values: np.ndarray) -> np.ndarray:
-    """The maximum over the last (short, arms) axis of ``values`` (..., K), one elementwise pass per arm.
+def _row_reduce(ufunc: np.ufunc, values: np.ndarray) -> np.ndarray:
+    """``ufunc.reduce`` over the last (short, arms) axis of ``values`` (..., K), one elementwise pass per arm.
 
-    Equal to ``values.max(axis=-1)`` (a maximum is exact), without numpy's per-row reduction overhead
-    (for few rows one reduction costs less than K passes).
+    Equal to numpy's reduction (a maximum, an or, is exact), without its per-row overhead (for few rows one
+    reduction costs less than K passes).
     """
     if values.size <= _FEW:
-        return values.max(axis=-1)
-    top = values[..., 0].copy()
+        return ufunc.reduce(values, axis=-1)
+    out = values[..., 0].copy()
     for a in range(1, values.shape[-1]):
-        np.maximum(top, values[..., a], out=top)
-    return top
-
-
-def _row_any(mask: np.ndarray) -> np.ndarray:
-    """``mask.any(axis=-1)`` for boolean ``mask`` (..., K), one elementwise pass per arm (a reduction for few rows)."""
-    if mask.size <= _FEW:
-        return mask.any(axis=-1)
-    out = mask[..., 0].copy()
-    for a in range(1, mask.shape[-1]):
-        out |= mask[..., a]
+        ufunc(out, values[..., a], out=out)
     return out
 
 
@@ -111,11 +101,11 @@ def eliminate_all(alive: np.ndarray, mean: np.ndarray, width: np.ndarray, upper:
     """
     if index is not None:               # only the selected epochs' tests are computed
         mean, width, upper = mean[index], width[index], upper[index]
-    passed = upper >= (_row_max(mean - width) - tolerance)[..., None]
+    passed = upper >= (_row_reduce(np.maximum, mean - width) - tolerance)[..., None]
     if passed.shape[0] == 0:
         return alive
     kept = alive & np.logical_and.reduce(passed, axis=0)
-    empty = ~_row_any(kept)
+    empty = ~_row_reduce(np.logical_or, kept)
     if empty.any():
         rows = np.flatnonzero(empty)
         sub = alive[rows]
@@ -168,7 +158,7 @@ def stacked_survivors(stack: EstimateStack, x: np.ndarray, width_cap: float, tol
 def best_arms(mask: np.ndarray, score: np.ndarray) -> np.ndarray:
     """The arms of ``mask`` (m, K) whose score is within the tie tolerance of the row's best."""
     score = np.where(mask, score, -np.inf)
-    return mask & (score >= (_row_max(score) - _TIE)[:, None])
+    return mask & (score >= (_row_reduce(np.maximum, score) - _TIE)[:, None])
 
 
 def can_eliminate(estimate: Estimate, bound: float, width_cap: float = 2.0) -> bool:

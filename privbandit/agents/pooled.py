@@ -45,40 +45,30 @@ own constants and epochs growing :data:`VECTOR_LDP_GROWTH` (the local-DP study, 
 ``elim-glm-ldp-vec`` is it on the GLM's working rows.
 
 Privacy of the linear agents ((epsilon, delta)-JDP, `def:JDP-interactive`, research note section 4; LDP, `def:LDP`).
-The oracles are unchanged and each epoch's fit uses that epoch's users only. IW-Regression-DP: one SymPriv release
-of H on the W stage (sensitivity 2B/(gamma N)) and one joint Gaussian release of (B psi, vec Psi) on the
-regression users (sensitivity 2 sqrt(2) B/(gamma n)); both hold for every PSD W, as ||W phi|| / (1 + gamma
-||W phi||) < 1/gamma. IW-Regression-LDP, on the device: a spectral user sends SymPriv(U^{1/2} phi phi^T U^{1/2} /
-||U phi||) (Frobenius norm <= B, `lem:uxxu`; sensitivity 2B), a regression user (U phi y / ||U phi||, U phi phi^T
-/ (sqrt(B) ||U phi||)) through one Gaussian (norm <= sqrt(1 + B); sensitivity 2 sqrt(1 + B)), each at the full
-(epsilon, delta) (the paper's separate Priv_2 and Priv_2B would compose to more). IW-Vector-LDP: the vector above,
-projected onto the ball of radius sqrt(1 + B), through ``L2BallChannel(epsilon, d + d(d+1)/2, sqrt(1 + B))``, one
-pure-epsilon local entry per user. Every bound holds for every W or U (the statistics are normalised by ||U phi||),
-so the warm start, a matrix computed from earlier releases only, changes which public matrix weights the rows, not
-a sensitivity. The stages, the fractions and the epoch schedule are public, fixed in advance. Every user enters
-exactly one release of one epoch at the full budget; epochs and stages use disjoint users, so they compose in
-parallel, and choosing W_j or U_j from earlier releases is allowed. Pooling, the PSD projections, the regulariser,
-the width, the releases planned on and the play rule read only the releases, public constants and the current
-user's own features (nothing reads a fit's running sums): post-processing.
+The oracles are unchanged and each epoch's fit uses that epoch's users only. Each oracle's releases and
+sensitivities (the Notes of :class:`~privbandit.oracles.iw_jdp.IWRegressionDP`,
+:class:`~privbandit.oracles.iw_ldp.IWRegressionLDP` and :class:`~privbandit.oracles.iw_vec_ldp.IWVectorLDP`)
+hold for every W or U, so the warm start, a matrix computed from earlier releases only, changes which public
+matrix weights the rows, not a sensitivity. The stages, the fractions and the epoch schedule are public, fixed
+in advance. Every user enters exactly one release of one epoch at the full budget; epochs and stages use
+disjoint users, so they compose in parallel, and choosing W_j or U_j from earlier releases is allowed. Pooling,
+the PSD projections, the regulariser, the width, the releases planned on and the play rule read only the
+releases, public constants and the current user's own features (nothing reads a fit's running sums):
+post-processing.
 
 ``elim-glm-jdp-pooled`` and ``elim-glm-ldp-pooled`` are the same two agents on a GLM's working rows
 (:class:`GLMWorkingRows`, chosen at construction with ``rows=``; the linear agents use :class:`LinearRows`,
-the rows as they are). Each user of epoch j forms, from their own (phi, y) and the previous pooled release
-theta_{j-1} (public), the IRLS row (phi', y') at that linearisation point and hands it to the unchanged oracle.
-The pooled solve of these rows is one private Newton step per epoch, pooled over the epochs as for the linear
-model (each epoch's rows are linear in theta* to first order around its own theta_{j-1}); the agent releases it
-on the linear predictor (identity link) and plays elimination and UCB there, which order the arms as nu of the
-same intervals would (nu is increasing).
+the rows as they are): each user of epoch j hands the unchanged oracle the IRLS row at the previous pooled
+release theta_{j-1} (public), so the pooled solve is one private Newton step per epoch, released and played on
+the linear predictor.
 
-Privacy of the GLM agents: ||phi'|| <= ||phi|| <= B and |y'| <= 1 for every row and every theta_{j-1}, the bounds
-the oracles' sensitivities and randomizers are computed from, so they hold unchanged. ``Agent.update`` clips each
-user's (phi, y) (refusing NaN and inf); :class:`GLMWorkingRows` clips the predictor to [-B S, B S], the weight to
-[mu, L] and y' to [-1, 1] and refuses rows that are not finite; ``EpochFit.add_clipped`` refuses NaN and inf
-without clipping again (IW-Regression-LDP's randomizer clips each row again on the device: a no-op here). A
-user's row reads only their own data, public constants (nu, L, mu, B, S, C) and theta_{j-1}, a post-processing of
-earlier releases, so the transform is part of the user's computation (the curator's per-row under joint DP, the
-device's under local DP) before the one release they enter, as the warm-started W is; composition and the
-ledger are the linear agents'.
+Privacy of the GLM agents: every working row keeps the bounds the oracles' sensitivities and randomizers are
+computed from (:class:`GLMWorkingRows`); ``Agent.update`` clips each user's (phi, y) (refusing NaN and inf) and
+``EpochFit.add_clipped`` refuses NaN and inf without clipping again (IW-Regression-LDP's randomizer clips each
+row again on the device: a no-op here). A user's row reads only their own data, public constants (nu, L, mu,
+B, S, C) and theta_{j-1}, a post-processing of earlier releases, so the transform is part of the user's
+computation (the curator's per-row under joint DP, the device's under local DP) before the one release they
+enter, as the warm-started W is; composition and the ledger are the linear agents'.
 
 References
 ----------

@@ -24,7 +24,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .._validation import describe_parameters
+from .._validation import check_choice, describe_parameters
 from ..oracles.base import Oracle
 from ..privacy import MODELS
 from ..registry import Entry, PluginError, Registry, first_doc_line, paper_labels
@@ -63,11 +63,7 @@ def declared_privacy_model(factory: Any) -> str | None:
     """The privacy model a factory (a function or an agent class) declares in its ``privacy_model``
     attribute, or None when it declares none."""
     model = getattr(factory, "privacy_model", None)
-    if model is None:
-        return None
-    if model not in MODELS:
-        raise ValueError(f"privacy_model must be one of {MODELS}, got {model!r}")
-    return model
+    return None if model is None else check_choice("privacy_model", model, MODELS)
 
 
 PRIVACY: tuple[str, ...] = (*MODELS, "any")

@@ -46,16 +46,11 @@ _THIN_REACH = 5e4
 _CHUNK = 1024                                       # contexts per pass (cache-sized work arrays)
 
 
-def _pivot(coef: np.ndarray, pos: np.ndarray, arm: np.ndarray, do: np.ndarray) -> None:
-    """Gauss-Jordan pivot, in place: in the rows where ``do``, replace basis column ``pos`` by ``arm``.
-
-    ``coef`` (m, d, K) holds X^{-1} Phi^T; afterwards it holds X'^{-1} Phi^T for the new basis. Rows
-    with ``do`` False get the identity pivot (incoming coordinates e_pos), which leaves them unchanged.
-    """
+def _pivot(coef: np.ndarray, pos: np.ndarray, arm: np.ndarray) -> None:
+    """Gauss-Jordan pivot, in place: in every row replace basis column ``pos`` by ``arm``; ``coef`` (m, d, K)
+    holds X^{-1} Phi^T, and afterwards X'^{-1} Phi^T for the new basis."""
     r = np.arange(coef.shape[0])
     c = coef[r, :, arm]                                    # (m, d): coordinates of the incoming arm
-    c[~do] = 0.0
-    c[~do, pos[~do]] = 1.0
     piv_row = coef[r, pos, :] / c[r, pos][:, None]         # (m, K)
     coef -= c[:, :, None] * piv_row[:, None, :]
     coef[r, pos, :] = piv_row
@@ -243,7 +238,7 @@ def _spanner_chunk(phi: np.ndarray, mask: np.ndarray, constant: float, max_swaps
                 break
             pos_b, arm = np.divmod(best, k)
             part = coef[active]
-            _pivot(part, pos_b, arm, np.ones(active.size, dtype=bool))
+            _pivot(part, pos_b, arm)
             coef[active] = part
             sub_holder[active, pos_b] = arm
         holder[need] = sub_holder

@@ -147,16 +147,12 @@ def iw_l2_rate(n: int, *, dim: int, lam: float, gamma: float, bound: float = 1.0
 
     Parameters
     ----------
-    n : int
-        Rows that produced the estimate.
-    dim : int
-        Feature dimension d.
+    n, dim, confidence
+        As for :func:`l2_rate`.
     lam, gamma : float
         lambda and gamma of that fit (> 0; the oracle's ``Estimate.info``).
     bound : float
         B, the bound on ||phi||.
-    confidence : float
-        delta' in the rate (the statistical failure probability, never the privacy delta).
 
     References
     ----------
@@ -190,16 +186,10 @@ def calibrated_error(kind: str, n: int, *, dim: int, epsilon: float = 1.0, delta
     ----------
     kind : {"iw", "jdp", "ldp", "none"}
         Which rate.
-    n : int
-        Rows that produced the estimate.
-    dim : int
-        Feature dimension d.
-    epsilon, delta : float
-        The privacy budget (the DP-SGD and LDP-SGD rates).
-    lam, gamma : float, optional
-        lambda and gamma of the fit (``kind="iw"`` only; public functions of N, d, B and the budget).
-    bound : float
-        B, the bound on ||phi||.
+    n, dim, epsilon, delta
+        As for :func:`l2_rate`.
+    lam, gamma, bound : float
+        As for :func:`iw_l2_rate` (``kind="iw"`` only; public functions of N, d, B and the budget).
 
     References
     ----------

@@ -190,16 +190,9 @@ class EpochFit(abc.ABC):
     ----------
     oracle : Oracle
         The configuration.
-    n_rounds : int
-        Number of rows this epoch will see at most (its users).
-    dim : int
-        Feature dimension d.
-    bound : float
-        Feature bound B: rows are clipped to ||phi|| <= B before any mechanism.
-    link : Link
-        The GLM link.
-    rng : numpy.random.Generator
-        The fit's randomness.
+    n_rounds, dim, bound, link, rng
+        As :meth:`Oracle.start` checks them (``rng`` a Generator); rows are clipped to ||phi|| <= B before any
+        mechanism.
     """
 
     def __init__(self, oracle: Oracle, n_rounds: int, dim: int, bound: float, link: Link,

@@ -261,12 +261,6 @@ def replayed_pair(play_d: Callable[[], Any], play_prime: Callable[[], Any], row:
     return row, tape, a, again, b
 
 
-def released_nothing(check: str, owner: str) -> ContractError:
-    """The ContractError of a private ``owner`` whose run released nothing through privbandit's mechanisms."""
-    return ContractError(check, f"the {owner} released nothing through privbandit's mechanisms: a private "
-                                f"{owner} must release through them (privbandit.privacy) to be checked")
-
-
 def replayed_neighbours(play: Callable[[np.ndarray, np.ndarray], Any], x: np.ndarray, y: np.ndarray,
                         rows: list[int], check: str, owner: str, unit: str) -> list[tuple]:
     """For each ``row`` (a row or a user): ``play(x, y)`` on the dataset (or stream) D changed at that row
@@ -278,7 +272,8 @@ def replayed_neighbours(play: Callable[[np.ndarray, np.ndarray], Any], x: np.nda
         x1, y1, x2, y2 = neighbour_pair(x, y, row)
         pair = replayed_pair(lambda: play(x1, y1), lambda: play(x2, y2), row, check, unit)  # noqa: B023 (called here)
         if not len(pair[1]):
-            raise released_nothing(check, owner)
+            raise ContractError(check, f"the {owner} released nothing through privbandit's mechanisms: a private "
+                                       f"{owner} must release through them (privbandit.privacy) to be checked")
         pairs.append(pair)
     return pairs
 

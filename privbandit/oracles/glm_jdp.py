@@ -192,17 +192,11 @@ class IWGLMDPFit(SpectralStagesFit):
         n = max(stop - start, 1)
         return 32.0 * (max(1.0, self.r_nu / 2.0) / self.link.mu + self.bound) / (self.params.gamma * n)
 
-    def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
-        if stage < self.n_w_stages:
-            super()._add_rows(stage, start, x, y)
-            return
+    def _add_regression_rows(self, x: np.ndarray, y: np.ndarray) -> None:
         self._x.append(x)
         self._y.append(y)
 
-    def _close_stage(self, stage: int) -> None:
-        if stage < self.n_w_stages:
-            super()._close_stage(stage)
-            return
+    def _close_regression_stage(self, stage: int) -> None:
         start, stop = self.stage_range(stage)
         n = stop - start
         if n == 0:       # no regression rows: theta_hat = 0 (the _diag set in __init__ stands)

@@ -138,9 +138,7 @@ class IWGLMLDPFit(SpectralLDPFit):
             self._sgd_u = (u, np.maximum(vals, 0.0), vecs)
         return self._sgd_u
 
-    def _randomizer(self, stage: int) -> LocalRandomizer:
-        if stage < self.n_spectral_stages:
-            return super()._randomizer(stage)
+    def _later_randomizer(self, stage: int) -> LocalRandomizer:
         return LocalRandomizer(GLMGradientStatistic(self._fixed_u()[0], self.w.copy(), self.link), self._grad_radius,
                                self._grad_channel, self.bound)
 

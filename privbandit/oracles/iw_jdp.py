@@ -229,9 +229,9 @@ class SpectralStagesFit(EpochFit):
     """A fit whose first ``n_w_stages`` stages run the private spectral iteration of `alg:W-JDP`.
 
     Subclasses call :meth:`_init_spectral` in ``__init__``; a two-phase subclass (``w_fraction`` < 1) has one
-    regression stage after the W stages: it overrides ``_add_rows`` and ``_close_stage`` for it and hands the W
-    stages (``stage < n_w_stages``) to ``super()``. Per stage k the fit keeps W_k, W_k^{1/2} and the running sum
-    of H_k: O(d^2) memory.
+    regression stage after the W stages, whose rows go to its ``_add_regression_rows(x, y)`` and whose end to its
+    ``_close_regression_stage(stage)``. Per stage k the fit keeps W_k, W_k^{1/2} and the running sum of H_k:
+    O(d^2) memory.
     """
 
     def _init_spectral(self, params: IWParameters, w_fraction: float, initial_w: np.ndarray | None = None) -> None:
@@ -246,12 +246,16 @@ class SpectralStagesFit(EpochFit):
         self.trace: list[dict[str, float]] = []
 
     def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
+        if stage >= self.n_w_stages:
+            return self._add_regression_rows(x, y)
         wx = x.dot(self.w)
         half = x.dot(self._w_half)
         weights = iw_weights(wx, self.params.gamma)
         self._h_sum += (half * weights[:, None]).T.dot(half)
 
     def _close_stage(self, stage: int) -> None:
+        if stage >= self.n_w_stages:
+            return self._close_regression_stage(stage)
         start, stop = self.stage_range(stage)
         n = stop - start
         if n == 0:  # an empty stage releases nothing and leaves W unchanged
@@ -345,19 +349,13 @@ class IWRegressionDPFit(SpectralStagesFit):
         self._psi_mat = np.zeros((self.dim, self.dim))
         self._released: tuple[np.ndarray, np.ndarray] | None = None
 
-    def _add_rows(self, stage: int, start: int, x: np.ndarray, y: np.ndarray) -> None:
-        if stage < self.n_w_stages:
-            super()._add_rows(stage, start, x, y)
-            return
+    def _add_regression_rows(self, x: np.ndarray, y: np.ndarray) -> None:
         wx = x.dot(self.w)
         u = wx * iw_weights(wx, self.params.gamma)[:, None]
         self._psi += u.T.dot(y)
         self._psi_mat += u.T.dot(x)
 
-    def _close_stage(self, stage: int) -> None:
-        if stage < self.n_w_stages:
-            super()._close_stage(stage)
-            return
+    def _close_regression_stage(self, stage: int) -> None:
         start, stop = self.stage_range(stage)
         n = stop - start
         if n == 0:
@@ -523,11 +521,9 @@ class IWRegressionDP(TwoPhaseIWOracle):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from privbandit.oracles import make_oracle
-    >>> rng = np.random.default_rng(0)
-    >>> x = rng.uniform(-1.0, 1.0, (2000, 3)) / np.sqrt(3)                 # rows with ||x|| <= 1
-    >>> y = np.where(rng.random(2000) < (1 + x @ [0.6, -0.8, 0.0]) / 2, 1.0, -1.0)   # E y = <x, theta*>
+    >>> from privbandit.oracles.checks import synthetic_rows
+    >>> x, y = synthetic_rows(dim=3, n=2000)          # rows with ||x|| < 1, E y = <x, theta*>
 
     >>> oracle = make_oracle("iw-regression-dp", epsilon=1.0, delta=1e-5)
     >>> fit = oracle.start(2000, dim=3, rng=1)        # one epoch: 2000 users, d = 3, B = 1

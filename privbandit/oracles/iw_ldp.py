@@ -212,10 +212,11 @@ class SpectralLDPFit(LocalEpochFit):
     """A local fit whose first ``n_spectral_stages`` stages run Spectral-Iteration-LDP (`alg:U-LDP`).
 
     Subclasses call :meth:`_start_spectral` (or, setting ``stage_sizes`` themselves, :meth:`_init_spectral`) in
-    ``__init__`` and override ``_randomizer`` (and, to release something when one closes, ``_close_stage``) for
-    the later stages (``stage >= n_spectral_stages``), handing the spectral stages to ``super()``; the later
-    stages' randomized outputs are summed into ``_sum`` (which a subclass creates, zero, in the outputs' shape)
-    and counted in ``_count``, as in :class:`~privbandit.oracles.base.SummingLocalFit`.
+    ``__init__`` and write ``_later_randomizer(stage)`` (and, to release something when one closes,
+    ``_close_stage``, handing the spectral stages to ``super()``) for the later stages
+    (``stage >= n_spectral_stages``); the later stages' randomized outputs are summed into ``_sum`` (which a
+    subclass creates, zero, in the outputs' shape) and counted in ``_count``, as in
+    :class:`~privbandit.oracles.base.SummingLocalFit`.
 
     Attributes
     ----------
@@ -245,9 +246,10 @@ class SpectralLDPFit(LocalEpochFit):
         self.trace: list[dict] = []
 
     def _randomizer(self, stage: int) -> LocalRandomizer:
-        """SymPriv on U_k^{1/2} phi phi^T U_k^{1/2} in the spectral stages (a subclass handles the later ones)."""
-        if stage >= self.n_spectral_stages:  # pragma: no cover - overridden
-            raise NotImplementedError(f"{type(self).__name__} has no randomizer for the stages after the spectral ones")
+        """SymPriv on U_k^{1/2} phi phi^T U_k^{1/2} in the spectral stages (the subclass's ``_later_randomizer``
+        after them)."""
+        if stage >= self.n_spectral_stages:
+            return self._later_randomizer(stage)
         return LocalRandomizer(SpectralStatistic(self.u.copy(), self._u_half.copy()), self._sym_radius,
                                self._sym_channel, self.bound)
 
@@ -356,9 +358,7 @@ class IWRegressionLDPFit(SpectralLDPFit):
         self._reg_channel = GaussianMechanism(sensitivity=2.0 * radius, sigma=z * 2.0 * radius)
         self._sum = np.zeros(self.dim + self.dim * self.dim)      # the randomized (psi, Psi / sqrt(B)), summed
 
-    def _randomizer(self, stage: int) -> LocalRandomizer:
-        if stage < self.n_spectral_stages:
-            return super()._randomizer(stage)
+    def _later_randomizer(self, stage: int) -> LocalRandomizer:
         return LocalRandomizer(IWRegressionStatistic(self.u.copy(), self.scale), self._reg_radius,
                                self._reg_channel, self.bound)
 
@@ -468,11 +468,9 @@ class IWRegressionLDP(SpectralLDPOracle):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from privbandit.oracles import make_oracle
-    >>> rng = np.random.default_rng(0)
-    >>> x = rng.uniform(-1.0, 1.0, (2000, 3)) / np.sqrt(3)                 # rows with ||x|| <= 1
-    >>> y = np.where(rng.random(2000) < (1 + x @ [0.6, -0.8, 0.0]) / 2, 1.0, -1.0)   # E y = <x, theta*>
+    >>> from privbandit.oracles.checks import synthetic_rows
+    >>> x, y = synthetic_rows(dim=3, n=2000)          # rows with ||x|| < 1, E y = <x, theta*>
 
     >>> fit = make_oracle("iw-regression-ldp", epsilon=1.0, delta=1e-5).start(2000, dim=3, rng=1)
     >>> fit.add(x, y)                                 # each row is randomized, by its user, right here
@@ -538,9 +536,7 @@ class IWFixedPLDPFit(SpectralLDPFit):
         self._ball = L2BallChannel(eps, self.dim, padded(1.0))
         self._sum = np.zeros(self.dim)      # the randomized U phi y / ||U phi||, summed
 
-    def _randomizer(self, stage: int) -> LocalRandomizer:
-        if stage < self.n_spectral_stages:
-            return super()._randomizer(stage)
+    def _later_randomizer(self, stage: int) -> LocalRandomizer:
         return LocalRandomizer(WeightedLabelStatistic(self.u.copy()), padded(1.0), self._ball, self.bound)
 
     def _estimate(self) -> Estimate:

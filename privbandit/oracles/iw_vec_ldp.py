@@ -221,12 +221,8 @@ class IWVectorLDP(IWRegressionLDP):
         used: the fit is (epsilon, 0)-LDP).
     constants : {"practical", "theory"}
         The width constant (2 or 8) and lambda's form (:func:`~privbandit.oracles.iw_ldp.spectral_lambda`).
-    lam : float, optional
-        lambda (default from ``constants``).
-    width_multiplier : float, optional
-        c_w in the width c_w lambda ||U phi||.
-    confidence : float
-        The failure probability in the theory lambda.
+    lam, width_multiplier, confidence
+        As in :class:`~privbandit.oracles.iw_ldp.IWRegressionLDP`.
     initial_u : ndarray (d, d), optional
         The public U the users use (a symmetric positive definite matrix; the identity by default): an agent
         passes the previous epoch's ``release.u_next``.
@@ -254,11 +250,9 @@ class IWVectorLDP(IWRegressionLDP):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from privbandit.oracles import make_oracle
-    >>> rng = np.random.default_rng(0)
-    >>> x = rng.uniform(-1.0, 1.0, (2000, 3)) / np.sqrt(3)
-    >>> y = np.where(rng.random(2000) < (1 + x @ [0.6, -0.8, 0.0]) / 2, 1.0, -1.0)
+    >>> from privbandit.oracles.checks import synthetic_rows
+    >>> x, y = synthetic_rows(dim=3, n=2000)
     >>> fit = make_oracle("iw-vector-ldp", epsilon=1.0, delta=1e-5).start(2000, dim=3, rng=1)
     >>> fit.add(x, y)
     >>> fit.result().release.n, fit.ledger.summary()[0]["mechanism"]

@@ -111,15 +111,15 @@ class Ridge(Oracle):
     --------
     >>> import numpy as np
     >>> from privbandit.oracles import make_oracle
-    >>> rng = np.random.default_rng(0)
-    >>> x = rng.uniform(-1.0, 1.0, (2000, 3)) / np.sqrt(3)                 # rows with ||x|| <= 1
-    >>> y = np.where(rng.random(2000) < (1 + x @ [0.6, -0.8, 0.0]) / 2, 1.0, -1.0)   # E y = <x, theta*>
+    >>> from privbandit.oracles.checks import synthetic_rows
+    >>> x, y = synthetic_rows(dim=3, n=2000)          # rows with ||x|| < 1, E y = <x, theta*>
 
     >>> est = make_oracle("ridge").fit(x, y)
     >>> est.theta.shape, est.width(x[:5]).shape        # theta_hat and each row's confidence radius
     ((3,), (5,))
     >>> low, high = est.bounds(x[:5])
-    >>> bool(np.all((low <= x[:5] @ [0.6, -0.8, 0.0]) & (x[:5] @ [0.6, -0.8, 0.0] <= high)))
+    >>> truth = x[:5] @ (np.ones(3) / np.sqrt(3))      # theta* of synthetic_rows
+    >>> bool(np.all((low <= truth) & (truth <= high)))
     True
     """
 

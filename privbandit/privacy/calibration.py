@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
@@ -31,14 +32,9 @@ CALIBRATION_METHODS: tuple[str, ...] = ("analytic", "paper")
 
 
 def paper_sigma_alpha(epsilon: float, delta: float) -> float:
-    """The paper's sigma_alpha = 4 sqrt(log(2.5/delta)) / epsilon.
+    """The paper's sigma_alpha = 4 sqrt(log(2.5/delta)) / epsilon (epsilon > 0, delta in (0, 1)).
 
     N(F(z), sigma_alpha^2 Delta^2 I) with Delta half the L2 diameter of F is (epsilon, delta/2)-DP.
-
-    Parameters
-    ----------
-    epsilon, delta : float
-        The privacy budget: epsilon > 0, delta in (0, 1).
 
     References
     ----------
@@ -111,21 +107,15 @@ def gaussian_epsilon(noise_multiplier: float, delta: float) -> float:
 
     eps = float(dp_accounting.get_epsilon_gaussian(z, delta))   # Balle & Wang's root (sigma = z at sensitivity 1)
     # Round up until the exact profile confirms it, so the reported epsilon is never optimistic.
-    while gaussian_delta(eps, z) > delta:
-        eps = float(np.nextafter(eps, math.inf)) * (1 + 1e-12)
-    return eps
+    return _round_up(eps, lambda e: not gaussian_delta(e, z) > delta)
 
 
 def analytic_noise_multiplier(epsilon: float, delta: float) -> float:
-    """The analytic Gaussian's smallest multiplier z = sigma/sensitivity that is (epsilon, delta)-DP.
+    """The analytic Gaussian's smallest multiplier z = sigma/sensitivity that is (epsilon, delta)-DP (epsilon > 0,
+    delta in (0, 1)).
 
     Computed with dp-accounting's ``get_sigma_gaussian`` (Balle & Wang 2018) and then rounded up until
     the exact profile :func:`gaussian_delta` confirms ``delta(epsilon) <= delta``.
-
-    Parameters
-    ----------
-    epsilon, delta : float
-        The privacy budget: epsilon > 0, delta in (0, 1).
 
     References
     ----------
@@ -144,7 +134,7 @@ def _analytic_noise_multiplier(epsilon: float, delta: float) -> float:
     while gaussian_delta(epsilon, z) > delta:
         z *= 1.0 + 1e-9
     # A margin far above float error: sigma = z * s divided back by s may lose an ulp or two, and the
-    # returned multiplier must certify the target after any such round trip (see `_certified_sigma`).
+    # returned multiplier must certify the target after any such round trip (see `gaussian_sigma`).
     return z * (1.0 + _MULTIPLIER_MARGIN)
 
 
@@ -152,15 +142,12 @@ def _analytic_noise_multiplier(epsilon: float, delta: float) -> float:
 _MULTIPLIER_MARGIN = 1e-9
 
 
-def _certified_sigma(epsilon: float, delta: float, sensitivity: float, sigma: float) -> float:
-    """The smallest float >= ``sigma`` whose own multiplier ``sigma / sensitivity`` meets the target.
-
-    The check is on the returned float itself, so no rounding in ``z * sensitivity`` can make a
-    caller's ``gaussian_delta(epsilon, sigma / sensitivity)`` exceed ``delta``.
-    """
-    while gaussian_delta(epsilon, sigma / sensitivity) > delta:
-        sigma = float(np.nextafter(sigma, math.inf)) * (1.0 + 1e-12)
-    return sigma
+def _round_up(x: float, ok: Callable[[float], bool]) -> float:
+    """``x``, or the first of its successive roundings up (the next float, times 1 + 1e-12) for which ``ok``
+    holds: a calibrated value that the exact privacy profile itself confirms."""
+    while not ok(x):
+        x = float(np.nextafter(x, math.inf)) * (1.0 + 1e-12)
+    return x
 
 
 def gaussian_sigma(epsilon: float, delta: float, sensitivity: float,
@@ -199,7 +186,10 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float,
             sigma = max(sigma, analytic_noise_multiplier(epsilon, delta) * sensitivity)
     else:
         raise ValueError(f"method must be one of {CALIBRATION_METHODS}, got {method!r}")
-    return _certified_sigma(float(epsilon), float(delta), sensitivity, sigma)
+    # checked on the returned float itself, so no rounding in ``z * sensitivity`` can make a caller's
+    # ``gaussian_delta(epsilon, sigma / sensitivity)`` exceed ``delta``
+    eps, delta = float(epsilon), float(delta)
+    return _round_up(sigma, lambda s: not gaussian_delta(eps, s / sensitivity) > delta)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -185,11 +185,8 @@ class PrivacyLedger:
     def record_epsilon(self, record: int, delta: float) -> float:
         """Composed epsilon at ``delta`` of one record (0 if no release touched it)."""
         delta = check_delta(delta)
-        entries = Counter(r.entry for r in self.releases if r.start <= record < r.stop)
-        if not entries:
-            return 0.0
-        key = tuple(sorted(entries.items(), key=lambda kv: (kv[0].family, kv[0].parameter, kv[0].name)))
-        return _compose_epsilon(key, delta)
+        key = next((key for a, b, key in self.segments() if a <= record < b), None)
+        return 0.0 if key is None else _compose_epsilon(key, delta)
 
     def guarantee(self, delta: float) -> float:
         """The composed epsilon at ``delta`` of the worst record (0.0 for an empty ledger)."""

@@ -274,16 +274,8 @@ class LaplacePair:
 def l2_ball_channel_magnitude(epsilon: float, dim: int, radius: float = 1.0) -> float:
     """Norm M of every output of the L2-ball channel, chosen so that the channel is unbiased.
 
-    M = radius * (e^eps + 1)/(e^eps - 1) * sqrt(pi) Gamma((d+1)/2) / Gamma(d/2).
-
-    Parameters
-    ----------
-    epsilon : float
-        The local privacy budget epsilon > 0.
-    dim : int
-        The dimension d of the channel's input.
-    radius : float
-        The radius of the input ball.
+    M = radius * (e^eps + 1)/(e^eps - 1) * sqrt(pi) Gamma((d+1)/2) / Gamma(d/2), for the parameters of
+    :class:`L2BallChannel`.
     """
     epsilon = check_epsilon(epsilon)
     dim = check_int("dim", dim, low=1)

@@ -57,14 +57,6 @@ _INSIDE = 1.0 - 1e-12
 (its relative error is ~d * 2^-53), so :func:`project_rows` returns them without the projection."""
 
 
-def _all_within(stats: np.ndarray, limit: float, ord: int) -> bool:
-    """Whether every row's squared L2 norm (ord 2) or L1 norm (ord 1) is <= ``limit`` (False for NaN and
-    for overflow)."""
-    flat = stats.reshape(stats.shape[0], -1)
-    sizes = np.einsum("ij,ij->i", flat, flat) if ord == 2 else np.abs(flat).sum(axis=1)
-    return np.count_nonzero(sizes <= limit) == sizes.size
-
-
 def clearly_inside(stats: np.ndarray, radius: float, ord: int = 2) -> bool:
     """Whether every row (flattened over trailing axes) of ``stats`` is finite with L``ord`` norm (2 or 1)
     at most radius (1 - 1e-12): the rows :func:`project_rows` returns as they are, and finite.
@@ -74,7 +66,11 @@ def clearly_inside(stats: np.ndarray, radius: float, ord: int = 2) -> bool:
     """
     inside = radius * _INSIDE
     limit = inside * inside if ord == 2 else inside     # on the squared L2 norm, or on the L1 norm
-    return limit < math.inf and _all_within(stats, limit, ord)
+    if not limit < math.inf:
+        return False
+    flat = stats.reshape(stats.shape[0], -1)
+    sizes = np.einsum("ij,ij->i", flat, flat) if ord == 2 else np.abs(flat).sum(axis=1)
+    return np.count_nonzero(sizes <= limit) == sizes.size
 
 
 def project_rows(stats: np.ndarray, radius: float, ord: int = 2) -> np.ndarray:

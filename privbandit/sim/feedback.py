@@ -201,22 +201,13 @@ def collect_feedback(agent: Agent, env: Any, horizon: int | None = None, seed: A
 
     Parameters
     ----------
-    agent : Agent
-        Any privbandit agent; reset here with the env's spec and the seed's agent rng.
-    env : gymnasium.Env or str
-        A privbandit bandit env, or its Gymnasium id (made here with ``gym.make(env, horizon=horizon,
-        **env_kwargs)`` and closed at the end).
-    horizon : int, optional
-        Rounds to play, at most the env's episode length (default: that length).
+    agent, env, horizon, max_chunk, env_kwargs
+        As in :func:`~privbandit.sim.run` (``agent`` a privbandit :class:`~privbandit.agents.Agent`).
     seed : int or numpy.random.SeedSequence
         The run's seed, split as in :func:`~privbandit.sim.run`: the same seed plays the same rounds and
         actions there and here.
     contexts : bool
         Also keep every round's features (T x K x d floats).
-    max_chunk : int
-        At most this many rounds per ``sample_batch`` call (memory bound; no effect on the results).
-    env_kwargs : dict, optional
-        Keyword arguments of ``gym.make``, only when ``env`` is an id.
 
     Returns
     -------

@@ -190,10 +190,6 @@ def env_labels(env: Any) -> tuple[str, str]:
     return str(env_id), "" if name is None else str(name)
 
 
-def _epoch(agent: AgentProtocol) -> int:
-    return int(getattr(agent, "epoch", 0))
-
-
 class _RegretLog:
     """The logged rounds' regret, cumulative regret and epoch, filled chunk by chunk in O(#logged) memory.
 
@@ -302,7 +298,7 @@ def _block_chunks(agent: AgentProtocol, start: int, features: np.ndarray, reward
         if m <= 0:
             raise RuntimeError(f"{type(agent).__name__}.rounds_until_update() returned {m} at round {start + lo}")
         hi = lo + m
-        epoch = _epoch(agent)
+        epoch = int(getattr(agent, "epoch", 0))
         arms = np.asarray(agent.act_batch(features[lo:hi]), dtype=np.int64)
         rows = np.arange(lo, hi)
         yield PolicyChunk(start + lo, features[lo:hi], rewards[lo:hi], expected[lo:hi], arms, epoch)
@@ -319,7 +315,7 @@ def _log_chunk(log: _RegretLog, chunk: PolicyChunk) -> None:
 
 def _play_loop(agent: AgentProtocol, env: Any, obs: np.ndarray, horizon: int, log: _RegretLog) -> None:
     for _t in range(horizon):
-        epoch = _epoch(agent)
+        epoch = int(getattr(agent, "epoch", 0))
         arm = agent.act(obs)
         chosen = np.array(obs[arm], dtype=float)
         obs, reward, _terminated, _truncated, info = env.step(arm)
@@ -412,10 +408,10 @@ def run_many(agents: Sequence[AgentProtocol], env: Any, horizon: int | None = No
 
     Each agent's table is exactly :func:`run`'s for that agent alone with the same env and seed (the env
     is reset once with the seed's env part, every agent with its own fresh Generator from the seed's agent
-    part), but the rounds are drawn once instead of once per agent. Agents advance block by block (at
-    most ``max_chunk`` rounds), so memory is one block plus the agents' own state. The shared blocks are
-    read-only: an agent that writes into the features it is given raises instead of changing another
-    agent's rounds.
+    part; each agent's ledger is checked as there), but the rounds are drawn once instead of once per agent.
+    Agents advance block by block (at most ``max_chunk`` rounds), so memory is one block plus the agents' own
+    state. The shared blocks are read-only: an agent that writes into the features it is given raises instead
+    of changing another agent's rounds.
 
     Parameters
     ----------
@@ -434,11 +430,6 @@ def run_many(agents: Sequence[AgentProtocol], env: Any, horizon: int | None = No
         hold ``"agent_seconds"`` (wall seconds of this agent's own work: its reset, choices, updates and
         ledger check) and ``"env_seconds"`` (wall seconds of drawing the shared rounds, the same in every
         table).
-
-    Raises
-    ------
-    privbandit.privacy.ledger.PrivacyBudgetExceeded
-        If an agent's ledger shows a user who spent more than that agent's privacy spec.
 
     References
     ----------
