@@ -66,9 +66,10 @@ import numpy as np
 
 from .._validation import POSITIVE, POSITIVE_INT, UNIT_OPEN, Interval, Options, ParameterConstraints
 from ..links import Link
+from ..oracles.base import MECHANISM_CONSTRAINTS, hooked
 from ..privacy import GaussianMechanism, L2BallChannel, LocalRandomizer, PrivacySpec
 from ..privacy.randomizers import padded
-from .linucb import MECHANISM_CONSTRAINTS, BatchedAgent, hooked
+from .linucb import BatchedAgent
 from .registry import register_agent
 
 __all__ = ["CHANNELS", "GLMGradientStatistic", "LDPGLMSGDAgent"]

@@ -67,9 +67,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._validation import POSITIVE, POSITIVE_INT, UNIT_OPEN, Interval, IsCallable, Options, ParameterConstraints
+from .._validation import POSITIVE, POSITIVE_INT, UNIT_OPEN, Interval, Options, ParameterConstraints
 from ..linalg import inverse_rank_update
-from ..oracles.base import CONSTANTS
+from ..oracles.base import CONSTANTS, MECHANISM_CONSTRAINTS, hooked
 from ..oracles.ridge import PRACTICAL_WIDTH
 from ..privacy import LocalRandomizer, PrivacySpec, SymmetricGaussianMechanism, release_recorded
 from ..privacy.calibration import analytic_noise_multiplier
@@ -259,16 +259,6 @@ class LinUCBAgent(BatchedUCBAgent):
 
 _BUDGET_CONSTRAINTS: ParameterConstraints = {"epsilon": [POSITIVE], "delta": [UNIT_OPEN]}
 """The privacy budget of the noisy-Gram UCB agents (:class:`SSLinUCBAgent`, :class:`LDPUCBAgent`)."""
-
-MECHANISM_CONSTRAINTS: ParameterConstraints = {"mechanism": [None, IsCallable("(mechanism) -> mechanism")]}
-"""The audit seam of the agents that build their own noise: ``mechanism=``, as :class:`~privbandit.oracles.Oracle`'s."""
-
-
-def hooked(hook: Any, mechanism: Any) -> Any:
-    """``mechanism`` (a calibrated central mechanism or local randomizer an agent built), or what the agent's
-    ``mechanism`` hook returns for it: the one place such an agent hands its noise to the hook (None: unchanged)."""
-    return mechanism if hook is None else hook(mechanism)
-
 
 def augmented_outer(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """v v^T (m, d+1, d+1) of the augmented rows v = (phi, y): what the noisy-Gram UCB agents privatise."""

@@ -178,6 +178,16 @@ def stage_sizes_split(n_rounds: int, fractions: Sequence[float]) -> tuple[int, .
     return tuple(sizes)
 
 
+MECHANISM_CONSTRAINTS: ParameterConstraints = {"mechanism": [None, IsCallable("(mechanism) -> mechanism")]}
+"""The audit seam ``mechanism=`` of an oracle, and of the agents that build their own noise."""
+
+
+def hooked(hook: Any, mechanism: Any) -> Any:
+    """``mechanism`` (a calibrated central mechanism or local randomizer), or what the seam ``hook`` returns for it
+    (``hook`` None: unchanged): the one place noise is handed to the audit seam."""
+    return mechanism if hook is None else hook(mechanism)
+
+
 class EpochFit(abc.ABC):
     """One epoch's fit: rows in (``add``), an :class:`Estimate` out (``result``), releases in ``ledger``.
 
@@ -320,8 +330,7 @@ class EpochFit(abc.ABC):
     def hooked(self, mechanism: Any) -> Any:
         """``mechanism`` (a calibrated central mechanism or a local randomizer the fit built), or what the
         oracle's ``mechanism`` hook returns for it: the one place a fit hands its noise to the hook."""
-        hook = self.oracle.mechanism
-        return mechanism if hook is None else hook(mechanism)
+        return hooked(self.oracle.mechanism, mechanism)
 
 
 class LocalEpochFit(EpochFit):
@@ -412,7 +421,7 @@ class Oracle(abc.ABC):
     privacy_models: ClassVar[tuple[str, ...]] = ("none",)
     fit_class: ClassVar[type[EpochFit]]
     parameter_constraints: ClassVar[ParameterConstraints] = {
-        "privacy": [InstanceOf(PrivacySpec)], "mechanism": [None, IsCallable("(mechanism) -> mechanism")]}
+        "privacy": [InstanceOf(PrivacySpec)], **MECHANISM_CONSTRAINTS}
 
     def __post_init__(self) -> None:
         check_parameters(type(self), {name: getattr(self, name) for name in self.parameter_constraints},
